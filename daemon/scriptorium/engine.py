@@ -1,0 +1,72 @@
+"""The retrieval engine: the domain façade the gRPC servicer calls.
+
+It owns the loaded sources, the index generations and the ranking pipeline. Every method takes
+and returns domain types from ``scriptorium.results``; failures are ``RetrievalError``s.
+"""
+
+from __future__ import annotations
+
+from scriptorium.model import Corpus
+from scriptorium.results import (
+    ContentOutcome,
+    ContentParams,
+    FlowOutcome,
+    GuideOutcome,
+    RelatedOutcome,
+    SearchOutcome,
+    SearchParams,
+    SourceReport,
+    Unimplemented,
+)
+
+
+class Engine:
+    """Loads sources, keeps the index current, and answers retrieval calls."""
+
+    async def start(self) -> None:
+        """Load or build the index; returns once every source is ready (or failed)."""
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        """Stop background work (watchers) and release the index."""
+        raise NotImplementedError
+
+    @property
+    def ready(self) -> bool:
+        raise NotImplementedError
+
+    async def search(self, params: SearchParams) -> SearchOutcome:
+        raise NotImplementedError
+
+    async def get_content(self, params: ContentParams) -> ContentOutcome:
+        raise NotImplementedError
+
+    async def expand_related(
+        self,
+        ref_ids: list[str],
+        top_k: int = 0,
+        kinds: tuple[Corpus, ...] = (),
+        mode: str = "",
+        sources: tuple[str, ...] = (),
+    ) -> RelatedOutcome:
+        raise Unimplemented("ExpandRelated is not available yet")
+
+    async def summarize_flow(
+        self, ref_ids: list[str], topic: str = "", style: str = "", max_steps: int = 0
+    ) -> FlowOutcome:
+        raise Unimplemented("SummarizeFlow is not available yet")
+
+    async def guide_implementation(
+        self,
+        topic: str,
+        framework: str = "",
+        language: str = "",
+        max_docs: int = 0,
+        max_samples: int = 0,
+        style: str = "",
+        sources: tuple[str, ...] = (),
+    ) -> GuideOutcome:
+        raise Unimplemented("GuideImplementation is not available yet")
+
+    def list_sources(self) -> list[SourceReport]:
+        raise NotImplementedError

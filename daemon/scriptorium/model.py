@@ -1,0 +1,179 @@
+"""The domain model: documents, blocks, refs, candidates and results.
+
+Everything between the sources and the gRPC servicer speaks these types; the servicer alone
+translates them to and from protobuf messages.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+class Corpus(enum.StrEnum):
+    """Which corpus a source feeds: documentation or code."""
+
+    DOCS = "docs"
+    CODE = "code"
+
+
+class RefKind(enum.StrEnum):
+    """What a reference points at."""
+
+    DOC = "doc"  # a heading block of a Markdown document or page
+    CODE = "code"  # a line anchor inside a source file
+    FILE = "file"  # a whole file
+
+
+class SourceClass(enum.StrEnum):
+    """How authoritative a source is; weights are applied by the ranking pipeline."""
+
+    PRODUCT = "product"
+    REFERENCE = "reference"
+    LEDGER = "ledger"
+    ARCHIVE = "archive"
+
+
+@dataclass(frozen=True, slots=True)
+class DocMeta:
+    """Document-level metadata, mostly from YAML front matter."""
+
+    title: str | None = None
+    boost: float = 1.0
+    superseded_by: str | None = None
+    effective_from: datetime | None = None
+    effective_to: datetime | None = None
+    moved_from: tuple[str, ...] = ()
+    source_class: str | None = None
+    # Documents declaring the same canonical key describe the same thing; when two currently
+    # effective ones disagree, search reports a conflict.
+    canonical_key: str | None = None
+    # 1.0 for clean input; lower when front matter was broken or the text was converted.
+    parse_confidence: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One retrievable unit of a document: a heading block or a code definition.
+
+    Lines are 1-based and inclusive. ``start_line``..``end_line`` is the block's full extent (a
+    heading block runs to the next heading of the same or higher level, so it contains nested
+    headings). ``body`` is the text *indexed* for the block: its own text, without nested
+    blocks that are indexed on their own, so nothing is counted twice.
+    """
+
+    kind: RefKind
+    start_line: int
+    end_line: int
+    title: str
+    # Heading breadcrumb (docs) or enclosing definitions (code), outermost first.
+    section_path: tuple[str, ...]
+    # The anchor inside the document: a heading slug (docs) or a symbol name (code); "" for the
+    # preamble before the first heading or a file-level block.
+    anchor: str
+    body: str
+    level: int = 0  # heading level (1..6) for docs, nesting depth for code
+    symbol: str | None = None  # definition name for code blocks
+    symbol_kind: str | None = None  # function, class, method, ... for code blocks
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDocument:
+    """A file or page as read from a source, with the blocks extracted from it."""
+
+    source: str
+    path: str  # posix path relative to the source root
+    text: str
+    corpus: Corpus
+    content_hash: str  # hex sha256 of the UTF-8 text
+    meta: DocMeta = field(default_factory=DocMeta)
+    blocks: tuple[Block, ...] = ()
+    language: str | None = None  # programming language for code, None for docs
+    # Body lines where front matter ended (0 when there was none); content lines keep their
+    # original numbering so line ranges always point into the real file.
+    front_matter_lines: int = 0
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """What a source knows about one file without reading it (for change detection)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class Reason:
+    """A named, weighted contribution to a score."""
+
+    name: str
+    weight: float
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class Scores:
+    lexical: float = 0.0
+    dense: float = 0.0
+    fused: float = 0.0
+    rerank: float = 0.0
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A block on its way through the ranking pipeline.
+
+    Mode plugins and priors change ``score`` multiplicatively or additively and must append a
+    ``Reason`` for every change so ``explain`` can show it.
+    """
+
+    source: str
+    document: SourceDocument
+    block: Block
+    score: float
+    scores: Scores = field(default_factory=Scores)
+    reasons: list[Reason] = field(default_factory=list)
+    anchor_line: int | None = None  # best matching line for code refs
+    location: str = ""
+    url: str = ""
+    provider: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.source, self.document.path, self.block.start_line, self.block.end_line)
+
+    def adjust(self, name: str, factor: float, detail: str = "") -> None:
+        """Multiply the score by ``factor`` and record why."""
+        if factor == 1.0:
+            return
+        self.score *= factor
+        self.reasons.append(Reason(name, factor, detail))
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A normalised search request as the pipeline sees it (never logged raw)."""
+
+    text: str
+    terms: tuple[str, ...]
+    top_k: int = 10
+    snippet_lines: int = 8
+    corpora: frozenset[Corpus] = frozenset({Corpus.DOCS, Corpus.CODE})
+    mode: str = "default"
+    sources: frozenset[str] = frozenset()
+    surface: str = ""
+    as_of: datetime | None = None
+    token_budget: int = 0
+    explain: bool = False
+
+    @property
+    def safe_summary(self) -> dict[str, Any]:
+        """What may be logged about a query: its length and term count, never its text."""
+        return {"query_chars": len(self.text), "term_count": len(self.terms)}

@@ -1,0 +1,1 @@
+"""The ranking pipeline: candidates in, ordered and explained results out."""

@@ -1,0 +1,261 @@
+"""What the retrieval engine answers, before the servicer turns it into protobuf.
+
+The engine raises ``RetrievalError`` subclasses for failures; each maps to one gRPC status code
+and may carry a ``Resolution`` that the servicer attaches as a rich error detail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from scriptorium.model import Corpus, Reason, RefKind, Scores
+
+
+@dataclass(slots=True)
+class Resolution:
+    """How a ref or location was resolved (seed vocabulary: reasons and rules are fixed)."""
+
+    reason: str  # resolved, not_found, unknown_site, ambiguous, site_unavailable, fetch_failed
+    rule: str = "none"  # exact, variant, canonical-leaf, moved, ref, none
+    candidates: list[str] = field(default_factory=list)
+    detail: str = ""
+    requested_location: str = ""
+    site: str = ""
+    resolved_location: str = ""
+
+
+class RetrievalError(Exception):
+    """Base for failures that become a gRPC status."""
+
+    code = "INTERNAL"
+
+    def __init__(self, message: str, resolution: Resolution | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.resolution = resolution
+
+
+class InvalidArgument(RetrievalError):
+    code = "INVALID_ARGUMENT"
+
+
+class NotFound(RetrievalError):
+    code = "NOT_FOUND"
+
+
+class FailedPrecondition(RetrievalError):
+    code = "FAILED_PRECONDITION"
+
+
+class Unavailable(RetrievalError):
+    code = "UNAVAILABLE"
+
+
+class Unimplemented(RetrievalError):
+    code = "UNIMPLEMENTED"
+
+
+class ResourceExhausted(RetrievalError):
+    code = "RESOURCE_EXHAUSTED"
+
+
+@dataclass(slots=True)
+class SearchParams:
+    """A search request in domain terms; the engine validates and clamps it."""
+
+    query: str
+    top_k: int = 0
+    snippet_lines: int = 0
+    kinds: tuple[Corpus, ...] = ()
+    mode: str = ""
+    sources: tuple[str, ...] = ()
+    surface: str = ""
+    as_of: datetime | None = None
+    token_budget: int = 0
+    explain: bool = False
+
+
+@dataclass(slots=True)
+class SearchHit:
+    ref_id: str
+    kind: RefKind
+    location: str
+    url: str
+    title: str
+    section_path: list[str]
+    start_line: int
+    end_line: int
+    snippet: str
+    preview: str
+    score: float
+    scores: Scores
+    reasons: list[Reason]
+    source: str
+    doc_version: str
+    source_class: str = "product"
+    superseded_by: str = ""
+    effective_from: datetime | None = None
+    effective_to: datetime | None = None
+    parse_confidence: float = 1.0
+    source_revision: str = ""
+    language: str = ""
+    anchor_line: int = 0
+
+
+@dataclass(slots=True)
+class Conflict:
+    key: str
+    ref_ids: list[str]
+    locations: list[str]
+    note: str
+
+
+@dataclass(slots=True)
+class StageDrop:
+    ref_id: str
+    location: str
+    why: str
+
+
+@dataclass(slots=True)
+class StageReport:
+    stage: str
+    kept: int
+    dropped: int
+    drops: list[StageDrop] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class UnderstoodQuery:
+    terms: list[str]
+    kinds: list[Corpus]
+    sources: list[str]
+    surface: str
+    as_of: datetime | None
+    mode: str
+    query_chars: int
+    term_count: int
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    hits: list[SearchHit]
+    trace_id: str = ""
+    abstained: bool = False
+    abstain_reason: str = ""  # no_candidates, low_confidence, conflicting_sources
+    conflicts: list[Conflict] = field(default_factory=list)
+    tokens_used: int = 0
+    provider: str = "none"
+    understood: UnderstoodQuery | None = None
+    stages: list[StageReport] = field(default_factory=list)
+    failed_sources: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RangeMark:
+    start_line: int
+    end_line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class ContentParams:
+    ref_id: str = ""
+    location: str = ""
+    mode: str = "snippet"  # snippet, full, multi_range
+    max_lines: int = 0
+    seen_doc_version: str = ""
+
+
+@dataclass(slots=True)
+class ContentOutcome:
+    location: str
+    requested_location: str
+    url: str
+    source: str
+    content: str
+    ranges: list[RangeMark]
+    truncated: bool
+    total_lines: int
+    doc_version: str
+    resolution: Resolution
+    ref_id: str
+    kind: RefKind
+    title: str
+    start_line: int
+    end_line: int
+    provider: str
+    revision_skew: bool = False
+    source_revision: str = ""
+    section_path: list[str] = field(default_factory=list)
+    trace_id: str = ""
+
+
+@dataclass(slots=True)
+class RelatedHit:
+    ref_id: str
+    kind: RefKind
+    location: str
+    title: str
+    score: float
+    reasons: list[Reason]
+    source: str
+    start_line: int
+    end_line: int
+    snippet: str
+    url: str
+
+
+@dataclass(slots=True)
+class RelatedOutcome:
+    related: list[RelatedHit]
+    unresolved_ref_ids: list[str] = field(default_factory=list)
+    trace_id: str = ""
+
+
+@dataclass(slots=True)
+class FlowStep:
+    index: int
+    title: str
+    description: str
+    ref_ids: list[str]
+    locations: list[str]
+    origin: str
+
+
+@dataclass(slots=True)
+class FlowOutcome:
+    flow: list[FlowStep]
+    assumptions: list[str]
+    confidence: str  # low, medium, high
+    trace_id: str = ""
+    unresolved_ref_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class GuideOutcome:
+    query: str
+    flow: list[FlowStep]
+    docs: list[SearchHit]
+    sample_code: list[SearchHit]
+    assumptions: list[str]
+    confidence: str
+    trace_id: str = ""
+
+
+@dataclass(slots=True)
+class SourceReport:
+    name: str
+    kind: str
+    state: str  # loading, ready, failed, stale
+    document_count: int
+    block_count: int
+    generation: int
+    indexed_at: datetime | None
+    last_error: str
+    source_class: str
+    root: str
+    bytes: int
+    corpus: Corpus
+    staleness_seconds: float = 0.0

@@ -1,0 +1,289 @@
+"""The source seam: where content comes from.
+
+A *local* source is a directory tree the daemon reads, cuts into blocks and indexes itself.
+Source kinds are plugins (``scriptorium_register_source_kinds``); this module holds the shared
+base class that does the careful parts once: walking a tree with ignore rules, refusing paths
+that leave the root, and reading text safely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pathspec
+
+from scriptorium.extractors import ExtractorChain
+from scriptorium.model import Block, Corpus, FileStat, RefKind, SourceDocument
+
+# Directories never worth indexing: VCS metadata, dependency and build output, caches.
+ALWAYS_SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".scriptorium",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        "dist",
+        "build",
+        "site",
+        "vendor",
+        "third_party",
+        ".idea",
+        ".vscode",
+    }
+)
+DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+class PathEscapeError(ValueError):
+    """A requested path points outside its source root."""
+
+
+@dataclass(slots=True)
+class SourceConfig:
+    """One configured source, as read from the TOML file or built from a bare path."""
+
+    name: str
+    kind: str
+    root: Path | None = None
+    source_class: str = "product"
+    default: bool = False
+    url_base: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SourceContext:
+    """What the daemon hands a source factory."""
+
+    extractors: ExtractorChain
+
+
+def safe_relative_path(raw: str) -> str:
+    """Normalise a caller-supplied relative path, refusing anything that could escape a root.
+
+    Rejects NUL bytes, absolute paths, drive letters and any ``..`` segment (after URL
+    decoding has already been applied by the caller). Returns a posix path without leading or
+    trailing slashes.
+    """
+    if "\x00" in raw:
+        raise PathEscapeError("path contains a NUL byte")
+    candidate = raw.replace("\\", "/")
+    if candidate.startswith("/") or (len(candidate) > 1 and candidate[1] == ":"):
+        raise PathEscapeError("absolute paths are not accepted")
+    parts = [p for p in PurePosixPath(candidate).parts if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise PathEscapeError("'..' segments are not accepted")
+    return "/".join(parts)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def looks_binary(data: bytes) -> bool:
+    """Heuristic used by git: a NUL byte in the first 8 KiB means binary."""
+    return b"\x00" in data[:8192]
+
+
+class Source:
+    """Base for every source kind."""
+
+    kind: str = ""
+    corpus: Corpus = Corpus.DOCS
+
+    def __init__(self, config: SourceConfig, context: SourceContext) -> None:
+        self.config = config
+        self.context = context
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def source_class(self) -> str:
+        return self.config.source_class
+
+    @property
+    def is_default(self) -> bool:
+        return self.config.default
+
+    # -- locations ------------------------------------------------------------------------
+
+    def page_location(self, path: str) -> str:
+        """The canonical page location of a document path (unqualified)."""
+        return path
+
+    def block_location(self, doc: SourceDocument, block: Block, anchor_line: int | None) -> str:
+        """The unqualified location of one block."""
+        page = self.page_location(doc.path)
+        if block.kind is RefKind.DOC:
+            return f"{page}#{block.anchor}" if block.anchor else page
+        if block.kind is RefKind.CODE:
+            return f"{page}#L{anchor_line or block.start_line}"
+        return page
+
+    def url_for(self, path: str, anchor: str = "") -> str:
+        """A URL for a document: the configured base, or a file:// URL for local trees."""
+        base = self.config.url_base.rstrip("/")
+        suffix = f"#{anchor}" if anchor else ""
+        if base:
+            return f"{base}/{self.page_location(path)}{suffix}"
+        if self.config.root is not None:
+            return (self.config.root / path).resolve().as_uri() + suffix
+        return ""
+
+
+class LocalTreeSource(Source):
+    """A directory tree on disk, filtered by file patterns and ignore rules."""
+
+    #: Glob patterns (gitwildmatch) of files this source indexes.
+    include: tuple[str, ...] = ("*",)
+    respect_gitignore: bool = True
+
+    def __init__(self, config: SourceConfig, context: SourceContext) -> None:
+        super().__init__(config, context)
+        if config.root is None:
+            raise ValueError(f"source {config.name!r} needs a root directory")
+        self.root = Path(config.root).resolve()
+        self.max_file_bytes = int(config.options.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
+        include = config.options.get("include") or self.include
+        exclude = list(config.options.get("exclude", ()))
+        self._include = pathspec.PathSpec.from_lines("gitwildmatch", include)
+        self._exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
+        self._skip_dirs = ALWAYS_SKIPPED_DIRS | frozenset(config.options.get("skip_dirs", ()))
+
+    # -- safety ---------------------------------------------------------------------------
+
+    def resolve_path(self, relpath: str) -> Path:
+        """The absolute path for ``relpath``, refusing anything outside the root (symlinks too)."""
+        clean = safe_relative_path(relpath)
+        target = (self.root / clean).resolve()
+        if target != self.root and self.root not in target.parents:
+            raise PathEscapeError("path resolves outside the source root")
+        return target
+
+    # -- walking --------------------------------------------------------------------------
+
+    def _gitignore_matcher(self, directory: Path, inherited: list[tuple[str, Any]]):
+        if not self.respect_gitignore:
+            return inherited
+        ignore_file = directory / ".gitignore"
+        if ignore_file.is_file():
+            try:
+                lines = ignore_file.read_text("utf-8", "replace").splitlines()
+            except OSError:
+                return inherited
+            rel = directory.relative_to(self.root).as_posix()
+            prefix = "" if rel == "." else rel + "/"
+            return [*inherited, (prefix, pathspec.PathSpec.from_lines("gitwildmatch", lines))]
+        return inherited
+
+    @staticmethod
+    def _ignored(relpath: str, matchers: list[tuple[str, Any]], is_dir: bool) -> bool:
+        probe = relpath + "/" if is_dir else relpath
+        for prefix, spec in matchers:
+            if probe.startswith(prefix) and spec.match_file(probe[len(prefix) :]):
+                return True
+        return False
+
+    def list_files(self) -> list[FileStat]:
+        """Every indexable file under the root, sorted by path."""
+        found: list[FileStat] = []
+        self._walk(self.root, [], found)
+        found.sort(key=lambda f: f.path)
+        return found
+
+    def _walk(self, directory: Path, matchers: list, found: list[FileStat]) -> None:
+        matchers = self._gitignore_matcher(directory, matchers)
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            rel = Path(entry.path).relative_to(self.root).as_posix()
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name in self._skip_dirs or entry.name.endswith(".egg-info"):
+                        continue
+                    if self._ignored(rel, matchers, is_dir=True):
+                        continue
+                    self._walk(Path(entry.path), matchers, found)
+                    continue
+                if not entry.is_file(follow_symlinks=True):
+                    continue
+                if entry.is_symlink():
+                    # A symlink is indexed only when it stays inside the root.
+                    try:
+                        self.resolve_path(rel)
+                    except PathEscapeError:
+                        continue
+                if not self._include.match_file(rel) or self._exclude.match_file(rel):
+                    continue
+                if self._ignored(rel, matchers, is_dir=False):
+                    continue
+                stat = entry.stat()
+            except OSError:
+                continue
+            if stat.st_size > self.max_file_bytes:
+                continue
+            found.append(FileStat(rel, stat.st_size, stat.st_mtime_ns))
+
+    # -- reading --------------------------------------------------------------------------
+
+    def read_text(self, relpath: str) -> str | None:
+        """The file's text, or None when it is missing, binary or too large."""
+        path = self.resolve_path(relpath)
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(self.max_file_bytes + 1)
+        except OSError:
+            return None
+        if len(data) > self.max_file_bytes or looks_binary(data):
+            return None
+        return data.decode("utf-8", "replace")
+
+    def load(self, relpath: str) -> SourceDocument | None:
+        """Read and cut one document; None when it cannot be read or no extractor accepts it."""
+        text = self.read_text(relpath)
+        if text is None:
+            return None
+        return self.document_from_text(relpath, text)
+
+    def document_from_text(self, relpath: str, text: str) -> SourceDocument | None:
+        extractor = self.context.extractors.for_path(relpath, self.corpus)
+        if extractor is None:
+            return None
+        extraction = extractor.extract(relpath, text)
+        return SourceDocument(
+            source=self.name,
+            path=relpath,
+            text=text,
+            corpus=self.corpus,
+            content_hash=content_hash(text),
+            meta=extraction.meta,
+            blocks=extraction.blocks,
+            language=extraction.language,
+            front_matter_lines=extraction.front_matter_lines,
+        )
+
+    def iter_documents(self) -> Iterator[SourceDocument]:
+        for stat in self.list_files():
+            doc = self.load(stat.path)
+            if doc is not None:
+                yield doc
+
+
+SourceFactory = Callable[[SourceConfig, SourceContext], Source]

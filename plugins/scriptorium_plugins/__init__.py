@@ -1,0 +1,1 @@
+"""Scriptorium's first-party plugins, registered through the ``scriptorium`` entry-point group."""
