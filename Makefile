@@ -1,0 +1,102 @@
+# Scriptorium developer entry points. Needs only python3 (3.11+), node 20 and npm.
+# Every target sets up what it needs and is a quick no-op when that is already done.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST := $(VENV)/bin/pytest
+RUFF := $(VENV)/bin/ruff
+BUF := npx --no -- buf
+
+NODE_STAMP := node_modules/.scriptorium-installed
+CLIENT_DIR := clients/node
+CLIENT_STAMP := $(CLIENT_DIR)/node_modules/.scriptorium-installed
+
+LINT_PATHS ?= daemon plugins tests
+LABEL ?= local
+BENCH_ARGS ?=
+PIP_AUDIT_VERSION := 2.10.1
+
+.PHONY: help venv node gen lint test run bench eval soak audit clean distclean
+
+help:
+	@echo "make venv       create .venv and install the project with dev extras"
+	@echo "make node       npm ci for buf (repo root) and the Node client"
+	@echo "make gen        regenerate Python stubs from proto/"
+	@echo "make lint       ruff check + format check, buf lint, buf breaking"
+	@echo "make test       lint, pytest, Node client tests, with a summary"
+	@echo "make run        serve this repository on 127.0.0.1:50051"
+	@echo "make bench      run bench/run.py (BENCH_ARGS=...)"
+	@echo "make eval       run the evaluation harness (LABEL=$(LABEL))"
+	@echo "make soak       run the slow soak tests"
+	@echo "make audit      pip-audit the virtualenv"
+	@echo "make clean      remove caches and build output (distclean: also .venv, node_modules)"
+
+venv:
+	@scripts/ensure_venv.sh
+
+node: $(NODE_STAMP) $(CLIENT_STAMP)
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+$(CLIENT_STAMP): $(CLIENT_DIR)/package.json $(CLIENT_DIR)/package-lock.json
+	cd $(CLIENT_DIR) && npm ci --no-audit --no-fund
+	@touch $@
+
+gen: venv
+	scripts/gen_stubs.sh daemon
+
+lint: venv node
+	$(RUFF) check $(LINT_PATHS)
+	$(RUFF) format --check $(LINT_PATHS)
+	$(BUF) lint
+	scripts/buf_breaking.sh
+
+# Every stage runs even when an earlier one fails, so one run shows everything that is broken.
+test: venv node
+	@status=0; summary=""; \
+	stage() { \
+	  local name="$$1"; shift; \
+	  local start=$$SECONDS result=PASS; \
+	  echo; echo "==> $$name: $$*"; \
+	  "$$@" || { result=FAIL; status=1; }; \
+	  summary+="$$(printf '  %-8s %-4s %4ss' "$$name" "$$result" "$$((SECONDS - start))")"$$'\n'; \
+	}; \
+	stage lint $(MAKE) --no-print-directory lint; \
+	stage pytest $(PYTEST) -q tests; \
+	stage node npm --prefix $(CLIENT_DIR) test; \
+	echo; echo "== make test summary =="; printf '%s' "$$summary"; \
+	if [ $$status -eq 0 ]; then echo "all stages passed"; else echo "FAILED"; fi; \
+	exit $$status
+
+run: venv
+	$(VENV)/bin/scriptorium serve .
+
+bench: venv
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+eval: venv
+	$(PY) -m scriptorium eval --config eval/fastapi.toml --label $(LABEL)
+
+soak: venv
+	$(PYTEST) -q -m slow tests/soak
+
+audit: venv
+	@if [ ! -x $(VENV)/bin/pip-audit ] || ! $(VENV)/bin/pip-audit --version | grep -q ' $(PIP_AUDIT_VERSION)$$'; then \
+	  echo "installing pip-audit==$(PIP_AUDIT_VERSION) into $(VENV)"; \
+	  $(PY) -m pip install --quiet --disable-pip-version-check 'pip-audit==$(PIP_AUDIT_VERSION)' \
+	    || { echo "audit: skipped, pip-audit==$(PIP_AUDIT_VERSION) could not be installed"; exit 0; }; \
+	fi; \
+	$(VENV)/bin/pip-audit --skip-editable --progress-spinner off \
+	  || { rc=$$?; echo "audit: pip-audit exited $$rc (vulnerabilities found, or the advisory service is unreachable)"; exit $$rc; }
+
+clean:
+	find . -name __pycache__ -type d -not -path './$(VENV)/*' -not -path '*/node_modules/*' -prune -exec rm -rf {} +
+	rm -rf .pytest_cache .ruff_cache build dist *.egg-info
+
+distclean: clean
+	rm -rf $(VENV) node_modules $(CLIENT_DIR)/node_modules

@@ -1,0 +1,373 @@
+"""The ``scriptorium`` command: run the daemon, build an index, and query a running daemon.
+
+Exit status: 0 on success; 1 when the daemon answered with an error (or, for ``health``, with
+anything but SERVING); 2 when the daemon could not be reached or could not start (bad
+configuration, a broken plugin, an unbindable address).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message
+from grpc_health.v1 import health_pb2
+
+from scriptorium import __version__
+from scriptorium.client import Client, ResolutionError, ScriptoriumError, resolve_target
+from scriptorium.config import ConfigError, load_settings
+from scriptorium.plugins import PluginError
+from scriptorium.v1 import retrieval_pb2 as pb
+
+EXIT_OK, EXIT_FAILED, EXIT_UNAVAILABLE = 0, 1, 2
+_UNREACHABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+_KINDS = ("docs", "code")
+
+
+# -- parser --------------------------------------------------------------------------------------
+
+
+def _kinds(value: str) -> list[str]:
+    kinds = [k.strip().lower() for k in value.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in _KINDS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown kind(s) {', '.join(bad)}; use docs and/or code")
+    return kinds
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    fmt = argparse.ArgumentParser(add_help=False)
+    fmt.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default=argparse.SUPPRESS,
+        help="output format (default: text)",
+    )
+    remote = argparse.ArgumentParser(add_help=False, parents=[fmt])
+    remote.add_argument(
+        "--target",
+        default=None,
+        help="daemon address (default: $SCRIPTORIUM_TARGET or 127.0.0.1:50051)",
+    )
+    remote.add_argument("--timeout", type=float, default=None, help="deadline in seconds")
+    remote.add_argument(
+        "--token",
+        default=os.environ.get("SCRIPTORIUM_TOKEN"),
+        help="bearer token (default: $SCRIPTORIUM_TOKEN)",
+    )
+    remote.add_argument("--tls-ca", type=Path, default=None, help="CA certificate for TLS")
+    local = argparse.ArgumentParser(add_help=False)
+    local.add_argument("paths", nargs="*", metavar="PATH", help="directories to index")
+    local.add_argument("--config", type=Path, default=None, help="TOML configuration file")
+    local.add_argument("--state-dir", default=None, help="index and cache directory")
+    local.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")
+
+    parser = argparse.ArgumentParser(
+        prog="scriptorium",
+        description="Retrieval daemon for documentation and source code.",
+        parents=[fmt],
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", parents=[local], help="run the daemon")
+    serve.add_argument("--listen", default=None, help="address to bind (host:port)")
+    serve.add_argument(
+        "--ready-file", type=Path, default=None, help="write the port here once ready"
+    )
+
+    index = commands.add_parser("index", help="manage the on-disk index")
+    index_commands = index.add_subparsers(dest="index_command", required=True, metavar="ACTION")
+    index_commands.add_parser("build", parents=[local, fmt], help="build an index generation")
+
+    search = commands.add_parser("search", parents=[remote], help="search a running daemon")
+    search.add_argument("query")
+    search.add_argument("--top-k", type=_positive, default=0)
+    search.add_argument("--kinds", type=_kinds, default=None, help="docs, code or docs,code")
+    search.add_argument("--mode", default="", help="ranking mode (default: default)")
+    search.add_argument(
+        "--source", dest="sources", action="append", default=[], help="restrict to a source"
+    )
+    search.add_argument("--explain", action="store_true", help="show reasons and stages")
+
+    get = commands.add_parser("get", parents=[remote], help="fetch a ref or a location")
+    get.add_argument("ref", metavar="REF_OR_LOCATION")
+    get.add_argument("--mode", choices=("snippet", "full", "multi_range"), default="snippet")
+    get.add_argument("--max-lines", type=_positive, default=0)
+
+    commands.add_parser("sources", parents=[remote], help="list configured sources")
+
+    health = commands.add_parser("health", parents=[remote], help="check the daemon's health")
+    health.add_argument("--service", default="", help="service name (default: the whole server)")
+
+    commands.add_parser("eval", help="run the retrieval evaluation (see 'scriptorium eval --help')")
+    return parser
+
+
+# -- output --------------------------------------------------------------------------------------
+
+
+def _print_json(value: Message | dict[str, Any]) -> None:
+    if isinstance(value, Message):
+        value = MessageToDict(value, preserving_proto_field_name=True)
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _lines(start: int, end: int) -> str:
+    return f"line {start}" if start == end else f"lines {start}-{end}"
+
+
+def _reasons(reasons: Sequence[pb.Reason], indent: str) -> list[str]:
+    return [
+        f"{indent}{r.name} x{r.weight:.3g}" + (f"  {r.detail}" if r.detail else "") for r in reasons
+    ]
+
+
+def format_search(response: pb.SearchResponse, explain: bool) -> str:
+    out: list[str] = []
+    for rank, r in enumerate(response.results, start=1):
+        kind = pb.RefKind.Name(r.kind).removeprefix("REF_KIND_").lower()
+        out.append(f"{rank}. {r.location}  [{kind}, {r.source}, score {r.score:.3f}]")
+        breadcrumb = " > ".join(r.section_path) or r.title
+        if breadcrumb:
+            out.append(f"   {breadcrumb}  ({_lines(r.start_line, r.end_line)})")
+        out.append(f"   ref: {r.ref_id}")
+        if r.superseded_by:
+            out.append(f"   superseded by: {r.superseded_by}")
+        if r.preview:
+            out.append(f"   {r.preview}")
+        if explain:
+            out.extend(_reasons(r.reasons, "     + "))
+    if not response.results:
+        out.append("no results")
+    if response.abstained:
+        reason = pb.AbstainReason.Name(response.abstain_reason).removeprefix("ABSTAIN_REASON_")
+        out.append(f"abstained: {reason.lower()}")
+    for c in response.conflicts:
+        out.append(
+            f"conflict {c.key}: {', '.join(c.locations)}" + (f" ({c.note})" if c.note else "")
+        )
+    for f in response.failed_sources:
+        out.append(f"source {f.source} failed: {f.detail}")
+    if explain:
+        for stage in response.stages:
+            out.append(f"stage {stage.stage}: kept {stage.kept}, dropped {stage.dropped}")
+            out.extend(f"   - {d.location or d.ref_id}: {d.why}" for d in stage.drops)
+        if response.HasField("understood"):
+            u = response.understood
+            out.append(f"understood: terms={list(u.terms)} mode={u.mode or 'default'}")
+    out.append(f"trace: {response.trace_id}  provider: {response.provider}")
+    return "\n".join(out)
+
+
+def format_content_header(response: pb.GetContentResponse) -> str:
+    parts = [f"{response.location}  ({_lines(response.start_line, response.end_line)}"]
+    parts.append(f" of {response.total_lines})")
+    if response.truncated:
+        parts.append("  [truncated]")
+    if response.revision_skew:
+        parts.append("  [changed since search]")
+    rule = response.resolution.rule
+    if rule and rule not in ("exact", "none"):
+        parts.append(f"  resolved from {response.requested_location} by {rule}")
+    header = ["".join(parts)]
+    header.extend(f"  {_lines(r.start_line, r.end_line)}: {r.reason}" for r in response.ranges)
+    return "\n".join(header)
+
+
+def format_sources(response: pb.ListSourcesResponse) -> str:
+    rows = [("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "GEN", "CLASS", "ROOT")]
+    for s in response.sources:
+        state = pb.SourceState.Name(s.state).removeprefix("SOURCE_STATE_").lower()
+        rows.append(
+            (
+                s.name,
+                s.kind,
+                state,
+                str(s.document_count),
+                str(s.block_count),
+                str(s.generation),
+                s.source_class,
+                s.root,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    out.extend(f"{s.name}: {s.last_error}" for s in response.sources if s.last_error)
+    out.append(f"server {response.server_version}, generation {response.generation}")
+    return "\n".join(out)
+
+
+def _report(err: ScriptoriumError) -> int:
+    print(f"scriptorium: {err.code.name}: {err.message}", file=sys.stderr)
+    if isinstance(err, ResolutionError):
+        print(f"  resolution: {err.reason} (rule {err.rule})", file=sys.stderr)
+        for candidate in err.candidates:
+            print(f"  candidate: {candidate}", file=sys.stderr)
+    return EXIT_UNAVAILABLE if err.code in _UNREACHABLE else EXIT_FAILED
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace, *, attempts: int = 3) -> Client:
+    return Client(
+        resolve_target(args.target),
+        token=args.token or None,
+        root_certificates=args.tls_ca,
+        timeout=args.timeout if args.timeout is not None else 30.0,
+        attempts=attempts,
+    )
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from scriptorium.server import serve
+
+    settings = load_settings(args.config, args.paths, listen=args.listen, state_dir=args.state_dir)
+    if args.log_level:
+        settings.log_level = args.log_level.upper()
+    _configure_logging(settings.log_level)
+    return asyncio.run(serve(settings, ready_file=args.ready_file))
+
+
+def cmd_index_build(args: argparse.Namespace) -> int:
+    from scriptorium.plugins import load_registry
+    from scriptorium.retrieval import build_index
+    from scriptorium.server import validate_source_kinds
+
+    settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
+    if args.log_level:
+        settings.log_level = args.log_level.upper()
+    _configure_logging(settings.log_level)
+    registry = load_registry()
+    validate_source_kinds(settings, registry)
+    summary = build_index(settings, registry)
+    if inspect.isawaitable(summary):
+        summary = asyncio.run(summary)
+    if args.format == "json":
+        _print_json(dict(summary))
+    else:
+        for key, value in dict(summary).items():
+            print(f"{key}: {value}")
+    return EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        response = client.search(
+            args.query,
+            top_k=args.top_k,
+            kinds=args.kinds,
+            mode=args.mode,
+            sources=args.sources,
+            explain=args.explain,
+        )
+    if args.format == "json":
+        _print_json(response)
+    else:
+        print(format_search(response, args.explain))
+    return EXIT_OK
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    ref = args.ref
+    # Ref ids are versioned opaque strings; anything else is a human location.
+    fields = {"ref_id": ref} if ref.startswith("r1.") else {"location": ref}
+    with _client(args) as client:
+        response = client.get_content(**fields, mode=args.mode, max_lines=args.max_lines)
+    if args.format == "json":
+        _print_json(response)
+    else:
+        print(format_content_header(response), file=sys.stderr)
+        content = response.content
+        sys.stdout.write(content if not content or content.endswith("\n") else content + "\n")
+    return EXIT_OK
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        response = client.list_sources()
+    if args.format == "json":
+        _print_json(response)
+    else:
+        print(format_sources(response))
+    return EXIT_OK
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    """An exec probe: 0 only when SERVING, 1 for any other answer, 2 when unreachable."""
+    if args.timeout is None:
+        args.timeout = 5.0
+    with _client(args, attempts=1) as client:
+        response = client.health(args.service)
+    name = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+    if args.format == "json":
+        _print_json(response)
+    else:
+        print(name)
+    return EXIT_OK if response.status == health_pb2.HealthCheckResponse.SERVING else EXIT_FAILED
+
+
+def _run_eval(argv: Sequence[str]) -> int:
+    from scriptorium.evaluation.cli import main as eval_main
+
+    return int(eval_main(list(argv)) or 0)
+
+
+_COMMANDS = {
+    "serve": cmd_serve,
+    "search": cmd_search,
+    "get": cmd_get,
+    "sources": cmd_sources,
+    "health": cmd_health,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "eval":
+        return _run_eval(argv[1:])
+    args = build_parser().parse_args(argv)
+    if not hasattr(args, "format"):
+        args.format = "text"
+    try:
+        if args.command == "index":
+            return cmd_index_build(args)
+        return _COMMANDS[args.command](args)
+    except (ConfigError, PluginError) as exc:
+        print(f"scriptorium: error: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except ScriptoriumError as exc:
+        if args.command == "health":
+            print(exc.code.name if exc.code not in _UNREACHABLE else "UNREACHABLE")
+            return EXIT_UNAVAILABLE if exc.code in _UNREACHABLE else EXIT_FAILED
+        return _report(exc)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,137 @@
+"""GetContent: cut the requested block, file or page out of a resolved document.
+
+Markdown resolves to heading blocks (a block includes its nested headings); code to a line
+anchor inside its file; file refs to the whole file. Content is served from the indexed
+revision, and the response says which revision (``doc_version``) that was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scriptorium.model import Block, Corpus, RefKind, SourceDocument
+from scriptorium.results import RangeMark
+from scriptorium.text.code import interesting_code_ranges
+from scriptorium.text.markdown import interesting_ranges
+
+DEFAULT_MAX_LINES = 2000
+MAX_LINES_CAP = 50_000
+DEFAULT_SNIPPET_LINES = 20
+
+
+@dataclass(slots=True)
+class Cut:
+    """The lines chosen for a response."""
+
+    content: str
+    start_line: int
+    end_line: int
+    truncated: bool
+    ranges: list[RangeMark]
+    title: str
+    section_path: list[str]
+    kind: RefKind
+    block: Block | None
+    anchor_line: int
+
+
+def clamp_max_lines(value: int) -> int:
+    if value <= 0:
+        return DEFAULT_MAX_LINES
+    return min(value, MAX_LINES_CAP)
+
+
+def find_doc_block(doc: SourceDocument, anchor: str) -> Block | None:
+    """The heading block with this anchor (slug), case-insensitively; "" is the whole page."""
+    wanted = anchor.lower()
+    for block in doc.blocks:
+        if block.kind is RefKind.DOC and block.anchor.lower() == wanted:
+            return block
+    return None
+
+
+def block_for_line(doc: SourceDocument, line: int) -> Block | None:
+    """The innermost block containing ``line``."""
+    best: Block | None = None
+    for block in doc.blocks:
+        if block.start_line <= line <= block.end_line and (
+            best is None or block.end_line - block.start_line < best.end_line - best.start_line
+        ):
+            best = block
+    return best
+
+
+def _slice(lines: list[str], start: int, end: int, max_lines: int) -> tuple[str, int, int, bool]:
+    end = min(end, len(lines))
+    start = max(1, min(start, end if end else 1))
+    truncated = end - start + 1 > max_lines
+    if truncated:
+        end = start + max_lines - 1
+    return "\n".join(lines[start - 1 : end]), start, end, truncated
+
+
+def cut_doc(
+    doc: SourceDocument,
+    lines: list[str],
+    block: Block | None,
+    mode: str,
+    max_lines: int,
+) -> Cut:
+    """A Markdown block (or the whole page when ``block`` is None)."""
+    if block is None:
+        start, end = 1, len(lines)
+        title = doc.meta.title or doc.path
+        section: list[str] = [title]
+    else:
+        start, end = block.start_line, block.end_line
+        title = block.title
+        section = list(block.section_path)
+    if mode == "snippet":
+        max_lines = min(max_lines, DEFAULT_SNIPPET_LINES)
+    content, first, last, truncated = _slice(lines, start, end, max_lines)
+    ranges: list[RangeMark] = []
+    if mode == "multi_range":
+        for r_start, r_end, reason in interesting_ranges(lines[first - 1 : last], first):
+            ranges.append(RangeMark(r_start, r_end, reason))
+    return Cut(content, first, last, truncated, ranges, title, section, RefKind.DOC, block, first)
+
+
+def cut_code(
+    doc: SourceDocument,
+    lines: list[str],
+    anchor_line: int,
+    mode: str,
+    max_lines: int,
+    snippet_lines: int = DEFAULT_SNIPPET_LINES,
+) -> Cut:
+    """A code ref: centred snippet, the whole file, or the file with interesting ranges."""
+    total = len(lines)
+    anchor_line = max(1, min(anchor_line, max(total, 1)))
+    block = block_for_line(doc, anchor_line)
+    title = block.title if block else doc.path
+    section = list(block.section_path) if block else [doc.path]
+    if mode == "snippet":
+        half = snippet_lines // 2
+        start = max(1, anchor_line - half)
+        end = min(total, start + snippet_lines - 1)
+        content, first, last, truncated = _slice(lines, start, end, max_lines)
+        truncated = False
+        return Cut(content, first, last, truncated, [], title, section, RefKind.CODE, block, anchor_line)
+    content, first, last, truncated = _slice(lines, 1, total, max_lines)
+    ranges: list[RangeMark] = []
+    if mode == "multi_range":
+        for r_start, r_end, reason in interesting_code_ranges(lines, doc.language or "", anchor_line):
+            if first <= r_start <= last:
+                ranges.append(RangeMark(r_start, min(r_end, last), reason))
+    return Cut(content, first, last, truncated, ranges, title, section, RefKind.CODE, block, anchor_line)
+
+
+def cut_file(doc: SourceDocument, lines: list[str], max_lines: int) -> Cut:
+    content, first, last, truncated = _slice(lines, 1, len(lines), max_lines)
+    title = doc.meta.title or doc.path
+    kind = RefKind.FILE
+    return Cut(content, first, last, truncated, [], title, [title], kind, None, 1)
+
+
+def is_code(doc: SourceDocument) -> bool:
+    return doc.corpus is Corpus.CODE

@@ -1,0 +1,1 @@
+"""Index generations on disk and the in-memory catalog that serves them."""

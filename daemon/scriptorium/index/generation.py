@@ -1,0 +1,321 @@
+"""Versioned, checksummed index generations on disk.
+
+A generation is a directory ``generations/gen-NNNNNN`` holding a tantivy index and a manifest.
+It is written under a temporary name and renamed into place only once complete, so a crash
+never leaves a half generation that looks usable; the manifest carries per-file checksums and a
+checksum of itself, so a corrupted generation is refused at load and an older one serves.
+
+Generations are immutable. An incremental update writes a *new* generation whose tantivy files
+are hard links to the previous one's (tantivy never rewrites a segment file in place), plus the
+changed documents, then the engine swaps to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import tantivy
+
+from scriptorium.index import schema as S
+from scriptorium.index.store import BlobStore, blob_name, encode_document
+from scriptorium.model import SourceDocument
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MANIFEST = "MANIFEST.json"
+_PREFIX = "gen-"
+_TMP_PREFIX = ".tmp-"
+_LOCK_FILES = {".tantivy-writer.lock", ".tantivy-meta.lock"}
+
+
+class CorruptGenerationError(RuntimeError):
+    """A generation failed verification and must not be served."""
+
+
+@dataclass(slots=True)
+class FileEntry:
+    hash: str
+    size: int
+    mtime_ns: int
+    blob: str
+    blocks: int
+
+
+@dataclass(slots=True)
+class SourceEntry:
+    kind: str
+    root: str
+    fingerprint: str
+    files: dict[str, FileEntry] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Manifest:
+    generation: int
+    created_at: float
+    parent: int
+    extractors: str
+    sources: dict[str, SourceEntry]
+    index_files: dict[str, list]  # relative path -> [size, sha256]
+    format_version: int = FORMAT_VERSION
+    schema_version: int = S.SCHEMA_VERSION
+    checksum: str = ""
+
+    @property
+    def document_count(self) -> int:
+        return sum(len(s.files) for s in self.sources.values())
+
+    @property
+    def block_count(self) -> int:
+        return sum(f.blocks for s in self.sources.values() for f in s.files.values())
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data.pop("checksum")
+        return data
+
+    def compute_checksum(self) -> str:
+        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @classmethod
+    def from_json(cls, data: dict) -> Manifest:
+        sources = {
+            name: SourceEntry(
+                kind=s["kind"],
+                root=s["root"],
+                fingerprint=s["fingerprint"],
+                files={p: FileEntry(**f) for p, f in s["files"].items()},
+            )
+            for name, s in data["sources"].items()
+        }
+        return cls(
+            generation=data["generation"],
+            created_at=data["created_at"],
+            parent=data["parent"],
+            extractors=data["extractors"],
+            sources=sources,
+            index_files=data["index_files"],
+            format_version=data["format_version"],
+            schema_version=data["schema_version"],
+            checksum=data.get("checksum", ""),
+        )
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def block_id(source: str, path: str, content_hash: str, index: int) -> int:
+    """A 63-bit id for one block, stored as a tantivy fast field and mapped back in memory."""
+    digest = hashlib.blake2b(
+        f"{source}\x1f{path}\x1f{content_hash}\x1f{index}".encode(), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+@dataclass(slots=True)
+class Change:
+    """What a new generation changes relative to its parent."""
+
+    removed: list[tuple[str, str]] = field(default_factory=list)  # (source, path)
+    added: list[SourceDocument] = field(default_factory=list)
+
+
+class GenerationStore:
+    """All generations and the shared blob store under one state directory."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self.generations_dir = state_dir / "generations"
+        self.blobs = BlobStore(state_dir / "blobs")
+
+    # -- discovery ------------------------------------------------------------------------
+
+    def generation_dir(self, generation: int) -> Path:
+        return self.generations_dir / f"{_PREFIX}{generation:06d}"
+
+    def complete_generations(self) -> list[int]:
+        """Generation numbers with a directory in place, newest first."""
+        if not self.generations_dir.is_dir():
+            return []
+        found = []
+        for entry in self.generations_dir.iterdir():
+            if entry.name.startswith(_PREFIX) and entry.is_dir():
+                try:
+                    found.append(int(entry.name[len(_PREFIX) :]))
+                except ValueError:
+                    continue
+        return sorted(found, reverse=True)
+
+    def cleanup_partials(self) -> int:
+        """Remove generations that a crash left half written. Call only at start-up."""
+        removed = 0
+        if not self.generations_dir.is_dir():
+            return 0
+        for entry in self.generations_dir.iterdir():
+            if entry.name.startswith(_TMP_PREFIX):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed += 1
+                log.warning("removed a partial index generation left by an interrupted build")
+        return removed
+
+    def load_manifest(self, generation: int, *, verify_files: bool = True) -> Manifest:
+        """Read and verify a generation's manifest (and its index files' checksums)."""
+        gen_dir = self.generation_dir(generation)
+        try:
+            data = json.loads((gen_dir / MANIFEST).read_text("utf-8"))
+            manifest = Manifest.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CorruptGenerationError(f"generation {generation}: unreadable manifest ({exc})")
+        if manifest.checksum != manifest.compute_checksum():
+            raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
+        if manifest.generation != generation:
+            raise CorruptGenerationError(f"generation {generation}: manifest names another")
+        if verify_files:
+            for rel, (size, digest) in manifest.index_files.items():
+                path = gen_dir / "index" / rel
+                try:
+                    if path.stat().st_size != size or _sha256_file(path) != digest:
+                        raise CorruptGenerationError(
+                            f"generation {generation}: index file {rel} fails its checksum"
+                        )
+                except FileNotFoundError:
+                    raise CorruptGenerationError(
+                        f"generation {generation}: index file {rel} is missing"
+                    ) from None
+        return manifest
+
+    def open_index(self, generation: int) -> tantivy.Index:
+        return tantivy.Index.open(str(self.generation_dir(generation) / "index"))
+
+    # -- writing --------------------------------------------------------------------------
+
+    def write(
+        self,
+        *,
+        parent: Manifest | None,
+        change: Change,
+        sources: dict[str, SourceEntry],
+        extractors: str,
+        tokens_for,
+    ) -> Manifest:
+        """Write a new generation = ``parent`` + ``change``; returns its verified manifest.
+
+        ``sources`` is the complete file table of the new generation. ``tokens_for(doc,
+        block)`` returns the (body, heading, path) token strings for one block.
+        """
+        self.generations_dir.mkdir(parents=True, exist_ok=True)
+        existing = self.complete_generations()
+        generation = (existing[0] if existing else 0) + 1
+        tmp = self.generations_dir / f"{_TMP_PREFIX}{generation:06d}-{uuid.uuid4().hex[:8]}"
+        index_dir = tmp / "index"
+        index_dir.mkdir(parents=True)
+        try:
+            if parent is not None:
+                self._link_index(self.generation_dir(parent.generation) / "index", index_dir)
+                index = tantivy.Index.open(str(index_dir))
+            else:
+                index = tantivy.Index(S.build_schema(), path=str(index_dir))
+            writer = index.writer(heap_size=64_000_000, num_threads=1)
+            for source, path in change.removed:
+                writer.delete_documents_by_term(S.DOC, S.doc_term(source, path))
+            for doc in change.added:
+                self.blobs.put(blob_name(doc, extractors), encode_document(doc))
+                self._add_blocks(writer, doc, tokens_for)
+            writer.commit()
+            writer.wait_merging_threads()
+            index_files = {}
+            for path in sorted(index_dir.rglob("*")):
+                if path.is_file() and path.name not in _LOCK_FILES:
+                    rel = path.relative_to(index_dir).as_posix()
+                    index_files[rel] = [path.stat().st_size, _sha256_file(path)]
+            manifest = Manifest(
+                generation=generation,
+                created_at=time.time(),
+                parent=parent.generation if parent else 0,
+                extractors=extractors,
+                sources=sources,
+                index_files=index_files,
+            )
+            manifest.checksum = manifest.compute_checksum()
+            manifest_tmp = tmp / (MANIFEST + ".tmp")
+            with manifest_tmp.open("w", encoding="utf-8") as handle:
+                json.dump({**manifest.to_json(), "checksum": manifest.checksum}, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(manifest_tmp, tmp / MANIFEST)
+            _fsync_dir(tmp)
+            os.rename(tmp, self.generation_dir(generation))
+            _fsync_dir(self.generations_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return manifest
+
+    @staticmethod
+    def _link_index(src: Path, dst: Path) -> None:
+        for path in src.iterdir():
+            if path.is_file() and path.name not in _LOCK_FILES:
+                os.link(path, dst / path.name)
+
+    @staticmethod
+    def _add_blocks(writer, doc: SourceDocument, tokens_for) -> None:
+        term = S.doc_term(doc.source, doc.path)
+        for i, block in enumerate(doc.blocks):
+            body, heading, path = tokens_for(doc, block)
+            record = tantivy.Document(
+                body=body,
+                heading=heading,
+                path=path,
+                source=doc.source,
+                corpus=str(doc.corpus),
+                doc=term,
+            )
+            record.add_unsigned(S.BID, block_id(doc.source, doc.path, doc.content_hash, i))
+            writer.add_document(record)
+
+    # -- retention ------------------------------------------------------------------------
+
+    def prune(self, keep: int, in_use: Iterable[int] = ()) -> None:
+        """Keep the newest ``keep`` generations (and any in use); drop unreferenced blobs."""
+        generations = self.complete_generations()
+        protected = set(generations[:keep]) | set(in_use)
+        for generation in generations:
+            if generation not in protected:
+                shutil.rmtree(self.generation_dir(generation), ignore_errors=True)
+        referenced: set[str] = set()
+        for generation in protected:
+            try:
+                manifest = self.load_manifest(generation, verify_files=False)
+            except CorruptGenerationError:
+                continue
+            for source in manifest.sources.values():
+                referenced.update(f.blob for f in source.files.values())
+        if referenced:
+            self.blobs.prune(referenced)

@@ -1,0 +1,159 @@
+"""Content-addressed storage of cut documents, shared by all generations.
+
+Each blob holds one document's text, metadata and blocks, compressed. Its name is the hash of
+the document content plus the extractor fingerprint, so an unchanged document is never written
+twice and a changed extractor never reuses stale blocks. Integrity is checked on read: the text
+must hash to the content hash recorded inside.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zlib
+from datetime import datetime
+from pathlib import Path
+
+from scriptorium.model import Block, Corpus, DocMeta, RefKind, SourceDocument
+from scriptorium.sources import content_hash
+
+
+class CorruptBlobError(RuntimeError):
+    """A blob is missing, undecodable or does not match its recorded hash."""
+
+
+def blob_name(doc: SourceDocument, extractor_fingerprint: str) -> str:
+    key = f"{doc.content_hash}\x1f{doc.corpus}\x1f{doc.path}\x1f{extractor_fingerprint}"
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _dt(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _parse_dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def encode_document(doc: SourceDocument) -> bytes:
+    meta = doc.meta
+    record = {
+        "path": doc.path,
+        "text": doc.text,
+        "corpus": str(doc.corpus),
+        "hash": doc.content_hash,
+        "language": doc.language,
+        "fm": doc.front_matter_lines,
+        "meta": {
+            "title": meta.title,
+            "boost": meta.boost,
+            "superseded_by": meta.superseded_by,
+            "effective_from": _dt(meta.effective_from),
+            "effective_to": _dt(meta.effective_to),
+            "moved_from": list(meta.moved_from),
+            "source_class": meta.source_class,
+            "canonical_key": meta.canonical_key,
+            "parse_confidence": meta.parse_confidence,
+        },
+        "blocks": [
+            [
+                str(b.kind),
+                b.start_line,
+                b.end_line,
+                b.title,
+                list(b.section_path),
+                b.anchor,
+                b.body,
+                b.level,
+                b.symbol,
+                b.symbol_kind,
+            ]
+            for b in doc.blocks
+        ],
+    }
+    return zlib.compress(json.dumps(record, ensure_ascii=False).encode("utf-8"), 6)
+
+
+def decode_document(data: bytes, source: str) -> SourceDocument:
+    try:
+        record = json.loads(zlib.decompress(data).decode("utf-8"))
+        meta = record["meta"]
+        doc = SourceDocument(
+            source=source,
+            path=record["path"],
+            text=record["text"],
+            corpus=Corpus(record["corpus"]),
+            content_hash=record["hash"],
+            language=record["language"],
+            front_matter_lines=record["fm"],
+            meta=DocMeta(
+                title=meta["title"],
+                boost=meta["boost"],
+                superseded_by=meta["superseded_by"],
+                effective_from=_parse_dt(meta["effective_from"]),
+                effective_to=_parse_dt(meta["effective_to"]),
+                moved_from=tuple(meta["moved_from"]),
+                source_class=meta["source_class"],
+                canonical_key=meta["canonical_key"],
+                parse_confidence=meta["parse_confidence"],
+            ),
+            blocks=tuple(
+                Block(RefKind(b[0]), b[1], b[2], b[3], tuple(b[4]), b[5], b[6], b[7], b[8], b[9])
+                for b in record["blocks"]
+            ),
+        )
+    except (zlib.error, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise CorruptBlobError(f"undecodable blob: {exc}") from None
+    if content_hash(doc.text) != doc.content_hash:
+        raise CorruptBlobError("blob text does not match its content hash")
+    return doc
+
+
+class BlobStore:
+    """Blobs under ``root/ab/abcdef...``; writes are atomic (temp file, fsync, rename)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, name: str) -> Path:
+        return self.root / name[:2] / name
+
+    def exists(self, name: str) -> bool:
+        return self.path(name).is_file()
+
+    def put(self, name: str, data: bytes) -> None:
+        target = self.path(name)
+        if target.is_file():
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
+        with tmp.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+
+    def get(self, name: str, source: str) -> SourceDocument:
+        try:
+            data = self.path(name).read_bytes()
+        except OSError as exc:
+            raise CorruptBlobError(f"missing blob {name[:12]}: {exc.strerror}") from None
+        return decode_document(data, source)
+
+    def prune(self, keep: set[str]) -> int:
+        """Delete blobs no retained generation references; returns how many were removed."""
+        removed = 0
+        if not self.root.is_dir():
+            return 0
+        for shard in self.root.iterdir():
+            if not shard.is_dir():
+                continue
+            for blob in shard.iterdir():
+                if blob.name not in keep:
+                    try:
+                        blob.unlink()
+                        removed += 1
+                    except OSError:
+                        pass
+        return removed

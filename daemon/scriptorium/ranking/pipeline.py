@@ -1,0 +1,228 @@
+"""The ranking pipeline: lexical hits → fused → priors → mode → ordered, diversified window.
+
+Each stage records what it kept and dropped so ``explain`` can answer "why this result?".
+Every lever has a setting in ``RankingSettings``; the defaults are the ones the evaluation set
+supports (see docs/ranking.md for the measurements).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from scriptorium.index.searcher import FieldWeights, LexicalHit
+from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind, Scores, SourceDocument
+from scriptorium.ranking.modes import RankingMode
+from scriptorium.results import StageDrop, StageReport
+from scriptorium.text import best_line, query_terms, tokenize
+
+DEFAULT_CLASS_WEIGHTS = {"product": 1.0, "reference": 0.9, "ledger": 0.75, "archive": 0.7}
+
+
+@dataclass(frozen=True, slots=True)
+class RankingSettings:
+    weights: FieldWeights = field(default_factory=FieldWeights)
+    class_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_CLASS_WEIGHTS))
+    surface_boost: float = 1.35
+    page_boost: bool = True
+    superseded_factor: float = 0.5
+    expired_factor: float = 0.5
+    max_per_document: int = 2
+    over_fetch: int = 4
+    min_candidates: int = 50
+    # How scores from the docs and code corpora are made comparable: "raw" BM25, "max"
+    # (divide by each corpus's best score) or "rrf" (reciprocal rank fusion).
+    fusion: str = "max"
+    rrf_k: int = 60
+    # Fraction of query terms the best result must contain before the answer is trusted.
+    low_confidence_coverage: float = 0.34
+    stem: bool = False
+
+    def candidate_limit(self, top_k: int) -> int:
+        return max(self.min_candidates, top_k * self.over_fetch)
+
+
+@dataclass(slots=True)
+class RankedWindow:
+    candidates: list[Candidate]
+    stages: list[StageReport]
+    coverage: float  # fraction of query terms present in the best result
+
+
+LocationOf = Callable[[Candidate], str]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _lines_cache() -> dict[str, list[str]]:
+    return {}
+
+
+class Pipeline:
+    """Stateless ranking over one request's candidates."""
+
+    def __init__(self, settings: RankingSettings, lines_of: Callable[[SourceDocument], list[str]]):
+        self.settings = settings
+        self.lines_of = lines_of
+
+    # -- stage 1: candidates ------------------------------------------------------------------
+
+    def candidates(self, query: Query, hits: Sequence[LexicalHit]) -> list[Candidate]:
+        out = []
+        terms = set(query.terms)
+        for hit in hits:
+            block = hit.block
+            cand = Candidate(
+                source=hit.doc.source,
+                document=hit.doc,
+                block=block,
+                score=hit.score,
+                scores=Scores(lexical=hit.score),
+            )
+            cand.reasons.append(Reason("bm25", round(hit.score, 4), "lexical score"))
+            if block.kind is RefKind.CODE:
+                lines = self.lines_of(hit.doc)
+                best = best_line(lines, terms, block.start_line - 1, block.end_line)
+                cand.anchor_line = (best + 1) if best is not None else block.start_line
+            out.append(cand)
+        return out
+
+    # -- stage 2: fusion across corpora --------------------------------------------------------
+
+    def fuse(self, candidates: list[Candidate]) -> None:
+        mode = self.settings.fusion
+        by_corpus: dict[Corpus, list[Candidate]] = defaultdict(list)
+        for cand in candidates:
+            by_corpus[cand.document.corpus].append(cand)
+        if mode == "rrf":
+            for group in by_corpus.values():
+                group.sort(key=lambda c: -c.score)
+                for rank, cand in enumerate(group, start=1):
+                    cand.score = 1.0 / (self.settings.rrf_k + rank)
+                    cand.reasons.append(Reason("fusion", cand.score, f"rrf rank {rank}"))
+        elif mode == "max" and len(by_corpus) > 1:
+            for group in by_corpus.values():
+                best = max(c.score for c in group) or 1.0
+                for cand in group:
+                    cand.score = cand.score / best
+                    cand.reasons.append(Reason("fusion", round(1 / best, 6), "scaled by corpus"))
+        for cand in candidates:
+            cand.scores.fused = cand.score
+
+    # -- stage 3: priors -----------------------------------------------------------------------
+
+    def priors(
+        self, query: Query, candidates: list[Candidate], source_class: Callable[[str], str]
+    ) -> list[StageDrop]:
+        settings = self.settings
+        drops: list[StageDrop] = []
+        surface_terms = set(query_terms(query.surface)) if query.surface else set()
+        as_of = query.as_of
+        now = as_of or _now()
+        kept = []
+        for cand in candidates:
+            meta = cand.document.meta
+            if settings.page_boost and meta.boost != 1.0:
+                boost = meta.boost if math.isfinite(meta.boost) and meta.boost > 0 else 0.0
+                cand.adjust("page-boost", boost, "front matter search.boost")
+            cls = meta.source_class or source_class(cand.source)
+            weight = settings.class_weights.get(cls, 1.0)
+            cand.adjust("source-class", weight, cls)
+            if surface_terms and settings.surface_boost != 1.0:
+                topical = set(tokenize(" ".join((cand.document.path, *cand.block.section_path))))
+                if surface_terms & topical:
+                    cand.adjust("surface", settings.surface_boost, "on-topic for the surface")
+            effective_from, effective_to = meta.effective_from, meta.effective_to
+            not_yet = effective_from is not None and effective_from > now
+            expired = effective_to is not None and effective_to <= now
+            if as_of is not None and (not_yet or expired):
+                drops.append(StageDrop("", cand.document.path, "not effective at as_of"))
+                continue
+            if expired or not_yet:
+                cand.adjust("expired" if expired else "not-yet-effective", settings.expired_factor)
+            if meta.superseded_by:
+                cand.adjust("superseded", settings.superseded_factor, meta.superseded_by)
+            kept.append(cand)
+        candidates[:] = kept
+        return drops
+
+    # -- stage 5: order, de-duplicate, diversify -----------------------------------------------
+
+    def order(
+        self,
+        candidates: list[Candidate],
+        top_k: int,
+        location_of: LocationOf,
+        prefer_mixed: bool,
+    ) -> tuple[list[Candidate], list[StageDrop], list[StageDrop]]:
+        for cand in candidates:
+            cand.location = location_of(cand)
+            cand.scores.rerank = cand.score
+        candidates.sort(key=lambda c: (-c.score, c.location, c.block.start_line, c.block.end_line))
+        seen: set[tuple] = set()
+        unique: list[Candidate] = []
+        dedup_drops: list[StageDrop] = []
+        for cand in candidates:
+            key = (cand.source, cand.document.path, cand.block.start_line, cand.block.end_line)
+            if key in seen:
+                dedup_drops.append(StageDrop("", cand.location, "duplicate block"))
+                continue
+            seen.add(key)
+            unique.append(cand)
+        window: list[Candidate] = []
+        overflow: list[Candidate] = []
+        per_doc: dict[tuple[str, str], int] = defaultdict(int)
+        limit = self.settings.max_per_document
+        for cand in unique:
+            doc_key = (cand.source, cand.document.path)
+            if limit > 0 and per_doc[doc_key] >= limit:
+                overflow.append(cand)
+                continue
+            per_doc[doc_key] += 1
+            window.append(cand)
+        # Backfill from the overflow when diversification left the window short.
+        if len(window) < top_k and overflow:
+            window.extend(overflow[: top_k - len(window)])
+            overflow = overflow[top_k - len(window) :]
+            window.sort(key=lambda c: (-c.score, c.location, c.block.start_line))
+        final = window[:top_k]
+        if prefer_mixed:
+            final = _ensure_mixed(final, window[top_k:] + overflow)
+        diversity_drops = [
+            StageDrop("", c.location, f"more than {limit} blocks from one document")
+            for c in overflow[:20]
+        ]
+        return final, dedup_drops, diversity_drops
+
+
+def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candidate]:
+    """Keep one doc and one code result in the window when both corpora matched usefully."""
+    if len(window) < 2:
+        return window
+    present = {c.document.corpus for c in window}
+    best = window[0].score
+    for corpus in (Corpus.DOCS, Corpus.CODE):
+        if corpus in present:
+            continue
+        pool = [c for c in rest if c.document.corpus is corpus and c.score >= 0.25 * best]
+        if not pool:
+            continue
+        chosen = max(pool, key=lambda c: c.score)
+        chosen.reasons.append(Reason("mixed-corpora", 1.0, f"keeps one {corpus} result"))
+        window = [*window[:-1], chosen]
+        present.add(corpus)
+    return window
+
+
+def coverage(query: Query, cand: Candidate) -> float:
+    """Fraction of distinct query terms found in the candidate's text, heading or path."""
+    if not query.terms:
+        return 0.0
+    block = cand.block
+    tokens = set(tokenize(f"{block.body}\n{' '.join(block.section_path)}\n{cand.document.path}"))
+    return sum(1 for t in query.terms if t in tokens) / len(query.terms)

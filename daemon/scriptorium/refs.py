@@ -1,0 +1,69 @@
+"""Reference ids: opaque to callers, stable across restarts, decodable by the daemon.
+
+A ref id encodes where a block lives (source, kind, path, anchor, anchor line) plus a short
+hash of the document content it was cut from. Decoding needs no in-memory table, so a ref
+survives restarts and replicas; the hash lets a fetch tell that the content changed since.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+
+from scriptorium.model import RefKind
+from scriptorium.results import InvalidArgument
+
+PREFIX = "r1."
+_SEP = "\x1f"
+_KIND_CODES = {RefKind.DOC: "d", RefKind.CODE: "c", RefKind.FILE: "f"}
+_CODE_KINDS = {v: k for k, v in _KIND_CODES.items()}
+MAX_REF_CHARS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    source: str
+    kind: RefKind
+    path: str
+    anchor: str
+    line: int
+    content_hash: str  # first 12 hex characters of the document's content hash
+
+    def encode(self) -> str:
+        raw = _SEP.join(
+            [
+                self.source,
+                _KIND_CODES[self.kind],
+                self.path,
+                self.anchor,
+                str(self.line),
+                self.content_hash[:12],
+            ]
+        )
+        return PREFIX + base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_ref(ref_id: str) -> Ref:
+    """Parse a ref id, raising InvalidArgument for anything malformed."""
+    if not ref_id.startswith(PREFIX) or len(ref_id) > MAX_REF_CHARS:
+        raise InvalidArgument("malformed ref_id: not a Scriptorium reference")
+    payload = ref_id[len(PREFIX) :]
+    try:
+        raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidArgument("malformed ref_id: undecodable") from None
+    parts = raw.split(_SEP)
+    if len(parts) != 6 or parts[1] not in _CODE_KINDS or not parts[0]:
+        raise InvalidArgument("malformed ref_id: wrong shape")
+    try:
+        line = int(parts[4])
+    except ValueError:
+        raise InvalidArgument("malformed ref_id: bad line") from None
+    if line < 0:
+        raise InvalidArgument("malformed ref_id: bad line")
+    return Ref(parts[0], _CODE_KINDS[parts[1]], parts[2], parts[3], line, parts[5])
+
+
+def looks_like_ref(value: str) -> bool:
+    return value.startswith(PREFIX)

@@ -1,0 +1,215 @@
+"""Location resolution: turn a human location into exactly one document, or say why not.
+
+Sources play the role of sites. A location is either bare (resolved against the default
+sources first) or qualified by a source name (``ja/tutorial/first-steps``). Within a source the
+rules run in order, case-insensitively: ``exact`` canonical page, ``variant`` (a trailing
+``.md``/``.html``/``.htm`` or ``/index`` stripped, a bare ``index`` meaning the root page),
+``canonical-leaf`` (the final segment names exactly one page), and ``moved`` (a page's
+``moved_from`` front matter). The reasons and rules are a fixed vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from scriptorium.index.catalog import Snapshot
+from scriptorium.model import SourceDocument
+from scriptorium.results import InvalidArgument, NotFound, Resolution
+from scriptorium.sources import Source
+
+MAX_LOCATION_CHARS = 2048
+_VARIANT_SUFFIXES = (".md", ".markdown", ".html", ".htm")
+_LINE_ANCHOR = re.compile(r"^L(\d+)(?:-L?(\d+))?$", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class Outcome:
+    reason: str  # resolved or ambiguous
+    rule: str
+    doc: SourceDocument | None = None
+    candidates: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Resolved:
+    source: Source
+    doc: SourceDocument
+    fragment: str
+    resolution: Resolution
+
+
+class SourcePages:
+    """Lookup tables of one source's canonical pages, built once per generation."""
+
+    def __init__(self, source: Source, docs: list[SourceDocument]) -> None:
+        self.source = source
+        self.exact: dict[str, list[SourceDocument]] = defaultdict(list)
+        self.leaf: dict[str, list[SourceDocument]] = defaultdict(list)
+        self.moved: dict[str, list[SourceDocument]] = defaultdict(list)
+        self.top_dirs: set[str] = set()
+        for doc in docs:
+            page = source.page_location(doc.path).lower()
+            self.exact[page].append(doc)
+            self.leaf[page.rsplit("/", 1)[-1]].append(doc)
+            if "/" in doc.path:
+                self.top_dirs.add(doc.path.split("/", 1)[0].lower())
+            for old in doc.meta.moved_from:
+                self.moved[_strip_variant(old.strip().strip("/").lower())].append(doc)
+
+    def resolve(self, path: str) -> Outcome | None:
+        key = path.lower()
+        hit = self.exact.get(key)
+        if hit:
+            return _outcome(self.source, hit, "exact")
+        variant = _strip_variant(key)
+        if variant != key:
+            hit = self.exact.get(variant)
+            if hit:
+                return _outcome(self.source, hit, "variant")
+        leaf = variant.rsplit("/", 1)[-1]
+        hit = self.leaf.get(leaf)
+        if hit and len(hit) == 1:
+            return Outcome("resolved", "canonical-leaf", hit[0])
+        hit = self.moved.get(variant)
+        if hit:
+            return _outcome(self.source, hit, "moved")
+        return None
+
+
+def _outcome(source: Source, docs: list[SourceDocument], rule: str) -> Outcome:
+    if len(docs) == 1:
+        return Outcome("resolved", rule, docs[0])
+    return Outcome("ambiguous", rule, None, sorted(d.path for d in docs))
+
+
+def _strip_variant(path: str) -> str:
+    for suffix in _VARIANT_SUFFIXES:
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    if path.endswith("/index"):
+        path = path[: -len("/index")]
+    return path
+
+
+def parse_line_anchor(fragment: str) -> tuple[int, int] | None:
+    match = _LINE_ANCHOR.match(fragment)
+    if not match:
+        return None
+    start = int(match.group(1))
+    end = int(match.group(2) or start)
+    return start, max(start, end)
+
+
+def normalize_location(raw: str) -> tuple[str, str]:
+    """Validate and split a requested location into (path, fragment).
+
+    Percent-encoding is decoded once before the checks, so an encoded ``..`` is refused too.
+    """
+    if len(raw) > MAX_LOCATION_CHARS:
+        raise InvalidArgument(f"location is longer than {MAX_LOCATION_CHARS} characters")
+    decoded = unquote(raw).strip()
+    if "\x00" in decoded or any(ord(ch) < 32 for ch in decoded):
+        raise InvalidArgument("location contains control characters")
+    path, _, fragment = decoded.partition("#")
+    path = path.replace("\\", "/")
+    if re.match(r"^[A-Za-z]:/", path) or path.startswith("//") or path.startswith("~"):
+        raise InvalidArgument("absolute paths are not accepted as locations")
+    path = path.strip().strip("/")
+    if any(seg == ".." for seg in path.split("/")):
+        raise InvalidArgument("'..' segments are not accepted in locations")
+    if not path:
+        raise InvalidArgument("location is empty")
+    return path, fragment.strip()
+
+
+class Resolver:
+    """Resolves locations against every source of one snapshot (seed site-selection order)."""
+
+    def __init__(self, sources: list[Source], snapshot: Snapshot) -> None:
+        self.sources = sources
+        by_source: dict[str, list[SourceDocument]] = defaultdict(list)
+        for (source_name, _), doc in snapshot.docs.items():
+            by_source[source_name].append(doc)
+        self.pages = {s.name: SourcePages(s, by_source.get(s.name, [])) for s in sources}
+        self.by_name = {s.name.lower(): s for s in sources}
+
+    def qualify(self, source: Source, location: str) -> str:
+        return location if source.is_default else f"{source.name}/{location}"
+
+    def resolve(self, raw: str) -> Resolved:
+        path, fragment = normalize_location(raw)
+        segments = path.split("/")
+        named = self.by_name.get(segments[0].lower())
+        if named is not None:
+            rest = "/".join(segments[1:])
+            outcome = self.pages[named.name].resolve(rest) if rest else None
+            if outcome is None and not rest:
+                outcome = self.pages[named.name].resolve("index")
+            if outcome is None:
+                outcome = self.pages[named.name].resolve(path)
+            if outcome is None:
+                raise self._miss(raw, "not_found", f"no page at that location in {named.name}")
+            return self._finish(raw, named, outcome, fragment)
+        defaults = [s for s in self.sources if s.is_default]
+        for source in defaults:
+            outcome = self.pages[source.name].resolve(path)
+            if outcome is not None:
+                return self._finish(raw, source, outcome, fragment)
+        found: list[tuple[Source, Outcome]] = []
+        for source in self.sources:
+            if source.is_default:
+                continue
+            outcome = self.pages[source.name].resolve(path)
+            if outcome is not None:
+                found.append((source, outcome))
+        if len(found) == 1:
+            return self._finish(raw, found[0][0], found[0][1], fragment)
+        if len(found) > 1:
+            candidates = []
+            for source, outcome in found:
+                if outcome.doc is not None:
+                    page = source.page_location(outcome.doc.path)
+                    candidates.append(f"{source.name}/{page}")
+                else:
+                    candidates += [f"{source.name}/{source.page_location(c)}" for c in outcome.candidates]
+            raise self._ambiguous(raw, "canonical-leaf", sorted(candidates), "matches several sources")
+        head = segments[0].lower()
+        if len(segments) > 1 and "-" in head and not any(head in p.top_dirs for p in self.pages.values()):
+            raise self._miss(raw, "unknown_site", f"no source is named {segments[0]!r}")
+        raise self._miss(raw, "not_found", "no page at that location; search to find it")
+
+    def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:
+        if outcome.reason == "ambiguous" or outcome.doc is None:
+            candidates = [self.qualify(source, source.page_location(c)) for c in outcome.candidates]
+            raise self._ambiguous(raw, outcome.rule, candidates, "several pages match")
+        page = source.page_location(outcome.doc.path)
+        resolution = Resolution(
+            reason="resolved",
+            rule=outcome.rule,
+            requested_location=raw,
+            site=source.name,
+            resolved_location=self.qualify(source, page),
+        )
+        return Resolved(source, outcome.doc, fragment, resolution)
+
+    @staticmethod
+    def _miss(raw: str, reason: str, detail: str) -> NotFound:
+        resolution = Resolution(reason=reason, rule="none", detail=detail, requested_location=raw)
+        return NotFound(f"{reason}: {detail}", resolution)
+
+    @staticmethod
+    def _ambiguous(raw: str, rule: str, candidates: list[str], detail: str):
+        from scriptorium.results import FailedPrecondition
+
+        resolution = Resolution(
+            reason="ambiguous",
+            rule=rule,
+            candidates=candidates,
+            detail=detail,
+            requested_location=raw,
+        )
+        return FailedPrecondition(f"ambiguous location: {detail}", resolution)

@@ -1,0 +1,292 @@
+"""The daemon process: bind, serve, report health, drain on SIGTERM.
+
+Start-up order matters to whoever probes the daemon: the port is bound and answering (health
+NOT_SERVING, retrieval calls UNAVAILABLE) while the engine loads its sources; only then does
+health turn SERVING and the ready file appear. Shutdown reverses it: NOT_SERVING first, then
+in-flight calls drain within the grace period, then the engine stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import os
+import signal
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from scriptorium.config import ConfigError, Settings
+from scriptorium.engine import Engine
+from scriptorium.interceptors import build_interceptors
+from scriptorium.plugins import PluginError, Registry, load_registry
+from scriptorium.servicer import RetrievalServicer
+from scriptorium.v1 import retrieval_pb2, retrieval_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+class BindError(ConfigError):
+    """The listen address could not be bound."""
+
+
+@dataclass
+class Shutdown:
+    """Set by signal handlers (or tests): ``requested`` drains, ``forced`` skips the grace."""
+
+    requested: asyncio.Event = field(default_factory=asyncio.Event)
+    forced: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def request(self) -> None:
+        if self.requested.is_set():
+            self.forced.set()
+        self.requested.set()
+
+
+@dataclass
+class RunningServer:
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    port: int
+
+
+# -- checks --------------------------------------------------------------------------------------
+
+
+def validate_source_kinds(settings: Settings, registry: Registry) -> None:
+    """Every configured kind must be registered by a plugin; checked before anything binds."""
+    for source in settings.sources:
+        try:
+            registry.source_factory(source.kind)
+        except PluginError:
+            known = ", ".join(sorted(registry.source_kinds)) or "none"
+            raise ConfigError(
+                f"source {source.name!r}: unknown kind {source.kind!r}; known kinds: {known}"
+            ) from None
+
+
+def listen_host(listen: str) -> str:
+    """The host part of a ``host:port`` listen address (brackets removed for IPv6)."""
+    host, sep, _port = listen.rpartition(":")
+    if not sep:
+        host = listen
+    return host.strip("[]")
+
+
+def is_loopback(listen: str) -> bool:
+    if listen.startswith(("unix:", "unix-abstract:")):
+        return True
+    host = listen_host(listen)
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen_address(settings: Settings) -> None:
+    """Only an explicitly configured address may expose the daemon beyond this machine."""
+    if is_loopback(settings.listen):
+        return
+    if not settings.listen_explicit:
+        raise ConfigError(
+            f"refusing to listen on non-loopback address {settings.listen!r}; "
+            "set [server] listen or pass --listen to expose the daemon"
+        )
+    if not settings.auth_token and not settings.tls_enabled:
+        log.warning(
+            "listening on %s without authentication or TLS: anyone who can reach it can read "
+            "every indexed source",
+            settings.listen,
+        )
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """TLS credentials when a certificate is configured; a client CA turns on mutual TLS."""
+    if settings.tls_cert is None or settings.tls_key is None:
+        return None
+    pair = (_read(settings.tls_key, "TLS key"), _read(settings.tls_cert, "TLS certificate"))
+    client_ca = settings.tls_client_ca
+    return grpc.ssl_server_credentials(
+        [pair],
+        root_certificates=_read(client_ca, "TLS client CA") if client_ca else None,
+        require_client_auth=client_ca is not None,
+    )
+
+
+# -- building ------------------------------------------------------------------------------------
+
+
+async def start_server(settings: Settings, engine: Engine) -> RunningServer:
+    """Build, bind and start the gRPC server; health starts NOT_SERVING."""
+    server = grpc.aio.server(
+        interceptors=build_interceptors(
+            max_concurrent_rpcs=settings.max_concurrent_rpcs, auth_token=settings.auth_token
+        ),
+        options=[
+            ("grpc.max_receive_message_length", settings.max_receive_message_bytes),
+            # Two daemons must not silently share a port.
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(RetrievalServicer(engine), server)
+    health_servicer = health.aio.HealthServicer()
+    await health_servicer.set("", NOT_SERVING)
+    await health_servicer.set(SERVICE_NAME, NOT_SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    credentials = server_credentials(settings)
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(settings.listen)
+        else:
+            port = server.add_secure_port(settings.listen, credentials)
+    except RuntimeError as exc:
+        raise BindError(f"cannot listen on {settings.listen}: {exc}") from None
+    if port == 0 and not settings.listen.startswith(("unix:", "unix-abstract:")):
+        raise BindError(f"cannot listen on {settings.listen}")
+    await server.start()
+    return RunningServer(server, health_servicer, port)
+
+
+def _write_ready_file(path: Path, port: int) -> None:
+    """Atomically, so a watcher never reads a half-written port."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(f"{port}\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _log_ready(engine: Engine, seconds: float) -> None:
+    reports = engine.list_sources()
+    states = Counter(r.state for r in reports)
+    log.info(
+        "ready in %.2fs: %d sources (%s), %d documents, %d blocks",
+        seconds,
+        len(reports),
+        ", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none",
+        sum(r.document_count for r in reports),
+        sum(r.block_count for r in reports),
+    )
+    for report in reports:
+        if report.state == "failed":
+            log.warning("source %s failed: %s", report.name, report.last_error)
+
+
+# -- running -------------------------------------------------------------------------------------
+
+
+async def run_server(
+    settings: Settings,
+    engine: Engine,
+    shutdown: Shutdown,
+    *,
+    ready_file: Path | None = None,
+) -> int:
+    """Serve ``engine`` until ``shutdown`` is requested; 0 on a clean stop, 1 if loading failed."""
+    running = await start_server(settings, engine)
+    log.info(
+        "listening on %s (port %d, %s, %d sources configured); loading sources",
+        settings.listen,
+        running.port,
+        "TLS" if settings.tls_enabled else "plaintext",
+        len(settings.sources),
+    )
+    started = time.monotonic()
+    status = 0
+    start_task = asyncio.create_task(engine.start(), name="engine-start")
+    stop_task = asyncio.create_task(shutdown.requested.wait(), name="shutdown-wait")
+    try:
+        await asyncio.wait({start_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+        if start_task.done() and start_task.exception() is None:
+            await running.health.set("", SERVING)
+            await running.health.set(SERVICE_NAME, SERVING)
+            if ready_file is not None:
+                _write_ready_file(ready_file, running.port)
+            _log_ready(engine, time.monotonic() - started)
+            await stop_task
+        elif start_task.done():
+            exc = start_task.exception()
+            log.error("engine failed to start: %s: %s", type(exc).__name__, exc)
+            status = 1
+    finally:
+        for task in (start_task, stop_task):
+            task.cancel()
+        await asyncio.gather(start_task, stop_task, return_exceptions=True)
+        await _drain(settings, engine, running, shutdown, ready_file)
+    return status
+
+
+async def _drain(
+    settings: Settings,
+    engine: Engine,
+    running: RunningServer,
+    shutdown: Shutdown,
+    ready_file: Path | None,
+) -> None:
+    log.info("shutting down: draining in-flight calls (grace %.1fs)", settings.grace_seconds)
+    if ready_file is not None:
+        with contextlib.suppress(OSError):
+            ready_file.unlink()
+    await running.health.enter_graceful_shutdown()
+    stopping = asyncio.create_task(running.server.stop(settings.grace_seconds))
+    forced = asyncio.create_task(shutdown.forced.wait())
+    await asyncio.wait({stopping, forced}, return_when=asyncio.FIRST_COMPLETED)
+    if not stopping.done():
+        log.warning("second signal: cancelling in-flight calls")
+        await running.server.stop(0)
+        await stopping
+    forced.cancel()
+    await engine.stop()
+    log.info("stopped")
+
+
+async def serve(
+    settings: Settings, *, registry: Registry | None = None, ready_file: Path | None = None
+) -> int:
+    """Run the daemon until SIGTERM or SIGINT; the exit status for the process."""
+    if registry is None:
+        registry = load_registry()
+    validate_source_kinds(settings, registry)
+    check_listen_address(settings)
+    from scriptorium.retrieval import create_engine
+
+    engine = create_engine(settings, registry)
+    shutdown = Shutdown()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, _on_signal, sig, shutdown)
+            installed.append(sig)
+    try:
+        return await run_server(settings, engine, shutdown, ready_file=ready_file)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def _on_signal(sig: signal.Signals, shutdown: Shutdown) -> None:
+    log.info("received %s", sig.name)
+    shutdown.request()

@@ -1,0 +1,116 @@
+"""The RetrievalService servicer: protobuf in, engine call, protobuf out.
+
+No retrieval logic lives here. Each method converts the request, awaits the engine and converts
+the outcome; failures become statuses through ``scriptorium.status``. Cancellation
+(``asyncio.CancelledError``) is never caught, so a client that goes away stops the work.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+
+from scriptorium import __version__, convert
+from scriptorium.engine import Engine
+from scriptorium.results import RetrievalError, Unavailable
+from scriptorium.status import abort_with
+from scriptorium.v1 import retrieval_pb2 as pb
+from scriptorium.v1 import retrieval_pb2_grpc
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+LOADING_MESSAGE = "sources are still loading"
+
+
+class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
+    """Maps every RPC of ``scriptorium.v1.RetrievalService`` onto the engine."""
+
+    def __init__(self, engine: Engine, *, server_version: str = __version__) -> None:
+        self._engine = engine
+        self._server_version = server_version
+
+    async def _answer(
+        self,
+        method: str,
+        context: grpc.aio.ServicerContext,
+        call: Callable[[], Awaitable[T]],
+        *,
+        needs_ready: bool = True,
+    ) -> T:
+        try:
+            if needs_ready and not self._engine.ready:
+                raise Unavailable(LOADING_MESSAGE)
+            return await call()
+        except RetrievalError as exc:
+            log.debug("%s answered %s", method, exc.code)
+            await abort_with(context, exc)
+        except Exception as exc:
+            # The message of an unexpected exception may quote the request: log the type and
+            # the stack only.
+            log.error(
+                "%s failed with %s\n%s",
+                method,
+                type(exc).__name__,
+                "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
+            )
+            await abort_with(context, exc)
+
+    async def Search(
+        self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SearchResponse:
+        async def call() -> pb.SearchResponse:
+            params = convert.search_params(request)
+            return convert.search_response(await self._engine.search(params))
+
+        return await self._answer("Search", context, call)
+
+    async def GetContent(
+        self, request: pb.GetContentRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetContentResponse:
+        async def call() -> pb.GetContentResponse:
+            params = convert.content_params(request)
+            return convert.content_response(await self._engine.get_content(params))
+
+        return await self._answer("GetContent", context, call)
+
+    async def ExpandRelated(
+        self, request: pb.ExpandRelatedRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ExpandRelatedResponse:
+        async def call() -> pb.ExpandRelatedResponse:
+            args = convert.related_args(request)
+            return convert.related_response(await self._engine.expand_related(**args))
+
+        return await self._answer("ExpandRelated", context, call)
+
+    async def SummarizeFlow(
+        self, request: pb.SummarizeFlowRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SummarizeFlowResponse:
+        async def call() -> pb.SummarizeFlowResponse:
+            args = convert.flow_args(request)
+            return convert.flow_response(await self._engine.summarize_flow(**args))
+
+        return await self._answer("SummarizeFlow", context, call)
+
+    async def GuideImplementation(
+        self, request: pb.GuideImplementationRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GuideImplementationResponse:
+        async def call() -> pb.GuideImplementationResponse:
+            args = convert.guide_args(request)
+            return convert.guide_response(await self._engine.guide_implementation(**args))
+
+        return await self._answer("GuideImplementation", context, call)
+
+    async def ListSources(
+        self, request: pb.ListSourcesRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListSourcesResponse:
+        # Answered while loading too: it is how a caller watches sources become ready.
+        async def call() -> pb.ListSourcesResponse:
+            reports = self._engine.list_sources()
+            return convert.list_sources_response(reports, self._server_version)
+
+        return await self._answer("ListSources", context, call, needs_ready=False)

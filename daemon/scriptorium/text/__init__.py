@@ -1,0 +1,25 @@
+"""The shared text pipeline: one normaliser and tokenizer for documents and queries, plus the
+previews, snippets and token estimates that results are built from."""
+
+from scriptorium.text.budget import estimate_tokens, trim_to_tokens
+from scriptorium.text.normalize import collapse_whitespace, normalize
+from scriptorium.text.preview import preview
+from scriptorium.text.snippets import best_line, code_snippet, doc_snippet
+from scriptorium.text.stopwords import STOPWORDS
+from scriptorium.text.tokenize import MAX_QUERY_TERMS, MAX_TOKEN_CHARS, query_terms, tokenize
+
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "MAX_TOKEN_CHARS",
+    "STOPWORDS",
+    "best_line",
+    "code_snippet",
+    "collapse_whitespace",
+    "doc_snippet",
+    "estimate_tokens",
+    "normalize",
+    "preview",
+    "query_terms",
+    "tokenize",
+    "trim_to_tokens",
+]

@@ -1,0 +1,32 @@
+"""Unicode normalisation shared by documents and queries.
+
+Every string that is indexed or matched goes through the same two steps so that visually equal
+text compares equal: NFKC folds compatibility forms (full-width Latin, half-width katakana,
+ligatures, circled digits) into their plain forms, and casefolding removes case distinctions more
+thoroughly than ``lower()`` (``ß`` matches ``ss``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["collapse_whitespace", "nfkc", "normalize"]
+
+
+def nfkc(text: str) -> str:
+    """NFKC without touching the case; ASCII, the common case, is returned as it is."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
+def normalize(text: str) -> str:
+    """Unicode NFKC, then casefold."""
+    if text.isascii():
+        return text.lower()
+    return nfkc(text).casefold()
+
+
+def collapse_whitespace(text: str) -> str:
+    """Every run of whitespace (``str.isspace``: tabs, CR, NBSP, ...) becomes one space; trimmed."""
+    return " ".join(text.split())

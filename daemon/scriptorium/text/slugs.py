@@ -1,0 +1,112 @@
+"""Heading anchors as GitHub computes them, so a location's ``#fragment`` matches the real page.
+
+Inline markup is removed first (a heading's anchor is derived from its rendered text), then the
+text is lower-cased, punctuation and symbols are dropped (letters of every script, marks,
+digits, ``-`` and ``_`` survive) and every space becomes a hyphen without collapsing runs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]*)>")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--.*?-->", re.DOTALL)
+_EMPHASIS = (
+    re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"),
+    re.compile(r"(?<![\w])__(?=\S)(.+?)(?<=\S)__(?![\w])"),
+    re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"),
+    re.compile(r"\*(?=\S)(.+?)(?<=\S)\*"),
+    re.compile(r"(?<![\w])_(?=\S)(.+?)(?<=\S)_(?![\w])"),
+)
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_KEPT_PUNCTUATION = frozenset("-_")
+
+# Escaped characters are parked in a private-use plane while markup is removed around them.
+_PLACEHOLDER_BASE = 0xF0000
+_PLACEHOLDER = re.compile("[\U000F0000-\U000F007F]")
+
+
+def _protect(match: re.Match[str]) -> str:
+    return chr(_PLACEHOLDER_BASE + ord(match.group(1)))
+
+
+def _restore(text: str, *, literal: bool) -> str:
+    prefix = "\\" if literal else ""
+    return _PLACEHOLDER.sub(lambda m: prefix + chr(ord(m.group()) - _PLACEHOLDER_BASE), text)
+
+
+def _strip_prose_markup(text: str) -> str:
+    text = _HTML_TAG.sub("", text)
+    for pattern in _EMPHASIS:
+        text = pattern.sub(r"\1", text)
+    return _restore(text, literal=False)
+
+
+def strip_inline_markup(text: str) -> str:
+    """The visible text of a line of inline Markdown: links, emphasis, code ticks and tags go.
+
+    Backslash escapes protect the character after them; code span contents are kept
+    verbatim, so ``__init__`` inside backticks survives.
+    """
+    text = _ESCAPE.sub(_protect, text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _AUTOLINK.sub(r"\1", text)
+    parts: list[str] = []
+    pos = 0
+    for match in _CODE_SPAN.finditer(text):
+        parts.append(_strip_prose_markup(text[pos : match.start()]))
+        code = match.group(2)
+        if len(code) > 2 and code[0] == code[-1] == " " and code.strip():
+            code = code[1:-1]
+        parts.append(_restore(code, literal=True))
+        pos = match.end()
+    parts.append(_strip_prose_markup(text[pos:]))
+    return "".join(parts)
+
+
+def _kept(char: str) -> bool:
+    if char in _KEPT_PUNCTUATION or char.isspace():
+        return True
+    category = unicodedata.category(char)
+    return category[0] in "LNM" or category == "Pc"
+
+
+def github_slug(heading: str) -> str:
+    """The GitHub anchor for a heading's text (without de-duplication)."""
+    text = strip_inline_markup(heading).strip().lower()
+    kept = "".join(char for char in text if _kept(char))
+    return "".join("-" if char.isspace() else char for char in kept)
+
+
+class SlugAllocator:
+    """Hands out unique anchors within one document, the way GitHub numbers repeats.
+
+    The second heading with the same slug gets ``-1``, the third ``-2``. Custom ids (from
+    attribute lists) are used verbatim; ``reserve`` them up front so generated slugs never
+    collide with an id declared further down the page.
+    """
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._taken: set[str] = set()
+
+    def reserve(self, anchor: str) -> None:
+        """Mark ``anchor`` as taken without handing it out."""
+        self._taken.add(anchor)
+
+    def allocate(self, text_or_custom_id: str, *, custom: bool = False) -> str:
+        if custom:
+            self._taken.add(text_or_custom_id)
+            return text_or_custom_id
+        base = github_slug(text_or_custom_id)
+        candidate = base
+        while candidate in self._taken:
+            self._counts[base] = self._counts.get(base, 0) + 1
+            candidate = f"{base}-{self._counts[base]}"
+        self._taken.add(candidate)
+        return candidate

@@ -1,0 +1,211 @@
+"""The one tokenizer for documents and queries.
+
+Documents and queries must produce identical tokens for identical text, or lexical search
+silently misses; so both go through :func:`tokenize` and nothing else.
+
+Rules, applied after NFKC (case is kept until identifiers have been split):
+
+* **CJK** runs (Han, Hiragana, Katakana incl. the prolonged sound mark, Hangul) have no spaces
+  between words, so they become overlapping character bigrams (``検索エンジン`` → ``検索 索エ
+  エン ンジ ジン``); a single-character run yields that character.
+* **Words** are runs of letters and digits. Runs joined by ``_``, ``.``, ``-``, ``::`` or ``/``
+  (between word characters) form one *compound*, which is emitted whole and then in parts, so an
+  identifier matches both when quoted exactly and when described in words:
+
+  - the whole compound (``app.include_router``);
+  - each segment between ``. - :: /`` when it splits further (``include_router``);
+  - the parts of each segment, split at ``_`` and at camelCase boundaries;
+  - for a part mixing letters and digits, its letter runs of two or more letters
+    (``oauth2`` → ``oauth``), so ``OAuth`` and ``OAuth2`` still meet. Digit runs are not
+    emitted on their own: bare numbers such as ``2`` would match almost everything.
+
+  A token is emitted only when it differs from the one it was split from, so ``get_user_name``
+  gives ``get_user_name get user name`` and ``OAuth2`` gives ``oauth2 oauth``.
+* **camelCase** splits on the original casing: before an upper-case letter that follows a
+  lower-case letter or a digit (``getUser``, ``Oauth2Password``), and before the last capital of
+  an acronym of two or more capitals that is followed by a lower-case letter (``HTTPException``
+  → ``HTTP Exception``). A single leading capital is not an acronym, so ``OAuth2``, ``IPv4``,
+  ``Base64`` and ``utf8`` each stay one part. Non-ASCII words use the same rule through
+  ``str.isupper``/``str.islower``.
+* Tokens longer than :data:`MAX_TOKEN_CHARS` are dropped (their parts survive); punctuation
+  never forms a token.
+* **Stopwords** are dropped only when a word stands alone: a stopword inside an identifier
+  (``is_active``, ``a.b.c``) is part of something written on purpose and is kept.
+* **Stemming** (optional) applies the Snowball English stemmer to ASCII alphabetic tokens.
+
+Per-compound results are memoised in bounded module-level tables, because natural text and code
+repeat the same words heavily; that keeps tokenizing a whole corpus to a few C-level passes.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from itertools import chain
+
+from scriptorium.text.normalize import nfkc
+from scriptorium.text.stopwords import STOPWORDS
+
+__all__ = ["CJK_CHARS", "MAX_QUERY_TERMS", "MAX_TOKEN_CHARS", "query_terms", "tokenize"]
+
+MAX_TOKEN_CHARS = 64
+MAX_QUERY_TERMS = 64
+
+# Character-class ranges (for use inside [...]) of the scripts indexed as bigrams.
+CJK_CHARS = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u2e80-\u2eff"  # CJK radicals supplement
+    "\u3005-\u3007"  # iteration mark, closing mark, ideographic zero
+    "\u3041-\u3096\u3099-\u309f"  # Hiragana
+    "\u30a1-\u30fa\u30fc-\u30ff"  # Katakana with the prolonged sound mark, without the middle dot
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul Jamo extended A
+    "\uac00-\ud7ff"  # Hangul syllables, Jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width Katakana
+    "\U0001b000-\U0001b16f"  # Kana supplement and extended A
+    "\U00020000-\U0003134f"  # CJK extensions B..G
+)
+
+_WORD = f"[^\\W_{CJK_CHARS}]"
+_CONNECTOR = r"(?:_*+(?:[./-]|::)_*+|_++)"
+_RUN_RE = re.compile(f"[{CJK_CHARS}]++|{_WORD}++(?:{_CONNECTOR}{_WORD}++)*+")
+# The same runs for pure-ASCII text, where the Unicode classes cost twice as much to test.
+_ASCII_RUN_RE = re.compile(r"[A-Za-z0-9]++(?:(?:_*+(?:[./-]|::)_*+|_++)[A-Za-z0-9]++)*+")
+_CJK_START_RE = re.compile(f"[{CJK_CHARS}]")
+_SEGMENT_SPLIT_RE = re.compile(r"_*(?:[./-]|::)_*")
+_CAMEL_SPLIT_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])")
+_LETTER_RUN_RE = re.compile(r"[^\W\d_]{2,}")
+
+# Memo tables, one per (drop_stopwords, stem) combination: compound -> its tokens. A full table
+# is replaced, never cleared, so a concurrent caller still holding the old one stays correct.
+# Token strings are pooled so that the many entries sharing a token ("get", a common bigram)
+# hold one string object between them.
+_CACHE_LIMIT = 65_536
+_CACHEABLE_CHARS = 128
+_caches: list[dict[str, tuple[str, ...]]] = [{}, {}, {}, {}]
+_pool: dict[str, str] = {}
+
+
+def _suffix_stem(word: str) -> str:
+    """A minimal English suffix stripper, used only when snowballstemmer is not installed."""
+    for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def _make_stemmer() -> Callable[[str], str]:
+    try:
+        import snowballstemmer
+    except ImportError:
+        return _suffix_stem
+    stemmer = snowballstemmer.stemmer("english")
+    lock = threading.Lock()  # Snowball stemmer objects keep per-call state
+
+    def stem(word: str) -> str:
+        with lock:
+            return stemmer.stemWord(word)
+
+    return stem
+
+
+_stem_word = _make_stemmer()
+
+
+def _camel_parts(piece: str) -> list[str]:
+    """Split one ``_``-free piece at camelCase boundaries (see the module docstring)."""
+    if piece.islower() or piece.isdigit() or len(piece) < 2:
+        return [piece]
+    if piece.isascii():
+        return _CAMEL_SPLIT_RE.split(piece)
+    shape = "".join("A" if c.isupper() else "0" if c.isdigit() else "a" for c in piece)
+    parts: list[str] = []
+    start = 0
+    for shaped in _CAMEL_SPLIT_RE.split(shape):
+        parts.append(piece[start : start + len(shaped)])
+        start += len(shaped)
+    return parts
+
+
+def _word_tokens(raw: str) -> list[str]:
+    """All tokens of one compound, normalised, before stopword and length filtering."""
+    tokens = [raw.casefold()]
+    segments = _SEGMENT_SPLIT_RE.split(raw)
+    compound = len(segments) > 1
+    for segment in segments:
+        parts: list[str] = []
+        for piece in segment.split("_"):
+            if piece:
+                parts.extend(_camel_parts(piece))
+        if compound and len(parts) > 1:
+            tokens.append(segment.casefold())
+        emit_parts = compound or len(parts) > 1
+        for part in parts:
+            if emit_parts:
+                tokens.append(part.casefold())
+            if not part.isalpha() and not part.isdigit():
+                tokens.extend(run.casefold() for run in _LETTER_RUN_RE.findall(part))
+    return tokens
+
+
+def _analyse(raw: str, drop_stopwords: bool, stem: bool) -> tuple[str, ...]:
+    """The final tokens of one run: a CJK run or a compound word."""
+    if _CJK_START_RE.match(raw):
+        if len(raw) == 1:
+            return (raw,)
+        return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
+    tokens = _word_tokens(raw)
+    if drop_stopwords and len(tokens) == 1 and tokens[0] in STOPWORDS:
+        return ()
+    kept = [t for t in tokens if len(t) <= MAX_TOKEN_CHARS]
+    if stem:
+        kept = [_stem_word(t) if t.isascii() and t.isalpha() else t for t in kept]
+    return tuple(kept)
+
+
+def tokenize(text: str, *, drop_stopwords: bool = True, stem: bool = False) -> list[str]:
+    """Index tokens of ``text`` in order, with repetition (term frequency matters)."""
+    if not text:
+        return []
+    runs = _ASCII_RUN_RE.findall(text) if text.isascii() else _RUN_RE.findall(nfkc(text))
+    if not runs:
+        return []
+    slot = 2 * drop_stopwords + stem
+    cache = _caches[slot]
+    missing = set(runs).difference(cache)
+    if not missing:
+        return list(chain.from_iterable(map(cache.__getitem__, runs)))
+    global _pool
+    if len(cache) + len(missing) > _CACHE_LIMIT:
+        cache = {}
+        _caches[slot] = cache
+        missing = set(runs)
+    pool = _pool
+    if len(pool) > 4 * _CACHE_LIMIT:
+        pool = _pool = {}
+    share = pool.setdefault
+    uncached: dict[str, tuple[str, ...]] = {}
+    for raw in missing:
+        tokens = _analyse(raw, drop_stopwords, stem)
+        if len(raw) <= _CACHEABLE_CHARS:
+            cache[raw] = tuple([share(t, t) for t in tokens])
+        else:
+            uncached[raw] = tokens
+    if not uncached:
+        return list(chain.from_iterable(map(cache.__getitem__, runs)))
+    return list(chain.from_iterable(uncached.get(r) or cache.get(r, ()) for r in runs))
+
+
+def query_terms(text: str, *, stem: bool = False) -> list[str]:
+    """Distinct query tokens in first-seen order, capped at :data:`MAX_QUERY_TERMS`.
+
+    Stopwords are removed unless that leaves nothing, so a query made only of stopwords (say
+    "how to") still searches for something.
+    """
+    tokens = tokenize(text, stem=stem) or tokenize(text, drop_stopwords=False, stem=stem)
+    return list(dict.fromkeys(tokens))[:MAX_QUERY_TERMS]

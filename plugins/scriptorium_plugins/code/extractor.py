@@ -1,0 +1,321 @@
+"""Cuts source files into definition blocks (tree-sitter) or line windows (everything else).
+
+A parsed file yields one block per definition plus "module" blocks for the lines no top-level
+definition covers (imports, app wiring, route registrations). A block's ``body`` holds its own
+lines only: nested definitions are blocks of their own, so every line is indexed exactly once.
+Files without a grammar, or whose parse fails, are cut into overlapping line windows instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from scriptorium.extractors import Extraction
+from scriptorium.model import Block, Corpus, RefKind
+from tree_sitter import Node, QueryCursor
+
+from scriptorium_plugins.code.languages import (
+    definitions_query,
+    has_grammar,
+    language_for_path,
+    parser,
+)
+
+MODULE_WINDOW_LINES = 40
+FALLBACK_WINDOW_LINES = 40
+FALLBACK_OVERLAP_LINES = 10
+
+# Nodes that only wrap a single definition; the definition's extent grows to cover them, so
+# ``export``, ``const x =`` and Python decorators belong to the block.
+_WRAPPERS = frozenset(
+    {
+        "decorated_definition",
+        "export_statement",
+        "lexical_declaration",
+        "variable_declaration",
+        "type_declaration",
+    }
+)
+_DECORATORS = frozenset({"decorator", "annotation", "marker_annotation"})
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+_GO_RECEIVER = re.compile(r"\(\s*(?:\w+\s+)?\*?\s*(\w+)")
+
+
+@dataclass(slots=True, eq=False)
+class _Definition:
+    """One definition found in the tree, before it becomes a Block."""
+
+    node: Node
+    name: str
+    kind: str
+    start_row: int  # 0-based first row of the full extent (decorators, doc comments)
+    end_row: int  # 0-based last row
+    parent: _Definition | None = None
+    children: list[_Definition] = field(default_factory=list)
+    qualifier: str | None = None  # Go method receiver type
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        names: list[str] = []
+        current: _Definition | None = self
+        while current is not None:
+            names.append(current.name)
+            if current.qualifier:
+                names.append(current.qualifier)
+            current = current.parent
+        return tuple(reversed(names))
+
+    @property
+    def depth(self) -> int:
+        depth, current = 1, self.parent
+        while current is not None:
+            depth, current = depth + 1, current.parent
+        return depth
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as editors and tree-sitter number them: split on ``\\n`` only, ``\\r`` dropped."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+class CodeExtractor:
+    """The block extractor for the code corpus."""
+
+    name = "code"
+    version = "1"
+    priority = 200
+
+    def accepts(self, path: str, corpus: Corpus) -> bool:
+        return corpus is Corpus.CODE
+
+    def extract(self, path: str, text: str) -> Extraction:
+        language = language_for_path(path)
+        lines = split_lines(text)
+        if not any(line.strip() for line in lines):
+            return Extraction((), language=language)
+        blocks: list[Block] | None = None
+        if has_grammar(language):
+            try:
+                blocks = _parsed_blocks(path, text, lines, language or "")
+            except Exception:
+                # Messy input must never fail indexing: the windows below still cover the file.
+                blocks = None
+        if blocks is None:
+            blocks = window_blocks(path, lines)
+        return Extraction(tuple(blocks), language=language)
+
+
+# -- definitions ---------------------------------------------------------------------------
+
+
+def _parsed_blocks(path: str, text: str, lines: list[str], language: str) -> list[Block] | None:
+    ts_parser = parser(language)
+    query = definitions_query(language)
+    if ts_parser is None or query is None:
+        return None
+    tree = ts_parser.parse(text.encode("utf-8", "replace"))
+    definitions = _definitions(tree.root_node, query, lines, language)
+    blocks = [_definition_block(d, lines) for d in definitions]
+    covered: set[int] = set()
+    for definition in definitions:
+        if definition.parent is None:
+            covered.update(range(definition.start_row, definition.end_row + 1))
+    blocks.extend(_module_blocks(path, lines, covered))
+    blocks.sort(key=lambda b: (b.start_line, -b.end_line, b.level))
+    return blocks
+
+
+def _definitions(root: Node, query, lines: list[str], language: str) -> list[_Definition]:
+    found: dict[tuple[int, int, str], _Definition] = {}
+    for _pattern, captures in QueryCursor(query).matches(root):
+        def_nodes = [(k, v) for k, v in captures.items() if k.startswith("definition.")]
+        names = captures.get("name")
+        if not def_nodes or not names:
+            continue
+        capture, nodes = def_nodes[0]
+        node = nodes[0]
+        key = _key(node)
+        if key in found:
+            continue
+        name = _text(names[0]).strip() or "<anonymous>"
+        start_row, end_row = _extent(node, lines)
+        found[key] = _Definition(node, name, capture.split(".", 1)[1], start_row, end_row)
+
+    for definition in found.values():
+        ancestor = definition.node.parent
+        while ancestor is not None and _key(ancestor) not in found:
+            ancestor = ancestor.parent
+        if ancestor is not None:
+            definition.parent = found[_key(ancestor)]
+            definition.parent.children.append(definition)
+    for definition in found.values():
+        _refine(definition, language)
+    return sorted(found.values(), key=lambda d: (d.start_row, -d.end_row, d.depth))
+
+
+def _refine(definition: _Definition, language: str) -> None:
+    """Language details the query cannot express: methods, receivers, struct vs interface."""
+    node = definition.node
+    parent = definition.parent
+    if definition.kind == "function" and parent is not None and parent.kind == "class":
+        definition.kind = "method"
+    if definition.kind == "method" and definition.name == "constructor":
+        definition.kind = "constructor"
+    if language == "go" and definition.kind == "method":
+        receiver = node.child_by_field_name("receiver")
+        match = _GO_RECEIVER.match(_text(receiver)) if receiver is not None else None
+        if match:
+            definition.qualifier = match.group(1)
+    if language == "go" and definition.kind == "type":
+        type_node = node.child_by_field_name("type")
+        kind = type_node.type if type_node is not None else ""
+        definition.kind = {"struct_type": "struct", "interface_type": "interface"}.get(kind, "type")
+
+
+def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
+    """First and last row of a definition, grown over wrappers, decorators and doc comments."""
+    outer = node
+    while outer.parent is not None and outer.parent.type in _WRAPPERS:
+        siblings = [
+            c
+            for c in outer.parent.named_children
+            if c.type not in _DECORATORS and c.type not in _COMMENTS
+        ]
+        if len(siblings) != 1:
+            break
+        outer = outer.parent
+    start_row = outer.start_point.row
+    end_row = _end_row(outer)
+    previous = outer.prev_named_sibling
+    while previous is not None and previous.type in _DECORATORS:
+        start_row = previous.start_point.row
+        previous = previous.prev_named_sibling
+    while (
+        previous is not None
+        and previous.type in _COMMENTS
+        and _end_row(previous) >= start_row - 1
+        and _starts_line(previous, lines)
+    ):
+        start_row = previous.start_point.row
+        previous = previous.prev_named_sibling
+    return start_row, max(start_row, end_row)
+
+
+def _end_row(node: Node) -> int:
+    row, column = node.end_point
+    return row - 1 if column == 0 and row > node.start_point.row else row
+
+
+def _starts_line(node: Node, lines: list[str]) -> bool:
+    row, column = node.start_point
+    return row < len(lines) and not lines[row][:column].strip()
+
+
+def _definition_block(definition: _Definition, lines: list[str]) -> Block:
+    own_rows = set(range(definition.start_row, definition.end_row + 1))
+    for child in definition.children:
+        own_rows.difference_update(range(child.start_row, child.end_row + 1))
+    own_rows.add(definition.start_row)
+    body = _compact(lines[row] for row in sorted(own_rows) if row < len(lines))
+    section_path = definition.path
+    qualified = ".".join(section_path)
+    return Block(
+        kind=RefKind.CODE,
+        start_line=definition.start_row + 1,
+        end_line=definition.end_row + 1,
+        title=qualified,
+        section_path=section_path,
+        anchor=qualified,
+        body=body,
+        level=definition.depth,
+        symbol=definition.name,
+        symbol_kind=definition.kind,
+    )
+
+
+def _compact(lines: Iterable[str]) -> str:
+    """Join lines, folding the blank runs left where nested definitions were cut out."""
+    kept: list[str] = []
+    for line in lines:
+        if line.strip() or (kept and kept[-1].strip()):
+            kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept)
+
+
+def _key(node: Node) -> tuple[int, int, str]:
+    return (node.start_byte, node.end_byte, node.type)
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+# -- line windows --------------------------------------------------------------------------
+
+
+def _module_blocks(path: str, lines: list[str], covered: set[int]) -> list[Block]:
+    """Blocks for contiguous runs of lines outside every top-level definition."""
+    blocks: list[Block] = []
+    run: list[int] = []
+    for row in [*range(len(lines)), len(lines)]:
+        if row < len(lines) and row not in covered:
+            run.append(row)
+            continue
+        for start in range(0, len(run), MODULE_WINDOW_LINES):
+            chunk = run[start : start + MODULE_WINDOW_LINES]
+            block = _window(path, lines, chunk[0], chunk[-1], "module", trim=True)
+            if block is not None:
+                blocks.append(block)
+        run = []
+    return blocks
+
+
+def window_blocks(path: str, lines: list[str]) -> list[Block]:
+    """Overlapping line windows over the whole file, for files that are not parsed."""
+    blocks: list[Block] = []
+    step = FALLBACK_WINDOW_LINES - FALLBACK_OVERLAP_LINES
+    start = 0
+    while start < len(lines):
+        end = min(start + FALLBACK_WINDOW_LINES, len(lines)) - 1
+        block = _window(path, lines, start, end, "window", trim=False)
+        if block is not None:
+            blocks.append(block)
+        if end == len(lines) - 1:
+            break
+        start += step
+    return blocks
+
+
+def _window(
+    path: str, lines: list[str], first: int, last: int, kind: str, *, trim: bool
+) -> Block | None:
+    """A block over rows ``first..last``; None when they hold nothing worth indexing."""
+    if trim:
+        while first <= last and not lines[first].strip():
+            first += 1
+        while last >= first and not lines[last].strip():
+            last -= 1
+    body_lines = lines[first : last + 1]
+    if not any(any(ch.isalnum() for ch in line) for line in body_lines):
+        return None
+    start_line, end_line = first + 1, last + 1
+    return Block(
+        kind=RefKind.CODE,
+        start_line=start_line,
+        end_line=end_line,
+        title=f"{PurePosixPath(path).name} lines {start_line}-{end_line}",
+        section_path=(),
+        anchor=f"L{start_line}-{end_line}",
+        body="\n".join(body_lines),
+        level=0,
+        symbol=None,
+        symbol_kind=kind,
+    )

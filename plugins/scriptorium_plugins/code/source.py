@@ -1,0 +1,41 @@
+"""The local code source: a directory tree of source and configuration files."""
+
+from __future__ import annotations
+
+import pathspec
+from scriptorium.model import Corpus
+from scriptorium.sources import LocalTreeSource, SourceConfig, SourceContext
+
+from scriptorium_plugins.code.languages import include_patterns
+
+# Generated or vendored files: large, repetitive and never what a reader is looking for.
+GENERATED_FILE_PATTERNS: tuple[str, ...] = (
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "*_pb2.py",
+    "*_pb2.pyi",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*.lock",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "npm-shrinkwrap.json",
+)
+
+
+class CodeSource(LocalTreeSource):
+    """Source files in every known language plus plain-text configuration, never Markdown."""
+
+    kind = "code"
+    corpus = Corpus.CODE
+    include = include_patterns()
+
+    def __init__(self, config: SourceConfig, context: SourceContext) -> None:
+        super().__init__(config, context)
+        exclude = [*GENERATED_FILE_PATTERNS, *config.options.get("exclude", ())]
+        self._exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
+
+    def page_location(self, path: str) -> str:
+        """Code is addressed by its path in the tree, unchanged."""
+        return path

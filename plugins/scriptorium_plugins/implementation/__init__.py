@@ -1,0 +1,181 @@
+"""The ``implementation`` ranking mode: favour material that shows how to build something.
+
+For "how do I implement X" questions the most useful code is where an application is wired
+together: entry points, route handlers, dependency injection, decorators and configuration, plus
+example programs; the most useful docs are the ones that carry code. Each of those signals is a
+named, modest boost, and the product per candidate is capped so structure can reorder close
+results without burying a clearly better lexical match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import PurePosixPath
+
+from scriptorium.model import Candidate, Corpus, Query
+from scriptorium.plugins import hookimpl
+from scriptorium.ranking.modes import RankingMode
+from scriptorium.text.code import (
+    is_configuration,
+    is_decorator,
+    is_dependency_injection,
+    routes,
+)
+
+Signal = tuple[str, float, str]
+
+BOOSTS: dict[str, float] = {
+    "entrypoint": 1.3,
+    "route": 1.35,
+    "dependency-injection": 1.2,
+    "decorator": 1.1,
+    "configuration": 1.2,
+    "example": 1.15,
+    "has-code-example": 1.1,
+}
+MAX_COMBINED_BOOST = 2.0
+
+_ENTRYPOINT_NAMES = frozenset(
+    {
+        "main.py",
+        "app.py",
+        "__main__.py",
+        "asgi.py",
+        "wsgi.py",
+        "manage.py",
+        "program.cs",
+        "startup.cs",
+        "main.go",
+        "main.ts",
+        "main.js",
+        "index.ts",
+        "index.js",
+        "app.ts",
+        "app.js",
+        "main.java",
+        "main.kt",
+    }
+)
+_ENTRYPOINT_STEMS = frozenset({"server", "main", "app"})
+_SPRING_APPLICATION = re.compile(r"\w+Application\.(?:java|kt)$")
+_CONFIG_SUFFIXES = frozenset({".toml", ".yaml", ".yml", ".ini", ".cfg", ".properties", ".json"})
+_CONFIG_STEM = re.compile(r"(?:^|[_.-])(?:config|configuration|settings|appsettings)(?:$|[_.-])")
+_EXAMPLE_DIRS = frozenset({"docs_src", "examples", "example", "samples", "sample", "demo", "demos"})
+_FENCE = re.compile(r"^\s*(?:```|~~~)", re.M)
+_INCLUDE = re.compile(r"\{\*\s*(?P<target>[^*}\s]+)[^}]*\*\}|\{!>?\s*(?P<old>[^!}\s]+)|--8<--")
+
+
+class ImplementationMode:
+    """Boosts entry points, routes, DI, decorators, configuration and examples."""
+
+    name = "implementation"
+    description = (
+        "Implementation questions: boosts entry points, route handlers, dependency injection, "
+        "decorators, configuration and example code, and docs that carry code examples; keeps "
+        "both docs and code in the results."
+    )
+    prefer_mixed_corpora = True
+
+    def rerank(self, query: Query, candidates: list[Candidate]) -> None:
+        for candidate in candidates:
+            signals = code_signals(candidate) if _is_code(candidate) else doc_signals(candidate)
+            _apply(candidate, signals)
+
+
+def _is_code(candidate: Candidate) -> bool:
+    return candidate.document.corpus is Corpus.CODE
+
+
+def _apply(candidate: Candidate, signals: Iterator[Signal]) -> None:
+    """Apply each boost in turn, trimming the last ones so the product stays under the cap."""
+    combined = 1.0
+    for name, factor, detail in signals:
+        allowed = min(factor, MAX_COMBINED_BOOST / combined)
+        if allowed <= 1.0 + 1e-9:
+            break
+        candidate.adjust(name, allowed, detail)
+        combined *= allowed
+
+
+def code_signals(candidate: Candidate) -> Iterator[Signal]:
+    """The implementation signals a code candidate shows, strongest evidence first."""
+    path = candidate.document.path
+    language = candidate.document.language
+    lines = candidate.block.body.split("\n")
+    file_name = PurePosixPath(path).name
+
+    found_routes = routes(lines, language)
+    if found_routes:
+        yield "route", BOOSTS["route"], f"route handler {found_routes[0].title}"
+    if is_entrypoint(path):
+        yield "entrypoint", BOOSTS["entrypoint"], f"{file_name} is an application entry point"
+    injected = _first(lines, is_dependency_injection)
+    if injected:
+        yield "dependency-injection", BOOSTS["dependency-injection"], injected
+    route_lines = {r.line for r in found_routes}
+    decorated = _first(
+        (line for number, line in enumerate(lines, 1) if number not in route_lines),
+        lambda line: is_decorator(line, language),
+    )
+    if decorated:
+        yield "decorator", BOOSTS["decorator"], decorated
+    if is_config_path(path):
+        yield "configuration", BOOSTS["configuration"], f"{file_name} is a configuration file"
+    else:
+        configured = _first(lines, is_configuration)
+        if configured:
+            yield "configuration", BOOSTS["configuration"], configured
+    if is_example_path(path):
+        yield "example", BOOSTS["example"], "example program"
+
+
+def doc_signals(candidate: Candidate) -> Iterator[Signal]:
+    """Docs earn a smaller boost when they show code: a fence or an included example file."""
+    body = candidate.block.body
+    include = _INCLUDE.search(body)
+    if include:
+        target = include.group("target") or include.group("old") or "a snippet"
+        yield "has-code-example", BOOSTS["has-code-example"], f"includes {target}"
+    elif _FENCE.search(body):
+        yield "has-code-example", BOOSTS["has-code-example"], "contains a fenced code block"
+
+
+def is_entrypoint(path: str) -> bool:
+    """Where an application starts or is assembled: main/app/server files, Program.cs, cmd/."""
+    pure = PurePosixPath(path)
+    name = pure.name.lower()
+    if name in _ENTRYPOINT_NAMES or _SPRING_APPLICATION.search(pure.name):
+        return True
+    if pure.stem.lower() in _ENTRYPOINT_STEMS and pure.suffix:
+        return True
+    return "cmd" in pure.parts[:-1]
+
+
+def is_config_path(path: str) -> bool:
+    """Settings modules and configuration files (TOML, YAML, INI, appsettings.json, ...)."""
+    pure = PurePosixPath(path)
+    if pure.suffix.lower() in _CONFIG_SUFFIXES:
+        return True
+    return bool(_CONFIG_STEM.search(pure.stem.lower()))
+
+
+def is_example_path(path: str) -> bool:
+    return any(part.lower() in _EXAMPLE_DIRS for part in PurePosixPath(path).parts[:-1])
+
+
+def _first(lines, test: Callable[[str], bool]) -> str | None:
+    """The first matching line, shortened for an explain detail."""
+    for line in lines:
+        if line.strip() and test(line):
+            text = " ".join(line.split())
+            return text if len(text) <= 120 else text[:119] + "…"
+    return None
+
+
+MODE: RankingMode = ImplementationMode()
+
+
+@hookimpl
+def scriptorium_register_ranking_modes(register: Callable[[RankingMode], None]) -> None:
+    register(MODE)

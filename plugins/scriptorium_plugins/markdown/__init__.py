@@ -1,0 +1,24 @@
+"""The built-in Markdown plugin: the ``markdown`` source kind and the Markdown block extractor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scriptorium.extractors import BlockExtractor
+from scriptorium.plugins import hookimpl
+from scriptorium.sources import SourceFactory
+
+from scriptorium_plugins.markdown.extractor import MarkdownExtractor
+from scriptorium_plugins.markdown.source import MarkdownSource
+
+__all__ = ["MarkdownExtractor", "MarkdownSource"]
+
+
+@hookimpl
+def scriptorium_register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
+    register("markdown", MarkdownSource)
+
+
+@hookimpl
+def scriptorium_register_block_extractors(register: Callable[[BlockExtractor], None]) -> None:
+    register(MarkdownExtractor())

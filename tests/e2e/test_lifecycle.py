@@ -1,0 +1,157 @@
+"""Daemon lifecycle on small real trees: live edits, resolution across sources, drain, corruption."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2
+
+from scriptorium.status import resolution_from_error
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import Daemon, running
+
+pytestmark = pytest.mark.e2e
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def locations(stub, query: str) -> list[str]:
+    return [r.location for r in stub.Search(pb.SearchRequest(query=query), timeout=10).results]
+
+
+def wait_for(predicate, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_edits_are_searchable_without_restart(tmp_path):
+    docs = tmp_path / "docs"
+    write(docs / "guide.md", "# Guide\n\nInstall the widget.\n")
+    write(docs / "old.md", "# Old\n\nThe zanzibar procedure.\n")
+    with running([str(docs), "--watch-interval", "0.2"], tmp_path / "state") as daemon:
+        stub = daemon.stub
+        assert "old" in [loc.split("#")[0] for loc in locations(stub, "zanzibar")]
+        write(docs / "new.md", "# New page\n\n## Quokka setup\n\nConfigure the quokka.\n")
+        assert wait_for(lambda: any(loc.startswith("new") for loc in locations(stub, "quokka")))
+        write(docs / "guide.md", "# Guide\n\nInstall the platypus.\n")
+        assert wait_for(lambda: any(loc.startswith("guide") for loc in locations(stub, "platypus")))
+        (docs / "old.md").unlink()
+        assert wait_for(lambda: not locations(stub, "zanzibar"))
+        sources = stub.ListSources(pb.ListSourcesRequest()).sources
+        docs_source = next(s for s in sources if s.name == "docs")
+        assert docs_source.document_count == 2
+
+
+def test_ambiguity_across_sources_and_variants(tmp_path):
+    write(tmp_path / "main/index.md", "# Home\n\nWelcome.\n")
+    write(tmp_path / "beta/guide/setup.md", "# Setup (beta)\n\nBeta setup.\n")
+    write(tmp_path / "gamma/guide/setup.md", "# Setup (gamma)\n\nGamma setup.\n")
+    write(tmp_path / "gamma/topic.md", "# Topic file\n")
+    write(tmp_path / "gamma/topic/index.md", "# Topic index\n")
+    config = write(
+        tmp_path / "scriptorium.toml",
+        "\n".join(
+            f'[[sources]]\nname = "{name}"\nkind = "markdown"\nroot = "{name}"\n'
+            + ("default = true\n" if name == "main" else "")
+            for name in ("main", "beta", "gamma")
+        ),
+    )
+    with running(["--config", str(config)], tmp_path / "state") as daemon:
+        stub = daemon.stub
+        with pytest.raises(grpc.RpcError) as err:
+            stub.GetContent(pb.GetContentRequest(location="guide/setup"))
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        resolution = resolution_from_error(err.value)
+        assert resolution.reason == "ambiguous"
+        assert sorted(resolution.candidates) == ["beta/guide/setup", "gamma/guide/setup"]
+        # A qualified location picks the source.
+        reply = stub.GetContent(pb.GetContentRequest(location="gamma/guide/setup"))
+        assert "Gamma setup" in reply.content
+        assert reply.location == "gamma/guide/setup"
+        # Two files with one canonical page inside a source are ambiguous, not guessed.
+        with pytest.raises(grpc.RpcError) as err:
+            stub.GetContent(pb.GetContentRequest(location="gamma/topic"))
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_symlink_out_of_the_root_is_never_served(tmp_path):
+    docs = tmp_path / "docs"
+    write(docs / "page.md", "# Page\n\nsafe text\n")
+    secret = write(tmp_path / "outside" / "secret.md", "# Secret\n\nhunter2 credentials\n")
+    (docs / "leak.md").symlink_to(secret)
+    with running([str(docs)], tmp_path / "state") as daemon:
+        assert not locations(daemon.stub, "hunter2 credentials")
+        with pytest.raises(grpc.RpcError) as err:
+            daemon.stub.GetContent(pb.GetContentRequest(location="leak"))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_sigterm_drains_in_flight_calls_and_exits_cleanly(tmp_path):
+    docs = tmp_path / "docs"
+    for i in range(40):
+        write(docs / f"page{i}.md", f"# Page {i}\n\n" + "lorem ipsum dolor " * 200 + "\n")
+    daemon = Daemon([str(docs)], tmp_path / "state").start()
+    errors: list[BaseException] = []
+    done = []
+
+    def hammer():
+        stub = daemon.stub
+        for _ in range(200):
+            try:
+                stub.Search(pb.SearchRequest(query="lorem ipsum"), timeout=10)
+                done.append(1)
+            except grpc.RpcError as exc:
+                # After shutdown starts, new calls may be refused; accepted ones must complete.
+                if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                    errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    daemon.proc.send_signal(signal.SIGTERM)
+    for thread in threads:
+        thread.join(30)
+    assert daemon.proc.wait(30) == 0
+    daemon.terminate()
+    assert not errors
+    assert done
+    assert "shutdown" in daemon.log().lower()
+
+
+def test_corrupt_generation_is_refused_and_previous_one_serves(tmp_path):
+    docs = tmp_path / "docs"
+    state = tmp_path / "state"
+    write(docs / "a.md", "# Alpha\n\nThe aardvark page.\n")
+    with running([str(docs)], state):
+        pass
+    write(docs / "b.md", "# Beta\n\nThe bandicoot page.\n")
+    with running([str(docs)], state):
+        pass
+    generations = sorted((state / "generations").iterdir())
+    assert len(generations) >= 2
+    newest = generations[-1]
+    victim = max((p for p in (newest / "index").iterdir() if p.is_file()), key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    with running([str(docs)], state) as daemon:
+        assert "refusing index generation" in daemon.log()
+        assert any(loc.startswith("a") for loc in locations(daemon.stub, "aardvark"))
+        assert any(loc.startswith("b") for loc in locations(daemon.stub, "bandicoot"))
+        reply = daemon.health.Check(health_pb2.HealthCheckRequest(service="scriptorium.v1.RetrievalService"))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -1,0 +1,106 @@
+"""Index generations: atomic writes, checksums, incremental hard-linked updates, retention."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.index.catalog import Snapshot
+from scriptorium.index.generation import (
+    Change,
+    CorruptGenerationError,
+    FileEntry,
+    GenerationStore,
+    SourceEntry,
+)
+from scriptorium.index.searcher import FieldWeights, lexical_search
+from scriptorium.index.store import blob_name
+from scriptorium.model import Block, Corpus, RefKind, SourceDocument
+from scriptorium.sources import content_hash
+
+FINGERPRINT = "test=1"
+
+
+def make_doc(path: str, text: str) -> SourceDocument:
+    lines = text.splitlines()
+    block = Block(RefKind.DOC, 1, len(lines), path, (path,), "", text)
+    return SourceDocument("s", path, text, Corpus.DOCS, content_hash(text), blocks=(block,))
+
+
+def tokens_for(doc, block):
+    return " ".join(block.body.lower().split()), "", doc.path
+
+
+def write(store: GenerationStore, parent, docs, removed=()):
+    files = dict(parent.sources["s"].files) if parent else {}
+    for path, _ in removed:
+        files.pop(path, None)
+    for doc in docs:
+        files[doc.path] = FileEntry(doc.content_hash, len(doc.text), 0, blob_name(doc, FINGERPRINT), 1)
+    sources = {"s": SourceEntry("markdown", "/x", "fp", files)}
+    change = Change(removed=[("s", p) for p, _ in removed], added=list(docs))
+    return store.write(parent=parent, change=change, sources=sources, extractors=FINGERPRINT, tokens_for=tokens_for)
+
+
+def search(store, manifest, term):
+    snapshot = Snapshot.load(store, manifest)
+    return sorted(h.doc.path for h in lexical_search(snapshot, [term], FieldWeights(), 10))
+
+
+def test_full_then_incremental_generation(tmp_path):
+    store = GenerationStore(tmp_path)
+    first = write(store, None, [make_doc("a.md", "apple banana"), make_doc("b.md", "banana cherry")])
+    assert first.generation == 1
+    assert search(store, first, "banana") == ["a.md", "b.md"]
+    second = write(
+        store,
+        first,
+        [make_doc("a.md", "apple durian")],
+        removed=[("a.md", None), ("b.md", None)],
+    )
+    assert second.generation == 2 and second.parent == 1
+    assert search(store, second, "banana") == []
+    assert search(store, second, "durian") == ["a.md"]
+    # The parent generation is untouched by the increment.
+    assert search(store, store.load_manifest(1), "banana") == ["a.md", "b.md"]
+
+
+def test_corrupt_index_file_is_refused(tmp_path):
+    store = GenerationStore(tmp_path)
+    manifest = write(store, None, [make_doc("a.md", "apple " * 100)])
+    index_dir = store.generation_dir(manifest.generation) / "index"
+    victim = max((p for p in index_dir.iterdir() if p.is_file()), key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    data[-1] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    with pytest.raises(CorruptGenerationError, match="checksum"):
+        store.load_manifest(manifest.generation)
+
+
+def test_tampered_manifest_is_refused(tmp_path):
+    store = GenerationStore(tmp_path)
+    manifest = write(store, None, [make_doc("a.md", "apple")])
+    path = store.generation_dir(manifest.generation) / "MANIFEST.json"
+    path.write_text(path.read_text().replace('"parent": 0', '"parent": 7'))
+    with pytest.raises(CorruptGenerationError, match="manifest checksum"):
+        store.load_manifest(manifest.generation)
+
+
+def test_partial_generations_are_cleaned_up_and_never_listed(tmp_path):
+    store = GenerationStore(tmp_path)
+    write(store, None, [make_doc("a.md", "apple")])
+    partial = store.generations_dir / ".tmp-000002-deadbeef"
+    (partial / "index").mkdir(parents=True)
+    assert store.complete_generations() == [1]
+    assert store.cleanup_partials() == 1
+    assert not partial.exists()
+
+
+def test_prune_keeps_newest_and_referenced_blobs(tmp_path):
+    store = GenerationStore(tmp_path)
+    manifest = None
+    for i in range(5):
+        manifest = write(store, manifest, [make_doc(f"p{i}.md", f"word{i}")])
+    store.prune(keep=2)
+    assert store.complete_generations() == [5, 4]
+    latest = store.load_manifest(5)
+    assert search(store, latest, "word0") == ["p0.md"]
