@@ -50,11 +50,16 @@ $(CLIENT_STAMP): $(CLIENT_DIR)/package.json $(CLIENT_DIR)/package-lock.json
 gen: venv
 	scripts/gen_stubs.sh daemon
 
+# Every check runs even when an earlier one fails; the last line names the failed ones.
 lint: venv node
-	$(RUFF) check $(LINT_PATHS)
-	$(RUFF) format --check $(LINT_PATHS)
-	$(BUF) lint
-	scripts/buf_breaking.sh
+	@failed=""; \
+	check() { local name="$$1"; shift; echo "--> $$name: $$*"; "$$@" || failed+=" [$$name]"; }; \
+	check "ruff check" $(RUFF) check $(LINT_PATHS); \
+	check "ruff format" $(RUFF) format --check $(LINT_PATHS); \
+	check "buf lint" $(BUF) lint; \
+	check "buf breaking" scripts/buf_breaking.sh; \
+	if [ -n "$$failed" ]; then echo "lint failed:$$failed"; exit 1; fi; \
+	echo "lint passed"
 
 # Every stage runs even when an earlier one fails, so one run shows everything that is broken.
 test: venv node

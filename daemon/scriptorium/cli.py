@@ -90,7 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", parents=[local], help="run the daemon")
     serve.add_argument("--listen", default=None, help="address to bind (host:port)")
     serve.add_argument(
-        "--ready-file", type=Path, default=None, help="write the port here once ready"
+        "--ready-file", type=Path, default=None, help="write the bound port here once ready"
+    )
+    serve.add_argument(
+        "--watch-interval", type=float, default=None, help="seconds between checks for changes"
+    )
+    serve.add_argument(
+        "--no-watch", dest="watch", action="store_false", default=None, help="do not watch roots"
     )
 
     index = commands.add_parser("index", help="manage the on-disk index")
@@ -253,6 +259,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = load_settings(args.config, args.paths, listen=args.listen, state_dir=args.state_dir)
     if args.log_level:
         settings.log_level = args.log_level.upper()
+    if args.watch is not None:
+        settings.watch = args.watch
+    if args.watch_interval is not None:
+        if args.watch_interval <= 0:
+            raise ConfigError("--watch-interval must be greater than 0")
+        settings.watch_interval = args.watch_interval
     _configure_logging(settings.log_level)
     return asyncio.run(serve(settings, ready_file=args.ready_file))
 

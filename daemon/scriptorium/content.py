@@ -91,8 +91,10 @@ def cut_doc(
     content, first, last, truncated = _slice(lines, start, end, max_lines)
     ranges: list[RangeMark] = []
     if mode == "multi_range":
-        for r_start, r_end, reason in interesting_ranges(lines[first - 1 : last], first):
-            ranges.append(RangeMark(r_start, r_end, reason))
+        # Analyse the whole block (a cut may start inside a fence), then clip to the window.
+        for r_start, r_end, reason in interesting_ranges(lines[start - 1 : end], start):
+            if r_start <= last and r_end >= first:
+                ranges.append(RangeMark(max(r_start, first), min(r_end, last), reason))
     return Cut(content, first, last, truncated, ranges, title, section, RefKind.DOC, block, first)
 
 

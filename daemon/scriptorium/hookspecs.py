@@ -49,13 +49,3 @@ def scriptorium_register_block_extractors(register: Callable[[BlockExtractor], N
     corpus)`` is true cuts the document. ``extractor.version`` is stored in the index so a
     changed extractor forces re-extraction.
     """
-
-
-# ---------------------------------------------------------------------------------------------
-# Lifecycle
-# ---------------------------------------------------------------------------------------------
-
-
-@hookspec
-def scriptorium_startup(settings: object) -> None:
-    """Called once after configuration is loaded and before sources start loading."""

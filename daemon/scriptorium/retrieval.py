@@ -15,6 +15,7 @@ import os
 import secrets
 import threading
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +31,10 @@ from scriptorium.content import (
     cut_file,
     find_doc_block,
 )
+from scriptorium.compose.flow import summarize_flow
+from scriptorium.compose.guide import guide_implementation
+from scriptorium.compose.related import expand_related, includes_in
+from scriptorium.compose.seeds import load_seeds
 from scriptorium.engine import Engine
 from scriptorium.extractors import ExtractorChain
 from scriptorium.index.catalog import Snapshot
@@ -54,8 +59,11 @@ from scriptorium.results import (
     ContentOutcome,
     ContentParams,
     FailedPrecondition,
+    FlowOutcome,
+    GuideOutcome,
     InvalidArgument,
     NotFound,
+    RelatedOutcome,
     Resolution,
     SearchHit,
     SearchOutcome,
@@ -67,6 +75,7 @@ from scriptorium.results import (
 )
 from scriptorium.sources import LocalTreeSource, PathEscapeError, Source, SourceContext
 from scriptorium.text import (
+    TOKENIZER_VERSION,
     code_snippet,
     collapse_whitespace,
     doc_snippet,
@@ -139,10 +148,15 @@ class LocalEngine(Engine):
         self._resolver: Resolver | None = None
         self._write_lock = threading.Lock()
         self._lines: LRUCache = LRUCache(maxsize=4096)
+        self._derived: LRUCache = LRUCache(maxsize=8)
         self._watch_task: asyncio.Task | None = None
         self._ready = False
         self._stopping = asyncio.Event()
         self.pipeline = Pipeline(self.ranking, self.lines_of)
+        # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
+        self.index_fingerprint = (
+            f"{self.extractors.fingerprint};tokenizer={TOKENIZER_VERSION};stem={self.ranking.stem}"
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -201,7 +215,7 @@ class LocalEngine(Engine):
     def _compatible(self, manifest: Manifest) -> bool:
         return (
             manifest.schema_version == SCHEMA_VERSION
-            and manifest.extractors == self.extractors.fingerprint
+            and manifest.extractors == self.index_fingerprint
         )
 
     def reconcile(self) -> BuildSummary | None:
@@ -270,7 +284,7 @@ class LocalEngine(Engine):
                         doc.content_hash,
                         stat.size,
                         stat.mtime_ns,
-                        blob_name(doc, self.extractors.fingerprint),
+                        blob_name(doc, self.index_fingerprint),
                         len(doc.blocks),
                     )
                 for path in old_files:
@@ -296,7 +310,7 @@ class LocalEngine(Engine):
                 parent=base,
                 change=change,
                 sources=tables,
-                extractors=self.extractors.fingerprint,
+                extractors=self.index_fingerprint,
                 tokens_for=self.tokens_for,
             )
             self._swap(Snapshot.load(self.store, manifest, current))
@@ -673,6 +687,114 @@ class LocalEngine(Engine):
             section_path=cut.section_path,
             trace_id=secrets.token_hex(16),
         )
+
+    # -- composing calls -----------------------------------------------------------------------
+
+    async def expand_related(
+        self,
+        ref_ids: list[str],
+        top_k: int = 0,
+        kinds: tuple[Corpus, ...] = (),
+        mode: str = "",
+        sources: tuple[str, ...] = (),
+    ) -> RelatedOutcome:
+        if not ref_ids:
+            raise InvalidArgument("at least one ref_id is required")
+        self._check_mode_and_sources(mode, sources)
+        outcome = await asyncio.to_thread(
+            expand_related, self, list(ref_ids), top_k, tuple(kinds), mode, tuple(sources)
+        )
+        outcome.trace_id = secrets.token_hex(16)
+        return outcome
+
+    async def summarize_flow(
+        self, ref_ids: list[str], topic: str = "", style: str = "", max_steps: int = 0
+    ) -> FlowOutcome:
+        if len(topic) > MAX_QUERY_CHARS:
+            raise InvalidArgument(f"topic is longer than {MAX_QUERY_CHARS} characters")
+        outcome = await asyncio.to_thread(summarize_flow, self, list(ref_ids), topic, style, max_steps)
+        outcome.trace_id = secrets.token_hex(16)
+        return outcome
+
+    async def guide_implementation(
+        self,
+        topic: str,
+        framework: str = "",
+        language: str = "",
+        max_docs: int = 0,
+        max_samples: int = 0,
+        style: str = "",
+        sources: tuple[str, ...] = (),
+    ) -> GuideOutcome:
+        self._check_mode_and_sources("implementation", sources)
+        return await asyncio.to_thread(
+            guide_implementation, self, topic, framework, language, max_docs, max_samples, style, tuple(sources)
+        )
+
+    def _check_mode_and_sources(self, mode: str, sources: tuple[str, ...]) -> None:
+        self.make_query(SearchParams(query="", mode=mode, sources=tuple(sources)))
+
+    def make_query_from(self, text: str, *, top_k: int = 10, mode: str = "", sources=(), kinds=()) -> Query:
+        return self.make_query(
+            SearchParams(query=text, top_k=top_k, mode=mode, sources=tuple(sources), kinds=tuple(kinds))
+        )
+
+    def hits_for_refs(self, query: Query, ref_ids: list[str]) -> list[SearchHit]:
+        """Search-hit shaped results for refs (scores left at zero: they were not searched)."""
+        seeds, _ = load_seeds(self.snapshot, ref_ids, self.lines_of)
+        hits = []
+        for seed in seeds:
+            doc = seed.doc
+            block = seed.block or (doc.blocks[0] if doc.blocks else None)
+            if block is None:
+                continue
+            cand = Candidate(seed.doc.source, doc, block, 0.0)
+            if block.kind is RefKind.CODE:
+                cand.anchor_line = seed.ref.line or block.start_line
+            cand.location = self.location_of(cand)
+            hits.append(self._hit(query, cand))
+        return hits
+
+    def topic_seeds(self, topic: str) -> list:
+        """Seeds for a topic when a flow has no usable refs: the best doc, then the best code."""
+        query = self.make_query_from(topic, top_k=5)
+        outcome = self.search_query(query)
+        picked = [h.ref_id for h in outcome.hits if h.kind is RefKind.DOC][:1]
+        picked += [h.ref_id for h in outcome.hits if h.kind is not RefKind.DOC][:1]
+        seeds, _ = load_seeds(self.snapshot, picked, self.lines_of)
+        return seeds
+
+    def symbols(self, snapshot: Snapshot) -> dict[str, list[tuple[SourceDocument, int]]]:
+        """Definition name → blocks defining it, for import resolution (cached per generation)."""
+        cached = self._derived.get(("symbols", snapshot.generation))
+        if cached is None:
+            cached = defaultdict(list)
+            for doc in snapshot.docs.values():
+                if doc.corpus is Corpus.CODE:
+                    for index, block in enumerate(doc.blocks):
+                        if block.symbol:
+                            cached[block.symbol].append((doc, index))
+            self._derived[("symbols", snapshot.generation)] = cached
+        return cached
+
+    def includers(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:
+        """Code path → documents that include it with an include directive (cached)."""
+        cached = self._derived.get(("includers", snapshot.generation))
+        if cached is None:
+            cached = defaultdict(list)
+            code_paths = {d.path for d in snapshot.docs.values() if d.corpus is Corpus.CODE}
+            for doc in snapshot.docs.values():
+                if doc.corpus is not Corpus.DOCS:
+                    continue
+                for tail in includes_in(doc.text):
+                    if tail in code_paths:
+                        cached[tail].append(doc)
+                    else:
+                        for path in code_paths:
+                            if path.endswith("/" + tail):
+                                cached[path].append(doc)
+            self._derived[("includers", snapshot.generation)] = cached
+        return cached
 
     # -- status --------------------------------------------------------------------------------
 

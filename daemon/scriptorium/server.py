@@ -275,16 +275,19 @@ async def serve(
     engine = create_engine(settings, registry)
     shutdown = Shutdown()
     loop = asyncio.get_running_loop()
-    installed: list[signal.Signals] = []
+    previous: dict[signal.Signals, object] = {}
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            handler = signal.getsignal(sig)
             loop.add_signal_handler(sig, _on_signal, sig, shutdown)
-            installed.append(sig)
+            previous[sig] = handler
     try:
         return await run_server(settings, engine, shutdown, ready_file=ready_file)
     finally:
-        for sig in installed:
+        for sig, handler in previous.items():
             loop.remove_signal_handler(sig)
+            if handler is not None:
+                signal.signal(sig, handler)
 
 
 def _on_signal(sig: signal.Signals, shutdown: Shutdown) -> None:

@@ -161,8 +161,8 @@ class LocalTreeSource(Source):
         self.max_file_bytes = int(config.options.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
         include = config.options.get("include") or self.include
         exclude = list(config.options.get("exclude", ()))
-        self._include = pathspec.PathSpec.from_lines("gitwildmatch", include)
-        self._exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
+        self._include = pathspec.PathSpec.from_lines("gitignore", include)
+        self._exclude = pathspec.PathSpec.from_lines("gitignore", exclude)
         self._skip_dirs = ALWAYS_SKIPPED_DIRS | frozenset(config.options.get("skip_dirs", ()))
 
     # -- safety ---------------------------------------------------------------------------
@@ -188,7 +188,7 @@ class LocalTreeSource(Source):
                 return inherited
             rel = directory.relative_to(self.root).as_posix()
             prefix = "" if rel == "." else rel + "/"
-            return [*inherited, (prefix, pathspec.PathSpec.from_lines("gitwildmatch", lines))]
+            return [*inherited, (prefix, pathspec.PathSpec.from_lines("gitignore", lines))]
         return inherited
 
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
 from datetime import UTC, datetime
@@ -9,7 +10,6 @@ from pathlib import Path
 
 import pluggy
 import pytest
-
 import scriptorium_plugins.markdown as markdown_plugin
 from scriptorium import hookspecs
 from scriptorium.extractors import BlockExtractor, ExtractorChain
@@ -251,7 +251,7 @@ def test_interesting_ranges_mark_lists_headings_steps_and_code() -> None:
     ]
     for reason in {r for _, _, r in ranges}:
         spans = [(s, e) for s, e, r in ranges if r == reason]
-        assert all(prev[1] < nxt[0] for prev, nxt in zip(spans, spans[1:], strict=False))
+        assert all(prev[1] < nxt[0] for prev, nxt in itertools.pairwise(spans))
 
 
 def test_interesting_ranges_split_lists_of_different_kinds() -> None:
@@ -518,9 +518,7 @@ def test_extractor_title_defaults() -> None:
 
 def test_extractor_without_headings_is_one_preamble_block() -> None:
     blocks = MarkdownExtractor().extract("plain.md", "just text\nmore text").blocks
-    assert [(b.start_line, b.end_line, b.anchor, b.title) for b in blocks] == [
-        (1, 2, "", "plain")
-    ]
+    assert [(b.start_line, b.end_line, b.anchor, b.title) for b in blocks] == [(1, 2, "", "plain")]
 
 
 def test_extractor_broken_front_matter_keeps_real_line_numbers() -> None:
@@ -528,9 +526,7 @@ def test_extractor_broken_front_matter_keeps_real_line_numbers() -> None:
     extraction = MarkdownExtractor().extract("x.md", text)
     assert extraction.meta.parse_confidence == 0.5
     assert extraction.front_matter_lines == 3
-    assert [(b.start_line, b.end_line, b.anchor) for b in extraction.blocks] == [
-        (5, 6, "section")
-    ]
+    assert [(b.start_line, b.end_line, b.anchor) for b in extraction.blocks] == [(5, 6, "section")]
 
 
 def test_extractor_accepts() -> None:
@@ -564,12 +560,13 @@ def test_every_corpus_document_extracts() -> None:
     for path in sorted(DOCS.rglob("*.md")):
         text = path.read_text("utf-8")
         extraction = extractor.extract(path.relative_to(CORPUS).as_posix(), text)
-        total = len(text.splitlines())
+        lines = text.splitlines()
+        total = len(lines)
         anchors = [b.anchor for b in extraction.blocks if b.level]
         assert len(anchors) == len(set(anchors)), path
         for block in extraction.blocks:
             assert extraction.front_matter_lines < block.start_line <= block.end_line <= total
-            assert block.body.splitlines()[0] == text.splitlines()[block.start_line - 1]
+            assert block.body.splitlines()[0] == lines[block.start_line - 1]
         language = path.relative_to(DOCS).parts[0]
         counts[language] = counts.get(language, 0) + len(extraction.blocks)
     assert set(counts) == {"en", "ja", "zh"}

@@ -140,12 +140,16 @@ def format_comparison(result: Mapping[str, Any]) -> str:
             f"{metric:<20}{_fmt_plain(values['a']):>9}{_fmt_plain(values['b']):>9}"
             f"{_fmt(values['delta']):>9}"
         )
-    lines += ["", f"{'group':<26}{'@1 delta':>10}{'@5 delta':>10}{'MRR delta':>11}"]
+    lines += [
+        "",
+        f"{'group':<26}{'@1 delta':>10}{'@5 delta':>10}{'MRR delta':>11}{'stale delta':>13}",
+    ]
     for kind in ("by_tag", "by_lang"):
         for name, values in result["aggregate_deltas"][kind].items():
             lines.append(
                 f"{kind[3:] + ':' + name:<26}{_fmt(values['hit@1']['delta']):>10}"
                 f"{_fmt(values['hit@5']['delta']):>10}{_fmt(values['mrr']['delta']):>11}"
+                f"{_fmt(values['stale_pass_rate']['delta']):>13}"
             )
     lines.append("")
     for name, flip in result["flips"].items():

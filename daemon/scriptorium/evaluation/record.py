@@ -131,7 +131,8 @@ def load_record(path: str | Path) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ display
 
 TABLE_COLUMNS = (
-    ("n", "search_case_count", "count"),
+    ("cases", "case_count", "count"),
+    ("srch", "search_case_count", "count"),
     ("@1", "hit@1", "rate"),
     ("@3", "hit@3", "rate"),
     ("@5", "hit@5", "rate"),

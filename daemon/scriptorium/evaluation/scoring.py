@@ -142,7 +142,7 @@ def classify_fetch_outcome(status: str, content: str, candidates: Sequence[str])
 def stale_location_passed(
     expect: str, outcome: str, resolved_location: str, acceptable: Sequence[str]
 ) -> bool:
-    """A direct fetch passes when the outcome matches and a resolution lands on an acceptable page."""
+    """Pass on the expected outcome; a resolution must also land on an acceptable page."""
     if outcome != expect:
         return False
     if expect == "resolved" and acceptable:
@@ -172,7 +172,9 @@ def _hit_block(cases: Sequence[Mapping[str, Any]], field: str) -> dict[str, Any]
     """Counts and rates of hit@n over cases whose ``field`` (hits / section_hits) is present."""
     block: dict[str, Any] = {}
     for cutoff in [*map(str, CUTOFFS), "k"]:
-        measured = [c[field][cutoff] for c in cases if c.get(field) and c[field].get(cutoff) is not None]
+        measured = [
+            c[field][cutoff] for c in cases if c.get(field) and c[field].get(cutoff) is not None
+        ]
         count = sum(1 for hit in measured if hit)
         block[f"hit@{cutoff}_count"] = count
         block[f"hit@{cutoff}"] = _rate(count, len(measured)) if measured else None
@@ -195,8 +197,12 @@ def aggregate_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "case_count": len(cases),
         "search_case_count": len(searched),
-        "search_error_count": sum(1 for c in searched if c.get("search", {}).get("status") == "error"),
-        "empty_result_count": sum(1 for c in searched if c.get("search", {}).get("status") == "empty"),
+        "search_error_count": sum(
+            1 for c in searched if c.get("search", {}).get("status") == "error"
+        ),
+        "empty_result_count": sum(
+            1 for c in searched if c.get("search", {}).get("status") == "empty"
+        ),
     }
     summary.update(_hit_block(scored, "hits"))
     summary["mrr"] = (sum(c.get("rr", 0.0) for c in scored) / len(scored)) if scored else None

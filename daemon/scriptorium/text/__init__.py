@@ -6,12 +6,19 @@ from scriptorium.text.normalize import collapse_whitespace, normalize
 from scriptorium.text.preview import preview
 from scriptorium.text.snippets import best_line, code_snippet, doc_snippet
 from scriptorium.text.stopwords import STOPWORDS
-from scriptorium.text.tokenize import MAX_QUERY_TERMS, MAX_TOKEN_CHARS, query_terms, tokenize
+from scriptorium.text.tokenize import (
+    MAX_QUERY_TERMS,
+    MAX_TOKEN_CHARS,
+    TOKENIZER_VERSION,
+    query_terms,
+    tokenize,
+)
 
 __all__ = [
     "MAX_QUERY_TERMS",
     "MAX_TOKEN_CHARS",
     "STOPWORDS",
+    "TOKENIZER_VERSION",
     "best_line",
     "code_snippet",
     "collapse_whitespace",

@@ -32,10 +32,11 @@ _HTML_LINE = re.compile(r"^\s*<[^>]*>\s*$|^\s*<!--|^\s*</?[A-Za-z][\w-]*(?:\s[^>
 _NON_PROSE = re.compile(r"^\s*(?:///|!!!|\?\?\?|\{\*|\{!|\||!\[[^\]]*\]\([^)]*\)\s*$)")
 _NUMBER = r"(?:\d+|[一二三四五六七八九十百]+)"
 _LABEL_END = r"(?=$|[\s:：.．)）、,，\-—–*_])"
+_LABEL_WORD = r"(?:step|手順|ステップ|步骤|步驟)[ \t]*" + _NUMBER
+_LABEL_ORDINAL = r"第[ \t]*" + _NUMBER + r"[ \t]*[步歩]"
 _LABEL = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]+|>[ \t]*|[-*+][ \t]+)?(?:\*\*|__)?[ \t]*"
-    r"(?:(?:step|手順|ステップ|步骤|步驟)[ \t]*" + _NUMBER + r"|第[ \t]*" + _NUMBER + r"[ \t]*[步歩])"
-    + _LABEL_END,
+    rf"(?:{_LABEL_WORD}|{_LABEL_ORDINAL}){_LABEL_END}",
     re.IGNORECASE,
 )
 _ENDS_SENTENCE = re.compile(r"(?:^|[.!?:;。！？：；])$")
@@ -44,6 +45,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 TITLE_CHARS = 80
 DESCRIPTION_CHARS = 300
 MAX_PARAGRAPH_ITEMS = 8
+# Longer lines are minified or generated text; only their start is worth reading.
+MAX_LINE_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +193,7 @@ def split_attr_list(text: str) -> tuple[str, str | None]:
 
 
 def _heading_text(raw: str) -> tuple[str, str | None]:
-    text = _CLOSING_HASHES.sub("", raw.strip())
+    text = _CLOSING_HASHES.sub("", raw.strip()[:MAX_LINE_CHARS])
     text, custom_id = split_attr_list(text)
     text = _CLOSING_HASHES.sub("", text)
     return collapse(strip_inline_markup(text)), custom_id
@@ -357,7 +360,7 @@ class _Structure:
                 heading = self.heading_rows[row]
                 parts.append(heading if _ENDS_SENTENCE.search(heading) else f"{heading}.")
             elif not (self.mask[row] or _blank(line) or _NON_PROSE.match(line)):
-                parts.append(strip_inline_markup(_clean(line)))
+                parts.append(strip_inline_markup(_clean(line[:MAX_LINE_CHARS])))
         return collapse(" ".join(part for part in parts if part))
 
     def paragraph_end(self, start: int) -> int:

@@ -34,7 +34,8 @@ MIN_TERM_CHARS = 3
 MAX_OCCURRENCES = 20
 MAX_PREVIEW_TERMS = 64
 
-_CJK_RE = re.compile(f"[{CJK_CHARS}]")
+# CJK text has no spaces between words, so a window start inside it (or on its punctuation) stays.
+_CJK_RE = re.compile(f"[{CJK_CHARS}\u3000-\u303f\uff00-\uffef]")
 
 
 def _fold(text: str) -> str:

@@ -10,24 +10,27 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
-_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]*)>")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--.*?-->", re.DOTALL)
+# Quantifiers are bounded so a pathological line costs linear, not quadratic, time.
+_IMAGE = re.compile(r"!\[([^\]]{0,500})\]\([^)]{0,2000}\)")
+_LINK = re.compile(r"\[([^\]]{0,500})\](?:\([^)]{0,2000}\)|\[[^\]]{0,500}\])")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]{0,2000})>")
+_CODE_SPAN = re.compile(r"(`{1,10})(.{1,2000}?)\1", re.DOTALL)
+_HTML_TAG = re.compile(
+    r"</?[A-Za-z][A-Za-z0-9-]{0,50}(?:\s[^<>]{0,2000})?/?>|<!--.{0,2000}?-->", re.DOTALL
+)
 _EMPHASIS = (
-    re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"),
-    re.compile(r"(?<![\w])__(?=\S)(.+?)(?<=\S)__(?![\w])"),
-    re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"),
-    re.compile(r"\*(?=\S)(.+?)(?<=\S)\*"),
-    re.compile(r"(?<![\w])_(?=\S)(.+?)(?<=\S)_(?![\w])"),
+    re.compile(r"\*\*(?=\S)(.{1,500}?)(?<=\S)\*\*"),
+    re.compile(r"(?<![\w])__(?=\S)(.{1,500}?)(?<=\S)__(?![\w])"),
+    re.compile(r"~~(?=\S)(.{1,500}?)(?<=\S)~~"),
+    re.compile(r"\*(?=\S)(.{1,500}?)(?<=\S)\*"),
+    re.compile(r"(?<![\w])_(?=\S)(.{1,500}?)(?<=\S)_(?![\w])"),
 )
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _KEPT_PUNCTUATION = frozenset("-_")
 
 # Escaped characters are parked in a private-use plane while markup is removed around them.
 _PLACEHOLDER_BASE = 0xF0000
-_PLACEHOLDER = re.compile("[\U000F0000-\U000F007F]")
+_PLACEHOLDER = re.compile("[\U000f0000-\U000f007f]")
 
 
 def _protect(match: re.Match[str]) -> str:

@@ -47,8 +47,17 @@ from itertools import chain
 from scriptorium.text.normalize import nfkc
 from scriptorium.text.stopwords import STOPWORDS
 
-__all__ = ["CJK_CHARS", "MAX_QUERY_TERMS", "MAX_TOKEN_CHARS", "query_terms", "tokenize"]
+__all__ = [
+    "CJK_CHARS",
+    "MAX_QUERY_TERMS",
+    "MAX_TOKEN_CHARS",
+    "TOKENIZER_VERSION",
+    "query_terms",
+    "tokenize",
+]
 
+# Indexes store this; any change to the rules above must bump it so stale indexes are rebuilt.
+TOKENIZER_VERSION = "1"
 MAX_TOKEN_CHARS = 64
 MAX_QUERY_TERMS = 64
 
@@ -100,16 +109,24 @@ def _suffix_stem(word: str) -> str:
 
 
 def _make_stemmer() -> Callable[[str], str]:
+    """The Snowball English stemmer behind a lock and a memo (it is pure Python and slow)."""
     try:
         import snowballstemmer
     except ImportError:
         return _suffix_stem
     stemmer = snowballstemmer.stemmer("english")
     lock = threading.Lock()  # Snowball stemmer objects keep per-call state
+    memo: dict[str, str] = {}
 
     def stem(word: str) -> str:
-        with lock:
-            return stemmer.stemWord(word)
+        found = memo.get(word)
+        if found is None:
+            with lock:
+                found = stemmer.stemWord(word)
+            if len(memo) >= _CACHE_LIMIT:
+                memo.clear()
+            memo[word] = found
+        return found
 
     return stem
 

@@ -239,6 +239,10 @@ def _definition_block(definition: _Definition, lines: list[str]) -> Block:
     )
 
 
+def _has_word(line: str) -> bool:
+    return any(ch.isalnum() for ch in line)
+
+
 def _compact(lines: Iterable[str]) -> str:
     """Join lines, folding the blank runs left where nested definitions were cut out."""
     kept: list[str] = []
@@ -262,19 +266,39 @@ def _text(node: Node) -> str:
 
 
 def _module_blocks(path: str, lines: list[str], covered: set[int]) -> list[Block]:
-    """Blocks for contiguous runs of lines outside every top-level definition."""
+    """Blocks for contiguous runs of lines outside every top-level definition.
+
+    A long run is cut into equal windows of at most ``MODULE_WINDOW_LINES`` so no window is a
+    stray closing bracket; a run with nothing but punctuation (a lone ``)``) is skipped.
+    """
     blocks: list[Block] = []
-    run: list[int] = []
-    for row in [*range(len(lines)), len(lines)]:
+    run_start: int | None = None
+    for row in range(len(lines) + 1):
         if row < len(lines) and row not in covered:
-            run.append(row)
+            if run_start is None:
+                run_start = row
             continue
-        for start in range(0, len(run), MODULE_WINDOW_LINES):
-            chunk = run[start : start + MODULE_WINDOW_LINES]
-            block = _window(path, lines, chunk[0], chunk[-1], "module", trim=True)
-            if block is not None:
-                blocks.append(block)
-        run = []
+        if run_start is not None:
+            blocks.extend(_run_blocks(path, lines, run_start, row - 1))
+            run_start = None
+    return blocks
+
+
+def _run_blocks(path: str, lines: list[str], first: int, last: int) -> list[Block]:
+    while first <= last and not lines[first].strip():
+        first += 1
+    while last >= first and not lines[last].strip():
+        last -= 1
+    if first > last or not any(_has_word(line) for line in lines[first : last + 1]):
+        return []
+    count = last - first + 1
+    windows = -(-count // MODULE_WINDOW_LINES)
+    size = -(-count // windows)
+    blocks: list[Block] = []
+    for start in range(first, last + 1, size):
+        block = _window(path, lines, start, min(start + size - 1, last), "module", trim=True)
+        if block is not None:
+            blocks.append(block)
     return blocks
 
 
@@ -304,7 +328,7 @@ def _window(
         while last >= first and not lines[last].strip():
             last -= 1
     body_lines = lines[first : last + 1]
-    if not any(any(ch.isalnum() for ch in line) for line in body_lines):
+    if not any(line.strip() for line in body_lines):
         return None
     start_line, end_line = first + 1, last + 1
     return Block(

@@ -91,7 +91,7 @@ class MarkdownExtractor:
                     kind=RefKind.DOC,
                     start_line=heading.line_no,
                     end_line=ends[position],
-                    title=heading.text,
+                    title=heading.text or anchor,
                     section_path=tuple(h.text for h in trail),
                     anchor=anchor,
                     body="\n".join(lines[heading.line_no - 1 : own_end]),

@@ -1,0 +1,1 @@
+"""The composing calls: related material, flows and implementation guides."""

@@ -1,0 +1,129 @@
+"""GuideImplementation: one grounded guide from search, expansion and flow summary.
+
+The guide never invents a source: every doc, sample and step points at indexed content, and
+what the corpus does not support is said in ``assumptions``.
+"""
+
+from __future__ import annotations
+
+from scriptorium.compose.flow import summarize
+from scriptorium.compose.related import expand_related, frameworks_in
+from scriptorium.compose.seeds import load_seeds
+from scriptorium.model import Corpus, Query, RefKind
+from scriptorium.results import GuideOutcome, InvalidArgument, SearchHit
+from scriptorium.text import query_terms
+
+MAX_TOPIC_CHARS = 2000
+
+
+def guide_query(topic: str, framework: str, language: str) -> str:
+    """The search text: the topic plus framework and language when they add a term."""
+    words = topic.strip()
+    have = set(query_terms(words))
+    for extra in (framework, language):
+        extra = extra.strip()
+        if extra and not set(query_terms(extra)) <= have:
+            words = f"{words} {extra}"
+            have |= set(query_terms(extra))
+    return words
+
+
+def guide_implementation(
+    engine,
+    topic: str,
+    framework: str = "",
+    language: str = "",
+    max_docs: int = 0,
+    max_samples: int = 0,
+    style: str = "",
+    sources: tuple[str, ...] = (),
+) -> GuideOutcome:
+    if not topic.strip():
+        raise InvalidArgument("topic is required")
+    if len(topic) > MAX_TOPIC_CHARS:
+        raise InvalidArgument(f"topic is longer than {MAX_TOPIC_CHARS} characters")
+    max_docs = 4 if max_docs <= 0 else min(max_docs, 10)
+    max_samples = 4 if max_samples <= 0 else min(max_samples, 10)
+    text = guide_query(topic, framework, language)
+    base = engine.make_query_from(text, top_k=20, mode="implementation", sources=sources)
+    outcome = engine.search_query(base)
+    docs = [h for h in outcome.hits if h.kind is RefKind.DOC][:max_docs]
+    samples = [h for h in outcome.hits if h.kind is not RefKind.DOC][:max_samples]
+    assumptions: list[str] = []
+    if outcome.abstained and outcome.abstain_reason == "low_confidence":
+        assumptions.append("the best matches cover few of the topic's terms; treat them as leads")
+    seeds = [h.ref_id for h in (docs[:1] + samples[:1])]
+    if seeds:
+        related = expand_related(engine, seeds, top_k=12, mode="implementation", sources=sources)
+        have = {h.location for h in docs + samples}
+        wanted = set(query_terms(text))
+        for hit in related.related:
+            if hit.location in have or not _on_topic(engine, hit.ref_id, wanted):
+                continue
+            if hit.kind is RefKind.DOC and len(docs) < max_docs:
+                docs.append(_from_related(engine, base, hit))
+                have.add(hit.location)
+            elif hit.kind is not RefKind.DOC and len(samples) < max_samples:
+                samples.append(_from_related(engine, base, hit))
+                have.add(hit.location)
+    if not docs:
+        assumptions.append("no documentation in the indexed sources matches this topic")
+    if not samples:
+        assumptions.append("no sample code in the indexed sources matches this topic")
+    for name, value in (("framework", framework), ("language", language)):
+        if value.strip() and not _mentioned(engine, docs + samples, value):
+            assumptions.append(f"the {name} {value.strip()!r} does not appear in the supporting refs")
+    flow_refs = [h.ref_id for h in docs[:2] + samples[:2]]
+    seeds_loaded, _ = load_seeds(engine.snapshot, flow_refs, engine.lines_of)
+    steps, notes, confidence = summarize(engine, seeds_loaded, style, 8)
+    assumptions += notes
+    if not docs or not samples:
+        confidence = "low" if not (docs or samples) else min(confidence, "medium", key=_rank)
+    return GuideOutcome(
+        query=text,
+        flow=steps,
+        docs=docs,
+        sample_code=samples,
+        assumptions=assumptions,
+        confidence=confidence,
+        trace_id=outcome.trace_id,
+    )
+
+
+def _rank(level: str) -> int:
+    return {"low": 0, "medium": 1, "high": 2}.get(level, 0)
+
+
+def _on_topic(engine, ref_id: str, wanted: set[str]) -> bool:
+    """A related ref joins the guide only if it shares at least one topic term."""
+    seeds, _ = load_seeds(engine.snapshot, [ref_id], engine.lines_of)
+    if not seeds:
+        return False
+    tokens = set(query_terms(seeds[0].text[:20000]))
+    return bool(wanted & tokens)
+
+
+def _mentioned(engine, hits: list[SearchHit], value: str) -> bool:
+    terms = set(query_terms(value))
+    if not terms:
+        return True
+    wanted_frameworks = frameworks_in(value)
+    for hit in hits:
+        seeds, _ = load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)
+        if not seeds:
+            continue
+        text = seeds[0].doc.text[:50000]
+        if wanted_frameworks & frameworks_in(text) or terms & set(query_terms(text[:5000])):
+            return True
+        if seeds[0].doc.language and seeds[0].doc.language.lower() in {t.lower() for t in terms}:
+            return True
+    return False
+
+
+def _from_related(engine, query: Query, hit) -> SearchHit:
+    """A related ref as a search hit, so docs and samples have one shape."""
+    results = engine.hits_for_refs(query, [hit.ref_id])
+    return results[0]
+
+
+__all__ = ["Corpus", "guide_implementation"]

@@ -1,0 +1,376 @@
+"""ExpandRelated: from seed refs to the docs and code that support them, with reasons.
+
+Signals, each a named reason with its weight:
+
+* ``shared-terms`` — the seeds' most distinctive terms (tf·idf over the index) searched again;
+* ``imports`` — modules and names a seed imports (``from fastapi import Depends``), mapped to
+  the files and definitions that provide them;
+* ``doc-link`` — Markdown links between documents, include directives from documents to code
+  (``{* ../../docs_src/app.py *}``), and documents that include a code seed;
+* ``path-proximity`` — files next to a seed;
+* ``framework`` — both mention the same framework;
+* in ``implementation`` mode, ``impl-*`` relations to route handlers, dependency injection,
+  decorators, configuration and start-up wiring.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from scriptorium.compose.seeds import Seed, load_seeds
+from scriptorium.index.catalog import Snapshot
+from scriptorium.index.searcher import lexical_search
+from scriptorium.model import Block, Corpus, Reason, RefKind, SourceDocument
+from scriptorium.refs import Ref
+from scriptorium.results import RelatedHit, RelatedOutcome
+from scriptorium.text import tokenize
+from scriptorium.text.code import (
+    import_targets,
+    is_configuration,
+    is_decorator,
+    is_dependency_injection,
+    route_lines,
+)
+
+WEIGHTS = {
+    "shared-terms": 1.0,
+    "imports": 0.9,
+    "doc-link": 1.2,
+    "path-proximity": 0.3,
+    "framework": 0.15,
+    "impl": 0.25,
+}
+DISTINCTIVE_TERMS = 12
+TOP_K_DEFAULT, TOP_K_MAX = 10, 50
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)(?:#[^)]*)?\)")
+_INCLUDE = re.compile(r"\{\*\s*([^\s*]+)[^*]*\*\}|\{!\s*([^\s!]+)\s*!\}|--8<--\s*\"([^\"]+)\"")
+_FRAMEWORKS = {
+    name: re.compile(pattern, re.IGNORECASE)
+    for name, pattern in {
+        "fastapi": r"\bfastapi\b",
+        "starlette": r"\bstarlette\b",
+        "pydantic": r"\bpydantic\b",
+        "sqlalchemy": r"\bsqlalchemy\b|\bsqlmodel\b",
+        "flask": r"\bflask\b",
+        "django": r"\bdjango\b",
+        "express": r"\bexpress\(\)|require\(['\"]express['\"]\)",
+        "spring": r"@SpringBootApplication|\bspringframework\b",
+        "aspnet": r"\bWebApplication\b|\bMicrosoft\.AspNetCore\b",
+        "gin": r"\bgin\.Default\(\)|\bgin-gonic\b",
+    }.items()
+}
+
+
+@dataclass(slots=True)
+class Target:
+    doc: SourceDocument
+    block_index: int | None  # None: the whole file
+    reasons: dict[str, Reason] = field(default_factory=dict)
+
+    def add(self, name: str, weight: float, detail: str) -> None:
+        current = self.reasons.get(name)
+        if current is None or weight > current.weight:
+            self.reasons[name] = Reason(name, round(weight, 4), detail)
+
+    @property
+    def score(self) -> float:
+        return sum(r.weight for r in self.reasons.values())
+
+
+def frameworks_in(text: str) -> set[str]:
+    return {name for name, pattern in _FRAMEWORKS.items() if pattern.search(text)}
+
+
+class RelatedFinder:
+    """Finds supporting material for seeds within one snapshot."""
+
+    def __init__(self, engine, snapshot: Snapshot) -> None:
+        self.engine = engine
+        self.snapshot = snapshot
+        self.targets: dict[tuple[str, str, int | None], Target] = {}
+        self.code_docs = [d for d in snapshot.docs.values() if d.corpus is Corpus.CODE]
+
+    def target(self, doc: SourceDocument, block_index: int | None) -> Target:
+        key = (doc.source, doc.path, block_index)
+        found = self.targets.get(key)
+        if found is None:
+            found = self.targets[key] = Target(doc, block_index)
+        return found
+
+    # -- signals ---------------------------------------------------------------------------
+
+    def shared_terms(self, seeds: list[Seed], corpora: list[str], sources: list[str]) -> None:
+        searcher = self.snapshot.searcher
+        total = max(1, searcher.num_docs)
+        counts: dict[str, int] = defaultdict(int)
+        for seed in seeds:
+            for token in tokenize(seed.text):
+                if len(token) > 2 and not token.isdigit():
+                    counts[token] += 1
+        scored = []
+        for term, tf in counts.items():
+            df = searcher.doc_freq("body", term)
+            if df == 0 or df > total * 0.2:
+                continue
+            scored.append((tf * math.log(1 + total / df), term))
+        terms = [t for _, t in sorted(scored, key=lambda x: (-x[0], x[1]))[:DISTINCTIVE_TERMS]]
+        if not terms:
+            return
+        hits = lexical_search(
+            self.snapshot, terms, self.engine.ranking.weights, 60, corpora=corpora, sources=sources
+        )
+        if not hits:
+            return
+        best = hits[0].score or 1.0
+        wanted = set(terms)
+        for hit in hits:
+            shared = sorted(wanted & set(tokenize(hit.block.body)))[:6]
+            self.target(hit.doc, hit.block_index).add(
+                "shared-terms",
+                WEIGHTS["shared-terms"] * hit.score / best,
+                "shares " + ", ".join(shared) if shared else "distinctive terms",
+            )
+
+    def imports(self, seed: Seed) -> None:
+        language = seed.doc.language or ("python" if not seed.is_code else None)
+        text = seed.text if seed.is_code else "\n".join(_fenced_code(seed.text))
+        for module in import_targets(text, language)[:40]:
+            for doc, block_index, how in self._provider_of(module):
+                self.target(doc, block_index).add("imports", WEIGHTS["imports"], f"{module} → {how}")
+
+    def _provider_of(self, module: str):
+        parts = [p for p in module.lstrip(".").split(".") if p]
+        if not parts:
+            return []
+        found = []
+        for doc in self._code_by_suffix("/".join(parts) + ".py") or self._code_by_suffix(
+            "/".join(parts) + "/__init__.py"
+        ):
+            found.append((doc, None, doc.path))
+        if not found and len(parts) > 1:
+            symbol = parts[-1]
+            for doc, index in self.engine.symbols(self.snapshot).get(symbol, [])[:3]:
+                if _module_matches(doc.path, parts[:-1]):
+                    found.append((doc, index, f"{doc.path} defines {symbol}"))
+        return found[:3]
+
+    def _code_by_suffix(self, suffix: str) -> list[SourceDocument]:
+        suffix = suffix.lower()
+        return [d for d in self.code_docs if d.path.lower() == suffix or d.path.lower().endswith("/" + suffix)]
+
+    def doc_links(self, seed: Seed) -> None:
+        if seed.is_code:
+            for doc in self.engine.includers(self.snapshot).get(seed.doc.path, [])[:10]:
+                index = _block_including(doc, seed.doc.path, self.engine.lines_of(doc))
+                self.target(doc, index).add("doc-link", WEIGHTS["doc-link"], f"includes {seed.doc.path}")
+            return
+        base = PurePosixPath(seed.doc.path).parent
+        for match in _LINK.finditer(seed.text):
+            href = match.group(1)
+            if "://" in href or href.startswith("mailto:"):
+                continue
+            path = _normalise(base / href)
+            doc = self.snapshot.docs.get((seed.doc.source, path)) if path else None
+            if doc is not None and doc is not seed.doc:
+                self.target(doc, 0 if doc.blocks else None).add(
+                    "doc-link", WEIGHTS["doc-link"] * 0.8, f"linked from {seed.doc.path}"
+                )
+        for match in _INCLUDE.finditer(seed.text):
+            include = next(g for g in match.groups() if g)
+            tail = "/".join(p for p in PurePosixPath(include).parts if p not in ("..", "."))
+            for doc in self._code_by_suffix(tail)[:2]:
+                self.target(doc, None).add("doc-link", WEIGHTS["doc-link"], f"included as {include}")
+
+    def proximity(self, seed: Seed) -> None:
+        folder = str(PurePosixPath(seed.doc.path).parent)
+        for target in self.targets.values():
+            other = str(PurePosixPath(target.doc.path).parent)
+            if target.doc.source == seed.doc.source and other == folder:
+                target.add("path-proximity", WEIGHTS["path-proximity"], f"same folder {folder}")
+        if seed.is_code:
+            siblings = [
+                d for d in self.code_docs
+                if d.source == seed.doc.source and str(PurePosixPath(d.path).parent) == folder
+            ]
+            for doc in sorted(siblings, key=lambda d: d.path)[:8]:
+                if doc is not seed.doc:
+                    self.target(doc, None).add("path-proximity", WEIGHTS["path-proximity"] * 0.5, f"same folder {folder}")
+
+    def framework(self, seeds: list[Seed]) -> None:
+        wanted = set().union(*(frameworks_in(s.text) for s in seeds)) if seeds else set()
+        if not wanted:
+            return
+        for target in self.targets.values():
+            shared = wanted & frameworks_in(self._text(target))
+            if shared:
+                target.add("framework", WEIGHTS["framework"], ", ".join(sorted(shared)))
+
+    def implementation(self) -> None:
+        for target in self.targets.values():
+            lines = self._text(target).splitlines()
+            language = target.doc.language
+            found = []
+            if target.doc.corpus is Corpus.CODE and route_lines(lines, language):
+                found.append("route")
+            if any(is_dependency_injection(line) for line in lines):
+                found.append("dependency-injection")
+            if any(is_decorator(line, language) for line in lines if line.lstrip().startswith(("@", "["))):
+                found.append("decorator")
+            if any(is_configuration(line) for line in lines):
+                found.append("configuration")
+            name = PurePosixPath(target.doc.path).name.lower()
+            if name in {"main.py", "app.py", "program.cs", "startup.cs", "main.go", "server.ts", "index.ts"}:
+                found.append("startup")
+            for kind in found:
+                target.add(f"impl-{kind}", WEIGHTS["impl"], f"{kind} material")
+
+    def _text(self, target: Target) -> str:
+        if target.block_index is None:
+            return target.doc.text[:20000]
+        return target.doc.blocks[target.block_index].body
+
+    # -- assembly --------------------------------------------------------------------------
+
+    def results(self, seeds: list[Seed], top_k: int, corpora: set[Corpus], sources: set[str]) -> list[RelatedHit]:
+        seed_keys = {(s.doc.source, s.doc.path) for s in seeds}
+        seed_blocks = {(s.doc.source, s.doc.path, s.start_line) for s in seeds}
+        ranked = []
+        for (source, path, index), target in self.targets.items():
+            if target.doc.corpus not in corpora or (sources and source not in sources):
+                continue
+            block = target.doc.blocks[index] if index is not None else None
+            if (source, path, block.start_line if block else 1) in seed_blocks:
+                continue
+            if index is None and (source, path) in seed_keys:
+                continue
+            ranked.append((target.score, target, block))
+        ranked.sort(key=lambda x: (-x[0], x[1].doc.path, x[2].start_line if x[2] else 0))
+        per_doc: dict[tuple[str, str], int] = defaultdict(int)
+        out: list[RelatedHit] = []
+        for score, target, block in ranked:
+            key = (target.doc.source, target.doc.path)
+            if per_doc[key] >= 2:
+                continue
+            per_doc[key] += 1
+            out.append(self._hit(score, target, block))
+            if len(out) >= top_k:
+                break
+        return out
+
+    def _hit(self, score: float, target: Target, block: Block | None) -> RelatedHit:
+        doc = target.doc
+        source = self.engine.by_name[doc.source]
+        lines = self.engine.lines_of(doc)
+        if block is None:
+            kind, start, end, anchor, line = RefKind.FILE, 1, len(lines), "", 1
+            loc = source.page_location(doc.path)
+            title = doc.meta.title or doc.path
+            url_anchor = ""
+        else:
+            kind = block.kind
+            start, end, anchor, line = block.start_line, block.end_line, block.anchor, block.start_line
+            cand_loc = source.block_location(doc, block, line)
+            loc = cand_loc
+            title = block.title
+            url_anchor = anchor if kind is RefKind.DOC else f"L{line}"
+        location = loc if source.is_default else f"{source.name}/{loc}"
+        snippet = "\n".join(lines[start - 1 : min(end, start + 7)])
+        reasons = sorted(target.reasons.values(), key=lambda r: (-r.weight, r.name))
+        return RelatedHit(
+            ref_id=Ref(doc.source, kind, doc.path, anchor, line, doc.content_hash).encode(),
+            kind=kind,
+            location=location,
+            title=title,
+            score=round(score, 4),
+            reasons=reasons,
+            source=doc.source,
+            start_line=start,
+            end_line=end,
+            snippet=snippet,
+            url=source.url_for(doc.path, url_anchor),
+        )
+
+
+def expand_related(
+    engine,
+    ref_ids: list[str],
+    top_k: int = 0,
+    kinds: tuple[Corpus, ...] = (),
+    mode: str = "",
+    sources: tuple[str, ...] = (),
+) -> RelatedOutcome:
+    snapshot = engine.snapshot
+    seeds, unresolved = load_seeds(snapshot, ref_ids, engine.lines_of)
+    top_k = TOP_K_DEFAULT if top_k <= 0 else min(top_k, TOP_K_MAX)
+    corpora = set(kinds) or {Corpus.DOCS, Corpus.CODE}
+    if not seeds:
+        return RelatedOutcome([], unresolved)
+    finder = RelatedFinder(engine, snapshot)
+    corpus_filter = [str(c) for c in corpora] if len(corpora) < 2 else []
+    finder.shared_terms(seeds, corpus_filter, sorted(sources))
+    for seed in seeds:
+        finder.imports(seed)
+        finder.doc_links(seed)
+    for seed in seeds:
+        finder.proximity(seed)
+    finder.framework(seeds)
+    if mode == "implementation":
+        finder.implementation()
+    return RelatedOutcome(finder.results(seeds, top_k, corpora, set(sources)), unresolved)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _fenced_code(text: str) -> list[str]:
+    out, inside = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            inside = not inside
+            continue
+        if inside:
+            out.append(line)
+    return out
+
+
+def _normalise(path: PurePosixPath) -> str | None:
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in (".", ""):
+            parts.append(part)
+    return "/".join(parts) if parts else None
+
+
+def _module_matches(path: str, package: list[str]) -> bool:
+    folder = PurePosixPath(path).parent.parts
+    return not package or tuple(package) == folder[-len(package) :] or package[0] in folder
+
+
+@lru_cache(maxsize=1024)
+def _include_tail(include: str) -> str:
+    return "/".join(p for p in PurePosixPath(include).parts if p not in ("..", "."))
+
+
+def includes_in(text: str) -> list[str]:
+    """Code files a Markdown document includes, as path tails without ``..`` segments."""
+    return [_include_tail(next(g for g in m.groups() if g)) for m in _INCLUDE.finditer(text)]
+
+
+def _block_including(doc: SourceDocument, code_path: str, lines: list[str]) -> int | None:
+    """The innermost block of ``doc`` whose text includes ``code_path``."""
+    best: tuple[int, int] | None = None
+    for index, block in enumerate(doc.blocks):
+        if any(code_path.endswith(tail) for tail in includes_in(block.body)):
+            size = block.end_line - block.start_line
+            if best is None or size < best[0]:
+                best = (size, index)
+    return best[1] if best else None
