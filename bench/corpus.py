@@ -34,7 +34,13 @@ def make_scaled_corpus(source: Path, target: Path, scale: int) -> Path:
     if target.exists():
         return target
     shutil.copytree(source, target)
-    roots = [Path("docs/en/docs"), Path("docs/ja/docs"), Path("docs/zh/docs"), Path("fastapi"), Path("docs_src")]
+    roots = [
+        Path("docs/en/docs"),
+        Path("docs/ja/docs"),
+        Path("docs/zh/docs"),
+        Path("fastapi"),
+        Path("docs_src"),
+    ]
     for copy in range(1, scale):
         for root in roots:
             for path in sorted((source / root).rglob("*")):

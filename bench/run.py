@@ -36,8 +36,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.corpus import make_scaled_corpus  # noqa: E402
 from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
+
+from bench.corpus import make_scaled_corpus  # noqa: E402
 from tests.support.daemon import CORPUS, Daemon, write_fastapi_config  # noqa: E402
 
 QUERIES = [
@@ -75,7 +76,9 @@ def latency(call: Callable[[int], object], n: int) -> dict:
     }
 
 
-def throughput(make_call: Callable[[], Callable[[int], object]], callers: int, seconds: float) -> float:
+def throughput(
+    make_call: Callable[[], Callable[[int], object]], callers: int, seconds: float
+) -> float:
     stop = time.monotonic() + seconds
     counts = [0] * callers
 
@@ -119,8 +122,17 @@ def corpus_mb(corpus: Path) -> float:
 def build(config: Path, state: Path) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "scriptorium", "index", "build", "--config", str(config),
-         "--state-dir", str(state)],
+        [
+            sys.executable,
+            "-m",
+            "scriptorium",
+            "index",
+            "build",
+            "--config",
+            str(config),
+            "--state-dir",
+            str(state),
+        ],
         check=True,
         capture_output=True,
     )
@@ -149,7 +161,9 @@ def bench_scale(scale: int, work: Path, quick: bool) -> dict:
         stub = daemon.stub
         health = health_pb2_grpc.HealthStub(daemon.channel)
         n = 200 if quick else 1000
-        search = latency(lambda i: stub.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)])), n)
+        search = latency(
+            lambda i: stub.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)])), n
+        )
         floor = latency(lambda i: health.Check(health_pb2.HealthCheckRequest()), n)
         result["search"] = search
         result["trivial_rpc"] = floor
@@ -183,12 +197,20 @@ def bench_scale(scale: int, work: Path, quick: bool) -> dict:
                 lambda i: stub.GetContent(pb.GetContentRequest(ref_id=ref)), n // 4
             )
             for name, call in (
-                ("expand_related", lambda i: stub.ExpandRelated(pb.ExpandRelatedRequest(ref_ids=[ref]))),
-                ("summarize_flow", lambda i: stub.SummarizeFlow(pb.SummarizeFlowRequest(ref_ids=[ref]))),
+                (
+                    "expand_related",
+                    lambda i: stub.ExpandRelated(pb.ExpandRelatedRequest(ref_ids=[ref])),
+                ),
+                (
+                    "summarize_flow",
+                    lambda i: stub.SummarizeFlow(pb.SummarizeFlowRequest(ref_ids=[ref])),
+                ),
                 (
                     "guide_implementation",
                     lambda i: stub.GuideImplementation(
-                        pb.GuideImplementationRequest(topic="add OAuth2 password login", framework="fastapi")
+                        pb.GuideImplementationRequest(
+                            topic="add OAuth2 password login", framework="fastapi"
+                        )
                     ),
                 ),
             ):
@@ -232,7 +254,9 @@ def engine_alone(config: Path, state: Path, n: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--quick", action="store_true", help="fewer samples (for smoke runs)")
     parser.add_argument("--scales", default="1", help="corpus scales, e.g. 1,10,100")
@@ -259,7 +283,9 @@ def render(results: dict) -> str:
             f"index build        {r['index_build_s']:>8} s   ({r['index_build_mb_per_s']} MB/s; "
             f"on disk {r['index_on_disk_mb']} MB = {r['index_per_corpus_mb']}x corpus)"
         )
-        lines.append(f"cold start         {r['cold_start_s']:>8} s   (existing generation → SERVING)")
+        lines.append(
+            f"cold start         {r['cold_start_s']:>8} s   (existing generation → SERVING)"
+        )
         s, f = r["search"], r["trivial_rpc"]
         lines.append(f"search p50/p99     {s['p50_ms']:>8} / {s['p99_ms']} ms")
         lines.append(f"trivial p50/p99    {f['p50_ms']:>8} / {f['p99_ms']} ms")
@@ -277,9 +303,15 @@ def render(results: dict) -> str:
         for name in ("get_content", "expand_related", "summarize_flow", "guide_implementation"):
             if name in r:
                 v = r[name]
-                text = f"{v['p50_ms']} / {v['p99_ms']} ms" if "p50_ms" in v else v.get("unavailable", "")
+                text = (
+                    f"{v['p50_ms']} / {v['p99_ms']} ms"
+                    if "p50_ms" in v
+                    else v.get("unavailable", "")
+                )
                 lines.append(f"{name:<18} {text}")
-        lines.append(f"daemon RSS         {r['rss_mb']} MB (after load test {r['rss_mb_after_load']} MB)")
+        lines.append(
+            f"daemon RSS         {r['rss_mb']} MB (after load test {r['rss_mb_after_load']} MB)"
+        )
     return "\n".join(lines)
 
 

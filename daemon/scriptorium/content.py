@@ -118,14 +118,20 @@ def cut_code(
         end = min(total, start + snippet_lines - 1)
         content, first, last, truncated = _slice(lines, start, end, max_lines)
         truncated = False
-        return Cut(content, first, last, truncated, [], title, section, RefKind.CODE, block, anchor_line)
+        return Cut(
+            content, first, last, truncated, [], title, section, RefKind.CODE, block, anchor_line
+        )
     content, first, last, truncated = _slice(lines, 1, total, max_lines)
     ranges: list[RangeMark] = []
     if mode == "multi_range":
-        for r_start, r_end, reason in interesting_code_ranges(lines, doc.language or "", anchor_line):
+        for r_start, r_end, reason in interesting_code_ranges(
+            lines, doc.language or "", anchor_line
+        ):
             if first <= r_start <= last:
                 ranges.append(RangeMark(r_start, min(r_end, last), reason))
-    return Cut(content, first, last, truncated, ranges, title, section, RefKind.CODE, block, anchor_line)
+    return Cut(
+        content, first, last, truncated, ranges, title, section, RefKind.CODE, block, anchor_line
+    )
 
 
 def cut_file(doc: SourceDocument, lines: list[str], max_lines: int) -> Cut:

@@ -175,10 +175,18 @@ class Resolver:
                     page = source.page_location(outcome.doc.path)
                     candidates.append(f"{source.name}/{page}")
                 else:
-                    candidates += [f"{source.name}/{source.page_location(c)}" for c in outcome.candidates]
-            raise self._ambiguous(raw, "canonical-leaf", sorted(candidates), "matches several sources")
+                    candidates += [
+                        f"{source.name}/{source.page_location(c)}" for c in outcome.candidates
+                    ]
+            raise self._ambiguous(
+                raw, "canonical-leaf", sorted(candidates), "matches several sources"
+            )
         head = segments[0].lower()
-        if len(segments) > 1 and "-" in head and not any(head in p.top_dirs for p in self.pages.values()):
+        if (
+            len(segments) > 1
+            and "-" in head
+            and not any(head in p.top_dirs for p in self.pages.values())
+        ):
             raise self._miss(raw, "unknown_site", f"no source is named {segments[0]!r}")
         raise self._miss(raw, "not_found", "no page at that location; search to find it")
 

@@ -245,7 +245,10 @@ async def _drain(
     shutdown: Shutdown,
     ready_file: Path | None,
 ) -> None:
-    log.info("shutting down: draining in-flight calls (grace %.1fs)", settings.grace_seconds)
+    log.info(
+        "shutdown: health NOT_SERVING, draining in-flight calls (grace %.1fs)",
+        settings.grace_seconds,
+    )
     if ready_file is not None:
         with contextlib.suppress(OSError):
             ready_file.unlink()

@@ -10,9 +10,9 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2
-
 from scriptorium.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
+
 from tests.support.daemon import Daemon, running
 
 pytestmark = pytest.mark.e2e
@@ -145,7 +145,9 @@ def test_corrupt_generation_is_refused_and_previous_one_serves(tmp_path):
     generations = sorted((state / "generations").iterdir())
     assert len(generations) >= 2
     newest = generations[-1]
-    victim = max((p for p in (newest / "index").iterdir() if p.is_file()), key=lambda p: p.stat().st_size)
+    victim = max(
+        (p for p in (newest / "index").iterdir() if p.is_file()), key=lambda p: p.stat().st_size
+    )
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF
     victim.write_bytes(bytes(data))
@@ -153,5 +155,7 @@ def test_corrupt_generation_is_refused_and_previous_one_serves(tmp_path):
         assert "refusing index generation" in daemon.log()
         assert any(loc.startswith("a") for loc in locations(daemon.stub, "aardvark"))
         assert any(loc.startswith("b") for loc in locations(daemon.stub, "bandicoot"))
-        reply = daemon.health.Check(health_pb2.HealthCheckRequest(service="scriptorium.v1.RetrievalService"))
+        reply = daemon.health.Check(
+            health_pb2.HealthCheckRequest(service="scriptorium.v1.RetrievalService")
+        )
         assert reply.status == health_pb2.HealthCheckResponse.SERVING

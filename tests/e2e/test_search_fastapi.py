@@ -6,7 +6,6 @@ import base64
 
 import grpc
 import pytest
-
 from scriptorium.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 
@@ -69,14 +68,21 @@ def test_top_k_is_clamped_and_empty_queries_return_nothing(stub):
 
 
 def test_every_returned_location_and_ref_fetches(stub):
-    queries = ["security oauth2 scopes", "testing with TestClient", "ミドルウェア", "依赖项", "APIRouter"]
+    queries = [
+        "security oauth2 scopes",
+        "testing with TestClient",
+        "ミドルウェア",
+        "依赖项",
+        "APIRouter",
+    ]
     for query in queries:
         for result in search(stub, query).results:
             by_ref = stub.GetContent(pb.GetContentRequest(ref_id=result.ref_id), timeout=30)
             assert by_ref.content.strip(), result.location
             assert by_ref.doc_version == result.doc_version
             by_loc = stub.GetContent(
-                pb.GetContentRequest(location=result.location, mode=pb.CONTENT_MODE_FULL), timeout=30
+                pb.GetContentRequest(location=result.location, mode=pb.CONTENT_MODE_FULL),
+                timeout=30,
             )
             assert by_loc.content.strip(), result.location
             assert by_loc.resolution.reason == "resolved"
@@ -104,7 +110,9 @@ def test_multi_range_marks_lists_and_nested_headings(stub):
 
 def test_max_lines_truncates(stub):
     reply = stub.GetContent(
-        pb.GetContentRequest(location="tutorial/first-steps", mode=pb.CONTENT_MODE_FULL, max_lines=5)
+        pb.GetContentRequest(
+            location="tutorial/first-steps", mode=pb.CONTENT_MODE_FULL, max_lines=5
+        )
     )
     assert reply.truncated
     assert len(reply.content.splitlines()) == 5
@@ -118,7 +126,11 @@ def test_max_lines_truncates(stub):
         ("tutorial/path-params.md", "variant", "tutorial/path-params"),
         ("/Tutorial/Path-Params/", "exact", "tutorial/path-params"),
         ("tutorial/dependencies/index", "variant", "tutorial/dependencies"),
-        ("path-params-numeric-validations", "canonical-leaf", "tutorial/path-params-numeric-validations"),
+        (
+            "path-params-numeric-validations",
+            "canonical-leaf",
+            "tutorial/path-params-numeric-validations",
+        ),
         ("ja/tutorial/path-params.html", "variant", "ja/tutorial/path-params"),
     ],
 )
@@ -147,7 +159,12 @@ def test_unknown_site_is_distinguished(stub):
 
 @pytest.mark.parametrize(
     "location",
-    ["../../etc/passwd", "%2e%2e/%2e%2e/etc/passwd", "tutorial/../../../etc/passwd", "C:\\Windows\\win.ini"],
+    [
+        "../../etc/passwd",
+        "%2e%2e/%2e%2e/etc/passwd",
+        "tutorial/../../../etc/passwd",
+        "C:\\Windows\\win.ini",
+    ],
 )
 def test_traversal_locations_are_refused(stub, location):
     with pytest.raises(grpc.RpcError) as err:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
+
 from tests.support.daemon import running
 
 pytestmark = pytest.mark.e2e
@@ -21,8 +21,18 @@ def plugin_path(tmp_path_factory) -> Path:
     """Install the plugin distribution with pip into a private target directory."""
     target = tmp_path_factory.mktemp("site")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(DIST)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(DIST),
+        ],
         check=True,
     )
     assert any(p.name.startswith("scriptorium_glossary-") for p in target.iterdir())
@@ -43,10 +53,14 @@ def test_plugin_source_kind_and_mode_are_used_by_a_running_daemon(tmp_path, plug
     with running(["--config", str(config)], tmp_path / "state", env=env) as daemon:
         stub = daemon.stub
         sources = stub.ListSources(pb.ListSourcesRequest()).sources
-        assert [(s.name, s.kind, s.state) for s in sources] == [("terms", "glossary", pb.SOURCE_STATE_READY)]
+        assert [(s.name, s.kind, s.state) for s in sources] == [
+            ("terms", "glossary", pb.SOURCE_STATE_READY)
+        ]
         plain = stub.Search(pb.SearchRequest(query="wombat burrow"))
         assert [r.title for r in plain.results] == ["Burrow", "Wombat"]
-        ranked = stub.Search(pb.SearchRequest(query="wombat burrow", mode="shortest-first", explain=True))
+        ranked = stub.Search(
+            pb.SearchRequest(query="wombat burrow", mode="shortest-first", explain=True)
+        )
         assert [r.title for r in ranked.results] == ["Wombat", "Burrow"]
         assert any(reason.name == "short-block" for reason in ranked.results[0].reasons)
         fetched = stub.GetContent(pb.GetContentRequest(ref_id=ranked.results[0].ref_id))
@@ -57,7 +71,16 @@ def test_unknown_source_kind_is_a_clear_startup_error(tmp_path):
     config = tmp_path / "scriptorium.toml"
     config.write_text(f'[[sources]]\nname = "x"\nkind = "nonesuch"\nroot = "{tmp_path}"\n')
     proc = subprocess.run(
-        [sys.executable, "-m", "scriptorium", "serve", "--config", str(config), "--listen", "127.0.0.1:0"],
+        [
+            sys.executable,
+            "-m",
+            "scriptorium",
+            "serve",
+            "--config",
+            str(config),
+            "--listen",
+            "127.0.0.1:0",
+        ],
         capture_output=True,
         text=True,
         timeout=60,

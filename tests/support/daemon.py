@@ -14,7 +14,6 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from scriptorium.v1 import retrieval_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +60,9 @@ class Daemon:
 
     def start(self, timeout: float = 120.0) -> Daemon:
         self._log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env)
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env
+        )
         self.channel = grpc.insecure_channel(self.address)
         self.wait_serving(timeout)
         return self

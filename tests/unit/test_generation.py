@@ -35,10 +35,14 @@ def write(store: GenerationStore, parent, docs, removed=()):
     for path, _ in removed:
         files.pop(path, None)
     for doc in docs:
-        files[doc.path] = FileEntry(doc.content_hash, len(doc.text), 0, blob_name(doc, FINGERPRINT), 1)
+        files[doc.path] = FileEntry(
+            doc.content_hash, len(doc.text), 0, blob_name(doc, FINGERPRINT), 1
+        )
     sources = {"s": SourceEntry("markdown", "/x", "fp", files)}
     change = Change(removed=[("s", p) for p, _ in removed], added=list(docs))
-    return store.write(parent=parent, change=change, sources=sources, extractors=FINGERPRINT, tokens_for=tokens_for)
+    return store.write(
+        parent=parent, change=change, sources=sources, extractors=FINGERPRINT, tokens_for=tokens_for
+    )
 
 
 def search(store, manifest, term):
@@ -48,7 +52,9 @@ def search(store, manifest, term):
 
 def test_full_then_incremental_generation(tmp_path):
     store = GenerationStore(tmp_path)
-    first = write(store, None, [make_doc("a.md", "apple banana"), make_doc("b.md", "banana cherry")])
+    first = write(
+        store, None, [make_doc("a.md", "apple banana"), make_doc("b.md", "banana cherry")]
+    )
     assert first.generation == 1
     assert search(store, first, "banana") == ["a.md", "b.md"]
     second = write(

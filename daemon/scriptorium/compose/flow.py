@@ -42,10 +42,15 @@ def steps_from_seed(seed: Seed, engine) -> list[tuple[str, str, str, int]]:
             (origin, title, description, line + seed.start_line - 1)
             for line, origin, title, description in code_flow_candidates(lines, seed.doc.language)
         ]
-    return [(i.origin, i.title, i.description, i.line_no) for i in flow_candidates(lines, seed.start_line)]
+    return [
+        (i.origin, i.title, i.description, i.line_no)
+        for i in flow_candidates(lines, seed.start_line)
+    ]
 
 
-def summarize(engine, seeds: list[Seed], style: str, max_steps: int) -> tuple[list[FlowStep], list[str], str]:
+def summarize(
+    engine, seeds: list[Seed], style: str, max_steps: int
+) -> tuple[list[FlowStep], list[str], str]:
     """Merge the seeds' steps in seed order; returns (steps, assumptions, confidence)."""
     limit = MAX_STEPS_DEFAULT if max_steps <= 0 else min(max_steps, MAX_STEPS_CAP)
     compact = style == "compact"
@@ -127,6 +132,8 @@ def summarize_flow(
     if not seeds:
         step = FlowStep(1, _shorten(topic, 160) or "No steps", "", [], [], "topic")
         assumptions.append("nothing in the indexed sources supports a flow for this request")
-        return FlowOutcome([step] if topic.strip() else [], assumptions, "low", unresolved_ref_ids=unresolved)
+        return FlowOutcome(
+            [step] if topic.strip() else [], assumptions, "low", unresolved_ref_ids=unresolved
+        )
     steps, notes, confidence = summarize(engine, seeds, style, max_steps)
     return FlowOutcome(steps, assumptions + notes, confidence, unresolved_ref_ids=unresolved)

@@ -72,7 +72,9 @@ def guide_implementation(
         assumptions.append("no sample code in the indexed sources matches this topic")
     for name, value in (("framework", framework), ("language", language)):
         if value.strip() and not _mentioned(engine, docs + samples, value):
-            assumptions.append(f"the {name} {value.strip()!r} does not appear in the supporting refs")
+            assumptions.append(
+                f"the {name} {value.strip()!r} does not appear in the supporting refs"
+            )
     flow_refs = [h.ref_id for h in docs[:2] + samples[:2]]
     seeds_loaded, _ = load_seeds(engine.snapshot, flow_refs, engine.lines_of)
     steps, notes, confidence = summarize(engine, seeds_loaded, style, 8)

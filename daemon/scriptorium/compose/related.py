@@ -141,7 +141,9 @@ class RelatedFinder:
         text = seed.text if seed.is_code else "\n".join(_fenced_code(seed.text))
         for module in import_targets(text, language)[:40]:
             for doc, block_index, how in self._provider_of(module):
-                self.target(doc, block_index).add("imports", WEIGHTS["imports"], f"{module} → {how}")
+                self.target(doc, block_index).add(
+                    "imports", WEIGHTS["imports"], f"{module} → {how}"
+                )
 
     def _provider_of(self, module: str):
         parts = [p for p in module.lstrip(".").split(".") if p]
@@ -161,13 +163,19 @@ class RelatedFinder:
 
     def _code_by_suffix(self, suffix: str) -> list[SourceDocument]:
         suffix = suffix.lower()
-        return [d for d in self.code_docs if d.path.lower() == suffix or d.path.lower().endswith("/" + suffix)]
+        return [
+            d
+            for d in self.code_docs
+            if d.path.lower() == suffix or d.path.lower().endswith("/" + suffix)
+        ]
 
     def doc_links(self, seed: Seed) -> None:
         if seed.is_code:
             for doc in self.engine.includers(self.snapshot).get(seed.doc.path, [])[:10]:
                 index = _block_including(doc, seed.doc.path, self.engine.lines_of(doc))
-                self.target(doc, index).add("doc-link", WEIGHTS["doc-link"], f"includes {seed.doc.path}")
+                self.target(doc, index).add(
+                    "doc-link", WEIGHTS["doc-link"], f"includes {seed.doc.path}"
+                )
             return
         base = PurePosixPath(seed.doc.path).parent
         for match in _LINK.finditer(seed.text):
@@ -184,7 +192,9 @@ class RelatedFinder:
             include = next(g for g in match.groups() if g)
             tail = "/".join(p for p in PurePosixPath(include).parts if p not in ("..", "."))
             for doc in self._code_by_suffix(tail)[:2]:
-                self.target(doc, None).add("doc-link", WEIGHTS["doc-link"], f"included as {include}")
+                self.target(doc, None).add(
+                    "doc-link", WEIGHTS["doc-link"], f"included as {include}"
+                )
 
     def proximity(self, seed: Seed) -> None:
         folder = str(PurePosixPath(seed.doc.path).parent)
@@ -194,12 +204,15 @@ class RelatedFinder:
                 target.add("path-proximity", WEIGHTS["path-proximity"], f"same folder {folder}")
         if seed.is_code:
             siblings = [
-                d for d in self.code_docs
+                d
+                for d in self.code_docs
                 if d.source == seed.doc.source and str(PurePosixPath(d.path).parent) == folder
             ]
             for doc in sorted(siblings, key=lambda d: d.path)[:8]:
                 if doc is not seed.doc:
-                    self.target(doc, None).add("path-proximity", WEIGHTS["path-proximity"] * 0.5, f"same folder {folder}")
+                    self.target(doc, None).add(
+                        "path-proximity", WEIGHTS["path-proximity"] * 0.5, f"same folder {folder}"
+                    )
 
     def framework(self, seeds: list[Seed]) -> None:
         wanted = set().union(*(frameworks_in(s.text) for s in seeds)) if seeds else set()
@@ -219,12 +232,24 @@ class RelatedFinder:
                 found.append("route")
             if any(is_dependency_injection(line) for line in lines):
                 found.append("dependency-injection")
-            if any(is_decorator(line, language) for line in lines if line.lstrip().startswith(("@", "["))):
+            if any(
+                is_decorator(line, language)
+                for line in lines
+                if line.lstrip().startswith(("@", "["))
+            ):
                 found.append("decorator")
             if any(is_configuration(line) for line in lines):
                 found.append("configuration")
             name = PurePosixPath(target.doc.path).name.lower()
-            if name in {"main.py", "app.py", "program.cs", "startup.cs", "main.go", "server.ts", "index.ts"}:
+            if name in {
+                "main.py",
+                "app.py",
+                "program.cs",
+                "startup.cs",
+                "main.go",
+                "server.ts",
+                "index.ts",
+            }:
                 found.append("startup")
             for kind in found:
                 target.add(f"impl-{kind}", WEIGHTS["impl"], f"{kind} material")
@@ -236,7 +261,9 @@ class RelatedFinder:
 
     # -- assembly --------------------------------------------------------------------------
 
-    def results(self, seeds: list[Seed], top_k: int, corpora: set[Corpus], sources: set[str]) -> list[RelatedHit]:
+    def results(
+        self, seeds: list[Seed], top_k: int, corpora: set[Corpus], sources: set[str]
+    ) -> list[RelatedHit]:
         seed_keys = {(s.doc.source, s.doc.path) for s in seeds}
         seed_blocks = {(s.doc.source, s.doc.path, s.start_line) for s in seeds}
         ranked = []
@@ -273,7 +300,12 @@ class RelatedFinder:
             url_anchor = ""
         else:
             kind = block.kind
-            start, end, anchor, line = block.start_line, block.end_line, block.anchor, block.start_line
+            start, end, anchor, line = (
+                block.start_line,
+                block.end_line,
+                block.anchor,
+                block.start_line,
+            )
             cand_loc = source.block_location(doc, block, line)
             loc = cand_loc
             title = block.title

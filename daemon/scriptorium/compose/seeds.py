@@ -40,9 +40,7 @@ class Seed:
         return (self.doc.source, self.doc.path, self.start_line, self.end_line)
 
 
-def load_seeds(
-    snapshot: Snapshot, ref_ids: list[str], lines_of
-) -> tuple[list[Seed], list[str]]:
+def load_seeds(snapshot: Snapshot, ref_ids: list[str], lines_of) -> tuple[list[Seed], list[str]]:
     """Seeds for the given refs, plus the ref ids that no longer resolve (stale refs).
 
     A malformed ref is the caller's error (INVALID_ARGUMENT); a ref to content that has since

@@ -192,7 +192,9 @@ class GenerationStore:
             data = json.loads((gen_dir / MANIFEST).read_text("utf-8"))
             manifest = Manifest.from_json(data)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise CorruptGenerationError(f"generation {generation}: unreadable manifest ({exc})")
+            raise CorruptGenerationError(
+                f"generation {generation}: unreadable manifest ({exc})"
+            ) from None
         if manifest.checksum != manifest.compute_checksum():
             raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
         if manifest.generation != generation:

@@ -82,9 +82,7 @@ def lexical_search(
 ) -> list[LexicalHit]:
     if not terms:
         return []
-    query = build_query(
-        snapshot.index.schema, terms, weights, corpora=corpora, sources=sources
-    )
+    query = build_query(snapshot.index.schema, terms, weights, corpora=corpora, sources=sources)
     result = snapshot.searcher.search(query, limit, count=False)
     if not result.hits:
         return []

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 
 from scriptorium.index.searcher import FieldWeights, LexicalHit
 from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind, Scores, SourceDocument
-from scriptorium.ranking.modes import RankingMode
 from scriptorium.results import StageDrop, StageReport
 from scriptorium.text import best_line, query_terms, tokenize
 

@@ -26,13 +26,13 @@ from scriptorium.text.code import (
 Signal = tuple[str, float, str]
 
 BOOSTS: dict[str, float] = {
-    "entrypoint": 1.1500,
-    "route": 1.1750,
-    "dependency-injection": 1.1000,
-    "decorator": 1.0500,
-    "configuration": 1.1000,
-    "example": 1.0750,
-    "has-code-example": 1.0500,
+    "entrypoint": 1.3000,
+    "route": 1.3500,
+    "dependency-injection": 1.2000,
+    "decorator": 1.1000,
+    "configuration": 1.2000,
+    "example": 1.1500,
+    "has-code-example": 1.0000,
 }
 MAX_COMBINED_BOOST = 2.0
 

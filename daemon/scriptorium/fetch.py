@@ -1,0 +1,207 @@
+"""GetContent: resolve a ref or location and cut the requested content.
+
+A mixin of ``LocalEngine``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from scriptorium.content import (
+    clamp_max_lines,
+    cut_code,
+    cut_doc,
+    cut_file,
+    find_doc_block,
+)
+from scriptorium.indexer import doc_version
+from scriptorium.model import Corpus, RefKind
+from scriptorium.refs import Ref, decode_ref
+from scriptorium.resolve import parse_line_anchor
+from scriptorium.results import (
+    ContentOutcome,
+    ContentParams,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    Resolution,
+    Unavailable,
+)
+from scriptorium.sources import PathEscapeError
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 8192
+TOP_K_DEFAULT, TOP_K_MAX = 10, 25
+SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
+KEEP_GENERATIONS = 3
+
+
+class FetchMixin:
+    """Resolves refs and locations to content cuts."""
+
+    # -- fetch ---------------------------------------------------------------------------------
+
+    async def get_content(self, params: ContentParams) -> ContentOutcome:
+        if params.ref_id and params.location:
+            raise InvalidArgument("give either ref_id or location, not both")
+        if not params.ref_id and not params.location:
+            raise InvalidArgument("ref_id or location is required")
+        if params.max_lines < 0:
+            raise InvalidArgument("max_lines must not be negative")
+        mode = params.mode or "snippet"
+        max_lines = clamp_max_lines(params.max_lines)
+        if params.ref_id:
+            out = self._content_by_ref(params.ref_id, mode, max_lines)
+        else:
+            out = self._content_by_location(params.location, mode, max_lines)
+        if params.seen_doc_version and params.seen_doc_version != out.doc_version:
+            out.revision_skew = True
+        return out
+
+    def _content_by_ref(self, ref_id: str, mode: str, max_lines: int) -> ContentOutcome:
+        ref = decode_ref(ref_id)
+        source = self.by_name.get(ref.source)
+        if source is None:
+            if ref.kind is not RefKind.DOC and not any(
+                s.corpus is Corpus.CODE for s in self.sources
+            ):
+                raise FailedPrecondition(
+                    "code and file refs are unavailable: no code source is configured",
+                    Resolution("not_found", "ref", detail="docs-only configuration"),
+                )
+            raise NotFound(
+                f"unknown source {ref.source!r}",
+                Resolution(
+                    "unknown_site", "ref", detail="the ref names a source that is not configured"
+                ),
+            )
+        try:
+            from scriptorium.sources import safe_relative_path
+
+            path = safe_relative_path(ref.path)
+        except PathEscapeError as exc:
+            raise InvalidArgument(f"ref path refused: {exc}") from None
+        snapshot = self.snapshot
+        doc = snapshot.docs.get((source.name, path))
+        if doc is None:
+            raise NotFound(
+                "the referenced document is no longer indexed",
+                Resolution("not_found", "ref", detail="stale ref: the document was removed"),
+            )
+        skew = not doc.content_hash.startswith(ref.content_hash)
+        lines = self.lines_of(doc)
+        page = source.page_location(doc.path)
+        if ref.kind is RefKind.DOC:
+            block = find_doc_block(doc, ref.anchor) if ref.anchor else None
+            if ref.anchor and block is None:
+                raise NotFound(
+                    "the referenced section no longer exists",
+                    Resolution("not_found", "ref", detail="stale ref: the heading is gone"),
+                )
+            cut = cut_doc(doc, lines, block, mode, max_lines)
+            location = f"{page}#{block.anchor}" if block and block.anchor else page
+        elif ref.kind is RefKind.CODE:
+            line = ref.line
+            if skew and ref.anchor:
+                moved = next((b for b in doc.blocks if b.anchor == ref.anchor), None)
+                if moved is not None:
+                    line = moved.start_line
+            if line > len(lines):
+                raise NotFound(
+                    "the referenced line no longer exists",
+                    Resolution("not_found", "ref", detail="stale ref: the file is shorter now"),
+                )
+            cut = cut_code(doc, lines, line, mode, max_lines)
+            location = f"{page}#L{cut.anchor_line}"
+        else:
+            cut = cut_file(doc, lines, max_lines)
+            location = page
+        qualified = location if source.is_default else f"{source.name}/{location}"
+        resolution = Resolution(
+            "resolved", "ref", requested_location="", site=source.name, resolved_location=qualified
+        )
+        out = self._outcome(source, doc, cut, qualified, "", resolution, ref_id)
+        out.revision_skew = skew
+        return out
+
+    def _content_by_location(self, location: str, mode: str, max_lines: int) -> ContentOutcome:
+        if self._resolver is None:
+            raise Unavailable("sources are still loading")
+        resolved = self._resolver.resolve(location)
+        source, doc, fragment = resolved.source, resolved.doc, resolved.fragment
+        lines = self.lines_of(doc)
+        page = source.page_location(doc.path)
+        if doc.corpus is Corpus.CODE:
+            anchor = parse_line_anchor(fragment) if fragment else None
+            if anchor is None:
+                # A file location without a line anchor is the whole file.
+                cut = cut_file(doc, lines, max_lines)
+                loc = page
+            else:
+                if anchor[0] > len(lines):
+                    raise NotFound(
+                        "line anchor is past the end of the file",
+                        Resolution(
+                            "not_found", resolved.resolution.rule, requested_location=location
+                        ),
+                    )
+                cut = cut_code(doc, lines, anchor[0], mode, max_lines)
+                loc = f"{page}#L{cut.anchor_line}"
+            ref = Ref(
+                source.name,
+                cut.kind,
+                doc.path,
+                cut.block.anchor if cut.block else "",
+                cut.anchor_line,
+                doc.content_hash,
+            )
+        else:
+            block = find_doc_block(doc, fragment) if fragment else None
+            if fragment and block is None:
+                resolved.resolution.detail = (
+                    f"no section {fragment!r} on this page; returned the page"
+                )
+            cut = cut_doc(doc, lines, block, mode, max_lines)
+            loc = f"{page}#{block.anchor}" if block and block.anchor else page
+            ref = Ref(
+                source.name,
+                RefKind.DOC,
+                doc.path,
+                block.anchor if block else "",
+                cut.start_line,
+                doc.content_hash,
+            )
+        qualified = loc if source.is_default else f"{source.name}/{loc}"
+        resolved.resolution.resolved_location = qualified
+        return self._outcome(
+            source, doc, cut, qualified, location, resolved.resolution, ref.encode()
+        )
+
+    def _outcome(self, source, doc, cut, location, requested, resolution, ref_id) -> ContentOutcome:
+        anchor = (
+            cut.block.anchor
+            if (cut.block and cut.kind is RefKind.DOC)
+            else (f"L{cut.anchor_line}" if cut.kind is RefKind.CODE else "")
+        )
+        return ContentOutcome(
+            location=location,
+            requested_location=requested,
+            url=source.url_for(doc.path, anchor),
+            source=source.name,
+            content=cut.content,
+            ranges=cut.ranges,
+            truncated=cut.truncated,
+            total_lines=len(self.lines_of(doc)),
+            doc_version=doc_version(doc),
+            resolution=resolution,
+            ref_id=ref_id,
+            kind=cut.kind,
+            title=cut.title,
+            start_line=cut.start_line,
+            end_line=cut.end_line,
+            provider="local",
+            section_path=cut.section_path,
+            trace_id=secrets.token_hex(16),
+        )

@@ -1,0 +1,257 @@
+"""Keeping the index in line with the sources: load, verify, reconcile, swap.
+
+A mixin of ``LocalEngine``; it owns the generation store, per-source state and the snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+from scriptorium.index.catalog import Snapshot
+from scriptorium.index.generation import (
+    Change,
+    CorruptGenerationError,
+    FileEntry,
+    Manifest,
+    SourceEntry,
+)
+from scriptorium.index.schema import SCHEMA_VERSION
+from scriptorium.index.store import CorruptBlobError, blob_name
+from scriptorium.model import Block, SourceDocument
+from scriptorium.resolve import Resolver
+from scriptorium.sources import LocalTreeSource, PathEscapeError, Source
+from scriptorium.text import (
+    tokenize,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 8192
+TOP_K_DEFAULT, TOP_K_MAX = 10, 25
+SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
+KEEP_GENERATIONS = 3
+
+KEEP_GENERATIONS = 3
+
+
+@dataclass(slots=True)
+class SourceState:
+    state: str = "loading"
+    last_error: str = ""
+    indexed_at: float | None = None
+    last_scan_ok: float | None = None
+
+
+@dataclass(slots=True)
+class BuildSummary:
+    generation: int
+    documents: int
+    blocks: int
+    bytes: int
+    changed: int
+    removed: int
+    seconds: float
+    files: dict[str, int] = field(default_factory=dict)
+
+
+def source_fingerprint(source: Source) -> str:
+    cfg = source.config
+    payload = json.dumps(
+        [cfg.kind, str(cfg.root), sorted(cfg.options.items(), key=lambda kv: kv[0])],
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def doc_version(doc: SourceDocument) -> str:
+    return doc.content_hash[:16]
+
+
+class IndexingMixin:
+    """Loads the newest valid generation and lands every change as a new one."""
+
+    # -- index management ----------------------------------------------------------------------
+
+    def load_or_build(self) -> BuildSummary | None:
+        """Serve the newest valid generation (refusing corrupt ones), then catch up with disk."""
+        self.store.cleanup_partials()
+        for generation in self.store.complete_generations():
+            try:
+                manifest = self.store.load_manifest(generation)
+                if not self._compatible(manifest):
+                    log.info(
+                        "generation %d was built by another index format; skipping", generation
+                    )
+                    continue
+                self._swap(Snapshot.load(self.store, manifest, None))
+                log.info("serving index generation %d", generation)
+                break
+            except (CorruptGenerationError, CorruptBlobError, ValueError, OSError) as exc:
+                log.error("refusing index generation %d: %s", generation, exc)
+        return self.reconcile()
+
+    def _compatible(self, manifest: Manifest) -> bool:
+        return (
+            manifest.schema_version == SCHEMA_VERSION
+            and manifest.extractors == self.index_fingerprint
+        )
+
+    def reconcile(self) -> BuildSummary | None:
+        """Bring the index in line with the source roots; a new generation only if needed."""
+        with self._write_lock:
+            started = time.perf_counter()
+            current = self._snapshot
+            base = current.manifest if current else None
+            change = Change()
+            tables: dict[str, SourceEntry] = {}
+            changed_files = 0
+            metadata_changed = False
+            for source in self.sources:
+                state = self.states[source.name]
+                previous = base.sources.get(source.name) if base else None
+                fingerprint = source_fingerprint(source)
+                if previous is not None and previous.fingerprint != fingerprint:
+                    change.removed += [(source.name, p) for p in previous.files]
+                    previous = None
+                old_files = previous.files if previous else {}
+                table = SourceEntry(source.config.kind, str(source.config.root), fingerprint)
+                if not isinstance(source, LocalTreeSource) or not source.root.is_dir():
+                    # Snapshot mode: the tree is not on disk; serve what the generation holds.
+                    table.files = dict(old_files)
+                    tables[source.name] = table
+                    if old_files:
+                        state.state = (
+                            "ready" if not isinstance(source, LocalTreeSource) else "stale"
+                        )
+                        state.last_error = (
+                            ""
+                            if state.state == "ready"
+                            else "root not on disk; serving the indexed snapshot"
+                        )
+                    else:
+                        state.state = "failed"
+                        state.last_error = "source root does not exist and no index holds it"
+                    continue
+                try:
+                    stats = source.list_files()
+                except OSError as exc:
+                    state.state, state.last_error = "stale", f"cannot list files: {exc.strerror}"
+                    table.files = dict(old_files)
+                    tables[source.name] = table
+                    continue
+                seen = set()
+                for stat in stats:
+                    seen.add(stat.path)
+                    entry = old_files.get(stat.path)
+                    if (
+                        entry is not None
+                        and entry.size == stat.size
+                        and entry.mtime_ns == stat.mtime_ns
+                    ):
+                        table.files[stat.path] = entry
+                        continue
+                    try:
+                        doc = source.load(stat.path)
+                    except (OSError, PathEscapeError):
+                        doc = None
+                    if doc is None:
+                        if entry is not None:
+                            change.removed.append((source.name, stat.path))
+                        continue
+                    if entry is not None and entry.hash == doc.content_hash:
+                        metadata_changed = True
+                        table.files[stat.path] = FileEntry(
+                            entry.hash, stat.size, stat.mtime_ns, entry.blob, entry.blocks
+                        )
+                        continue
+                    if entry is not None:
+                        change.removed.append((source.name, stat.path))
+                    change.added.append(doc)
+                    changed_files += 1
+                    table.files[stat.path] = FileEntry(
+                        doc.content_hash,
+                        stat.size,
+                        stat.mtime_ns,
+                        blob_name(doc, self.index_fingerprint),
+                        len(doc.blocks),
+                    )
+                for path in old_files:
+                    if path not in seen:
+                        change.removed.append((source.name, path))
+                tables[source.name] = table
+                state.state = "ready"
+                state.last_error = ""
+                state.last_scan_ok = time.time()
+            if base is not None:
+                for name, entry in base.sources.items():
+                    if name not in tables:
+                        change.removed += [(name, p) for p in entry.files]
+            if base is not None:
+                metadata_changed |= set(tables) != set(base.sources) or any(
+                    tables[n].fingerprint != base.sources[n].fingerprint
+                    for n in tables
+                    if n in base.sources
+                )
+            if current is not None and not (change.added or change.removed or metadata_changed):
+                return None
+            manifest = self.store.write(
+                parent=base,
+                change=change,
+                sources=tables,
+                extractors=self.index_fingerprint,
+                tokens_for=self.tokens_for,
+            )
+            self._swap(Snapshot.load(self.store, manifest, current))
+            now = time.time()
+            for source in self.sources:
+                if self.states[source.name].state in ("ready", "stale"):
+                    self.states[source.name].indexed_at = now
+            self.store.prune(KEEP_GENERATIONS, in_use=[manifest.generation])
+            summary = BuildSummary(
+                generation=manifest.generation,
+                documents=manifest.document_count,
+                blocks=manifest.block_count,
+                bytes=sum(f.size for s in tables.values() for f in s.files.values()),
+                changed=changed_files,
+                removed=len(change.removed),
+                seconds=time.perf_counter() - started,
+                files={n: len(t.files) for n, t in tables.items()},
+            )
+            log.info(
+                "index generation %d: %d documents, %d blocks (%d changed, %d removed) in %.2fs",
+                summary.generation,
+                summary.documents,
+                summary.blocks,
+                summary.changed,
+                summary.removed,
+                summary.seconds,
+            )
+            return summary
+
+    def _swap(self, snapshot: Snapshot) -> None:
+        resolver = Resolver(self.sources, snapshot)
+        # One reference assignment each: readers see the old pair or the new pair.
+        self._snapshot, self._resolver = snapshot, resolver
+
+    def tokens_for(self, doc: SourceDocument, block: Block) -> tuple[str, str, str]:
+        stem = self.ranking.stem
+        body = " ".join(tokenize(block.body, stem=stem))
+        heading_text = " ".join(block.section_path)
+        if block.symbol:
+            heading_text += " " + block.symbol
+        heading = " ".join(tokenize(heading_text, stem=stem))
+        source = self.by_name.get(doc.source)
+        page = source.page_location(doc.path) if source else doc.path
+        path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", stem=stem))
+        return body, heading, path
+
+    def lines_of(self, doc: SourceDocument) -> list[str]:
+        lines = self._lines.get(doc.content_hash)
+        if lines is None:
+            lines = doc.text.splitlines()
+            self._lines[doc.content_hash] = lines
+        return lines

@@ -1,0 +1,289 @@
+"""Search: validate the request, retrieve candidates, rank, and build explained hits.
+
+A mixin of ``LocalEngine``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import UTC, datetime
+
+from scriptorium.index.searcher import lexical_search
+from scriptorium.indexer import doc_version
+from scriptorium.model import Candidate, Corpus, Query, RefKind
+from scriptorium.plugins import PluginError
+from scriptorium.ranking.pipeline import coverage
+from scriptorium.refs import Ref
+from scriptorium.results import (
+    Conflict,
+    InvalidArgument,
+    SearchHit,
+    SearchOutcome,
+    SearchParams,
+    StageReport,
+    UnderstoodQuery,
+)
+from scriptorium.text import (
+    code_snippet,
+    doc_snippet,
+    estimate_tokens,
+    preview,
+    query_terms,
+    trim_to_tokens,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 8192
+TOP_K_DEFAULT, TOP_K_MAX = 10, 25
+SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
+KEEP_GENERATIONS = 3
+
+MAX_QUERY_CHARS = 8192
+TOP_K_DEFAULT, TOP_K_MAX = 10, 25
+SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
+
+
+class SearchMixin:
+    """Turns a search request into ranked, budgeted, explained hits."""
+
+    # -- search --------------------------------------------------------------------------------
+
+    def make_query(self, params: SearchParams) -> Query:
+        text = params.query or ""
+        if len(text) > MAX_QUERY_CHARS:
+            raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
+        text = "".join(ch if ch.isprintable() or ch.isspace() else " " for ch in text)
+        mode_name = params.mode or "default"
+        try:
+            self.registry.mode(mode_name)
+        except PluginError as exc:
+            raise InvalidArgument(str(exc)) from None
+        unknown = [s for s in params.sources if s not in self.by_name]
+        if unknown:
+            known = ", ".join(sorted(self.by_name))
+            raise InvalidArgument(f"unknown source(s) {', '.join(unknown)}; known sources: {known}")
+        if params.token_budget < 0:
+            raise InvalidArgument("token_budget must not be negative")
+        top_k = TOP_K_DEFAULT if params.top_k <= 0 else min(params.top_k, TOP_K_MAX)
+        snippet = (
+            SNIPPET_DEFAULT if params.snippet_lines <= 0 else min(params.snippet_lines, SNIPPET_MAX)
+        )
+        corpora = frozenset(params.kinds) or frozenset({Corpus.DOCS, Corpus.CODE})
+        return Query(
+            text=text,
+            terms=tuple(query_terms(text, stem=self.ranking.stem)),
+            top_k=top_k,
+            snippet_lines=snippet,
+            corpora=corpora,
+            mode=mode_name,
+            sources=frozenset(params.sources),
+            surface=params.surface or "",
+            as_of=params.as_of,
+            token_budget=params.token_budget,
+            explain=params.explain,
+        )
+
+    def location_of(self, cand: Candidate) -> str:
+        source = self.by_name[cand.source]
+        loc = source.block_location(cand.document, cand.block, cand.anchor_line)
+        return loc if source.is_default else f"{source.name}/{loc}"
+
+    async def search(self, params: SearchParams) -> SearchOutcome:
+        query = self.make_query(params)
+        return self.search_query(query)
+
+    def search_query(self, query: Query) -> SearchOutcome:
+        trace_id = secrets.token_hex(16)
+        understood = UnderstoodQuery(
+            terms=list(query.terms),
+            kinds=sorted(query.corpora),
+            sources=sorted(query.sources),
+            surface=query.surface,
+            as_of=query.as_of,
+            mode=query.mode,
+            query_chars=len(query.text),
+            term_count=len(query.terms),
+        )
+        outcome = SearchOutcome(
+            hits=[], trace_id=trace_id, understood=understood if query.explain else None
+        )
+        if not query.text.strip():
+            return outcome
+        if not query.terms:
+            outcome.abstained, outcome.abstain_reason = True, "no_candidates"
+            return outcome
+        snapshot = self.snapshot
+        corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
+        hits = lexical_search(
+            snapshot,
+            query.terms,
+            self.ranking.weights,
+            self.ranking.candidate_limit(query.top_k),
+            corpora=corpora,
+            sources=sorted(query.sources),
+        )
+        stages = [StageReport("retrieve", len(hits), 0)]
+        candidates = self.pipeline.candidates(query, hits)
+        self.pipeline.fuse(candidates)
+        drops = self.pipeline.priors(query, candidates, self._source_class)
+        stages.append(StageReport("priors", len(candidates), len(drops), drops[:20]))
+        mode = self.registry.mode(query.mode)
+        mode.rerank(query, candidates)
+        stages.append(StageReport(f"mode:{mode.name}", len(candidates), 0))
+        window, dedup_drops, diversity_drops = self.pipeline.order(
+            candidates, query.top_k, self.location_of, getattr(mode, "prefer_mixed_corpora", False)
+        )
+        stages.append(
+            StageReport(
+                "dedupe", len(candidates) - len(dedup_drops), len(dedup_drops), dedup_drops[:20]
+            )
+        )
+        stages.append(StageReport("diversify", len(window), len(diversity_drops), diversity_drops))
+        if not window:
+            outcome.abstained, outcome.abstain_reason = True, "no_candidates"
+            outcome.stages = stages if query.explain else []
+            return outcome
+        outcome.hits = [self._hit(query, cand) for cand in window]
+        outcome.provider = "local"
+        best_coverage = coverage(query, window[0])
+        conflicts = self._conflicts(window)
+        if conflicts:
+            outcome.conflicts = conflicts
+            outcome.abstained, outcome.abstain_reason = True, "conflicting_sources"
+        elif len(query.terms) > 1 and best_coverage < self.ranking.low_confidence_coverage:
+            outcome.abstained, outcome.abstain_reason = True, "low_confidence"
+        if query.token_budget > 0:
+            outcome.tokens_used = apply_budget(outcome.hits, query.token_budget)
+        else:
+            outcome.tokens_used = sum(
+                estimate_tokens(h.snippet) + estimate_tokens(h.preview) for h in outcome.hits
+            )
+        if query.explain:
+            outcome.stages = stages
+        else:
+            for hit in outcome.hits:
+                hit.reasons = []
+        return outcome
+
+    def _source_class(self, name: str) -> str:
+        source = self.by_name.get(name)
+        return source.source_class if source else "product"
+
+    def _hit(self, query: Query, cand: Candidate) -> SearchHit:
+        doc, block = cand.document, cand.block
+        source = self.by_name[cand.source]
+        lines = self.lines_of(doc)
+        if block.kind is RefKind.CODE:
+            anchor = cand.anchor_line or block.start_line
+            snippet, _, _ = code_snippet(
+                lines, block.start_line, block.end_line, anchor, query.snippet_lines
+            )
+            lo, hi = max(0, anchor - 12), min(len(lines), anchor + 12)
+            preview_source = "\n".join(lines[lo:hi])
+            ref = Ref(cand.source, RefKind.CODE, doc.path, block.anchor, anchor, doc.content_hash)
+            url_anchor = f"L{anchor}"
+        else:
+            anchor = block.start_line
+            snippet, _, _ = doc_snippet(
+                lines, block.start_line, block.end_line, query.snippet_lines
+            )
+            preview_source = "\n".join(
+                lines[block.start_line - 1 : min(block.end_line, block.start_line + 150)]
+            )
+            ref = Ref(
+                cand.source, RefKind.DOC, doc.path, block.anchor, block.start_line, doc.content_hash
+            )
+            url_anchor = block.anchor
+        meta = doc.meta
+        return SearchHit(
+            ref_id=ref.encode(),
+            kind=block.kind,
+            location=cand.location,
+            url=source.url_for(doc.path, url_anchor),
+            title=block.title or meta.title or doc.path,
+            section_path=list(block.section_path),
+            start_line=block.start_line,
+            end_line=block.end_line,
+            snippet=snippet,
+            preview=preview(preview_source, query.text),
+            score=round(cand.score, 6),
+            scores=cand.scores,
+            reasons=cand.reasons,
+            source=cand.source,
+            doc_version=doc_version(doc),
+            source_class=meta.source_class or source.source_class,
+            superseded_by=meta.superseded_by or "",
+            effective_from=meta.effective_from,
+            effective_to=meta.effective_to,
+            parse_confidence=meta.parse_confidence,
+            language=doc.language or "",
+            anchor_line=anchor if block.kind is RefKind.CODE else 0,
+        )
+
+    def _conflicts(self, window: list[Candidate]) -> list[Conflict]:
+        """Currently effective documents that declare one canonical key with different content."""
+        now = datetime.now(UTC)
+        by_key: dict[str, dict[str, Candidate]] = {}
+        for cand in window:
+            meta = cand.document.meta
+            if not meta.canonical_key or meta.superseded_by:
+                continue
+            if meta.effective_to and meta.effective_to <= now:
+                continue
+            by_key.setdefault(meta.canonical_key, {})[cand.document.content_hash] = cand
+        conflicts = []
+        for key, versions in sorted(by_key.items()):
+            if len(versions) > 1:
+                cands = sorted(versions.values(), key=lambda c: c.location)
+                conflicts.append(
+                    Conflict(
+                        key=key,
+                        ref_ids=[self._hit_ref(c) for c in cands],
+                        locations=[c.location for c in cands],
+                        note="effective documents declare this key with different content",
+                    )
+                )
+        return conflicts
+
+    @staticmethod
+    def _hit_ref(cand: Candidate) -> str:
+        block = cand.block
+        line = cand.anchor_line or block.start_line
+        return Ref(
+            cand.source,
+            block.kind,
+            cand.document.path,
+            block.anchor,
+            line,
+            cand.document.content_hash,
+        ).encode()
+
+
+def apply_budget(hits: list[SearchHit], budget: int) -> int:
+    """Fit snippets and previews into ``budget`` tokens: shorten or drop the lowest first.
+
+    The best result is always kept whole; later ones lose their snippet, then get a shortened
+    preview, then are dropped.
+    """
+    used = estimate_tokens(hits[0].snippet) + estimate_tokens(hits[0].preview)
+    kept = [hits[0]]
+    for hit in hits[1:]:
+        remaining = budget - used
+        cost = estimate_tokens(hit.snippet) + estimate_tokens(hit.preview)
+        if cost <= remaining:
+            used += cost
+            kept.append(hit)
+            continue
+        hit.snippet = ""
+        cost = estimate_tokens(hit.preview)
+        if cost > remaining:
+            if remaining < 8:
+                continue
+            hit.preview = trim_to_tokens(hit.preview, remaining)
+            cost = estimate_tokens(hit.preview)
+        used += cost
+        kept.append(hit)
+    hits[:] = kept
+    return used
