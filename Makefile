@@ -88,6 +88,7 @@ eval: venv
 	$(PY) -m scriptorium eval --config eval/fastapi.toml --label $(LABEL)
 
 soak: venv
+	@if [ ! -d tests/soak ]; then echo "soak: tests/soak does not exist yet"; exit 1; fi
 	$(PYTEST) -q -m slow tests/soak
 
 # pip-audit is installed on demand (exact pin) rather than carried in the dev extras. It prints

@@ -347,7 +347,18 @@ def cmd_health(args: argparse.Namespace) -> int:
     return EXIT_OK if response.status == health_pb2.HealthCheckResponse.SERVING else EXIT_FAILED
 
 
+def _eval_args(argv: Sequence[str]) -> list[str] | None:
+    """The arguments after ``eval`` (global ``--format`` may precede it), or None."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("--format"):
+        i += 1 if "=" in argv[i] else 2
+    if i < len(argv) and argv[i] == "eval":
+        return list(argv[i + 1 :])
+    return None
+
+
 def _run_eval(argv: Sequence[str]) -> int:
+    """The evaluation harness has its own parser; everything after ``eval`` goes to it."""
     from scriptorium.evaluation.cli import main as eval_main
 
     return int(eval_main(list(argv)) or 0)
@@ -364,8 +375,9 @@ _COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "eval":
-        return _run_eval(argv[1:])
+    eval_args = _eval_args(argv)
+    if eval_args is not None:
+        return _run_eval(eval_args)
     args = build_parser().parse_args(argv)
     if not hasattr(args, "format"):
         args.format = "text"

@@ -61,7 +61,9 @@ class Settings:
     # True when ``listen`` came from the config file or the command line: only then may the
     # daemon bind an address other than loopback.
     listen_explicit: bool = False
-    # Top-level tables other than [server] and [[sources]], kept for components that own them.
+    # The [ranking] table: ranking levers, validated by the engine that applies them.
+    ranking: dict[str, Any] = field(default_factory=dict)
+    # Other top-level tables, kept for the components that own them.
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -107,8 +109,17 @@ def load_settings(
         server["listen_explicit"] = True
     if state_dir is not None:
         server["state_dir"] = Path(state_dir).expanduser().resolve()
-    extra = {k: v for k, v in data.items() if k not in ("server", "sources")}
-    return Settings(**server, sources=sources, config_dir=config_dir, extra=extra)
+    ranking = data.get("ranking", {})
+    if not isinstance(ranking, Mapping):
+        raise ConfigError("[ranking] must be a table")
+    extra = {k: v for k, v in data.items() if k not in ("server", "sources", "ranking")}
+    return Settings(
+        **server,
+        sources=sources,
+        config_dir=config_dir,
+        ranking=dict(ranking),
+        extra=extra,
+    )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -238,15 +238,15 @@ class IndexingMixin:
         self._snapshot, self._resolver = snapshot, resolver
 
     def tokens_for(self, doc: SourceDocument, block: Block) -> tuple[str, str, str]:
-        stem = self.ranking.stem
-        body = " ".join(tokenize(block.body, stem=stem))
+        options = self.ranking.token_options()
+        body = " ".join(tokenize(block.body, **options))
         heading_text = " ".join(block.section_path)
         if block.symbol:
             heading_text += " " + block.symbol
-        heading = " ".join(tokenize(heading_text, stem=stem))
+        heading = " ".join(tokenize(heading_text, **options))
         source = self.by_name.get(doc.source)
         page = source.page_location(doc.path) if source else doc.path
-        path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", stem=stem))
+        path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", **options))
         return body, heading, path
 
     def lines_of(self, doc: SourceDocument) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import os
@@ -88,7 +89,8 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self.pipeline = Pipeline(self.ranking, self.lines_of)
         # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
         self.index_fingerprint = (
-            f"{self.extractors.fingerprint};tokenizer={TOKENIZER_VERSION};stem={self.ranking.stem}"
+            f"{self.extractors.fingerprint};tokenizer={TOKENIZER_VERSION};"
+            + ",".join(f"{k}={v}" for k, v in sorted(self.ranking.token_options().items()))
         )
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -284,25 +286,31 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
 
 
 def ranking_settings(raw: dict) -> RankingSettings:
-    """Ranking levers from the ``[ranking]`` configuration table (for measurement runs)."""
+    """Ranking levers from the ``[ranking]`` configuration table (used by measurement runs)."""
     if not raw:
         return RankingSettings()
     fields = dict(raw)
+    defaults = FieldWeights()
     weights = FieldWeights(
-        body=float(fields.pop("body_weight", 1.0)),
-        heading=float(fields.pop("heading_weight", FieldWeights.heading)),
-        path=float(fields.pop("path_weight", FieldWeights.path)),
+        body=float(fields.pop("body_weight", defaults.body)),
+        heading=float(fields.pop("heading_weight", defaults.heading)),
+        path=float(fields.pop("path_weight", defaults.path)),
     )
     classes = fields.pop("class_weights", None)
+    known = set(RankingSettings.__dataclass_fields__) - {"weights", "class_weights"}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        allowed = ", ".join(
+            sorted(known | {"body_weight", "heading_weight", "path_weight", "class_weights"})
+        )
+        raise ValueError(
+            f"unknown key(s) in [ranking]: {', '.join(unknown)}; known keys: {allowed}"
+        )
     settings = RankingSettings(weights=weights, **fields)
     if classes:
         merged = {**settings.class_weights, **{k: float(v) for k, v in classes.items()}}
-        settings = RankingSettings(**{**_as_dict(settings), "class_weights": merged})
+        settings = dataclasses.replace(settings, class_weights=merged)
     return settings
-
-
-def _as_dict(settings: RankingSettings) -> dict:
-    return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
 
 
 def default_state_dir(sources: list[Source]) -> Path:

@@ -73,7 +73,7 @@ class SearchMixin:
         corpora = frozenset(params.kinds) or frozenset({Corpus.DOCS, Corpus.CODE})
         return Query(
             text=text,
-            terms=tuple(query_terms(text, stem=self.ranking.stem)),
+            terms=tuple(query_terms(text, **self.ranking.token_options())),
             top_k=top_k,
             snippet_lines=snippet,
             corpora=corpora,

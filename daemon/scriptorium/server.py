@@ -246,7 +246,7 @@ async def _drain(
     ready_file: Path | None,
 ) -> None:
     log.info(
-        "shutdown: health NOT_SERVING, draining in-flight calls (grace %.1fs)",
+        "shutting down: health NOT_SERVING, draining in-flight calls (grace %.1fs)",
         settings.grace_seconds,
     )
     if ready_file is not None:
@@ -294,5 +294,5 @@ async def serve(
 
 
 def _on_signal(sig: signal.Signals, shutdown: Shutdown) -> None:
-    log.info("received %s", sig.name)
+    log.info("received %s: shutdown requested", sig.name)
     shutdown.request()

@@ -8,6 +8,7 @@ that leave the root, and reading text safely.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Callable, Iterator
@@ -164,6 +165,18 @@ class LocalTreeSource(Source):
         self._include = pathspec.PathSpec.from_lines("gitignore", include)
         self._exclude = pathspec.PathSpec.from_lines("gitignore", exclude)
         self._skip_dirs = ALWAYS_SKIPPED_DIRS | frozenset(config.options.get("skip_dirs", ()))
+        # Per-path source classes: {"release-notes.md" = "ledger", "reference/**" = "reference"}.
+        self._class_rules = [
+            (pathspec.PathSpec.from_lines("gitignore", [pattern]), str(cls))
+            for pattern, cls in dict(config.options.get("class_rules", {})).items()
+        ]
+
+    def class_for(self, relpath: str) -> str | None:
+        """The source class a ``class_rules`` pattern assigns to this path, if any."""
+        for spec, cls in self._class_rules:
+            if spec.match_file(relpath):
+                return cls
+        return None
 
     # -- safety ---------------------------------------------------------------------------
 
@@ -267,13 +280,18 @@ class LocalTreeSource(Source):
         if extractor is None:
             return None
         extraction = extractor.extract(relpath, text)
+        meta = extraction.meta
+        if meta.source_class is None:
+            rule_class = self.class_for(relpath)
+            if rule_class is not None:
+                meta = dataclasses.replace(meta, source_class=rule_class)
         return SourceDocument(
             source=self.name,
             path=relpath,
             text=text,
             corpus=self.corpus,
             content_hash=content_hash(text),
-            meta=extraction.meta,
+            meta=meta,
             blocks=extraction.blocks,
             language=extraction.language,
             front_matter_lines=extraction.front_matter_lines,

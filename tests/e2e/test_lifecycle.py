@@ -130,7 +130,7 @@ def test_sigterm_drains_in_flight_calls_and_exits_cleanly(tmp_path):
     daemon.terminate()
     assert not errors
     assert done
-    assert "shutdown" in daemon.log().lower()
+    assert "shutting down" in daemon.log().lower()
 
 
 def test_corrupt_generation_is_refused_and_previous_one_serves(tmp_path):

@@ -10,7 +10,10 @@ import asyncio
 import json
 import shutil
 import socket
+import subprocess
+import sys
 import threading
+import types
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -146,8 +149,8 @@ def server(tmp_path: Path):
     thread.start()
     running = []
 
-    def _start(engine: Engine, *, serving: bool = False) -> str:
-        settings = Settings(listen="127.0.0.1:0", grace_seconds=0.0)
+    def _start(engine: Engine, *, serving: bool = False, **overrides) -> str:
+        settings = Settings(listen="127.0.0.1:0", grace_seconds=0.0, **overrides)
         started = asyncio.run_coroutine_threadsafe(start_server(settings, engine), loop).result(10)
         if serving:
             status = health_pb2.HealthCheckResponse.SERVING
@@ -199,9 +202,9 @@ def test_sync_client_retries_unavailable_then_succeeds(tmp_path: Path, server) -
 
 def test_sync_client_gives_up_after_the_configured_attempts(tmp_path: Path, server) -> None:
     engine = FlakyEngine(tmp_path, failures=10)
-    with Client(server(engine), attempts=2, **FAST) as client:
-        with pytest.raises(ScriptoriumError) as info:
-            client.search("root")
+    client = Client(server(engine), attempts=2, **FAST)
+    with client, pytest.raises(ScriptoriumError) as info:
+        client.search("root")
     assert info.value.code is grpc.StatusCode.UNAVAILABLE
     assert info.value.message == "source backend is restarting"
     assert engine.search_calls == 2
@@ -209,9 +212,9 @@ def test_sync_client_gives_up_after_the_configured_attempts(tmp_path: Path, serv
 
 def test_sync_client_does_not_retry_not_found(tmp_path: Path, server) -> None:
     engine = FlakyEngine(tmp_path)
-    with Client(server(engine), attempts=3, **FAST) as client:
-        with pytest.raises(ResolutionError) as info:
-            client.get_content(ref_id="r1.nope")
+    client = Client(server(engine), attempts=3, **FAST)
+    with client, pytest.raises(ResolutionError) as info:
+        client.get_content(ref_id="r1.nope")
     assert len(engine.content_calls) == 1
     assert info.value.code is grpc.StatusCode.NOT_FOUND
     assert info.value.resolution.reason == "not_found"
@@ -265,9 +268,9 @@ def test_retries_stop_at_the_deadline(tmp_path: Path, server) -> None:
 
 
 def test_unreachable_target_is_unavailable() -> None:
-    with Client(unused_target(), attempts=2, **FAST) as client:
-        with pytest.raises(ScriptoriumError) as info:
-            client.list_sources()
+    client = Client(unused_target(), attempts=2, **FAST)
+    with client, pytest.raises(ScriptoriumError) as info:
+        client.list_sources()
     assert info.value.code is grpc.StatusCode.UNAVAILABLE
 
 
@@ -325,3 +328,56 @@ def test_cli_startup_errors_exit_2(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("scriptorium: error: [server] listen must be")
     assert err.count("\n") == 1
+
+
+def test_eval_is_delegated_with_its_arguments(monkeypatch) -> None:
+    seen: list[list[str]] = []
+    fake = types.ModuleType("scriptorium.evaluation.cli")
+    fake.main = lambda argv: seen.append(argv) or 3
+    monkeypatch.setitem(sys.modules, "scriptorium.evaluation.cli", fake)
+    assert main(["--format", "json", "eval", "--top-k", "3", "--json"]) == 3
+    assert seen == [["--top-k", "3", "--json"]]
+
+
+# -- TLS -----------------------------------------------------------------------------------------
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _certificates(tmp: Path) -> Path:
+    """A throwaway CA with a server certificate for localhost and a client certificate."""
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
+             "-subj", "/CN=scriptorium-test-ca", cwd=tmp)  # fmt: skip
+    (tmp / "san.ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for name in ("server", "client"):
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr",
+                 "-subj", f"/CN={name}", cwd=tmp)  # fmt: skip
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-out", f"{name}.pem", "-days", "1",
+                 "-extfile", "san.ext", cwd=tmp)  # fmt: skip
+    return tmp
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_mutual_tls(tmp_path: Path, server) -> None:
+    certs = _certificates(tmp_path)
+    target = server(
+        FlakyEngine(tmp_path),
+        tls_cert=certs / "server.pem",
+        tls_key=certs / "server.key",
+        tls_client_ca=certs / "ca.pem",
+    )
+    options = [("grpc.ssl_target_name_override", "localhost")]
+    trusted = {"root_certificates": certs / "ca.pem", "options": options, **FAST}
+    with Client(
+        target, client_cert=certs / "client.pem", client_key=certs / "client.key", **trusted
+    ) as client:
+        assert client.search("root").results[0].ref_id == "r1.main-root"
+    # Without a client certificate the handshake is refused; plaintext is refused too.
+    for client in (Client(target, attempts=1, **trusted), Client(target, attempts=1, **FAST)):
+        with client, pytest.raises(ScriptoriumError) as info:
+            client.search("root")
+        assert info.value.code is grpc.StatusCode.UNAVAILABLE

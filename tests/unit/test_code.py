@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from scriptorium.extractors import ExtractorChain
 from scriptorium.model import Block, Corpus, RefKind
 from scriptorium.plugins import build_plugin_manager, collect

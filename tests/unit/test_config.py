@@ -67,6 +67,12 @@ name = "app"
 kind = "code"
 root = "../project/src"
 default = true
+
+[ranking]
+stem = true
+
+[evaluation]
+top_k = 5
 """,
     )
     settings = load_settings(config)
@@ -82,6 +88,8 @@ default = true
     assert settings.log_level == "DEBUG"
     assert settings.auth_token == "t0ken"
     assert settings.config_dir == (tmp_path / "etc").resolve()
+    assert settings.ranking == {"stem": True}
+    assert settings.extra == {"evaluation": {"top_k": 5}}
 
     guide, app = settings.sources
     assert (guide.name, guide.kind, guide.source_class) == ("guide", "markdown", "reference")
@@ -97,7 +105,8 @@ default = true
 def test_cli_flags_override_the_file(tree: Path, tmp_path: Path) -> None:
     config = write(
         tmp_path / "s.toml",
-        f'[server]\nlisten = "127.0.0.1:1"\n[[sources]]\nname="d"\nkind="markdown"\nroot="{tree}"\n',
+        f'[server]\nlisten = "127.0.0.1:1"\n'
+        f'[[sources]]\nname = "d"\nkind = "markdown"\nroot = "{tree}"\n',
     )
     settings = load_settings(config, listen="127.0.0.1:2", state_dir=str(tmp_path / "st"))
     assert settings.listen == "127.0.0.1:2"

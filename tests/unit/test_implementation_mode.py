@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from scriptorium.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.plugins import build_plugin_manager, collect
 from scriptorium.ranking.modes import RankingMode
@@ -145,14 +146,26 @@ def test_combined_boost_is_capped() -> None:
     )
     everything = code_candidate("examples/cmd/main.py", text, "create", score=2.0)
     ImplementationMode().rerank(QUERY, [everything])
-    names = reason_names(everything)
-    # Route and entry point apply in full; the third boost is trimmed to the cap and the
-    # decorator, configuration and example boosts find no room left.
-    assert names == ["route", "entrypoint", "dependency-injection"]
-    assert everything.reasons[2].weight < BOOSTS["dependency-injection"]
-    assert everything.score == pytest.approx(2.0 * MAX_COMBINED_BOOST)
+    assert reason_names(everything) == [
+        "route",
+        "entrypoint",
+        "dependency-injection",
+        "decorator",
+        "configuration",
+        "example",
+    ]
+    assert 2.0 < everything.score <= 2.0 * MAX_COMBINED_BOOST
+
+    strong = ImplementationMode(boosts={"route": 1.4, "entrypoint": 1.4, "example": 1.4})
+    capped = code_candidate("examples/cmd/main.py", text, "create", score=2.0)
+    strong.rerank(QUERY, [capped])
+    # Route and entry point apply in full; the next boost is trimmed to the cap and the rest
+    # find no room left.
+    assert reason_names(capped) == ["route", "entrypoint", "dependency-injection"]
+    assert capped.reasons[2].weight < BOOSTS["dependency-injection"]
+    assert capped.score == pytest.approx(2.0 * MAX_COMBINED_BOOST)
     product = 1.0
-    for reason in everything.reasons:
+    for reason in capped.reasons:
         assert reason.weight > 1.0
         product *= reason.weight
     assert product == pytest.approx(MAX_COMBINED_BOOST)

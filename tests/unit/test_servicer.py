@@ -300,7 +300,9 @@ def test_enums_round_trip_and_reject_unknown_values() -> None:
         convert.corpus_from_pb(42)
     with pytest.raises(InvalidArgument):
         convert.content_mode_from_pb(42)
-    assert convert.abstain_reason_to_pb("conflicting_sources") == pb.ABSTAIN_REASON_CONFLICTING_SOURCES
+    assert (
+        convert.abstain_reason_to_pb("conflicting_sources") == pb.ABSTAIN_REASON_CONFLICTING_SOURCES
+    )
     assert convert.abstain_reason_to_pb("") == pb.ABSTAIN_REASON_UNSPECIFIED
     assert convert.confidence_to_pb("high") == pb.CONFIDENCE_HIGH
     assert convert.source_state_to_pb("stale") == pb.SOURCE_STATE_STALE
@@ -516,9 +518,7 @@ def test_bearer_token_is_required_except_for_health_and_reflection(
 # -- lifecycle -----------------------------------------------------------------------------------
 
 
-def test_health_turns_serving_after_start_and_shutdown_drains(
-    tmp_path: Path, loop_thread
-) -> None:
+def test_health_turns_serving_after_start_and_shutdown_drains(tmp_path: Path, loop_thread) -> None:
     engine = FakeEngine(tmp_path, ready=False)
     engine.start_gate.clear()
     port = free_port()
@@ -593,7 +593,9 @@ def test_serve_handles_sigterm_and_writes_the_bound_port(
     try:
         prober = threading.Thread(target=probe_then_terminate)
         prober.start()
-        status = asyncio.run(serve(Settings(listen="127.0.0.1:0"), registry=Registry(), ready_file=ready_file))
+        status = asyncio.run(
+            serve(Settings(listen="127.0.0.1:0"), registry=Registry(), ready_file=ready_file)
+        )
         prober.join(5)
         # serve put the handler that was installed before it back.
         os.kill(os.getpid(), signal.SIGTERM)

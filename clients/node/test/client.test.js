@@ -320,7 +320,8 @@ describe('client against a real daemon', { timeout: 180_000 }, () => {
     assert.ok(error instanceof Error);
     assert.equal(error.code, grpc.status.NOT_FOUND, `${error.codeName}: ${error.details}`);
     assert.equal(typeof error.details, 'string');
-    if (error.resolution) assert.equal(error.resolution.reason, 'not_found');
+    assert.equal(error.resolution?.reason, 'not_found', 'the Resolution rich detail is missing');
+    assert.equal(error.resolution.requested_location, 'guide/no-such-page.md');
   });
 
   it('lists the configured sources', async () => {

@@ -33,6 +33,7 @@ KNOWN_KEYS = frozenset(
         "fetch_location",
         "expect_fetch",
         "note",
+        "expect_abstain",
     }
 )
 
@@ -58,6 +59,8 @@ class Case:
     fetch_location: str | None = None
     expect_fetch: str | None = None
     note: str = ""
+    # A question the corpus cannot answer: the search should abstain (scored separately).
+    expect_abstain: bool = False
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -116,7 +119,12 @@ def parse_case(obj: Any, where: str = "case") -> Case:
     if "acceptable" not in obj:
         raise EvalSetError(f"{where}: 'acceptable' is required (it may be [] for fetch-only cases)")
     acceptable = () if obj["acceptable"] == [] else _strings(obj["acceptable"], "acceptable", where)
-    if query is not None and not acceptable:
+    expect_abstain = obj.get("expect_abstain", False)
+    if not isinstance(expect_abstain, bool):
+        raise EvalSetError(f"{where}: 'expect_abstain' must be true or false")
+    if expect_abstain and (query is None or acceptable):
+        raise EvalSetError(f"{where}: an abstention case has a query and no acceptable locations")
+    if query is not None and not acceptable and not expect_abstain:
         raise EvalSetError(f"{where}: a search case needs at least one acceptable location")
 
     expect_fetch = obj.get("expect_fetch")
@@ -151,6 +159,7 @@ def parse_case(obj: Any, where: str = "case") -> Case:
         fetch_location=fetch_location,
         expect_fetch=expect_fetch,
         note=_string(obj.get("note", ""), "note", where),
+        expect_abstain=expect_abstain,
         raw=dict(obj),
     )
 

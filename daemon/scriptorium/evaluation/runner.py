@@ -289,6 +289,8 @@ def _case_header(case: Case) -> dict[str, Any]:
         header["sections"] = list(case.sections)
     header["kinds"] = list(case.kinds)
     header["mode"] = case.mode
+    if case.expect_abstain:
+        header["expect_abstain"] = True
     header["surface"] = case.surface
     if case.expected_preview_terms:
         header["expected_preview_terms"] = list(case.expected_preview_terms)
@@ -300,6 +302,10 @@ def run_search_case(client: RetrievalClient, case: Case, top_k: int) -> dict[str
     record: dict[str, Any] = {}
     search, results = client.search(case, top_k)
     record["search"] = search
+    if case.expect_abstain:
+        # Unanswerable on purpose: only whether the search abstained is scored.
+        record["abstain_correct"] = bool(search.get("abstained"))
+        return record
     score = scoring.score_search(search["returned"], case.acceptable, case.sections, top_k)
     record.update(score.as_dict())
 
@@ -348,7 +354,7 @@ def run_case(client: RetrievalClient, case: Case, top_k: int) -> dict[str, Any]:
             record["stale"] = run_fetch_case(client, case)
     except Exception as exc:  # the run must survive any single case
         record["harness_error"] = f"{type(exc).__name__}: {exc}"
-        if case.query is not None and "hits" not in record:
+        if case.query is not None and "hits" not in record and not case.expect_abstain:
             record.update(scoring.score_search([], case.acceptable, case.sections, top_k).as_dict())
             record["search"] = {"status": "error", "code": "HARNESS", "error": str(exc)}
             record.setdefault("fetch_success", None)

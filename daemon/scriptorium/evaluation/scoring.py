@@ -187,7 +187,8 @@ def aggregate_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     Search metrics cover cases that ran a search; fetch success covers searches that returned a
     location to fetch; the stale-location rate covers direct-fetch cases.
     """
-    searched = [c for c in cases if c.get("query") is not None]
+    unanswerable = [c for c in cases if c.get("expect_abstain")]
+    searched = [c for c in cases if c.get("query") is not None and not c.get("expect_abstain")]
     scored = [c for c in searched if c.get("hits") is not None]
     sectioned = [c for c in scored if c.get("section_hits") is not None]
     fetched = [c for c in searched if c.get("fetch_success") is not None]
@@ -216,6 +217,16 @@ def aggregate_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     summary["stale_case_count"] = len(direct)
     summary["stale_pass_count"] = sum(1 for c in direct if c["stale"].get("passed"))
     summary["stale_pass_rate"] = _rate(summary["stale_pass_count"], len(direct))
+    # Abstention: how often unanswerable questions abstain, and how often answerable ones do.
+    summary["abstain_expected_count"] = len(unanswerable)
+    summary["abstain_correct_count"] = sum(1 for c in unanswerable if c.get("abstain_correct"))
+    summary["abstain_recall"] = _rate(summary["abstain_correct_count"], len(unanswerable))
+    abstained = [c for c in scored if c.get("search", {}).get("abstained")]
+    summary["answerable_abstained_count"] = len(abstained)
+    summary["answerable_abstained_hit1_count"] = sum(
+        1 for c in abstained if (c.get("hits") or {}).get("hit@1")
+    )
+    summary["false_abstain_rate"] = _rate(len(abstained), len(scored))
     summary["mean_preview_chars"] = (sum(previews) / len(previews)) if previews else None
     summary["min_preview_chars"] = min(previews) if previews else None
     return summary

@@ -8,6 +8,7 @@ supports (see docs/ranking.md for the measurements).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind, Scores,
 from scriptorium.results import StageDrop, StageReport
 from scriptorium.text import best_line, query_terms, tokenize
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 DEFAULT_CLASS_WEIGHTS = {"product": 1.0, "reference": 0.9, "ledger": 0.75, "archive": 0.7}
 
 
@@ -38,7 +40,21 @@ class RankingSettings:
     rrf_k: int = 60
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
+    # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
+    language_prior: float = 1.0
+    # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = False
+    stopwords: bool = True
+    split_identifiers: bool = True
+    cjk_bigrams: bool = True
+
+    def token_options(self) -> dict[str, bool]:
+        return {
+            "stem": self.stem,
+            "drop_stopwords": self.stopwords,
+            "split_identifiers": self.split_identifiers,
+            "cjk_bigrams": self.cjk_bigrams,
+        }
 
     def candidate_limit(self, top_k: int) -> int:
         return max(self.min_candidates, top_k * self.over_fetch)
@@ -121,6 +137,7 @@ class Pipeline:
         settings = self.settings
         drops: list[StageDrop] = []
         surface_terms = set(query_terms(query.surface)) if query.surface else set()
+        query_cjk = bool(_CJK.search(query.text))
         as_of = query.as_of
         now = as_of or _now()
         kept = []
@@ -132,6 +149,11 @@ class Pipeline:
             cls = meta.source_class or source_class(cand.source)
             weight = settings.class_weights.get(cls, 1.0)
             cand.adjust("source-class", weight, cls)
+            if settings.language_prior != 1.0:
+                block = cand.block
+                block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))
+                if block_cjk != query_cjk:
+                    cand.adjust("language", settings.language_prior, "script differs from the query")
             if surface_terms and settings.surface_boost != 1.0:
                 topical = set(tokenize(" ".join((cand.document.path, *cand.block.section_path))))
                 if surface_terms & topical:

@@ -166,7 +166,24 @@ class Signature:
     text: str
 
 
+_SIGNATURE_HINTS = {
+    "python": r"\b(?:def|class)\s",
+    "js": r"\b(?:function|class|interface|type)\b|=>|\{\s*$",
+    "go": r"^\s*(?:func|type)\b",
+    "java": r"\(|\b(?:class|interface|enum|record)\b",
+    "csharp": r"\(|\b(?:class|interface|struct|record|enum)\b",
+}
+
+
+@cache
+def _signature_filter(families: tuple[str, ...]) -> re.Pattern[str]:
+    """Text every definition line of these families contains; most lines lack it."""
+    return re.compile("|".join(_SIGNATURE_HINTS[family] for family in families))
+
+
 def _signature_at(line: str, families: tuple[str, ...]) -> tuple[str, str] | None:
+    if not _signature_filter(families).search(line):
+        return None
     for family in families:
         for pattern, kind in _SIGNATURES[family]:
             match = pattern.match(line)
@@ -371,32 +388,52 @@ def _route_at(lines: Sequence[str], index: int, families: tuple[str, ...]) -> Ro
     return None
 
 
+_ROUTE_HINTS = {
+    "python": r"@|\.add_\w*(?:route|rule)\s*\(",
+    "js": r"@|\.(?:get|post|put|delete|patch|options|head|all|use|route)\s*\(",
+    "go": r"\.(?:HandleFunc|Handle|GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS|Any|Get|Post|Put"
+    r"|Delete|Patch|Head|Options)\s*\(",
+    "java": r"@",
+    "csharp": r"\[|\.Map",
+}
+
+
+@cache
+def _route_filter(families: tuple[str, ...]) -> re.Pattern[str]:
+    """Text every route declaration of these families contains; most lines lack it."""
+    return re.compile("|".join(_ROUTE_HINTS[family] for family in families))
+
+
 def routes(lines: Sequence[str], language: str | None) -> list[Route]:
     """Route declarations with their handler: the next definition after a decorator or
     attribute, or the function named in a registration call."""
     families = _families(language)
-    sigs = signatures(lines, language)
     found: list[Route] = []
     for index, line in enumerate(lines):
         if not line.strip() or _is_comment(line, families):
             continue
-        if "(" not in line and "@" not in line and "[" not in line:
+        if not _route_filter(families).search(line):
             continue
         route = _route_at(lines, index, families)
         if route is None:
             continue
         if route.decorates:
-            route = _with_handler(route, sigs)
+            route = _with_handler(route, lines, families)
         found.append(route)
     return found
 
 
-def _with_handler(route: Route, sigs: list[Signature], reach: int = 15) -> Route:
-    for sig in sigs:
-        if route.line < sig.line <= route.line + reach:
-            return Route(route.line, route.method, route.path, sig.name, sig.line, True)
-        if sig.line > route.line + reach:
-            break
+def _with_handler(
+    route: Route, lines: Sequence[str], families: tuple[str, ...], reach: int = 15
+) -> Route:
+    """The route with its handler: the first definition within ``reach`` lines below it."""
+    for index in range(route.line, min(len(lines), route.line + reach)):
+        line = lines[index]
+        if not line.strip() or _is_comment(line, families):
+            continue
+        hit = _signature_at(line, families)
+        if hit:
+            return Route(route.line, route.method, route.path, hit[0], index + 1, True)
     return route
 
 
@@ -540,66 +577,97 @@ def _merge(labels: dict[int, str]) -> list[Range]:
 
 # -- SummarizeFlow steps -------------------------------------------------------------------
 
-_OPERATIONS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^\s*(?P<name>\w+)\s*=\s*FastAPI\s*\("), "Create the FastAPI app `{name}`"),
-    (re.compile(r"^\s*(?P<name>\w+)\s*=\s*APIRouter\s*\("), "Create the router `{name}`"),
-    (re.compile(r"\.include_router\s*\(\s*(?P<name>[\w.]+)"), "Include router {name}"),
-    (re.compile(r"\.add_middleware\s*\(\s*(?P<name>[\w.]+)"), "Add middleware {name}"),
-    (re.compile(r"^\s*@\s*[\w.]+\.middleware\s*\(\s*['\"](?P<name>\w+)"), "Add {name} middleware"),
-    (re.compile(r"\.mount\s*\(\s*['\"](?P<name>[^'\"]*)"), "Mount {name}"),
-    (
-        re.compile(
-            r"(?:\.add_exception_handler|@\s*[\w.]+\.exception_handler)\s*\(\s*(?P<name>[\w.]+)"
-        ),
+
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    """A recognisable step. ``hints`` are literals one of which every match contains."""
+
+    hints: tuple[str, ...]
+    pattern: re.Pattern[str]
+    title: str
+
+
+def _op(hints: str | tuple[str, ...], pattern: str, title: str) -> _Operation:
+    return _Operation((hints,) if isinstance(hints, str) else hints, re.compile(pattern), title)
+
+
+_DB = ("session.", "db.")
+_OPERATIONS: tuple[_Operation, ...] = (
+    _op("FastAPI", r"^\s*(?P<name>\w+)\s*=\s*FastAPI\s*\(", "Create the FastAPI app `{name}`"),
+    _op("APIRouter", r"^\s*(?P<name>\w+)\s*=\s*APIRouter\s*\(", "Create the router `{name}`"),
+    _op("include_router", r"\.include_router\s*\(\s*(?P<name>[\w.]+)", "Include router {name}"),
+    _op("add_middleware", r"\.add_middleware\s*\(\s*(?P<name>[\w.]+)", "Add middleware {name}"),
+    _op(
+        "middleware",
+        r"^\s*@\s*[\w.]+\.middleware\s*\(\s*['\"](?P<name>\w+)",
+        "Add {name} middleware",
+    ),
+    _op(".mount", r"\.mount\s*\(\s*['\"](?P<name>[^'\"]*)", "Mount {name}"),
+    _op(
+        "exception_handler",
+        r"(?:\.add_exception_handler|@\s*[\w.]+\.exception_handler)\s*\(\s*(?P<name>[\w.]+)",
         "Handle {name}",
     ),
-    (re.compile(r"@\s*[\w.]+\.on_event\s*\(\s*['\"](?P<name>\w+)"), "Run on {name}"),
-    (re.compile(r"\bmetadata\.create_all\s*\("), "Create the database tables"),
-    (re.compile(r"\bcreate_engine\s*\("), "Create the database engine"),
-    (re.compile(r"\b(?:session|db)\.add\s*\("), "Add the object to the session"),
-    (re.compile(r"\.commit\s*\(\s*\)"), "Commit the transaction"),
-    (re.compile(r"\b(?:session|db)\.refresh\s*\("), "Refresh the object from the database"),
-    (re.compile(r"\b(?:session|db)\.delete\s*\("), "Delete the object from the database"),
-    (re.compile(r"\b(?:session|db)\.(?:exec|execute|query|get)\s*\("), "Query the database"),
-    (re.compile(r"\bSaveChanges(?:Async)?\s*\("), "Save changes"),
-    (re.compile(r"\.save\s*\(\s*\w"), "Save the entity"),
-    (re.compile(r"\braise\s+(?P<name>\w*(?:Exception|Error))\s*\("), "Raise {name}"),
-    (re.compile(r"^\s*return\s+(?P<name>\w*Response)\s*\("), "Return a {name}"),
-    (re.compile(r"\.add_task\s*\(\s*(?P<name>[\w.]+)"), "Schedule background task {name}"),
-    (
-        re.compile(
-            r"^\s*(?P<var>\w+)\s*=\s*(?P<name>OAuth2\w*|HTTPBasic|HTTPBearer|HTTPDigest|APIKey\w+)\s*\("
-        ),
+    _op("on_event", r"@\s*[\w.]+\.on_event\s*\(\s*['\"](?P<name>\w+)", "Run on {name}"),
+    _op("create_all", r"\bmetadata\.create_all\s*\(", "Create the database tables"),
+    _op("create_engine", r"\bcreate_engine\s*\(", "Create the database engine"),
+    _op(_DB, r"\b(?:session|db)\.add\s*\(", "Add the object to the session"),
+    _op(".commit", r"\.commit\s*\(\s*\)", "Commit the transaction"),
+    _op(_DB, r"\b(?:session|db)\.refresh\s*\(", "Refresh the object from the database"),
+    _op(_DB, r"\b(?:session|db)\.delete\s*\(", "Delete the object from the database"),
+    _op(_DB, r"\b(?:session|db)\.(?:exec|execute|query|get)\s*\(", "Query the database"),
+    _op("SaveChanges", r"\bSaveChanges(?:Async)?\s*\(", "Save changes"),
+    _op(".save", r"\.save\s*\(\s*\w", "Save the entity"),
+    _op("raise", r"\braise\s+(?P<name>\w*(?:Exception|Error))\s*\(", "Raise {name}"),
+    _op("Response", r"^\s*return\s+(?P<name>\w*Response)\s*\(", "Return a {name}"),
+    _op("add_task", r"\.add_task\s*\(\s*(?P<name>[\w.]+)", "Schedule background task {name}"),
+    _op(
+        ("OAuth2", "HTTPB", "HTTPDigest", "APIKey"),
+        r"^\s*\w+\s*=\s*(?P<name>OAuth2\w*|HTTPBasic|HTTPBearer|HTTPDigest|APIKey\w+)\s*\(",
         "Declare the {name} security scheme",
     ),
-    (re.compile(r"\bTestClient\s*\("), "Create a test client"),
-    (re.compile(r"\buvicorn\.run\s*\("), "Start the server"),
-    (re.compile(r"=\s*express\s*\(\s*\)"), "Create the Express app"),
-    (re.compile(r"=\s*(?:Fastify|fastify)\s*\("), "Create the Fastify app"),
-    (re.compile(r"\bNestFactory\.create\s*\("), "Create the Nest app"),
-    (re.compile(r"\.listen\s*\("), "Start listening"),
-    (re.compile(r"\bapp\.use\s*\(\s*(?P<name>[\w$.]+)"), "Use middleware {name}"),
-    (re.compile(r"\b(?:fastify|server|app)\.register\s*\(\s*(?P<name>[\w$.]+)"), "Register {name}"),
-    (
-        re.compile(r"\b(?:gin\.(?:Default|New)|mux\.NewRouter|chi\.NewRouter|http\.NewServeMux)\("),
+    _op("TestClient", r"\bTestClient\s*\(", "Create a test client"),
+    _op("uvicorn", r"\buvicorn\.run\s*\(", "Start the server"),
+    _op("express", r"=\s*express\s*\(\s*\)", "Create the Express app"),
+    _op(("Fastify", "fastify"), r"=\s*(?:Fastify|fastify)\s*\(", "Create the Fastify app"),
+    _op("NestFactory", r"\bNestFactory\.create\s*\(", "Create the Nest app"),
+    _op(".listen", r"\.listen\s*\(", "Start listening"),
+    _op("app.use", r"\bapp\.use\s*\(\s*(?P<name>[\w$.]+)", "Use middleware {name}"),
+    _op(
+        ".register",
+        r"\b(?:fastify|server|app)\.register\s*\(\s*(?P<name>[\w$.]+)",
+        "Register {name}",
+    ),
+    _op(
+        ("gin.", "NewRouter", "NewServeMux"),
+        r"\b(?:gin\.(?:Default|New)|mux\.NewRouter|chi\.NewRouter|http\.NewServeMux)\(",
         "Create the router",
     ),
-    (re.compile(r"\bhttp\.ListenAndServe(?:TLS)?\s*\("), "Start the HTTP server"),
-    (re.compile(r"\b\w+\.Use\s*\(\s*(?P<name>[\w.]+)"), "Use middleware {name}"),
-    (re.compile(r"\bSpringApplication\.run\s*\("), "Start the Spring application"),
-    (re.compile(r"\bWebApplication\.CreateBuilder\s*\("), "Create the web application builder"),
-    (re.compile(r"\b[Ss]ervices\.(?:Add|TryAdd)(?P<name>\w+)"), "Register service {name}"),
-    (re.compile(r"\bbuilder\.Build\s*\(\s*\)"), "Build the application"),
-    (re.compile(r"\bapp\.Use(?P<name>\w+)\s*\("), "Use {name}"),
-    (re.compile(r"\bapp\.Run(?:Async)?\s*\("), "Run the application"),
+    _op("ListenAndServe", r"\bhttp\.ListenAndServe(?:TLS)?\s*\(", "Start the HTTP server"),
+    _op(".Use", r"\b\w+\.Use\s*\(\s*(?P<name>[\w.]+)", "Use middleware {name}"),
+    _op("SpringApplication", r"\bSpringApplication\.run\s*\(", "Start the Spring application"),
+    _op(
+        "CreateBuilder",
+        r"\bWebApplication\.CreateBuilder\s*\(",
+        "Create the web application builder",
+    ),
+    _op("ervices.", r"\b[Ss]ervices\.(?:Add|TryAdd)(?P<name>\w+)", "Register service {name}"),
+    _op("builder.Build", r"\bbuilder\.Build\s*\(\s*\)", "Build the application"),
+    _op("app.Use", r"\bapp\.Use(?P<name>\w+)\s*\(", "Use {name}"),
+    _op("app.Run", r"\bapp\.Run(?:Async)?\s*\(", "Run the application"),
+)
+_OPERATION_HINTS = re.compile(
+    "|".join(sorted({re.escape(h) for op in _OPERATIONS for h in op.hints}, key=len, reverse=True))
 )
 
 
 def _operation(line: str) -> str | None:
-    for pattern, template in _OPERATIONS:
-        match = pattern.search(line)
+    if not _OPERATION_HINTS.search(line):
+        return None
+    for operation in _OPERATIONS:
+        match = operation.pattern.search(line)
         if match:
-            return " ".join(template.format(**match.groupdict()).split())
+            return " ".join(operation.title.format(**match.groupdict()).split())
     return None
 
 

@@ -96,7 +96,7 @@ _LETTER_RUN_RE = re.compile(r"[^\W\d_]{2,}")
 # hold one string object between them.
 _CACHE_LIMIT = 65_536
 _CACHEABLE_CHARS = 128
-_caches: list[dict[str, tuple[str, ...]]] = [{}, {}, {}, {}]
+_caches: dict[tuple[bool, ...], dict[str, tuple[str, ...]]] = {}
 _pool: dict[str, str] = {}
 
 
@@ -170,13 +170,15 @@ def _word_tokens(raw: str) -> list[str]:
     return tokens
 
 
-def _analyse(raw: str, drop_stopwords: bool, stem: bool) -> tuple[str, ...]:
+def _analyse(
+    raw: str, drop_stopwords: bool, stem: bool, split: bool = True, bigrams: bool = True
+) -> tuple[str, ...]:
     """The final tokens of one run: a CJK run or a compound word."""
     if _CJK_START_RE.match(raw):
-        if len(raw) == 1:
-            return (raw,)
+        if len(raw) == 1 or not bigrams:
+            return tuple(raw)
         return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
-    tokens = _word_tokens(raw)
+    tokens = _word_tokens(raw) if split else [raw.casefold()]
     if drop_stopwords and len(tokens) == 1 and tokens[0] in STOPWORDS:
         return ()
     kept = [t for t in tokens if len(t) <= MAX_TOKEN_CHARS]
@@ -185,15 +187,26 @@ def _analyse(raw: str, drop_stopwords: bool, stem: bool) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def tokenize(text: str, *, drop_stopwords: bool = True, stem: bool = False) -> list[str]:
-    """Index tokens of ``text`` in order, with repetition (term frequency matters)."""
+def tokenize(
+    text: str,
+    *,
+    drop_stopwords: bool = True,
+    stem: bool = False,
+    split_identifiers: bool = True,
+    cjk_bigrams: bool = True,
+) -> list[str]:
+    """Index tokens of ``text`` in order, with repetition (term frequency matters).
+
+    ``split_identifiers=False`` keeps compounds whole and ``cjk_bigrams=False`` cuts CJK runs
+    into single characters; both exist so the evaluation can measure what they are worth.
+    """
     if not text:
         return []
     runs = _ASCII_RUN_RE.findall(text) if text.isascii() else _RUN_RE.findall(nfkc(text))
     if not runs:
         return []
-    slot = 2 * drop_stopwords + stem
-    cache = _caches[slot]
+    slot = (drop_stopwords, stem, split_identifiers, cjk_bigrams)
+    cache = _caches.setdefault(slot, {})
     missing = set(runs).difference(cache)
     if not missing:
         return list(chain.from_iterable(map(cache.__getitem__, runs)))
@@ -208,7 +221,7 @@ def tokenize(text: str, *, drop_stopwords: bool = True, stem: bool = False) -> l
     share = pool.setdefault
     uncached: dict[str, tuple[str, ...]] = {}
     for raw in missing:
-        tokens = _analyse(raw, drop_stopwords, stem)
+        tokens = _analyse(raw, drop_stopwords, stem, split_identifiers, cjk_bigrams)
         if len(raw) <= _CACHEABLE_CHARS:
             cache[raw] = tuple([share(t, t) for t in tokens])
         else:
@@ -218,11 +231,14 @@ def tokenize(text: str, *, drop_stopwords: bool = True, stem: bool = False) -> l
     return list(chain.from_iterable(uncached.get(r) or cache.get(r, ()) for r in runs))
 
 
-def query_terms(text: str, *, stem: bool = False) -> list[str]:
+def query_terms(text: str, *, stem: bool = False, **options: bool) -> list[str]:
     """Distinct query tokens in first-seen order, capped at :data:`MAX_QUERY_TERMS`.
 
     Stopwords are removed unless that leaves nothing, so a query made only of stopwords (say
     "how to") still searches for something.
     """
-    tokens = tokenize(text, stem=stem) or tokenize(text, drop_stopwords=False, stem=stem)
+    drop = options.pop("drop_stopwords", True)
+    tokens = tokenize(text, drop_stopwords=drop, stem=stem, **options) or tokenize(
+        text, drop_stopwords=False, stem=stem, **options
+    )
     return list(dict.fromkeys(tokens))[:MAX_QUERY_TERMS]

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from scriptorium.extractors import Extraction
-from scriptorium.model import Block, Corpus, RefKind
 from tree_sitter import Node, QueryCursor
 
+from scriptorium.extractors import Extraction
+from scriptorium.model import Block, Corpus, RefKind
 from scriptorium_plugins.code.languages import (
     definitions_query,
     has_grammar,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pathspec
+
 from scriptorium.model import Corpus
 from scriptorium.sources import LocalTreeSource, SourceConfig, SourceContext
-
 from scriptorium_plugins.code.languages import include_patterns
 
 # Generated or vendored files: large, repetitive and never what a reader is looking for.

@@ -1,0 +1,193 @@
+"""Measure ranking levers one at a time on the evaluation set.
+
+    .venv/bin/python eval/levers.py [--only NAME ...] [--output eval/runs/levers.json]
+
+Each variant is the shipped configuration (eval/fastapi.toml with the default [ranking]) with
+ONE lever changed. Every variant runs the full evaluation set against a freshly started daemon
+(its own index, so tokenizer levers are rebuilt) and the table reports hit@1, hit@5, hit@8, MRR
+and section hit@5 overall and per language, next to the baseline of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BASE_CONFIG = HERE / "fastapi.toml"
+
+# name -> (description, [ranking] overrides, extra per-source options for the "en" source)
+VARIANTS: dict[str, tuple[str, dict, dict]] = {
+    "baseline": ("shipped defaults", {}, {}),
+    "body-only": (
+        "BM25 on body only (heading 0, path 0)",
+        {"heading_weight": 0.0, "path_weight": 0.0},
+        {},
+    ),
+    "heading-1.0": ("heading field weight 1.0", {"heading_weight": 1.0}, {}),
+    "heading-2.0": ("heading field weight 2.0", {"heading_weight": 2.0}, {}),
+    "heading-3.0": ("heading field weight 3.0", {"heading_weight": 3.0}, {}),
+    "path-0": ("path/title field off", {"path_weight": 0.0}, {}),
+    "path-2.0": ("path/title field weight 2.0", {"path_weight": 2.0}, {}),
+    "no-identifier-split": ("identifiers kept whole", {"split_identifiers": False}, {}),
+    "cjk-unigrams": ("CJK as single characters, not bigrams", {"cjk_bigrams": False}, {}),
+    "stemming": ("English stemming on", {"stem": True}, {}),
+    "keep-stopwords": ("stopwords kept", {"stopwords": False}, {}),
+    "no-diversify": ("no per-document cap", {"max_per_document": 0}, {}),
+    "diversify-1": ("at most 1 block per document", {"max_per_document": 1}, {}),
+    "diversify-3": ("at most 3 blocks per document", {"max_per_document": 3}, {}),
+    "fusion-raw": ("raw BM25 across corpora", {"fusion": "raw"}, {}),
+    "fusion-rrf": ("reciprocal rank fusion across corpora", {"fusion": "rrf"}, {}),
+    "surface-off": ("surface prior off", {"surface_boost": 1.0}, {}),
+    "surface-1.6": ("surface prior 1.6", {"surface_boost": 1.6}, {}),
+    "language-0.8": ("script-mismatch prior 0.8", {"language_prior": 0.8}, {}),
+    "language-0.6": ("script-mismatch prior 0.6", {"language_prior": 0.6}, {}),
+    "classes": (
+        "release notes as ledger, reference/ as reference (weights 0.75 / 0.9)",
+        {},
+        {"class_rules": {"release-notes.md": "ledger", "reference/**": "reference"}},
+    ),
+}
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return (
+            "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    return repr(value)
+
+
+def variant_config(ranking: dict, en_options: dict, target: Path) -> Path:
+    text = BASE_CONFIG.read_text("utf-8")
+    # Roots in the base config are relative to eval/; make them absolute for the temp file.
+    text = text.replace('root = "../../', f'root = "{HERE.parent.parent.as_posix()}/')
+    if en_options:
+        extra = "".join(f"{k} = {toml_value(v)}\n" for k, v in en_options.items())
+        text = text.replace('name = "en"\n', f'name = "en"\n{extra}', 1)
+    if ranking:
+        text += "\n[ranking]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in ranking.items())
+    target.write_text(text, "utf-8")
+    return target
+
+
+def run_variant(name: str, ranking: dict, en_options: dict, work: Path) -> dict:
+    config = variant_config(ranking, en_options, work / f"{name}.toml")
+    output = work / f"{name}.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scriptorium",
+            "eval",
+            "--config",
+            str(config),
+            "--label",
+            name,
+            "--top-k",
+            "10",
+            "--output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"variant {name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    return json.loads(output.read_text("utf-8"))
+
+
+def summarize(record: dict) -> dict:
+    agg = record["aggregate"]
+    overall = agg["overall"]
+    by_lang = agg.get("by_lang", {})
+    row = {
+        "hit@1": overall["hit@1"],
+        "hit@5": overall["hit@5"],
+        "hit@8": overall["hit@8"],
+        "mrr": overall["mrr"],
+        "section@5": overall.get("section_hit@5"),
+        "fetch": overall["fetch_success_rate"],
+    }
+    for lang in ("en", "ja", "zh"):
+        if lang in by_lang:
+            row[f"{lang}@5"] = by_lang[lang]["hit@5"]
+    for tag in ("identifier", "code-definition", "implementation", "surface"):
+        stats = agg.get("by_tag", {}).get(tag)
+        if stats and stats.get("search_case_count"):
+            row[f"{tag}@5"] = stats["hit@5"]
+    return row
+
+
+def render(rows: dict[str, dict], descriptions: dict[str, str]) -> str:
+    columns = [
+        "hit@1",
+        "hit@5",
+        "hit@8",
+        "mrr",
+        "section@5",
+        "en@5",
+        "ja@5",
+        "zh@5",
+        "identifier@5",
+        "implementation@5",
+        "surface@5",
+    ]
+    base = rows.get("baseline", {})
+    lines = [
+        "| variant | what changes | " + " | ".join(columns) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in columns) + " |",
+    ]
+    for name, row in rows.items():
+        cells = []
+        for col in columns:
+            value = row.get(col)
+            if value is None:
+                cells.append("–")
+                continue
+            delta = (
+                value - base.get(col, value)
+                if name != "baseline" and base.get(col) is not None
+                else 0
+            )
+            mark = f" ({delta:+.3f})" if abs(delta) >= 0.0005 else ""
+            cells.append(f"{value:.3f}{mark}")
+        lines.append(f"| {name} | {descriptions[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", nargs="*", help="variants to run (baseline always runs)")
+    parser.add_argument("--output", type=Path, default=HERE / "runs" / "levers.json")
+    args = parser.parse_args(argv)
+    names = ["baseline"] + [
+        n for n in VARIANTS if n != "baseline" and (not args.only or n in args.only)
+    ]
+    rows: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="scriptorium-levers-") as tmp:
+        for name in names:
+            _, ranking, en_options = VARIANTS[name]
+            rows[name] = summarize(run_variant(name, ranking, en_options, Path(tmp)))
+            print(
+                f"{name}: hit@1 {rows[name]['hit@1']:.3f} hit@5 {rows[name]['hit@5']:.3f}",
+                flush=True,
+            )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(rows, indent=2), "utf-8")
+    print(render(rows, {n: VARIANTS[n][0] for n in names}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
