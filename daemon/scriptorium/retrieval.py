@@ -10,9 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import logging
-import os
 import secrets
 import threading
 import time
@@ -28,6 +26,7 @@ from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
 from scriptorium.compose.related import expand_related, includes_in
 from scriptorium.compose.seeds import load_seeds
+from scriptorium.config import default_state_dir
 from scriptorium.engine import Engine
 from scriptorium.extractors import ExtractorChain
 from scriptorium.fetch import FetchMixin
@@ -75,7 +74,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
             self.sources.append(factory(config, context))
         self.by_name = {s.name: s for s in self.sources}
         self.ranking = ranking_settings(getattr(settings, "ranking", None) or {})
-        state_dir = settings.state_dir or default_state_dir(self.sources)
+        state_dir = settings.state_dir or default_state_dir([s.config for s in self.sources])
         self.store = GenerationStore(Path(state_dir))
         self.states = {s.name: SourceState() for s in self.sources}
         self._snapshot: Snapshot | None = None
@@ -311,12 +310,6 @@ def ranking_settings(raw: dict) -> RankingSettings:
         merged = {**settings.class_weights, **{k: float(v) for k, v in classes.items()}}
         settings = dataclasses.replace(settings, class_weights=merged)
     return settings
-
-
-def default_state_dir(sources: list[Source]) -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scriptorium"
-    key = "\n".join(sorted(f"{s.name}={s.config.root}" for s in sources))
-    return base / hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def create_engine(settings: Any, registry: Registry) -> LocalEngine:

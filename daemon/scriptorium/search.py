@@ -36,6 +36,8 @@ from scriptorium.text import (
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 8192
+# A preview window is ~200 characters; scanning more of a long block only costs time.
+PREVIEW_SOURCE_CHARS = 4000
 TOP_K_DEFAULT, TOP_K_MAX = 10, 25
 SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
 KEEP_GENERATIONS = 3
@@ -133,7 +135,11 @@ class SearchMixin:
         mode.rerank(query, candidates)
         stages.append(StageReport(f"mode:{mode.name}", len(candidates), 0))
         window, dedup_drops, diversity_drops = self.pipeline.order(
-            candidates, query.top_k, self.location_of, getattr(mode, "prefer_mixed_corpora", False)
+            candidates,
+            query.top_k,
+            self.location_of,
+            getattr(mode, "prefer_mixed_corpora", False),
+            query
         )
         stages.append(
             StageReport(
@@ -207,7 +213,7 @@ class SearchMixin:
             start_line=block.start_line,
             end_line=block.end_line,
             snippet=snippet,
-            preview=preview(preview_source, query.text),
+            preview=preview(preview_source[:PREVIEW_SOURCE_CHARS], query.text),
             score=round(cand.score, 6),
             scores=cand.scores,
             reasons=cand.reasons,

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 from typing import Any
 
 import pathspec
@@ -108,6 +109,8 @@ class Source:
     def __init__(self, config: SourceConfig, context: SourceContext) -> None:
         self.config = config
         self.context = context
+        root = Path(config.root).resolve() if config.root is not None else None
+        self._root_uri = root.as_uri().rstrip("/") if root is not None else ""
 
     @property
     def name(self) -> str:
@@ -143,7 +146,7 @@ class Source:
         if base:
             return f"{base}/{self.page_location(path)}{suffix}"
         if self.config.root is not None:
-            return (self.config.root / path).resolve().as_uri() + suffix
+            return self._root_uri + "/" + quote(path) + suffix
         return ""
 
 

@@ -89,7 +89,6 @@ class Pipeline:
 
     def candidates(self, query: Query, hits: Sequence[LexicalHit]) -> list[Candidate]:
         out = []
-        terms = set(query.terms)
         for hit in hits:
             block = hit.block
             cand = Candidate(
@@ -100,12 +99,18 @@ class Pipeline:
                 scores=Scores(lexical=hit.score),
             )
             cand.reasons.append(Reason("bm25", round(hit.score, 4), "lexical score"))
-            if block.kind is RefKind.CODE:
-                lines = self.lines_of(hit.doc)
-                best = best_line(lines, terms, block.start_line - 1, block.end_line)
-                cand.anchor_line = (best + 1) if best is not None else block.start_line
             out.append(cand)
         return out
+
+    def anchor(self, query: Query, candidates: list[Candidate]) -> None:
+        """Centre code candidates on their best matching line (done for the final window only)."""
+        terms = set(query.terms)
+        for cand in candidates:
+            block = cand.block
+            if block.kind is RefKind.CODE and cand.anchor_line is None:
+                lines = self.lines_of(cand.document)
+                best = best_line(lines, terms, block.start_line - 1, block.end_line)
+                cand.anchor_line = (best + 1) if best is not None else block.start_line
 
     # -- stage 2: fusion across corpora --------------------------------------------------------
 
@@ -153,7 +158,9 @@ class Pipeline:
                 block = cand.block
                 block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))
                 if block_cjk != query_cjk:
-                    cand.adjust("language", settings.language_prior, "script differs from the query")
+                    cand.adjust(
+                        "language", settings.language_prior, "script differs from the query"
+                    )
             if surface_terms and settings.surface_boost != 1.0:
                 topical = set(tokenize(" ".join((cand.document.path, *cand.block.section_path))))
                 if surface_terms & topical:
@@ -180,6 +187,7 @@ class Pipeline:
         top_k: int,
         location_of: LocationOf,
         prefer_mixed: bool,
+        query: Query | None = None,
     ) -> tuple[list[Candidate], list[StageDrop], list[StageDrop]]:
         for cand in candidates:
             cand.location = location_of(cand)
@@ -214,6 +222,10 @@ class Pipeline:
         final = window[:top_k]
         if prefer_mixed:
             final = _ensure_mixed(final, window[top_k:] + overflow)
+        if query is not None:
+            self.anchor(query, final)
+            for cand in final:
+                cand.location = location_of(cand)
         diversity_drops = [
             StageDrop("", c.location, f"more than {limit} blocks from one document")
             for c in overflow[:20]

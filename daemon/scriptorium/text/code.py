@@ -46,6 +46,29 @@ def _is_comment(line: str, families: tuple[str, ...]) -> bool:
     return False
 
 
+def _non_code_rows(lines: Sequence[str], families: tuple[str, ...]) -> set[int]:
+    """0-based rows that hold no code: blanks, comments and the inside of Python triple-quoted
+    strings, whose examples (``@app.get`` in a docstring) must not count as real routes."""
+    skipped: set[int] = set()
+    python = "python" in families
+    quote: str | None = None
+    for row, line in enumerate(lines):
+        if quote is not None:
+            skipped.add(row)
+            if line.count(quote) % 2 == 1:
+                quote = None
+            continue
+        if not line.strip() or _is_comment(line, families):
+            skipped.add(row)
+            continue
+        if python:
+            for mark in ('"""', "'''"):
+                if line.count(mark) % 2 == 1:
+                    quote = mark
+                    break
+    return skipped
+
+
 def _shorten(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -196,13 +219,19 @@ def _signature_at(line: str, families: tuple[str, ...]) -> tuple[str, str] | Non
 def signatures(lines: Sequence[str], language: str | None) -> list[Signature]:
     """Every definition-starting line with its name and kind."""
     families = _families(language)
+    return _signatures(lines, families, _non_code_rows(lines, families))
+
+
+def _signatures(
+    lines: Sequence[str], families: tuple[str, ...], skipped: set[int]
+) -> list[Signature]:
     found: list[Signature] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip() or _is_comment(line, families):
+    for row, line in enumerate(lines):
+        if row in skipped:
             continue
         hit = _signature_at(line, families)
         if hit:
-            found.append(Signature(number, hit[0], hit[1], line.strip()))
+            found.append(Signature(row + 1, hit[0], hit[1], line.strip()))
     return found
 
 
@@ -408,30 +437,38 @@ def routes(lines: Sequence[str], language: str | None) -> list[Route]:
     """Route declarations with their handler: the next definition after a decorator or
     attribute, or the function named in a registration call."""
     families = _families(language)
+    if not _route_filter(families).search("\n".join(lines)):
+        return []
+    return _routes(lines, families, _non_code_rows(lines, families))
+
+
+def _routes(lines: Sequence[str], families: tuple[str, ...], skipped: set[int]) -> list[Route]:
     found: list[Route] = []
+    hint = _route_filter(families)
     for index, line in enumerate(lines):
-        if not line.strip() or _is_comment(line, families):
-            continue
-        if not _route_filter(families).search(line):
+        if index in skipped or not hint.search(line):
             continue
         route = _route_at(lines, index, families)
         if route is None:
             continue
         if route.decorates:
-            route = _with_handler(route, lines, families)
+            route = _with_handler(route, lines, families, skipped)
         found.append(route)
     return found
 
 
 def _with_handler(
-    route: Route, lines: Sequence[str], families: tuple[str, ...], reach: int = 15
+    route: Route,
+    lines: Sequence[str],
+    families: tuple[str, ...],
+    skipped: set[int],
+    reach: int = 15,
 ) -> Route:
     """The route with its handler: the first definition within ``reach`` lines below it."""
     for index in range(route.line, min(len(lines), route.line + reach)):
-        line = lines[index]
-        if not line.strip() or _is_comment(line, families):
+        if index in skipped:
             continue
-        hit = _signature_at(line, families)
+        hit = _signature_at(lines[index], families)
         if hit:
             return Route(route.line, route.method, route.path, hit[0], index + 1, True)
     return route
@@ -470,12 +507,60 @@ _IMPORT_LINE = {
 }
 
 
-def is_dependency_injection(line: str) -> bool:
-    return bool(_DEPENDENCY_INJECTION.search(line))
+# Literals each match of the patterns above contains: a substring test rules most text out far
+# faster than the regular expressions can.
+_DEPENDENCY_INJECTION_HINTS = (
+    "Depends",
+    "Security",
+    "ervices.",
+    "@Inject",
+    "@Autowired",
+    "@Bean",
+    "@Component",
+    "@Service",
+    "@Repository",
+    "providers",
+    "dependency_overrides",
+    "FromServices",
+    "wire.",
+    "inject",
+)
+_CONFIGURATION_HINTS = (
+    "Settings",
+    "get_settings",
+    "Configuration",
+    "IOptions",
+    "load_dotenv",
+    "configparser",
+    "ConfigParser",
+    "env_file",
+    "environ",
+    "etenv",
+    "process.env",
+    "meta.env",
+    "GetSection",
+    "@Value",
+    "viper.",
+    "config.get",
+)
 
 
-def is_configuration(line: str) -> bool:
-    return bool(_CONFIGURATION.search(line))
+def _matches(text: str, hints: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
+    """Hint test on the whole text, the pattern only on lines holding a hint (the patterns
+    are slow to scan long text with)."""
+    if not any(h in text for h in hints):
+        return False
+    return any(pattern.search(line) for line in text.split("\n") if any(h in line for h in hints))
+
+
+def is_dependency_injection(text: str) -> bool:
+    """Whether ``text`` (a line or a whole block) registers or injects a dependency."""
+    return _matches(text, _DEPENDENCY_INJECTION_HINTS, _DEPENDENCY_INJECTION)
+
+
+def is_configuration(text: str) -> bool:
+    """Whether ``text`` (a line or a whole block) reads settings or the environment."""
+    return _matches(text, _CONFIGURATION_HINTS, _CONFIGURATION)
 
 
 def is_decorator(line: str, language: str | None) -> bool:
@@ -541,19 +626,21 @@ def interesting_code_ranges(
         if current is None or _PRIORITY.index(reason) < _PRIORITY.index(current):
             labels[number] = reason
 
+    skipped = _non_code_rows(lines, families)
     mark(anchor, "anchor")
-    for route in routes(lines, language):
+    for route in _routes(lines, families, skipped):
         end = route.handler_line if route.handler_line else route.line
         for number in range(route.line, max(route.line, end) + 1):
             mark(number, "route-handler")
-    for sig in signatures(lines[low - 1 : high], language):
-        mark(sig.line + low - 1, "signature")
+    window = {row for row in range(low - 1, high) if row not in skipped}
+    for sig in _signatures(lines, families, skipped | (set(range(total)) - window)):
+        mark(sig.line, "signature")
     for number in sorted(_import_lines(lines, families)):
-        if low <= number <= high:
+        if low <= number <= high and number - 1 not in skipped:
             mark(number, "import")
     for number in range(low, high + 1):
         line = lines[number - 1]
-        if not line.strip() or _is_comment(line, families):
+        if number - 1 in skipped:
             continue
         if is_dependency_injection(line):
             mark(number, "dependency-injection")
@@ -679,21 +766,20 @@ def code_flow_candidates(lines: Sequence[str], language: str | None) -> list[Flo
     steps such as creating the app, including routers, adding middleware or committing.
     """
     families = _families(language)
+    skipped = _non_code_rows(lines, families)
     steps: dict[int, FlowCandidate] = {}
     handler_lines: set[int] = set()
-    for route in routes(lines, language):
+    for route in _routes(lines, families, skipped):
         description = lines[route.line - 1].strip()
         if route.handler_line and route.handler_line != route.line:
             description = f"{description} {lines[route.handler_line - 1].strip()}"
             handler_lines.add(route.handler_line)
         steps[route.line] = (route.line, "route", route.title, _shorten(description))
-    for sig in signatures(lines, language):
+    for sig in _signatures(lines, families, skipped):
         if sig.line not in steps and sig.line not in handler_lines:
             steps[sig.line] = (sig.line, "signature", f"{sig.kind} {sig.name}", _shorten(sig.text))
     for number, line in enumerate(lines, 1):
-        if number in steps or number in handler_lines or not line.strip():
-            continue
-        if _is_comment(line, families):
+        if number in steps or number in handler_lines or number - 1 in skipped:
             continue
         title = _operation(line)
         if title:

@@ -9,6 +9,7 @@ results without burying a clearly better lexical match.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
@@ -112,18 +113,19 @@ def code_signals(candidate: Candidate) -> Iterator[Signal]:
     path = candidate.document.path
     language = candidate.document.language
     lines = candidate.block.body.split("\n")
-    file_name = PurePosixPath(path).name
+    file_name = path.rsplit("/", 1)[-1]
 
     found_routes = routes(lines, language)
     if found_routes:
         yield "route", f"route handler {found_routes[0].title}"
     if is_entrypoint(path):
         yield "entrypoint", f"{file_name} is an application entry point"
-    injected = _first(lines, is_dependency_injection)
+    body = candidate.block.body
+    injected = is_dependency_injection(body) and _first(lines, is_dependency_injection)
     if injected:
         yield "dependency-injection", injected
     route_lines = {r.line for r in found_routes}
-    decorated = _first(
+    decorated = ("@" in body or "[" in body) and _first(
         (line for number, line in enumerate(lines, 1) if number not in route_lines),
         lambda line: is_decorator(line, language),
     )
@@ -132,7 +134,7 @@ def code_signals(candidate: Candidate) -> Iterator[Signal]:
     if is_config_path(path):
         yield "configuration", f"{file_name} is a configuration file"
     else:
-        configured = _first(lines, is_configuration)
+        configured = is_configuration(body) and _first(lines, is_configuration)
         if configured:
             yield "configuration", configured
     if is_example_path(path):
@@ -150,6 +152,7 @@ def doc_signals(candidate: Candidate) -> Iterator[Signal]:
         yield "has-code-example", "contains a fenced code block"
 
 
+@functools.lru_cache(maxsize=4096)
 def is_entrypoint(path: str) -> bool:
     """Where an application starts or is assembled: main/app/server files, Program.cs, cmd/."""
     pure = PurePosixPath(path)
@@ -161,6 +164,7 @@ def is_entrypoint(path: str) -> bool:
     return "cmd" in pure.parts[:-1]
 
 
+@functools.lru_cache(maxsize=4096)
 def is_config_path(path: str) -> bool:
     """Settings modules and configuration files (TOML, YAML, INI, appsettings.json, ...)."""
     pure = PurePosixPath(path)
@@ -169,6 +173,7 @@ def is_config_path(path: str) -> bool:
     return bool(_CONFIG_STEM.search(pure.stem.lower()))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_example_path(path: str) -> bool:
     return any(part.lower() in _EXAMPLE_DIRS for part in PurePosixPath(path).parts[:-1])
 
