@@ -25,6 +25,7 @@ from scriptorium.model import Block, SourceDocument
 from scriptorium.resolve import Resolver
 from scriptorium.sources import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import (
+    split_lines,
     tokenize,
 )
 
@@ -252,6 +253,6 @@ class IndexingMixin:
     def lines_of(self, doc: SourceDocument) -> list[str]:
         lines = self._lines.get(doc.content_hash)
         if lines is None:
-            lines = doc.text.splitlines()
+            lines = split_lines(doc.text)
             self._lines[doc.content_hash] = lines
         return lines

@@ -97,7 +97,9 @@ class SourceDocument:
 
     @property
     def lines(self) -> list[str]:
-        return self.text.splitlines()
+        from scriptorium.text.normalize import split_lines
+
+        return split_lines(self.text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,7 +139,7 @@ class SearchMixin:
             query.top_k,
             self.location_of,
             getattr(mode, "prefer_mixed_corpora", False),
-            query
+            query,
         )
         stages.append(
             StageReport(

@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 import pathspec
 
@@ -155,6 +155,8 @@ class LocalTreeSource(Source):
 
     #: Glob patterns (gitwildmatch) of files this source indexes.
     include: tuple[str, ...] = ("*",)
+    #: Patterns this kind never indexes (generated files, lock files), on top of configured ones.
+    exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
 
     def __init__(self, config: SourceConfig, context: SourceContext) -> None:
@@ -164,7 +166,7 @@ class LocalTreeSource(Source):
         self.root = Path(config.root).resolve()
         self.max_file_bytes = int(config.options.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
         include = config.options.get("include") or self.include
-        exclude = list(config.options.get("exclude", ()))
+        exclude = [*self.exclude, *config.options.get("exclude", ())]
         self._include = pathspec.PathSpec.from_lines("gitignore", include)
         self._exclude = pathspec.PathSpec.from_lines("gitignore", exclude)
         self._skip_dirs = ALWAYS_SKIPPED_DIRS | frozenset(config.options.get("skip_dirs", ()))

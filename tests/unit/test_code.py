@@ -12,6 +12,7 @@ from scriptorium.extractors import ExtractorChain
 from scriptorium.model import Block, Corpus, RefKind
 from scriptorium.plugins import build_plugin_manager, collect
 from scriptorium.sources import SourceConfig, SourceContext
+from scriptorium.text import split_lines
 from scriptorium.text.code import (
     code_flow_candidates,
     import_targets,
@@ -19,7 +20,7 @@ from scriptorium.text.code import (
     route_lines,
     signature_lines,
 )
-from scriptorium_plugins.code.extractor import CodeExtractor, split_lines
+from scriptorium_plugins.code.extractor import CodeExtractor
 from scriptorium_plugins.code.languages import has_grammar, language_for_path
 from scriptorium_plugins.code.source import CodeSource
 
@@ -630,3 +631,14 @@ def test_import_targets_in_other_languages() -> None:
     ]
     cs = "using System.Text;\nusing Json = System.Text.Json;\nusing (var x = Open()) {}\n"
     assert import_targets(cs, "csharp") == ["System.Text", "System.Text.Json"]
+
+
+@needs_corpus
+def test_routes_inside_docstrings_are_examples_not_routes() -> None:
+    lines = split_lines((FASTAPI / "fastapi/exceptions.py").read_text("utf-8"))
+    example = next(i for i, line in enumerate(lines, 1) if '@app.get("/items/{item_id}")' in line)
+    assert route_lines(lines, "python") == []
+    steps = code_flow_candidates(lines, "python")
+    assert example not in {s[0] for s in steps}
+    assert example + 1 not in signature_lines(lines, "python")  # the example's def
+    assert "class HTTPException" in {s[2] for s in steps}

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+
 from scriptorium.evaluation import compare, record, scoring
 from scriptorium.evaluation.cli import main as eval_main
 from scriptorium.evaluation.evalset import EvalSetError, load_eval_set, parse_lines

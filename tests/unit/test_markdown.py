@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pluggy
 import pytest
+
 import scriptorium_plugins.markdown as markdown_plugin
 from scriptorium import hookspecs
 from scriptorium.extractors import BlockExtractor, ExtractorChain
@@ -532,7 +533,7 @@ def test_extractor_broken_front_matter_keeps_real_line_numbers() -> None:
 def test_extractor_accepts() -> None:
     extractor = MarkdownExtractor()
     assert isinstance(extractor, BlockExtractor)
-    assert (extractor.name, extractor.version, extractor.priority) == ("markdown", "1", 100)
+    assert (extractor.name, extractor.version, extractor.priority) == ("markdown", "2", 100)
     assert extractor.accepts("a/b.md", Corpus.DOCS)
     assert extractor.accepts("a/B.MARKDOWN", Corpus.DOCS)
     assert extractor.accepts("page.mdx", Corpus.DOCS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+
 from scriptorium.v1 import retrieval_pb2, retrieval_pb2_grpc
 
 FILE = retrieval_pb2.DESCRIPTOR

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from scriptorium.text import (
     MAX_QUERY_TERMS,
     STOPWORDS,

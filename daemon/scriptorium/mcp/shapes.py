@@ -16,8 +16,7 @@ from pydantic import BaseModel, Field
 from scriptorium.v1 import retrieval_pb2 as pb
 
 NOT_FOUND_MESSAGE = (
-    "Document not found at location '{location}'. "
-    "Use 'search_docs' to find available documents."
+    "Document not found at location '{location}'. Use 'search_docs' to find available documents."
 )
 _SCORE_DIGITS = 4
 
@@ -49,8 +48,10 @@ class DocHit(BaseModel):
     """One documentation page that matched a search."""
 
     Title: str = Field(description="Document title.")
-    Path: str = Field(description="Location to pass to get_doc unchanged (site-qualified when "
-                      "the page is not on a default site).")
+    Path: str = Field(
+        description="Location to pass to get_doc unchanged (site-qualified when "
+        "the page is not on a default site)."
+    )
     Url: str = Field(description="Published URL of the page; identifies the site that has it.")
     Snippet: str = Field(description="About 200 characters of the page centred on the query.")
     Score: float = Field(description="Relevance score; higher is better.")
@@ -69,8 +70,9 @@ class CodeHit(BaseModel):
     """One definition (or line range) in source code that matched a search."""
 
     Title: str = Field(description="Symbol name, with enclosing definitions (Class.method).")
-    Path: str = Field(description="file#Lnn location; pass to get_content (or get_doc for the "
-                      "whole file).")
+    Path: str = Field(
+        description="file#Lnn location; pass to get_content (or get_doc for the whole file)."
+    )
     Url: str
     Snippet: str = Field(description="The source lines around the matching line, as written.")
     Score: float
@@ -183,8 +185,10 @@ def doc_missing(location: str, resolution: pb.Resolution | None) -> DocPage:
 
 
 class ResolutionOut(BaseModel):
-    reason: str = Field(description="resolved, not_found, unknown_site, ambiguous, "
-                        "site_unavailable or fetch_failed.")
+    reason: str = Field(
+        description="resolved, not_found, unknown_site, ambiguous, "
+        "site_unavailable or fetch_failed."
+    )
     rule: str = Field(description="exact, variant, canonical-leaf, moved, ref or none.")
     candidates: list[str] = Field(description="Locations to choose from when ambiguous.")
     detail: str
@@ -206,28 +210,33 @@ class ErrorOut(BaseModel):
 
 class ContentOut(BaseModel):
     """A GetContent answer. ``found`` is false when the ref or location did not resolve; then
-    ``resolution`` says why (with ``candidates`` when ambiguous) and ``error`` has the status."""
+    only ``requested_location``, ``resolution`` (why, with ``candidates`` when ambiguous) and
+    ``error`` (the status) are present."""
 
     found: bool
-    location: str = ""
-    requested_location: str = ""
-    url: str = ""
-    source: str = ""
-    ref_id: str = ""
-    kind: str = ""
-    title: str = ""
-    section_path: list[str] = []
-    content: str = ""
-    start_line: int = 0
-    end_line: int = 0
-    total_lines: int = 0
-    truncated: bool = False
-    ranges: list[RangeOut] = []
-    doc_version: str = ""
-    revision_skew: bool = False
+    location: str | None = None
+    requested_location: str | None = None
+    url: str | None = None
+    source: str | None = None
+    ref_id: str | None = None
+    kind: str | None = Field(None, description="doc, code or file.")
+    title: str | None = None
+    section_path: list[str] | None = None
+    content: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    total_lines: int | None = None
+    truncated: bool | None = None
+    ranges: list[RangeOut] | None = Field(
+        None, description="Highlighted line ranges (multi_range mode), each with its reason."
+    )
+    doc_version: str | None = None
+    revision_skew: bool | None = Field(
+        None, description="True when the document changed since the ref was issued."
+    )
     resolution: ResolutionOut | None = None
     error: ErrorOut | None = None
-    trace_id: str = ""
+    trace_id: str | None = None
 
 
 class ReasonOut(BaseModel):
@@ -264,7 +273,9 @@ class FlowStepOut(BaseModel):
     description: str
     ref_ids: list[str]
     locations: list[str]
-    origin: str = Field(description="numbered, labelled, bullet, heading, paragraph, code or topic.")
+    origin: str = Field(
+        description="numbered, labelled, bullet, heading, paragraph, code or topic."
+    )
 
 
 class FlowOut(BaseModel):

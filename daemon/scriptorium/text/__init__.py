@@ -2,7 +2,7 @@
 previews, snippets and token estimates that results are built from."""
 
 from scriptorium.text.budget import estimate_tokens, trim_to_tokens
-from scriptorium.text.normalize import collapse_whitespace, normalize
+from scriptorium.text.normalize import collapse_whitespace, normalize, split_lines
 from scriptorium.text.preview import preview
 from scriptorium.text.snippets import best_line, code_snippet, doc_snippet
 from scriptorium.text.stopwords import STOPWORDS
@@ -27,6 +27,7 @@ __all__ = [
     "normalize",
     "preview",
     "query_terms",
+    "split_lines",
     "tokenize",
     "trim_to_tokens",
 ]

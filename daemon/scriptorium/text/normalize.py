@@ -27,6 +27,18 @@ def normalize(text: str) -> str:
     return nfkc(text).casefold()
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as editors, tree-sitter and our line numbers count them.
+
+    Splits on ``\\n`` only (``str.splitlines`` also breaks on form feeds and U+2028, which
+    would shift every later line number) and drops a trailing ``\\r``.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def collapse_whitespace(text: str) -> str:
     """Every run of whitespace (``str.isspace``: tabs, CR, NBSP, ...) becomes one space; trimmed."""
     return " ".join(text.split())

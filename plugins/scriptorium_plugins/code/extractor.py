@@ -17,6 +17,7 @@ from tree_sitter import Node, QueryCursor
 
 from scriptorium.extractors import Extraction
 from scriptorium.model import Block, Corpus, RefKind
+from scriptorium.text.normalize import split_lines
 from scriptorium_plugins.code.languages import (
     definitions_query,
     has_grammar,
@@ -74,14 +75,6 @@ class _Definition:
         while current is not None:
             depth, current = depth + 1, current.parent
         return depth
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as editors and tree-sitter number them: split on ``\\n`` only, ``\\r`` dropped."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 class CodeExtractor:

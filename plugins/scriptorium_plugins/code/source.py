@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pathspec
-
 from scriptorium.model import Corpus
-from scriptorium.sources import LocalTreeSource, SourceConfig, SourceContext
+from scriptorium.sources import LocalTreeSource
 from scriptorium_plugins.code.languages import include_patterns
 
 # Generated or vendored files: large, repetitive and never what a reader is looking for.
@@ -30,11 +28,7 @@ class CodeSource(LocalTreeSource):
     kind = "code"
     corpus = Corpus.CODE
     include = include_patterns()
-
-    def __init__(self, config: SourceConfig, context: SourceContext) -> None:
-        super().__init__(config, context)
-        exclude = [*GENERATED_FILE_PATTERNS, *config.options.get("exclude", ())]
-        self._exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
+    exclude = tuple(GENERATED_FILE_PATTERNS)
 
     def page_location(self, path: str) -> str:
         """Code is addressed by its path in the tree, unchanged."""

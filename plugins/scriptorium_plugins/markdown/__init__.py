@@ -7,7 +7,6 @@ from collections.abc import Callable
 from scriptorium.extractors import BlockExtractor
 from scriptorium.plugins import hookimpl
 from scriptorium.sources import SourceFactory
-
 from scriptorium_plugins.markdown.extractor import MarkdownExtractor
 from scriptorium_plugins.markdown.source import MarkdownSource
 

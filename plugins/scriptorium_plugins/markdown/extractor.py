@@ -13,8 +13,8 @@ from pathlib import PurePosixPath
 from scriptorium.extractors import Extraction
 from scriptorium.model import Block, Corpus, RefKind
 from scriptorium.text.markdown import Heading, parse_headings
+from scriptorium.text.normalize import split_lines
 from scriptorium.text.slugs import SlugAllocator
-
 from scriptorium_plugins.markdown.frontmatter import parse_front_matter
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
@@ -46,7 +46,7 @@ class MarkdownExtractor:
     """The built-in extractor for Markdown files in documentation sources."""
 
     name = "markdown"
-    version = "1"
+    version = "2"
     priority = 100
 
     def accepts(self, path: str, corpus: Corpus) -> bool:
@@ -54,7 +54,7 @@ class MarkdownExtractor:
 
     def extract(self, path: str, text: str) -> Extraction:
         meta, skipped, _raw = parse_front_matter(text)
-        lines = text.splitlines()
+        lines = split_lines(text)
         total = len(lines)
         headings = parse_headings(lines[skipped:], first_line_no=skipped + 1)
         if meta.title is None:

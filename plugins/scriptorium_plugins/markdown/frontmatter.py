@@ -14,7 +14,9 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 import yaml
+
 from scriptorium.model import DocMeta, SourceClass
+from scriptorium.text.normalize import split_lines
 
 _OPEN = re.compile(r"^---[ \t]*$")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
@@ -24,7 +26,7 @@ _SOURCE_CLASSES = frozenset(c.value for c in SourceClass)
 
 def _split(text: str) -> tuple[str, int] | None:
     """The YAML between the delimiters and the number of lines they span, or None."""
-    lines = text.removeprefix("\ufeff").splitlines()
+    lines = split_lines(text.removeprefix("\ufeff"))
     if not lines or not _OPEN.match(lines[0]):
         return None
     for index in range(1, len(lines)):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from scriptorium.model import Corpus
 from scriptorium.sources import LocalTreeSource
-
 from scriptorium_plugins.markdown.extractor import MARKDOWN_SUFFIXES
 
 

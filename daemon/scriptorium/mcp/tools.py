@@ -1,0 +1,313 @@
+"""The MCP tool surface: seven read-only tools over the daemon's gRPC API.
+
+Every tool answers with a text block (JSON, for clients that read only text) and the same data
+as structured content, validated against the tool's published output schema. A location that
+does not resolve is an answer, not an error: the agent gets the resolution and can pick a
+candidate. Other failures (bad arguments, an unreachable daemon) are tool errors with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+import grpc
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from scriptorium import __version__
+from scriptorium.client import AsyncClient, ResolutionError, ScriptoriumError
+from scriptorium.content import MAX_LINES_CAP
+from scriptorium.mcp import shapes
+from scriptorium.mcp.backend import Backend
+from scriptorium.refs import looks_like_ref
+
+MAX_RESULTS = 25
+_READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+INSTRUCTIONS = """\
+Scriptorium answers questions from indexed documentation and source code, with exact locations.
+Typical use: search_docs to find pages, then get_doc to read one in full; search_code to find
+definitions, then get_content for the lines you need. guide_implementation gives a grounded
+step-by-step plan for a task in one call; expand_related and summarize_flow work from refs
+(ref ids or locations) you already have. Pass locations back exactly as they were returned."""
+
+SEARCH_DOCS = """\
+Search the indexed documentation and get a ranked list of pages, each with a ~200-character
+excerpt centred on your query. Use this first to learn how something works or where it is
+documented, then call get_doc with a result's Path to read the whole page. Results can come from
+several documentation sets: pass Path back unchanged (a leading site segment such as 'ja/' is
+part of it). For source code, use search_code."""
+
+GET_DOC = """\
+Read the full Markdown of one documentation page (never cut short). Pass a Path from search_docs
+or a page location you know (e.g. 'tutorial/path-params'); a '#section' suffix is ignored.
+Returns Location (the page actually served, which can differ from what you passed after
+normalisation), Url and Content. When nothing matches: NotFound, Location and Message. When the
+location matches several pages, NotFound comes with Reason 'ambiguous' and Candidates: call
+get_doc again with one of them. To read only one section or a few lines, use get_content."""
+
+SEARCH_CODE = """\
+Search the indexed source code for definitions (functions, classes, methods) that match a
+query; identifiers match in any style (getUserName, get_user_name). Each result has Title (the
+symbol), Path ('file#Lnn'), Language, Lines (the definition's span) and Snippet (the source
+lines around the best match, as written). Use it to find where something is implemented or to
+find usage examples; read more with get_content(location=Path, mode='full')."""
+
+GET_CONTENT = """\
+Fetch exactly one block by ref_id or by location. mode 'snippet' gives a focused excerpt (the
+start of a doc section, or lines centred on a code line); 'full' the whole doc section, or the
+whole source file for code; 'multi_range' the same plus highlighted line ranges, each with the
+reason it matters (steps, lists, signatures, handlers...). max_lines caps long answers.
+location takes a Path from search_docs/search_code, optionally with '#section' or '#Lnn'. The
+answer has line numbers, the ref_id, and how the location was resolved. When it does not
+resolve, found is false and resolution says why; if resolution.reason is 'ambiguous', call again
+with one of resolution.candidates."""
+
+EXPAND_RELATED = """\
+Find supporting material for refs you already have: the docs that explain a piece of code, the
+code that implements a documented feature, neighbouring sections. ref_ids takes ref ids or
+locations (Paths from search results; they are resolved first). Each related item has scored
+reasons saying why it relates. Use it when one search result is not enough context."""
+
+SUMMARIZE_FLOW = """\
+Turn refs (and/or a topic) into an ordered list of steps, each tied to the refs and locations it
+came from: the steps of a tutorial, the sequence of a code path. Deterministic: extracted from
+the sources, not written by a model. ref_ids takes ref ids or locations."""
+
+GUIDE_IMPLEMENTATION = """\
+One call for 'how do I implement X': searches docs and code for the topic, gathers related
+material, and returns a step-by-step flow with the supporting docs and sample code (each with a
+ref_id and location to read further), assumptions and a confidence. Use it at the start of an
+implementation task; use search_docs or search_code for narrower questions."""
+
+Query = Annotated[str, Field(description="What you are looking for, in words or identifiers.")]
+MaxResults = Annotated[
+    int, Field(description="How many results to return (1-25; values outside are clamped).")
+]
+RefList = Annotated[
+    list[str],
+    Field(description="Ref ids (r1....) or locations from search results, in order of interest."),
+]
+
+
+def _clamp(value: int) -> int:
+    return max(1, min(MAX_RESULTS, value))
+
+
+def _answer(payload: BaseModel, text: Any = None) -> CallToolResult:
+    structured = payload.model_dump(mode="json", exclude_none=True)
+    shown = structured if text is None else text
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(shown, ensure_ascii=False, indent=2))],
+        structured_content=structured,
+    )
+
+
+def _tool_error(err: ScriptoriumError, backend: Backend) -> ToolError:
+    if err.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return ToolError(f"{backend.description} did not answer ({err.code.name}: {err.message})")
+    return ToolError(f"{err.code.name}: {err.message}")
+
+
+class Tools:
+    """The tool implementations, bound to one backend."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    async def _client(self) -> AsyncClient:
+        try:
+            return await self.backend.client()
+        except RuntimeError as exc:
+            raise ToolError(str(exc)) from None
+
+    async def _ref_ids(self, items: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Ref ids as given; locations resolved to the ref id of what they name."""
+        client = await self._client()
+        refs: list[str] = []
+        unresolved: list[str] = []
+        for item in items:
+            item = item.strip()
+            if looks_like_ref(item):
+                refs.append(item)
+                continue
+            try:
+                response = await client.get_content(location=item, mode="snippet", max_lines=1)
+            except ResolutionError:
+                unresolved.append(item)
+                continue
+            except ScriptoriumError as err:
+                if err.code == grpc.StatusCode.INVALID_ARGUMENT:
+                    unresolved.append(item)
+                    continue
+                raise _tool_error(err, self.backend) from None
+            refs.append(response.ref_id)
+        return refs, unresolved
+
+    async def search_docs(
+        self, query: Query, maxResults: MaxResults = 10
+    ) -> Annotated[CallToolResult, shapes.DocHits]:
+        limit = _clamp(maxResults)
+        client = await self._client()
+        try:
+            # Several blocks of one page can rank; ask for more so enough distinct pages remain.
+            response = await client.search(
+                query, kinds="docs", top_k=min(MAX_RESULTS, limit * 3), snippet_lines=1
+            )
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        hits = shapes.doc_hits(response.results, limit)
+        payload = shapes.DocHits(result=hits)
+        return _answer(payload, [h.model_dump(mode="json") for h in hits])
+
+    async def get_doc(
+        self,
+        location: Annotated[
+            str, Field(description="Page location: a Path from search_docs, passed unchanged.")
+        ],
+    ) -> Annotated[CallToolResult, shapes.DocPage]:
+        client = await self._client()
+        page = shapes.page_of(location).strip()
+        try:
+            response = await client.get_content(
+                location=page or location, mode="full", max_lines=MAX_LINES_CAP
+            )
+        except ResolutionError as err:
+            return _answer(shapes.doc_missing(location, err.resolution))
+        except ScriptoriumError as err:
+            if err.code == grpc.StatusCode.NOT_FOUND:
+                return _answer(shapes.doc_missing(location, None))
+            raise _tool_error(err, self.backend) from None
+        return _answer(shapes.doc_page(response))
+
+    async def search_code(
+        self, query: Query, maxResults: MaxResults = 10
+    ) -> Annotated[CallToolResult, shapes.CodeHits]:
+        client = await self._client()
+        try:
+            response = await client.search(query, kinds="code", top_k=_clamp(maxResults))
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        hits = shapes.code_hits(response.results)
+        return _answer(shapes.CodeHits(result=hits), [h.model_dump(mode="json") for h in hits])
+
+    async def get_content(
+        self,
+        ref_id: Annotated[str, Field(description="A ref id from an earlier answer.")] = "",
+        location: Annotated[
+            str, Field(description="A location (Path) from search results; '#section'/'#Lnn'.")
+        ] = "",
+        mode: Annotated[
+            Literal["snippet", "full", "multi_range"], Field(description="How much to return.")
+        ] = "snippet",
+        max_lines: Annotated[
+            int, Field(description="Cap on returned lines; 0 means the server default.")
+        ] = 0,
+    ) -> Annotated[CallToolResult, shapes.ContentOut]:
+        ref_id, location = ref_id.strip(), location.strip()
+        if not ref_id and looks_like_ref(location):
+            ref_id, location = location, ""
+        if bool(ref_id) == bool(location):
+            raise ToolError("give exactly one of ref_id or location")
+        client = await self._client()
+        try:
+            response = await client.get_content(
+                ref_id=ref_id, location=location, mode=mode, max_lines=max_lines
+            )
+        except ResolutionError as err:
+            failed = shapes.content_failed(
+                err.code.name, err.message, err.resolution, location or ref_id
+            )
+            return _answer(failed)
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        return _answer(shapes.content_out(response))
+
+    async def expand_related(
+        self,
+        ref_ids: RefList,
+        top_k: Annotated[int, Field(description="How many related refs (1-25).")] = 10,
+        mode: Annotated[
+            str, Field(description="Ranking mode: '' (default) or 'implementation' (favours code).")
+        ] = "",
+        kinds: Annotated[
+            list[Literal["docs", "code"]],
+            Field(description="Restrict to docs and/or code; empty means both."),
+        ] = [],  # noqa: B006 - pydantic copies defaults
+    ) -> Annotated[CallToolResult, shapes.ExpandOut]:
+        refs, unresolved = await self._ref_ids(ref_ids)
+        client = await self._client()
+        if not refs:
+            empty = shapes.ExpandOut(related=[], unresolved_ref_ids=unresolved, trace_id="")
+            return _answer(empty)
+        try:
+            response = await client.expand_related(
+                refs, top_k=_clamp(top_k), mode=mode, kinds=list(kinds)
+            )
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        return _answer(shapes.expand_out(response, unresolved))
+
+    async def summarize_flow(
+        self,
+        ref_ids: RefList = [],  # noqa: B006 - pydantic copies defaults
+        topic: Annotated[str, Field(description="What the flow is about.")] = "",
+        style: Annotated[
+            Literal["compact", "detailed"], Field(description="How much each step says.")
+        ] = "compact",
+    ) -> Annotated[CallToolResult, shapes.FlowOut]:
+        refs, unresolved = await self._ref_ids(ref_ids)
+        if not refs and not topic.strip():
+            raise ToolError("give ref_ids that resolve, or a topic")
+        client = await self._client()
+        try:
+            response = await client.summarize_flow(refs, topic=topic, style=style)
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        return _answer(shapes.flow_out(response, unresolved))
+
+    async def guide_implementation(
+        self,
+        topic: Annotated[str, Field(description="The task, e.g. 'OAuth2 password login'.")],
+        framework: Annotated[str, Field(description="Framework or library, if any.")] = "",
+        language: Annotated[str, Field(description="Programming language, if any.")] = "",
+    ) -> Annotated[CallToolResult, shapes.GuideOut]:
+        client = await self._client()
+        try:
+            response = await client.guide_implementation(
+                topic, framework=framework, language=language
+            )
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        return _answer(shapes.guide_out(response))
+
+
+TOOL_DESCRIPTIONS = {
+    "search_docs": SEARCH_DOCS,
+    "get_doc": GET_DOC,
+    "search_code": SEARCH_CODE,
+    "get_content": GET_CONTENT,
+    "expand_related": EXPAND_RELATED,
+    "summarize_flow": SUMMARIZE_FLOW,
+    "guide_implementation": GUIDE_IMPLEMENTATION,
+}
+
+
+def build_server(backend: Backend) -> MCPServer:
+    """An MCP server whose tools call ``backend``."""
+    server = MCPServer(
+        "scriptorium", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+    tools = Tools(backend)
+    for name, description in TOOL_DESCRIPTIONS.items():
+        server.add_tool(
+            getattr(tools, name),
+            name=name,
+            description=description.replace("\n", " "),
+            annotations=_READ_ONLY,
+        )
+    return server
