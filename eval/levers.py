@@ -53,6 +53,32 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     ),
 }
 
+# Round two: the levers round one supported, stacked one at a time (each row adds one).
+STACKED: dict[str, tuple[str, dict, dict]] = {
+    "s1-heading-1.0": ("+ heading weight 1.0", {"heading_weight": 1.0}, {}),
+    "s2-path-0.5": ("+ path weight 0.5", {"heading_weight": 1.0, "path_weight": 0.5}, {}),
+    "s2-path-0": ("+ path weight 0 (instead of 0.5)", {"heading_weight": 1.0, "path_weight": 0.0}, {}),
+    "s3-language-0.8": (
+        "+ script-mismatch prior 0.8",
+        {"heading_weight": 1.0, "path_weight": 0.5, "language_prior": 0.8},
+        {},
+    ),
+    "s4-stemming": (
+        "+ stemming",
+        {"heading_weight": 1.0, "path_weight": 0.5, "language_prior": 0.8, "stem": True},
+        {},
+    ),
+}
+FINAL = {"heading_weight": 1.0, "path_weight": 0.5, "stem": True}
+STACKED["final"] = ("shipped: heading 1.0, path 0.5, stemming (no script prior)", dict(FINAL), {})
+for threshold in (0.2, 0.5, 0.67):
+    STACKED[f"final-abstain-{threshold}"] = (
+        f"shipped + low-confidence threshold {threshold}",
+        {**FINAL, "low_confidence_coverage": threshold},
+        {},
+    )
+VARIANTS.update(STACKED)
+
 
 def toml_value(value) -> str:
     if isinstance(value, bool):
@@ -117,6 +143,8 @@ def summarize(record: dict) -> dict:
         "section@5": overall.get("section_hit@5"),
         "fetch": overall["fetch_success_rate"],
     }
+    row["abstain-recall"] = overall.get("abstain_recall")
+    row["false-abstain"] = overall.get("false_abstain_rate")
     for lang in ("en", "ja", "zh"):
         if lang in by_lang:
             row[f"{lang}@5"] = by_lang[lang]["hit@5"]

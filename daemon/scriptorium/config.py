@@ -23,6 +23,7 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 LOCAL_KINDS = frozenset({"markdown", "code"})
 _SOURCE_KEYS = frozenset({"name", "kind", "root", "class", "default", "url_base", "options"})
 _LOG_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
+TELEMETRY_EXPORTERS = ("none", "console", "otlp-grpc", "otlp-http")
 
 
 class ConfigError(ValueError):
@@ -37,6 +38,34 @@ def default_state_dir(sources: Sequence[SourceConfig]) -> Path:
     )
     digest = hashlib.sha256("\n".join(keys).encode("utf-8")).hexdigest()[:12]
     return Path(base) / "scriptorium" / digest
+
+
+@dataclass
+class TelemetrySettings:
+    """The [telemetry] table: where traces and metrics go. Nowhere by default.
+
+    No collector is ever required: with ``none`` nothing is exported and the tracer is a no-op;
+    an unreachable OTLP endpoint costs failed export attempts in the background, never a call.
+    """
+
+    exporter: str = "none"  # traces: none, console, otlp-grpc or otlp-http
+    metrics_exporter: str = "none"  # metrics: same choices
+    # OTLP endpoint shared by both signals; "" means the exporter's default (localhost). Use an
+    # http:// URL for a plaintext gRPC collector; for otlp-http the per-signal path is added.
+    endpoint: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    service_name: str = "scriptorium"
+    sample_ratio: float = 1.0
+    metrics_interval_seconds: float = 60.0
+    export_timeout_seconds: float = 5.0
+
+    @property
+    def tracing(self) -> bool:
+        return self.exporter != "none"
+
+    @property
+    def metrics(self) -> bool:
+        return self.metrics_exporter != "none"
 
 
 @dataclass
@@ -63,6 +92,7 @@ class Settings:
     listen_explicit: bool = False
     # The [ranking] table: ranking levers, validated by the engine that applies them.
     ranking: dict[str, Any] = field(default_factory=dict)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     # Other top-level tables, kept for the components that own them.
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -112,12 +142,16 @@ def load_settings(
     ranking = data.get("ranking", {})
     if not isinstance(ranking, Mapping):
         raise ConfigError("[ranking] must be a table")
-    extra = {k: v for k, v in data.items() if k not in ("server", "sources", "ranking")}
+    telemetry = parse_telemetry(data.get("telemetry", {}))
+    extra = {
+        k: v for k, v in data.items() if k not in ("server", "sources", "ranking", "telemetry")
+    }
     return Settings(
         **server,
         sources=sources,
         config_dir=config_dir,
         ranking=dict(ranking),
+        telemetry=telemetry,
         extra=extra,
     )
 
@@ -247,6 +281,57 @@ def _auth_token(table: Mapping[str, Any]) -> str | None:
             raise ConfigError(f"[server] auth_token_env names {var}, which is not set or empty")
         return token
     return None
+
+
+# -- [telemetry] ---------------------------------------------------------------------------------
+
+
+def parse_telemetry(table: Any) -> TelemetrySettings:
+    """The [telemetry] table, validated; an empty table leaves telemetry off."""
+    if not isinstance(table, Mapping):
+        raise ConfigError("[telemetry] must be a table")
+    known = set(TelemetrySettings.__dataclass_fields__)
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(
+            f"unknown key(s) in [telemetry]: {', '.join(unknown)};"
+            f" known keys: {', '.join(sorted(known))}"
+        )
+    out: dict[str, Any] = {}
+    for key in ("exporter", "metrics_exporter"):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, str) or value.strip().lower() not in TELEMETRY_EXPORTERS:
+                raise ConfigError(
+                    f"[telemetry] {key} must be one of {', '.join(TELEMETRY_EXPORTERS)}"
+                )
+            out[key] = value.strip().lower()
+    for key in ("endpoint", "service_name"):
+        if key in table:
+            if not isinstance(table[key], str):
+                raise ConfigError(f"[telemetry] {key} must be a string")
+            out[key] = table[key].strip()
+    if out.get("service_name") == "":
+        raise ConfigError("[telemetry] service_name must not be empty")
+    if "headers" in table:
+        headers = table["headers"]
+        if not isinstance(headers, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+        ):
+            raise ConfigError("[telemetry] headers must be a table of strings")
+        out["headers"] = dict(headers)
+    if "sample_ratio" in table:
+        ratio = table["sample_ratio"]
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 <= ratio <= 1:
+            raise ConfigError("[telemetry] sample_ratio must be a number from 0 to 1")
+        out["sample_ratio"] = float(ratio)
+    for key in ("metrics_interval_seconds", "export_timeout_seconds"):
+        if key in table:
+            value = table[key]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(f"[telemetry] {key} must be a number greater than 0")
+            out[key] = float(value)
+    return TelemetrySettings(**out)
 
 
 # -- [[sources]] ---------------------------------------------------------------------------------

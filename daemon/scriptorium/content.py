@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scriptorium import telemetry
 from scriptorium.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.results import RangeMark
 from scriptorium.text.code import interesting_code_ranges
@@ -70,6 +71,7 @@ def _slice(lines: list[str], start: int, end: int, max_lines: int) -> tuple[str,
     return "\n".join(lines[start - 1 : end]), start, end, truncated
 
 
+@telemetry.traced(telemetry.CUT, telemetry.describe_cut)
 def cut_doc(
     doc: SourceDocument,
     lines: list[str],
@@ -98,6 +100,7 @@ def cut_doc(
     return Cut(content, first, last, truncated, ranges, title, section, RefKind.DOC, block, first)
 
 
+@telemetry.traced(telemetry.CUT, telemetry.describe_cut)
 def cut_code(
     doc: SourceDocument,
     lines: list[str],
@@ -134,6 +137,7 @@ def cut_code(
     )
 
 
+@telemetry.traced(telemetry.CUT, telemetry.describe_cut)
 def cut_file(doc: SourceDocument, lines: list[str], max_lines: int) -> Cut:
     content, first, last, truncated = _slice(lines, 1, len(lines), max_lines)
     title = doc.meta.title or doc.path

@@ -6,8 +6,8 @@ A mixin of ``LocalEngine``.
 from __future__ import annotations
 
 import logging
-import secrets
 
+from scriptorium import telemetry
 from scriptorium.content import (
     clamp_max_lines,
     cut_code,
@@ -17,7 +17,9 @@ from scriptorium.content import (
 )
 from scriptorium.indexer import doc_version
 from scriptorium.model import Corpus, RefKind
+from scriptorium.providers import miss_error
 from scriptorium.refs import Ref, decode_ref
+from scriptorium.remote import FetchMiss, FetchRequest, FetchResult
 from scriptorium.resolve import parse_line_anchor
 from scriptorium.results import (
     ContentOutcome,
@@ -43,6 +45,7 @@ class FetchMixin:
 
     # -- fetch ---------------------------------------------------------------------------------
 
+    @telemetry.traced_fetch
     async def get_content(self, params: ContentParams) -> ContentOutcome:
         if params.ref_id and params.location:
             raise InvalidArgument("give either ref_id or location, not both")
@@ -53,12 +56,51 @@ class FetchMixin:
         mode = params.mode or "snippet"
         max_lines = clamp_max_lines(params.max_lines)
         if params.ref_id:
+            ref = decode_ref(params.ref_id)
+            remote = self.remote_by_name.get(ref.source)
+            if remote is not None:
+                return await self._remote_fetch(remote, params, ref, mode, max_lines)
             out = self._content_by_ref(params.ref_id, mode, max_lines)
+        elif self.providers is not None:
+            request = FetchRequest(
+                location=params.location,
+                mode=mode,
+                max_lines=max_lines,
+                seen_doc_version=params.seen_doc_version,
+            )
+            return await self.providers.fetch(request)
         else:
             out = self._content_by_location(params.location, mode, max_lines)
         if params.seen_doc_version and params.seen_doc_version != out.doc_version:
             out.revision_skew = True
         return out
+
+    def local_fetch(self, request: FetchRequest) -> FetchResult:
+        """The local provider's answer for the chain: content, or the miss as a resolution."""
+        try:
+            out = self._content_by_location(request.location, request.mode, request.max_lines)
+        except (NotFound, FailedPrecondition) as exc:
+            if exc.resolution is None:
+                raise
+            return FetchMiss(exc.resolution)
+        seen = request.seen_doc_version
+        out.revision_skew = bool(seen) and seen != out.doc_version
+        return out
+
+    async def _remote_fetch(
+        self, remote, params: ContentParams, ref: Ref, mode: str, max_lines: int
+    ) -> ContentOutcome:
+        """A ref owned by a remote source goes straight to it, not through the chain."""
+        request = FetchRequest(
+            ref=ref, mode=mode, max_lines=max_lines, seen_doc_version=params.seen_doc_version
+        )
+        result = await remote.fetch(request)
+        if isinstance(result, FetchMiss):
+            raise miss_error(result.resolution)
+        result.provider = remote.name
+        if not result.trace_id:
+            result.trace_id = telemetry.current_trace_id()
+        return result
 
     def _content_by_ref(self, ref_id: str, mode: str, max_lines: int) -> ContentOutcome:
         ref = decode_ref(ref_id)
@@ -203,5 +245,5 @@ class FetchMixin:
             end_line=cut.end_line,
             provider="local",
             section_path=cut.section_path,
-            trace_id=secrets.token_hex(16),
+            trace_id=telemetry.current_trace_id(),
         )

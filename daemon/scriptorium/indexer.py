@@ -11,6 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from scriptorium import telemetry
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.generation import (
     Change,
@@ -231,6 +232,7 @@ class IndexingMixin:
                 summary.removed,
                 summary.seconds,
             )
+            telemetry.record_index_build(summary)
             return summary
 
     def _swap(self, snapshot: Snapshot) -> None:

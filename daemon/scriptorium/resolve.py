@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from scriptorium import telemetry
 from scriptorium.index.catalog import Snapshot
 from scriptorium.model import SourceDocument
 from scriptorium.results import InvalidArgument, NotFound, Resolution
@@ -140,6 +141,7 @@ class Resolver:
     def qualify(self, source: Source, location: str) -> str:
         return location if source.is_default else f"{source.name}/{location}"
 
+    @telemetry.traced(telemetry.RESOLVE, telemetry.describe_resolved)
     def resolve(self, raw: str) -> Resolved:
         path, fragment = normalize_location(raw)
         segments = path.split("/")
@@ -187,7 +189,8 @@ class Resolver:
             and "-" in head
             and not any(head in p.top_dirs for p in self.pages.values())
         ):
-            raise self._miss(raw, "unknown_site", f"no source is named {segments[0]!r}")
+            # The detail never quotes the request: it becomes the status message.
+            raise self._miss(raw, "unknown_site", "its first segment names no configured source")
         raise self._miss(raw, "not_found", "no page at that location; search to find it")
 
     def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import secrets
 import threading
 import time
 from collections import defaultdict
@@ -21,7 +20,7 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from scriptorium import __version__
+from scriptorium import __version__, telemetry
 from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
 from scriptorium.compose.related import expand_related, includes_in
@@ -38,7 +37,9 @@ from scriptorium.index.searcher import FieldWeights
 from scriptorium.indexer import IndexingMixin, SourceState
 from scriptorium.model import Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.plugins import Registry
+from scriptorium.providers import ProviderChain, build_chain
 from scriptorium.ranking.pipeline import Pipeline, RankingSettings
+from scriptorium.remote import RemoteContext, RemoteSource
 from scriptorium.resolve import Resolver
 from scriptorium.results import (
     FlowOutcome,
@@ -68,14 +69,24 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self.registry = registry
         self.extractors: ExtractorChain = registry.extractor_chain
         context = SourceContext(extractors=self.extractors)
+        # Locally indexed sources live in ``sources``; remote ones answer at request time.
         self.sources: list[Source] = []
+        self.remote_sources: list[RemoteSource] = []
         for config in settings.sources:
             factory = registry.source_factory(config.kind)
-            self.sources.append(factory(config, context))
+            source = factory(config, context)
+            if isinstance(source, RemoteSource):
+                self.remote_sources.append(source)
+            else:
+                self.sources.append(source)
         self.by_name = {s.name: s for s in self.sources}
+        self.remote_by_name = {s.name: s for s in self.remote_sources}
         self.ranking = ranking_settings(getattr(settings, "ranking", None) or {})
         state_dir = settings.state_dir or default_state_dir([s.config for s in self.sources])
         self.store = GenerationStore(Path(state_dir))
+        for remote in self.remote_sources:
+            remote.bind(RemoteContext(ranking=self.ranking, state_dir=Path(state_dir)))
+        self.providers: ProviderChain | None = build_chain(self, settings)
         self.states = {s.name: SourceState() for s in self.sources}
         self._snapshot: Snapshot | None = None
         self._resolver: Resolver | None = None
@@ -142,7 +153,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         outcome = await asyncio.to_thread(
             expand_related, self, list(ref_ids), top_k, tuple(kinds), mode, tuple(sources)
         )
-        outcome.trace_id = secrets.token_hex(16)
+        outcome.trace_id = telemetry.current_trace_id()
         return outcome
 
     async def summarize_flow(
@@ -153,7 +164,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         outcome = await asyncio.to_thread(
             summarize_flow, self, list(ref_ids), topic, style, max_steps
         )
-        outcome.trace_id = secrets.token_hex(16)
+        outcome.trace_id = telemetry.current_trace_id()
         return outcome
 
     async def guide_implementation(
@@ -251,6 +262,13 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
     # -- status --------------------------------------------------------------------------------
 
     def list_sources(self) -> list[SourceReport]:
+        """Every configured source in configuration order, local and remote alike."""
+        local = {r.name: r for r in self._local_reports()}
+        remote = {s.name: s.report() for s in self.remote_sources}
+        names = [c.name for c in self.settings.sources]
+        return [local.get(n) or remote[n] for n in names if n in local or n in remote]
+
+    def _local_reports(self) -> list[SourceReport]:
         snapshot = self._snapshot
         reports = []
         for source in self.sources:

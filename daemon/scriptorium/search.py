@@ -6,15 +6,16 @@ A mixin of ``LocalEngine``.
 from __future__ import annotations
 
 import logging
-import secrets
 from datetime import UTC, datetime
 
+from scriptorium import telemetry
 from scriptorium.index.searcher import lexical_search
 from scriptorium.indexer import doc_version
 from scriptorium.model import Candidate, Corpus, Query, RefKind
 from scriptorium.plugins import PluginError
 from scriptorium.ranking.pipeline import coverage
 from scriptorium.refs import Ref
+from scriptorium.remote import RemotePage, SearchBatch, is_listing
 from scriptorium.results import (
     Conflict,
     InvalidArgument,
@@ -30,6 +31,7 @@ from scriptorium.text import (
     estimate_tokens,
     preview,
     query_terms,
+    split_lines,
     trim_to_tokens,
 )
 
@@ -52,6 +54,7 @@ class SearchMixin:
 
     # -- search --------------------------------------------------------------------------------
 
+    @telemetry.understanding
     def make_query(self, params: SearchParams) -> Query:
         text = params.query or ""
         if len(text) > MAX_QUERY_CHARS:
@@ -62,9 +65,11 @@ class SearchMixin:
             self.registry.mode(mode_name)
         except PluginError as exc:
             raise InvalidArgument(str(exc)) from None
-        unknown = [s for s in params.sources if s not in self.by_name]
+        unknown = [
+            s for s in params.sources if s not in self.by_name and s not in self.remote_by_name
+        ]
         if unknown:
-            known = ", ".join(sorted(self.by_name))
+            known = ", ".join(sorted([*self.by_name, *self.remote_by_name]))
             raise InvalidArgument(f"unknown source(s) {', '.join(unknown)}; known sources: {known}")
         if params.token_budget < 0:
             raise InvalidArgument("token_budget must not be negative")
@@ -88,16 +93,85 @@ class SearchMixin:
         )
 
     def location_of(self, cand: Candidate) -> str:
+        remote = self.remote_by_name.get(cand.source)
+        if remote is not None:
+            return remote.location_of(cand)
         source = self.by_name[cand.source]
         loc = source.block_location(cand.document, cand.block, cand.anchor_line)
         return loc if source.is_default else f"{source.name}/{loc}"
 
+    @telemetry.traced_search
     async def search(self, params: SearchParams) -> SearchOutcome:
         query = self.make_query(params)
-        return self.search_query(query)
+        if self.providers is None or not query.text.strip():
+            return self.search_query(query)
+        if not query.terms and not is_listing(query):
+            return self.search_query(query)
+        return await self.providers.search(query)
 
     def search_query(self, query: Query) -> SearchOutcome:
-        trace_id = secrets.token_hex(16)
+        """Search the locally indexed sources only."""
+        outcome = self._new_outcome(query)
+        if not query.text.strip():
+            return outcome
+        if not query.terms:
+            outcome.abstained, outcome.abstain_reason = True, "no_candidates"
+            return outcome
+        hits = self._lexical_hits(query)
+        stages = [StageReport("retrieve", len(hits), 0)]
+        candidates = self.pipeline.candidates(query, hits)
+        return self._rank(query, candidates, stages, outcome)
+
+    def local_batch(self, query: Query) -> SearchBatch:
+        """The local provider's candidates for the chain (no listing: ``*`` has no terms)."""
+        if not query.terms:
+            return SearchBatch()
+        return SearchBatch(self.pipeline.candidates(query, self._lexical_hits(query)))
+
+    def rank_batch(self, query: Query, batch: SearchBatch) -> SearchOutcome:
+        """Rank one provider's (or the pooled) candidates through the shared pipeline."""
+        outcome = self._new_outcome(query)
+        if batch.listing:
+            return self._listing(query, batch.candidates, outcome)
+        stages = [StageReport("retrieve", len(batch.candidates), 0)]
+        return self._rank(query, batch.candidates, stages, outcome)
+
+    def _lexical_hits(self, query: Query):
+        snapshot = self.snapshot
+        corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
+        return lexical_search(
+            snapshot,
+            query.terms,
+            self.ranking.weights,
+            self.ranking.candidate_limit(query.top_k),
+            corpora=corpora,
+            sources=sorted(query.sources),
+        )
+
+    def _listing(
+        self, query: Query, candidates: list[Candidate], outcome: SearchOutcome
+    ) -> SearchOutcome:
+        window = candidates[: query.top_k]
+        for cand in window:
+            cand.location = self.location_of(cand)
+        outcome.hits = [self._hit(query, cand) for cand in window]
+        if not outcome.hits:
+            outcome.abstained, outcome.abstain_reason = True, "no_candidates"
+            return outcome
+        outcome.tokens_used = sum(
+            estimate_tokens(h.snippet) + estimate_tokens(h.preview) for h in outcome.hits
+        )
+        if query.token_budget > 0:
+            outcome.tokens_used = apply_budget(outcome.hits, query.token_budget)
+        if query.explain:
+            outcome.stages = [StageReport("list", len(window), len(candidates) - len(window))]
+        else:
+            for hit in outcome.hits:
+                hit.reasons = []
+        return outcome
+
+    def _new_outcome(self, query: Query) -> SearchOutcome:
+        trace_id = telemetry.current_trace_id()
         understood = UnderstoodQuery(
             terms=list(query.terms),
             kinds=sorted(query.corpora),
@@ -108,31 +182,22 @@ class SearchMixin:
             query_chars=len(query.text),
             term_count=len(query.terms),
         )
-        outcome = SearchOutcome(
+        return SearchOutcome(
             hits=[], trace_id=trace_id, understood=understood if query.explain else None
         )
-        if not query.text.strip():
-            return outcome
-        if not query.terms:
-            outcome.abstained, outcome.abstain_reason = True, "no_candidates"
-            return outcome
-        snapshot = self.snapshot
-        corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
-        hits = lexical_search(
-            snapshot,
-            query.terms,
-            self.ranking.weights,
-            self.ranking.candidate_limit(query.top_k),
-            corpora=corpora,
-            sources=sorted(query.sources),
-        )
-        stages = [StageReport("retrieve", len(hits), 0)]
-        candidates = self.pipeline.candidates(query, hits)
+
+    def _rank(
+        self,
+        query: Query,
+        candidates: list[Candidate],
+        stages: list[StageReport],
+        outcome: SearchOutcome,
+    ) -> SearchOutcome:
         self.pipeline.fuse(candidates)
         drops = self.pipeline.priors(query, candidates, self._source_class)
         stages.append(StageReport("priors", len(candidates), len(drops), drops[:20]))
         mode = self.registry.mode(query.mode)
-        mode.rerank(query, candidates)
+        self.pipeline.rerank(mode, query, candidates)
         stages.append(StageReport(f"mode:{mode.name}", len(candidates), 0))
         window, dedup_drops, diversity_drops = self.pipeline.order(
             candidates,
@@ -146,14 +211,16 @@ class SearchMixin:
                 "dedupe", len(candidates) - len(dedup_drops), len(dedup_drops), dedup_drops[:20]
             )
         )
-        stages.append(StageReport("diversify", len(window), len(diversity_drops), diversity_drops))
+        stages.append(
+            StageReport("diversify", len(window), len(diversity_drops), diversity_drops[:20])
+        )
         if not window:
             outcome.abstained, outcome.abstain_reason = True, "no_candidates"
             outcome.stages = stages if query.explain else []
             return outcome
-        outcome.hits = [self._hit(query, cand) for cand in window]
+        outcome.hits = telemetry.build_results(self._hit, query, window)
         outcome.provider = "local"
-        best_coverage = coverage(query, window[0])
+        best_coverage = coverage(query, window[0], *self._term_stats(window[0]))
         conflicts = self._conflicts(window)
         if conflicts:
             outcome.conflicts = conflicts
@@ -173,12 +240,25 @@ class SearchMixin:
                 hit.reasons = []
         return outcome
 
+    def _term_stats(self, cand: Candidate) -> tuple:
+        """Document frequencies for weighing coverage, from the index the candidate came from."""
+        remote = self.remote_by_name.get(cand.source)
+        if remote is not None:
+            return remote.term_stats(cand)
+        searcher = self.snapshot.searcher
+        return (
+            lambda term: searcher.doc_freq("body", term) + searcher.doc_freq("heading", term),
+            searcher.num_docs,
+        )
+
     def _source_class(self, name: str) -> str:
-        source = self.by_name.get(name)
+        source = self.by_name.get(name) or self.remote_by_name.get(name)
         return source.source_class if source else "product"
 
     def _hit(self, query: Query, cand: Candidate) -> SearchHit:
         doc, block = cand.document, cand.block
+        if isinstance(doc, RemotePage):
+            return self._remote_hit(query, cand, doc)
         source = self.by_name[cand.source]
         lines = self.lines_of(doc)
         if block.kind is RefKind.CODE:
@@ -224,6 +304,55 @@ class SearchMixin:
             effective_from=meta.effective_from,
             effective_to=meta.effective_to,
             parse_confidence=meta.parse_confidence,
+            language=doc.language or "",
+            anchor_line=anchor if block.kind is RefKind.CODE else 0,
+        )
+
+    def _remote_hit(self, query: Query, cand: Candidate, doc: RemotePage) -> SearchHit:
+        """A hit for a remote candidate: text the remote side cut is kept, not cut again."""
+        block = cand.block
+        source = self.remote_by_name[cand.source]
+        lines = split_lines(doc.text)
+        anchor = cand.anchor_line or block.start_line
+        snippet = doc.snippet
+        if not snippet:
+            snippet, _, _ = doc_snippet(
+                lines, block.start_line, block.end_line, query.snippet_lines
+            )
+        shown = doc.preview
+        if not shown:
+            source_text = "\n".join(
+                lines[block.start_line - 1 : min(block.end_line, block.start_line + 150)]
+            )
+            shown = preview(source_text[:PREVIEW_SOURCE_CHARS], query.text)
+        version = doc.version or doc_version(doc)
+        line = anchor if block.kind is RefKind.CODE else block.start_line
+        ref = Ref(cand.source, block.kind, doc.path, block.anchor, line, version)
+        url_anchor = f"L{anchor}" if block.kind is RefKind.CODE else block.anchor
+        url = f"{doc.url}#{url_anchor}" if doc.url and url_anchor else doc.url
+        meta = doc.meta
+        return SearchHit(
+            ref_id=ref.encode(),
+            kind=block.kind,
+            location=cand.location,
+            url=url,
+            title=block.title or meta.title or doc.path,
+            section_path=list(block.section_path),
+            start_line=block.start_line,
+            end_line=block.end_line,
+            snippet=snippet,
+            preview=shown,
+            score=round(cand.score, 6),
+            scores=cand.scores,
+            reasons=cand.reasons,
+            source=cand.source,
+            doc_version=version[:16],
+            source_class=meta.source_class or source.source_class,
+            superseded_by=meta.superseded_by or "",
+            effective_from=meta.effective_from,
+            effective_to=meta.effective_to,
+            parse_confidence=meta.parse_confidence,
+            source_revision=doc.revision,
             language=doc.language or "",
             anchor_line=anchor if block.kind is RefKind.CODE else 0,
         )

@@ -23,6 +23,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from scriptorium import telemetry
 from scriptorium.config import ConfigError, Settings
 from scriptorium.engine import Engine
 from scriptorium.interceptors import build_interceptors
@@ -138,10 +139,14 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
 
 async def start_server(settings: Settings, engine: Engine) -> RunningServer:
     """Build, bind and start the gRPC server; health starts NOT_SERVING."""
+    # The tracing interceptor (when on) runs first, so refused calls are traced too.
     server = grpc.aio.server(
-        interceptors=build_interceptors(
-            max_concurrent_rpcs=settings.max_concurrent_rpcs, auth_token=settings.auth_token
-        ),
+        interceptors=[
+            *telemetry.server_interceptors(),
+            *build_interceptors(
+                max_concurrent_rpcs=settings.max_concurrent_rpcs, auth_token=settings.auth_token
+            ),
+        ],
         options=[
             ("grpc.max_receive_message_length", settings.max_receive_message_bytes),
             # Two daemons must not silently share a port.
@@ -276,6 +281,8 @@ async def serve(
     from scriptorium.retrieval import create_engine
 
     engine = create_engine(settings, registry)
+    telemetry.configure(settings.telemetry)
+    telemetry.observe_engine(engine)
     shutdown = Shutdown()
     loop = asyncio.get_running_loop()
     previous: dict[signal.Signals, object] = {}
@@ -291,6 +298,8 @@ async def serve(
             loop.remove_signal_handler(sig)
             if handler is not None:
                 signal.signal(sig, handler)
+        # Flushes spans and metrics still buffered (in a thread: an exporter may block).
+        await asyncio.to_thread(telemetry.shutdown)
 
 
 def _on_signal(sig: signal.Signals, shutdown: Shutdown) -> None:

@@ -2,19 +2,22 @@
 
 No retrieval logic lives here. Each method converts the request, awaits the engine and converts
 the outcome; failures become statuses through ``scriptorium.status``. Cancellation
-(``asyncio.CancelledError``) is never caught, so a client that goes away stops the work.
+(``asyncio.CancelledError``) is never swallowed, so a client that goes away stops the work.
+Every call's latency and status code go to ``scriptorium.telemetry``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import grpc
 
-from scriptorium import __version__, convert
+from scriptorium import __version__, convert, telemetry
 from scriptorium.engine import Engine
 from scriptorium.results import RetrievalError, Unavailable
 from scriptorium.status import abort_with
@@ -42,23 +45,36 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         *,
         needs_ready: bool = True,
     ) -> T:
+        started = time.perf_counter()
+        code = "OK"
         try:
-            if needs_ready and not self._engine.ready:
-                raise Unavailable(LOADING_MESSAGE)
-            return await call()
-        except RetrievalError as exc:
-            log.debug("%s answered %s", method, exc.code)
-            await abort_with(context, exc)
-        except Exception as exc:
-            # The message of an unexpected exception may quote the request: log the type and
-            # the stack only.
-            log.error(
-                "%s failed with %s\n%s",
-                method,
-                type(exc).__name__,
-                "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
-            )
-            await abort_with(context, exc)
+            try:
+                if needs_ready and not self._engine.ready:
+                    raise Unavailable(LOADING_MESSAGE)
+                return await call()
+            except asyncio.CancelledError:
+                code = "CANCELLED"
+                raise
+            except RetrievalError as exc:
+                code = exc.code
+                failure: Exception = exc
+                log.debug("%s answered %s", method, exc.code)
+            except Exception as exc:
+                code = "INTERNAL"
+                failure = exc
+                # The message of an unexpected exception may quote the request: log the type
+                # and the stack only.
+                log.error(
+                    "%s failed with %s\n%s",
+                    method,
+                    type(exc).__name__,
+                    "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
+                )
+            # Aborting outside the handlers leaves the failure out of the abort's exception
+            # context, which tracing records with its message.
+            await abort_with(context, failure)
+        finally:
+            telemetry.record_rpc(method, code, started)
 
     async def Search(
         self, request: pb.SearchRequest, context: grpc.aio.ServicerContext

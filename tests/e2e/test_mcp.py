@@ -361,7 +361,7 @@ def test_get_content_by_location_and_by_ref(mcp, tree):
 def test_get_content_unresolved_location_carries_the_resolution(mcp):
     ambiguous = ok(mcp.call("get_content", {"location": SHARED_PAGE}))
     assert ambiguous["found"] is False
-    assert ambiguous["error"]["code"] == "FAILED_PRECONDITION" or ambiguous["error"]["code"]
+    assert ambiguous["error"]["code"] == "FAILED_PRECONDITION"
     assert ambiguous["resolution"]["reason"] == "ambiguous"
     assert ambiguous["resolution"]["candidates"] == [
         f"alpha/{SHARED_PAGE}",

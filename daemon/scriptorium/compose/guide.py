@@ -14,6 +14,13 @@ from scriptorium.results import GuideOutcome, InvalidArgument, SearchHit
 from scriptorium.text import query_terms
 
 MAX_TOPIC_CHARS = 2000
+_EXAMPLE_DIRS = ("docs_src/", "examples/", "example/", "samples/", "sample/", "demo/")
+
+
+def is_example_path(location: str) -> bool:
+    """Paths that hold runnable examples rather than library code."""
+    path = location.lower()
+    return any(path.startswith(d) or f"/{d}" in path for d in _EXAMPLE_DIRS)
 
 
 def guide_query(topic: str, framework: str, language: str) -> str:
@@ -48,7 +55,9 @@ def guide_implementation(
     base = engine.make_query_from(text, top_k=20, mode="implementation", sources=sources)
     outcome = engine.search_query(base)
     docs = [h for h in outcome.hits if h.kind is RefKind.DOC][:max_docs]
-    samples = [h for h in outcome.hits if h.kind is not RefKind.DOC][:max_samples]
+    # Runnable examples make better samples than library internals; both stay in score order.
+    code = [h for h in outcome.hits if h.kind is not RefKind.DOC]
+    samples = sorted(code, key=lambda h: (not is_example_path(h.location), -h.score))[:max_samples]
     assumptions: list[str] = []
     if outcome.abstained and outcome.abstain_reason == "low_confidence":
         assumptions.append("the best matches cover few of the topic's terms; treat them as leads")

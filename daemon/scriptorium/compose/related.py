@@ -195,6 +195,15 @@ class RelatedFinder:
                 self.target(doc, None).add(
                     "doc-link", WEIGHTS["doc-link"], f"included as {include}"
                 )
+                # One hop further: the library code the included example imports.
+                for module in import_targets(doc.text, doc.language)[:20]:
+                    for target_doc, index, how in self._provider_of(module):
+                        if target_doc is not doc:
+                            self.target(target_doc, index).add(
+                                "imports",
+                                WEIGHTS["imports"] * 0.8,
+                                f"{doc.path} imports {module} → {how}",
+                            )
 
     def proximity(self, seed: Seed) -> None:
         folder = str(PurePosixPath(seed.doc.path).parent)

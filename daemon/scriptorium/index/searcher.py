@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import tantivy
 
+from scriptorium import telemetry
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
 from scriptorium.model import Block, SourceDocument
@@ -71,6 +72,7 @@ def build_query(
     return tantivy.Query.boolean_query(must)
 
 
+@telemetry.traced(telemetry.RETRIEVE, telemetry.describe_retrieval)
 def lexical_search(
     snapshot: Snapshot,
     terms: Collection[str],

@@ -78,15 +78,22 @@ def choose_target(args: argparse.Namespace) -> str | None:
     return args.target or os.environ.get(TARGET_ENV) or None
 
 
+def _exit_now(embedded: EmbeddedDaemon | None, signum: int) -> None:
+    """Stop at once: stdin is read in a worker thread that a cancellation cannot interrupt."""
+    if embedded is not None:
+        embedded.stop()
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
 async def _serve(backend: Backend) -> None:
     from scriptorium.mcp.tools import build_server
 
     server = build_server(backend)
-    task = asyncio.current_task()
     loop = asyncio.get_running_loop()
-    if task is not None:
+    for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            loop.add_signal_handler(signum, _exit_now, backend.embedded, signum)
     try:
         await server.run_stdio_async()
     finally:

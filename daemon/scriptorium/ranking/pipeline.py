@@ -14,8 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from scriptorium import telemetry
 from scriptorium.index.searcher import FieldWeights, LexicalHit
 from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind, Scores, SourceDocument
+from scriptorium.ranking.modes import RankingMode
+from scriptorium.refs import Ref
 from scriptorium.results import StageDrop, StageReport
 from scriptorium.text import best_line, query_terms, tokenize
 
@@ -114,6 +117,7 @@ class Pipeline:
 
     # -- stage 2: fusion across corpora --------------------------------------------------------
 
+    @telemetry.traced(telemetry.FUSE, telemetry.describe_fusion)
     def fuse(self, candidates: list[Candidate]) -> None:
         mode = self.settings.fusion
         by_corpus: dict[Corpus, list[Candidate]] = defaultdict(list)
@@ -136,6 +140,7 @@ class Pipeline:
 
     # -- stage 3: priors -----------------------------------------------------------------------
 
+    @telemetry.traced(telemetry.PRIORS, telemetry.describe_priors)
     def priors(
         self, query: Query, candidates: list[Candidate], source_class: Callable[[str], str]
     ) -> list[StageDrop]:
@@ -169,7 +174,8 @@ class Pipeline:
             not_yet = effective_from is not None and effective_from > now
             expired = effective_to is not None and effective_to <= now
             if as_of is not None and (not_yet or expired):
-                drops.append(StageDrop("", cand.document.path, "not effective at as_of"))
+                why = "not yet effective at as_of" if not_yet else "no longer effective at as_of"
+                drops.append(_drop(cand, why, query.explain, cand.document.path))
                 continue
             if expired or not_yet:
                 cand.adjust("expired" if expired else "not-yet-effective", settings.expired_factor)
@@ -179,8 +185,16 @@ class Pipeline:
         candidates[:] = kept
         return drops
 
+    # -- stage 4: the ranking mode --------------------------------------------------------------
+
+    @telemetry.traced(telemetry.RERANK, telemetry.describe_rerank)
+    def rerank(self, mode: RankingMode, query: Query, candidates: list[Candidate]) -> None:
+        """Let the mode plugin re-weigh the candidates (it adjusts scores, it drops nothing)."""
+        mode.rerank(query, candidates)
+
     # -- stage 5: order, de-duplicate, diversify -----------------------------------------------
 
+    @telemetry.traced(telemetry.DIVERSIFY, telemetry.describe_order)
     def order(
         self,
         candidates: list[Candidate],
@@ -189,6 +203,7 @@ class Pipeline:
         prefer_mixed: bool,
         query: Query | None = None,
     ) -> tuple[list[Candidate], list[StageDrop], list[StageDrop]]:
+        explain = query is not None and query.explain
         for cand in candidates:
             cand.location = location_of(cand)
             cand.scores.rerank = cand.score
@@ -199,7 +214,7 @@ class Pipeline:
         for cand in candidates:
             key = (cand.source, cand.document.path, cand.block.start_line, cand.block.end_line)
             if key in seen:
-                dedup_drops.append(StageDrop("", cand.location, "duplicate block"))
+                dedup_drops.append(_drop(cand, "duplicate block", explain))
                 continue
             seen.add(key)
             unique.append(cand)
@@ -216,21 +231,56 @@ class Pipeline:
             window.append(cand)
         # Backfill from the overflow when diversification left the window short.
         if len(window) < top_k and overflow:
-            window.extend(overflow[: top_k - len(window)])
-            overflow = overflow[top_k - len(window) :]
+            room = top_k - len(window)
+            window.extend(overflow[:room])
+            overflow = overflow[room:]
             window.sort(key=lambda c: (-c.score, c.location, c.block.start_line))
         final = window[:top_k]
+        below = window[top_k:]
         if prefer_mixed:
-            final = _ensure_mixed(final, window[top_k:] + overflow)
+            mixed = _ensure_mixed(final, below + overflow)
+            chosen = {id(c) for c in mixed}
+            displaced = [c for c in final if id(c) not in chosen]
+            final = mixed
+        else:
+            displaced = []
         if query is not None:
             self.anchor(query, final)
             for cand in final:
                 cand.location = location_of(cand)
+        kept = {id(c) for c in final}
         diversity_drops = [
-            StageDrop("", c.location, f"more than {limit} blocks from one document")
-            for c in overflow[:20]
+            _drop(c, f"more than {limit} blocks from one document", explain)
+            for c in overflow
+            if id(c) not in kept
         ]
+        diversity_drops += [
+            _drop(c, "displaced to keep one docs and one code result", explain) for c in displaced
+        ]
+        if explain:
+            # Why a candidate is missing is the usual question; below the cut is the usual answer.
+            diversity_drops += [
+                _drop(c, f"ranked below the top {top_k} (score {c.score:.4f})", explain)
+                for c in below
+                if id(c) not in kept
+            ]
         return final, dedup_drops, diversity_drops
+
+
+def _drop(cand: Candidate, why: str, with_ref: bool, location: str = "") -> StageDrop:
+    """A dropped candidate for ``explain``; its ref id is encoded only when explaining."""
+    block = cand.block
+    ref_id = ""
+    if with_ref:
+        ref_id = Ref(
+            cand.source,
+            block.kind,
+            cand.document.path,
+            block.anchor,
+            cand.anchor_line or block.start_line,
+            cand.document.content_hash,
+        ).encode()
+    return StageDrop(ref_id, location or cand.location, why)
 
 
 def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candidate]:
@@ -252,10 +302,28 @@ def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candid
     return window
 
 
-def coverage(query: Query, cand: Candidate) -> float:
-    """Fraction of distinct query terms found in the candidate's text, heading or path."""
+def coverage(
+    query: Query,
+    cand: Candidate,
+    doc_freq: Callable[[str], int] | None = None,
+    num_docs: int = 0,
+) -> float:
+    """How much of the query the candidate covers, from 0 to 1.
+
+    With ``doc_freq`` each term counts by its inverse document frequency, so missing a rare,
+    specific term ("photoshop") weighs more than missing a common one ("use"); a term the
+    index has never seen gets the highest weight. Without it every term counts the same.
+    """
     if not query.terms:
         return 0.0
     block = cand.block
     tokens = set(tokenize(f"{block.body}\n{' '.join(block.section_path)}\n{cand.document.path}"))
-    return sum(1 for t in query.terms if t in tokens) / len(query.terms)
+    if doc_freq is None or num_docs <= 0:
+        return sum(1 for t in query.terms if t in tokens) / len(query.terms)
+    total = matched = 0.0
+    for term in query.terms:
+        weight = math.log(1 + num_docs / (1 + doc_freq(term)))
+        total += weight
+        if term in tokens:
+            matched += weight
+    return matched / total if total else 0.0

@@ -1,0 +1,489 @@
+"""Faults a real daemon must survive: crashes mid-build, corrupt generations, vanished roots,
+half-written files and SIGTERM under load.
+
+Every daemon and build is a real subprocess on loopback; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import Daemon, running
+
+pytestmark = pytest.mark.e2e
+
+SERVICE = "scriptorium.v1.RetrievalService"
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 15.0, step: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return False
+
+
+def markdown_config(path: Path, sources: dict[str, Path], server: str = "watch = false") -> Path:
+    blocks = [f"[server]\n{server}\n"]
+    for i, (name, root) in enumerate(sources.items()):
+        default = "default = true\n" if i == 0 else ""
+        blocks.append(
+            f'[[sources]]\nname = "{name}"\nkind = "markdown"\nroot = "{root}"\n{default}'
+        )
+    return write(path, "\n".join(blocks))
+
+
+def build_command(config: Path, state: Path) -> list[str]:
+    command = [sys.executable, "-m", "scriptorium", "index", "build"]
+    return [*command, "--config", str(config), "--state-dir", str(state)]
+
+
+def index_build(config: Path, state: Path, timeout: float = 120.0) -> None:
+    subprocess.run(
+        build_command(config, state),
+        check=True,
+        capture_output=True,
+        timeout=timeout,
+    )
+
+
+def locations(stub, query: str, **kw) -> list[str]:
+    reply = stub.Search(pb.SearchRequest(query=query, **kw), timeout=15)
+    return [r.location for r in reply.results]
+
+
+def generation_of(stub) -> int:
+    return stub.ListSources(pb.ListSourcesRequest(), timeout=15).generation
+
+
+def partials(state: Path) -> list[str]:
+    generations = state / "generations"
+    if not generations.is_dir():
+        return []
+    return sorted(p.name for p in generations.iterdir() if p.name.startswith(".tmp-"))
+
+
+# -- kill -9 during a build ------------------------------------------------------------------------
+
+
+def test_kill_9_mid_build_leaves_the_last_complete_generation(tmp_path, corpus_copy):
+    docs = tmp_path / "docs"
+    write(docs / "index.md", "# Home\n\nThe capybara handbook.\n")
+    write(docs / "guide.md", "# Guide\n\n## Setup\n\nFeed the capybara.\n")
+    state = tmp_path / "state"
+    small = markdown_config(tmp_path / "small.toml", {"docs": docs})
+    index_build(small, state)
+    assert sorted(p.name for p in (state / "generations").iterdir()) == ["gen-000001"]
+
+    big = write(
+        tmp_path / "big.toml",
+        small.read_text("utf-8")
+        + f"""
+[[sources]]
+name = "en"
+kind = "markdown"
+root = "{corpus_copy / "docs/en/docs"}"
+
+[[sources]]
+name = "ja"
+kind = "markdown"
+root = "{corpus_copy / "docs/ja/docs"}"
+
+[[sources]]
+name = "code"
+kind = "code"
+root = "{corpus_copy}"
+include = ["fastapi/**/*.py", "docs_src/**/*.py"]
+""",
+    )
+    build = subprocess.Popen(
+        build_command(big, state),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_for(lambda: bool(partials(state)) or build.poll() is not None, 120, 0.01)
+        time.sleep(0.3)  # well inside the write of the new generation
+        assert build.poll() is None, "the build finished before it could be interrupted"
+        build.send_signal(signal.SIGKILL)
+        assert build.wait(30) == -signal.SIGKILL
+    finally:
+        if build.poll() is None:
+            build.kill()
+            build.wait()
+    assert partials(state), "the interrupted build left no partial generation to clean up"
+    assert not (state / "generations" / "gen-000002").exists()
+
+    with running(["--config", str(small)], state) as daemon:
+        assert partials(state) == []
+        assert "partial index generation" in daemon.log()
+        assert generation_of(daemon.stub) == 1
+        assert any(loc.startswith("guide") for loc in locations(daemon.stub, "capybara"))
+        reply = daemon.stub.GetContent(pb.GetContentRequest(location="guide#setup"), timeout=15)
+        assert "Feed the capybara" in reply.content
+
+
+# -- corrupt generations ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_generations(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """gen 1 holds a.md; gen 2 adds b.md, which is then removed from disk again.
+
+    Served from these roots, generation 1 matches the tree exactly, so a daemon that refuses
+    generation 2 serves generation 1 unchanged (no rebuild hides what was loaded).
+    """
+    root = tmp_path_factory.mktemp("corrupt")
+    docs = root / "docs"
+    write(docs / "a.md", "# Alpha\n\nThe aardvark page.\n")
+    config = markdown_config(root / "scriptorium.toml", {"docs": docs})
+    template = root / "template"
+    index_build(config, template)
+    write(docs / "b.md", "# Beta\n\nThe bandicoot page.\n")
+    index_build(config, template)
+    (docs / "b.md").unlink()
+    names = sorted(p.name for p in (template / "generations").iterdir())
+    assert names == ["gen-000001", "gen-000002"]
+    return docs, config, template
+
+
+def _flip_largest_index_file(gen: Path) -> None:
+    victim = max(
+        (p for p in (gen / "index").iterdir() if p.is_file()), key=lambda p: p.stat().st_size
+    )
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+
+
+def _tamper_manifest(gen: Path) -> None:
+    manifest = gen / "MANIFEST.json"
+    manifest.write_text(
+        manifest.read_text("utf-8").replace('"blocks": 1', '"blocks": 7', 1), "utf-8"
+    )
+
+
+def _truncate_manifest(gen: Path) -> None:
+    manifest = gen / "MANIFEST.json"
+    manifest.write_bytes(manifest.read_bytes()[:40])
+
+
+def _remove_an_index_file(gen: Path) -> None:
+    victim = next(p for p in sorted((gen / "index").iterdir()) if p.suffix == ".idx")
+    victim.unlink()
+
+
+def _corrupt_new_blob(state: Path) -> None:
+    """Damage the blob only generation 2 references (the one holding b.md)."""
+    import json
+
+    def blobs(gen: str) -> set[str]:
+        data = json.loads((state / "generations" / gen / "MANIFEST.json").read_text("utf-8"))
+        return {f["blob"] for s in data["sources"].values() for f in s["files"].values()}
+
+    (only_new,) = blobs("gen-000002") - blobs("gen-000001")
+    blob = state / "blobs" / only_new[:2] / only_new
+    blob.write_bytes(b"not zlib" + blob.read_bytes()[8:])
+
+
+CORRUPTIONS = {
+    "index-file-bit-flip": lambda state: _flip_largest_index_file(state / "generations/gen-000002"),
+    "manifest-edited": lambda state: _tamper_manifest(state / "generations/gen-000002"),
+    "manifest-truncated": lambda state: _truncate_manifest(state / "generations/gen-000002"),
+    "index-file-missing": lambda state: _remove_an_index_file(state / "generations/gen-000002"),
+    "blob-damaged": _corrupt_new_blob,
+}
+
+
+@pytest.mark.parametrize("how", sorted(CORRUPTIONS))
+def test_corrupt_generation_is_refused_and_the_previous_one_serves(tmp_path, two_generations, how):
+    _docs, config, template = two_generations
+    state = tmp_path / "state"
+    shutil.copytree(template, state)
+    CORRUPTIONS[how](state)
+    with running(["--config", str(config)], state) as daemon:
+        assert "refusing index generation 2" in daemon.log()
+        assert generation_of(daemon.stub) == 1
+        assert any(loc.startswith("a") for loc in locations(daemon.stub, "aardvark"))
+        assert locations(daemon.stub, "bandicoot") == []
+        reply = daemon.health.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5)
+        assert reply.status == SERVING
+
+
+def test_every_generation_corrupt_rebuilds_from_the_roots(tmp_path, two_generations):
+    _docs, config, template = two_generations
+    state = tmp_path / "state"
+    shutil.copytree(template, state)
+    for gen in ("gen-000001", "gen-000002"):
+        _truncate_manifest(state / "generations" / gen)
+    with running(["--config", str(config)], state) as daemon:
+        log = daemon.log()
+        assert "refusing index generation 1" in log and "refusing index generation 2" in log
+        assert generation_of(daemon.stub) == 3
+        assert any(loc.startswith("a") for loc in locations(daemon.stub, "aardvark"))
+
+
+# -- a source root that disappears -----------------------------------------------------------------
+
+
+def _source(stub, name: str) -> pb.SourceStatus:
+    reply = stub.ListSources(pb.ListSourcesRequest(), timeout=15)
+    return next(s for s in reply.sources if s.name == name)
+
+
+def test_vanished_root_goes_stale_and_keeps_serving_its_indexed_content(tmp_path):
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    write(alpha / "one.md", "# One\n\n## Walrus\n\nThe walrus rests.\n")
+    write(beta / "two.md", "# Two\n\n## Pangolin\n\nThe pangolin curls.\n")
+    config = markdown_config(
+        tmp_path / "scriptorium.toml",
+        {"alpha": alpha, "beta": beta},
+        server="watch = true\nwatch_interval = 0.2",
+    )
+    with running(["--config", str(config)], tmp_path / "state") as daemon:
+        stub = daemon.stub
+        assert _source(stub, "beta").state == pb.SOURCE_STATE_READY
+        moved = beta.rename(tmp_path / "beta-moved")
+        assert wait_for(lambda: _source(stub, "beta").state == pb.SOURCE_STATE_STALE)
+        status = _source(stub, "beta")
+        assert status.last_error
+        assert status.document_count == 1
+        assert _source(stub, "alpha").state == pb.SOURCE_STATE_READY
+        # The other source still searches and still picks up edits.
+        assert locations(stub, "walrus", sources=["alpha"]) == ["one#walrus"]
+        write(alpha / "three.md", "# Three\n\nThe wombat digs.\n")
+        assert wait_for(lambda: bool(locations(stub, "wombat")))
+        # The vanished source's indexed content keeps serving.
+        assert locations(stub, "pangolin") == ["beta/two#pangolin"]
+        reply = stub.GetContent(pb.GetContentRequest(location="beta/two#pangolin"), timeout=15)
+        assert "pangolin curls" in reply.content
+        health = daemon.health.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5)
+        assert health.status == SERVING
+        # When the root comes back, the source is ready again.
+        moved.rename(beta)
+        assert wait_for(lambda: _source(stub, "beta").state == pb.SOURCE_STATE_READY)
+        assert _source(stub, "beta").last_error == ""
+
+
+# -- a file read while half written ----------------------------------------------------------------
+
+
+def test_half_written_file_is_eventually_indexed_complete(tmp_path):
+    docs = tmp_path / "docs"
+    write(docs / "index.md", "# Home\n\nWelcome.\n")
+    config = markdown_config(
+        tmp_path / "scriptorium.toml", {"docs": docs}, server="watch = true\nwatch_interval = 0.1"
+    )
+    first = "# Half\n\n## Part one\n\nThe first part mentions the aardwolf.\n"
+    second = "\n## Part two\n\nThe second part mentions the axolotl.\n"
+    with running(["--config", str(config)], tmp_path / "state") as daemon:
+        stub = daemon.stub
+        with (docs / "half.md").open("w", encoding="utf-8") as handle:
+            handle.write(first)
+            handle.flush()
+            os.fsync(handle.fileno())
+            # The watcher reads the file while it is only half written.
+            assert wait_for(lambda: bool(locations(stub, "aardwolf")))
+            assert locations(stub, "axolotl") == []
+            handle.write(second)
+        assert wait_for(lambda: "half#part-two" in locations(stub, "axolotl"))
+        reply = stub.GetContent(
+            pb.GetContentRequest(location="half", mode=pb.CONTENT_MODE_FULL), timeout=15
+        )
+        assert reply.content.strip() == (first + second).strip()
+        # A same-length rewrite in place is noticed too.
+        with (docs / "half.md").open("r+", encoding="utf-8") as handle:
+            handle.write(first.replace("aardwolf", "bushbaby"))
+        assert wait_for(lambda: bool(locations(stub, "bushbaby")))
+        assert locations(stub, "aardwolf") == []
+
+
+# -- SIGTERM under load ----------------------------------------------------------------------------
+
+
+class Outcomes:
+    """Every call's start, end and status, recorded from many threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: list[tuple[float, float, grpc.StatusCode]] = []
+
+    def add(self, started: float, code: grpc.StatusCode) -> None:
+        with self.lock:
+            self.calls.append((started, time.monotonic(), code))
+
+
+def _caller(address: str, outcomes: Outcomes, stop: threading.Event, index: int) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_stub(channel)
+        for n in range(400):
+            if stop.is_set():
+                return
+            started = time.monotonic()
+            try:
+                if (index + n) % 2:
+                    stub.GuideImplementation(
+                        pb.GuideImplementationRequest(topic=f"background tasks email {n % 5}"),
+                        timeout=30,
+                    )
+                else:
+                    stub.Search(pb.SearchRequest(query=f"dependencies yield {n % 7}"), timeout=30)
+                outcomes.add(started, grpc.StatusCode.OK)
+            except grpc.RpcError as err:
+                outcomes.add(started, err.code())
+                if err.code() == grpc.StatusCode.UNAVAILABLE:
+                    return
+
+
+def pb_stub(channel: grpc.Channel):
+    from scriptorium.v1 import retrieval_pb2_grpc
+
+    return retrieval_pb2_grpc.RetrievalServiceStub(channel)
+
+
+def _health_watch(address: str, seen: list, done: threading.Event) -> None:
+    """Follow the service's health until NOT_SERVING, then hang up (a watch holds the drain)."""
+    with grpc.insecure_channel(address) as channel:
+        stream = health_pb2_grpc.HealthStub(channel).Watch(
+            health_pb2.HealthCheckRequest(service=SERVICE), timeout=60
+        )
+        try:
+            for reply in stream:
+                seen.append(reply.status)
+                if reply.status == NOT_SERVING:
+                    stream.cancel()
+                    break
+        except grpc.RpcError as err:
+            seen.append(err.code())
+        finally:
+            done.set()
+
+
+@pytest.fixture(scope="module")
+def load_tree(tmp_path_factory, corpus_copy) -> Path:
+    root = tmp_path_factory.mktemp("sigterm")
+    shutil.copytree(corpus_copy / "docs/en/docs/tutorial", root / "docs" / "tutorial")
+    shutil.copytree(corpus_copy / "fastapi", root / "code" / "fastapi")
+    write(
+        root / "scriptorium.toml",
+        f"""
+[server]
+watch = false
+grace_seconds = 20
+
+[[sources]]
+name = "docs"
+kind = "markdown"
+root = "{root / "docs"}"
+default = true
+
+[[sources]]
+name = "code"
+kind = "code"
+root = "{root / "code"}"
+default = true
+""",
+    )
+    index_build(root / "scriptorium.toml", root / "template")
+    return root
+
+
+def test_sigterm_under_load_drains_and_exits_zero(tmp_path, load_tree):
+    state = tmp_path / "state"
+    shutil.copytree(load_tree / "template", state)
+    daemon = Daemon(["--config", str(load_tree / "scriptorium.toml")], state).start()
+    try:
+        outcomes, stop = Outcomes(), threading.Event()
+        seen: list = []
+        watching = threading.Event()
+        watcher = threading.Thread(target=_health_watch, args=(daemon.address, seen, watching))
+        watcher.start()
+        callers = [
+            threading.Thread(target=_caller, args=(daemon.address, outcomes, stop, i))
+            for i in range(6)
+        ]
+        for thread in callers:
+            thread.start()
+        assert wait_for(lambda: len(outcomes.calls) >= 20, 30, 0.02), "the load never got going"
+        signalled = time.monotonic()
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert daemon.proc.wait(30) == 0
+        exited = time.monotonic()
+        stop.set()
+        for thread in callers:
+            thread.join(40)
+            assert not thread.is_alive(), "a call never completed"
+        watching.wait(10)
+        watcher.join(10)
+    finally:
+        daemon.terminate()
+    codes = Counter(code for _, _, code in outcomes.calls)
+    # Calls already in flight when the signal arrived were accepted: they all complete normally.
+    accepted = [code for started, _, code in outcomes.calls if started < signalled - 0.05]
+    assert accepted and set(accepted) == {grpc.StatusCode.OK}, Counter(accepted)
+    assert any(
+        started < signalled < ended and code == grpc.StatusCode.OK
+        for started, ended, code in outcomes.calls
+    ), "no call was in flight across the signal"
+    # Calls racing the shutdown are refused; gRPC may report the refusal as CANCELLED when the
+    # call reaches the server as it stops.
+    refused = {grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED}
+    assert set(codes) <= refused, codes
+    assert seen[:1] == [SERVING] and NOT_SERVING in seen, seen
+    assert exited - signalled < 20, "draining took the whole grace period"
+    log = daemon.log()
+    assert "NOT_SERVING" in log
+    assert log.index("NOT_SERVING") < log.index("stopped")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an open grpc.health.v1.Health/Watch stream is an in-flight call, so the drain waits "
+    "the whole grace period for it; the drain should wait only for RetrievalService calls",
+)
+def test_open_health_watch_does_not_hold_the_drain(tmp_path, load_tree):
+    state = tmp_path / "state"
+    shutil.copytree(load_tree / "template", state)
+    config = write(
+        tmp_path / "short-grace.toml",
+        (load_tree / "scriptorium.toml")
+        .read_text("utf-8")
+        .replace("grace_seconds = 20", "grace_seconds = 4"),
+    )
+    daemon = Daemon(["--config", str(config)], state).start()
+    channel = grpc.insecure_channel(daemon.address)
+    try:
+        stream = health_pb2_grpc.HealthStub(channel).Watch(
+            health_pb2.HealthCheckRequest(service=SERVICE), timeout=60
+        )
+        assert next(stream).status == SERVING
+        signalled = time.monotonic()
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert daemon.proc.wait(30) == 0
+        assert time.monotonic() - signalled < 2, "exit waited for the grace period (4 s)"
+    finally:
+        channel.close()
+        daemon.terminate()
