@@ -464,6 +464,23 @@ def test_target_can_come_from_the_environment(daemon):
     assert hits and hits[0]["Path"].endswith(SHARED_PAGE)
 
 
+def test_token_is_sent_and_its_absence_explained(tree, tmp_path):
+    config = tmp_path / "auth.toml"
+    config.write_text(
+        '[server]\nwatch = false\nauth_token = "s3cret-token"\n\n'
+        f'[[sources]]\nname = "alpha"\nkind = "markdown"\nroot = "{tree / "alpha"}"\n',
+        encoding="utf-8",
+    )
+    with Daemon(["--config", str(config)], tmp_path / "state") as guarded:
+        with McpSession(["--target", guarded.address, "--token", "s3cret-token"]) as session:
+            hits = ok(session.call("search_docs", {"query": "onboarding"}))["result"]
+        assert hits and hits[0]["Path"] == SHARED_PAGE
+        with McpSession(["--target", guarded.address]) as session:
+            refused = session.call("search_docs", {"query": "onboarding"})
+    assert refused.is_error
+    assert "--token" in refused.content[0].text
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -22,8 +22,8 @@ class FieldWeights:
     """BM25 field boosts; the defaults are the ones the evaluation set supports."""
 
     body: float = 1.0
-    heading: float = 1.5
-    path: float = 1.0
+    heading: float = 1.0
+    path: float = 0.5
 
 
 @dataclass(slots=True)

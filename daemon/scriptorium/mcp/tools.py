@@ -110,6 +110,11 @@ def _answer(payload: BaseModel, text: Any = None) -> CallToolResult:
 def _tool_error(err: ScriptoriumError, backend: Backend) -> ToolError:
     if err.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         return ToolError(f"{backend.description} did not answer ({err.code.name}: {err.message})")
+    if err.code == grpc.StatusCode.UNAUTHENTICATED:
+        return ToolError(
+            f"{backend.description} wants a token ({err.message}); "
+            "start the bridge with --token or set SCRIPTORIUM_TOKEN"
+        )
     return ToolError(f"{err.code.name}: {err.message}")
 
 
@@ -132,6 +137,8 @@ class Tools:
         unresolved: list[str] = []
         for item in items:
             item = item.strip()
+            if not item:
+                continue
             if looks_like_ref(item):
                 refs.append(item)
                 continue
@@ -170,12 +177,12 @@ class Tools:
             str, Field(description="Page location: a Path from search_docs, passed unchanged.")
         ],
     ) -> Annotated[CallToolResult, shapes.DocPage]:
-        client = await self._client()
         page = shapes.page_of(location).strip()
+        if not page:
+            raise ToolError("location is required: pass a Path from search_docs")
+        client = await self._client()
         try:
-            response = await client.get_content(
-                location=page or location, mode="full", max_lines=MAX_LINES_CAP
-            )
+            response = await client.get_content(location=page, mode="full", max_lines=MAX_LINES_CAP)
         except ResolutionError as err:
             return _answer(shapes.doc_missing(location, err.resolution))
         except ScriptoriumError as err:

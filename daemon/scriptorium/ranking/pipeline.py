@@ -46,7 +46,7 @@ class RankingSettings:
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
     language_prior: float = 1.0
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
-    stem: bool = False
+    stem: bool = True
     stopwords: bool = True
     split_identifiers: bool = True
     cjk_bigrams: bool = True
