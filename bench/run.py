@@ -12,7 +12,10 @@ mutation, see ``bench/corpus.py``):
 * throughput with 1, 4, 16 and 64 concurrent callers for both;
 * the engine alone: the same queries straight against the tantivy index in-process;
 * GetContent / ExpandRelated / SummarizeFlow / GuideImplementation latencies;
-* resident memory of the daemon and index size on disk per MB of corpus.
+* resident memory of the daemon and index size on disk per MB of corpus;
+* tracing overhead: Search latency and 16-caller throughput of daemons with tracing off, with
+  tracing on (console exporter, batch span processor, stdout to /dev/null) and with tracing
+  and metrics on, started one after the other on the same index, as ratios to "off".
 """
 
 from __future__ import annotations
@@ -226,7 +229,64 @@ def bench_scale(scale: int, work: Path, quick: bool) -> dict:
         result["search_p50_over_engine"] = round(
             result["search"]["p50_ms"] / result["engine_alone"]["p50_ms"], 2
         )
+    result["tracing_overhead"] = tracing_overhead(config, state, quick)
     return result
+
+
+class ConsoleDaemon(Daemon):
+    """A daemon whose stdout, where the console exporters write, goes to /dev/null."""
+
+    def start(self, timeout: float = 120.0) -> ConsoleDaemon:
+        self._log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=subprocess.DEVNULL, stderr=self._log, env=self.env
+        )
+        self.channel = grpc.insecure_channel(self.address)
+        self.wait_serving(timeout)
+        return self
+
+
+TRACING_VARIANTS = {
+    "off": "",
+    "traces": '\n[telemetry]\nexporter = "console"\n',
+    "traces_metrics": '\n[telemetry]\nexporter = "console"\nmetrics_exporter = "console"\n',
+}
+
+
+def tracing_overhead(config: Path, state: Path, quick: bool) -> dict:
+    """Search latency and 16-caller throughput with telemetry off and on, same index, same run."""
+    n = 200 if quick else 1000
+    seconds = 1.5 if quick else 4.0
+    base = config.read_text(encoding="utf-8")
+    out: dict = {"exporter": "console (batch span processor), stdout to /dev/null"}
+    for name, table in TRACING_VARIANTS.items():
+        variant = config.with_name(f"{config.stem}-{name}.toml")
+        variant.write_text(base + table, encoding="utf-8")
+        daemon = ConsoleDaemon(["--config", str(variant)], state)
+        daemon.start()
+        try:
+            stub = daemon.stub
+            measured = latency(
+                lambda i, stub=stub: stub.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)])),
+                n,
+            )
+
+            def caller(address: str = daemon.address):
+                s = pb_stub(grpc.insecure_channel(address))
+                return lambda i: s.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)]))
+
+            measured["search_per_s_16"] = throughput(caller, 16, seconds)
+            out[name] = measured
+        finally:
+            daemon.terminate()
+    off = out["off"]
+    for name in TRACING_VARIANTS:
+        if name != "off":
+            out[name]["p50_over_off"] = round(out[name]["p50_ms"] / off["p50_ms"], 2)
+            out[name]["throughput_over_off"] = round(
+                out[name]["search_per_s_16"] / off["search_per_s_16"], 2
+            )
+    return out
 
 
 def pb_stub(channel):
@@ -312,7 +372,27 @@ def render(results: dict) -> str:
         lines.append(
             f"daemon RSS         {r['rss_mb']} MB (after load test {r['rss_mb_after_load']} MB)"
         )
+        lines.extend(render_tracing(r.get("tracing_overhead", {})))
     return "\n".join(lines)
+
+
+def render_tracing(t: dict) -> list[str]:
+    if "off" not in t:
+        return []
+    off = t["off"]
+    lines = [f"tracing overhead   ({t['exporter']})"]
+    lines.append(
+        f"  off              p50 {off['p50_ms']} ms, p99 {off['p99_ms']} ms,"
+        f" {off['search_per_s_16']} search/s @16"
+    )
+    for name in TRACING_VARIANTS:
+        if name != "off" and name in t:
+            v = t[name]
+            lines.append(
+                f"  {name:<16} p50 {v['p50_ms']} ms ({v['p50_over_off']}x), p99 {v['p99_ms']} ms,"
+                f" {v['search_per_s_16']} search/s @16 ({v['throughput_over_off']}x)"
+            )
+    return lines
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from scriptorium import __version__, telemetry
+from scriptorium.cancel import run_in_thread
 from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
 from scriptorium.compose.related import expand_related, includes_in
@@ -150,7 +151,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         if not ref_ids:
             raise InvalidArgument("at least one ref_id is required")
         self._check_mode_and_sources(mode, sources)
-        outcome = await asyncio.to_thread(
+        outcome = await run_in_thread(
             expand_related, self, list(ref_ids), top_k, tuple(kinds), mode, tuple(sources)
         )
         outcome.trace_id = telemetry.current_trace_id()
@@ -161,7 +162,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
     ) -> FlowOutcome:
         if len(topic) > MAX_QUERY_CHARS:
             raise InvalidArgument(f"topic is longer than {MAX_QUERY_CHARS} characters")
-        outcome = await asyncio.to_thread(
+        outcome = await run_in_thread(
             summarize_flow, self, list(ref_ids), topic, style, max_steps
         )
         outcome.trace_id = telemetry.current_trace_id()
@@ -178,7 +179,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         sources: tuple[str, ...] = (),
     ) -> GuideOutcome:
         self._check_mode_and_sources("implementation", sources)
-        return await asyncio.to_thread(
+        return await run_in_thread(
             guide_implementation,
             self,
             topic,

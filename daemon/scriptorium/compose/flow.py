@@ -7,6 +7,7 @@ definitions and recognisable operations. The same refs always give the same flow
 
 from __future__ import annotations
 
+from scriptorium.cancel import checkpoint
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.model import RefKind
 from scriptorium.results import FlowOutcome, FlowStep
@@ -61,6 +62,7 @@ def summarize(
     # Several refs share the budget so each contributes; one ref may use all of it.
     per_seed = limit if len(seeds) == 1 else max(2, -(-limit // len(seeds)))
     for seed in seeds:
+        checkpoint()
         candidates = steps_from_seed(seed, engine)[:per_seed]
         if not candidates:
             assumptions.append(f"{seed.doc.path}: no step structure was found in this ref")

@@ -6,6 +6,7 @@ what the corpus does not support is said in ``assumptions``.
 
 from __future__ import annotations
 
+from scriptorium.cancel import checkpoint
 from scriptorium.compose.flow import summarize
 from scriptorium.compose.related import expand_related, frameworks_in
 from scriptorium.compose.seeds import load_seeds
@@ -61,6 +62,7 @@ def guide_implementation(
     assumptions: list[str] = []
     if outcome.abstained and outcome.abstain_reason == "low_confidence":
         assumptions.append("the best matches cover few of the topic's terms; treat them as leads")
+    checkpoint()
     seeds = [h.ref_id for h in (docs[:1] + samples[:1])]
     if seeds:
         related = expand_related(engine, seeds, top_k=12, mode="implementation", sources=sources)
@@ -84,6 +86,7 @@ def guide_implementation(
             assumptions.append(
                 f"the {name} {value.strip()!r} does not appear in the supporting refs"
             )
+    checkpoint()
     flow_refs = [h.ref_id for h in docs[:2] + samples[:2]]
     seeds_loaded, _ = load_seeds(engine.snapshot, flow_refs, engine.lines_of)
     steps, notes, confidence = summarize(engine, seeds_loaded, style, 8)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from scriptorium.cancel import checkpoint
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.searcher import lexical_search
@@ -355,10 +356,12 @@ def expand_related(
     corpus_filter = [str(c) for c in corpora] if len(corpora) < 2 else []
     finder.shared_terms(seeds, corpus_filter, sorted(sources))
     for seed in seeds:
+        checkpoint()
         finder.imports(seed)
         finder.doc_links(seed)
     for seed in seeds:
         finder.proximity(seed)
+    checkpoint()
     finder.framework(seeds)
     if mode == "implementation":
         finder.implementation()
