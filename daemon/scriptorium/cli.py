@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--service", default="", help="service name (default: the whole server)")
 
     commands.add_parser("eval", help="run the retrieval evaluation (see 'scriptorium eval --help')")
+    commands.add_parser(
+        "mcp", help="serve the tools to agents over MCP stdio (see 'scriptorium mcp --help')"
+    )
     return parser
 
 
@@ -347,12 +350,15 @@ def cmd_health(args: argparse.Namespace) -> int:
     return EXIT_OK if response.status == health_pb2.HealthCheckResponse.SERVING else EXIT_FAILED
 
 
-def _eval_args(argv: Sequence[str]) -> list[str] | None:
-    """The arguments after ``eval`` (global ``--format`` may precede it), or None."""
+def _passthrough_args(argv: Sequence[str], name: str) -> list[str] | None:
+    """The arguments after ``name`` (global ``--format`` may precede it), or None.
+
+    ``eval`` and ``mcp`` have parsers of their own; everything after them goes there.
+    """
     i = 0
     while i < len(argv) and argv[i].startswith("--format"):
         i += 1 if "=" in argv[i] else 2
-    if i < len(argv) and argv[i] == "eval":
+    if i < len(argv) and argv[i] == name:
         return list(argv[i + 1 :])
     return None
 
@@ -375,9 +381,14 @@ _COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    eval_args = _eval_args(argv)
+    eval_args = _passthrough_args(argv, "eval")
     if eval_args is not None:
         return _run_eval(eval_args)
+    mcp_args = _passthrough_args(argv, "mcp")
+    if mcp_args is not None:
+        from scriptorium.mcp import main as mcp_main
+
+        return int(mcp_main(mcp_args) or 0)
     args = build_parser().parse_args(argv)
     if not hasattr(args, "format"):
         args.format = "text"

@@ -124,7 +124,14 @@ def cut_code(
         return Cut(
             content, first, last, truncated, [], title, section, RefKind.CODE, block, anchor_line
         )
-    content, first, last, truncated = _slice(lines, 1, total, max_lines)
+    # A file longer than max_lines is cut around the anchor, not from line 1.
+    start = (
+        1
+        if total <= max_lines
+        else max(1, min(anchor_line - max_lines // 2, total - max_lines + 1))
+    )
+    content, first, last, truncated = _slice(lines, start, total, max_lines)
+    truncated = truncated or start > 1
     ranges: list[RangeMark] = []
     if mode == "multi_range":
         for r_start, r_end, reason in interesting_code_ranges(

@@ -90,6 +90,10 @@ class IndexingMixin:
                     )
                     continue
                 self._swap(Snapshot.load(self.store, manifest, None))
+                # A generation that needs no catching up keeps the time it was built.
+                for name in manifest.sources:
+                    if name in self.states:
+                        self.states[name].indexed_at = manifest.created_at
                 log.info("serving index generation %d", generation)
                 break
             except (CorruptGenerationError, CorruptBlobError, ValueError, OSError) as exc:

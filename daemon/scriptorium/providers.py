@@ -2,9 +2,12 @@
 
 Providers (the locally indexed sources as one provider named ``local``, and every remote
 source) are tried in ascending ``order``. In ``first`` mode the first provider whose ranked
-window is non-empty answers a search, and the first provider that resolves a location serves a
-fetch. In ``fuse`` mode every provider's search candidates are pooled and ranked together (each
-provider's scores scaled to its own best first, since their lexical scales differ).
+window is non-empty answers a search (an answer the pipeline flags as low-confidence is kept
+only until a later provider answers confidently), and the first provider that resolves a
+location serves a fetch (a match on the last path segment alone is kept only until a later
+provider matches the whole path, or finds it ambiguous). In ``fuse`` mode every provider's
+search candidates are pooled and ranked together (each provider's scores scaled to its own
+best first, since their lexical scales differ).
 
 A provider that raises is logged (never with the query text) and skipped; only the caller's
 cancellation propagates. A fetch that every provider misses reports the most informative miss:
@@ -40,6 +43,9 @@ log = logging.getLogger(__name__)
 LOCAL_PROVIDER = "local"
 LOCAL_ORDER = 100
 CHAIN_MODES = ("first", "fuse")
+LOW_CONFIDENCE = "low_confidence"
+# Resolutions that matched on the last path segment alone: later providers may know better.
+GUESS_RULES = frozenset({"canonical-leaf"})
 # Higher wins when every provider misses: a page that could not be fetched, then an outage,
 # then a plain miss, then a qualifier no provider knows.
 MISS_PRIORITY = {"fetch_failed": 4, "site_unavailable": 3, "not_found": 2, "unknown_site": 1}
@@ -90,6 +96,7 @@ class ProviderChain:
         if self.mode == "fuse":
             return await self._search_fused(query)
         failures: list[tuple[str, str]] = []
+        hesitant: SearchOutcome | None = None
         for provider in self.providers:
             batch = await self._ask(provider, query, failures)
             if batch is None:
@@ -98,10 +105,18 @@ class ProviderChain:
             if not batch.candidates:
                 continue
             outcome = self.rank(query, batch)
-            if outcome.hits:
-                outcome.provider = provider.name
-                outcome.failed_sources = failures
-                return outcome
+            if not outcome.hits:
+                continue
+            outcome.provider = provider.name
+            if outcome.abstain_reason == LOW_CONFIDENCE:
+                # Keep it in case nobody does better, but let a later provider try.
+                hesitant = hesitant or outcome
+                continue
+            outcome.failed_sources = failures
+            return outcome
+        if hesitant is not None:
+            hesitant.failed_sources = failures
+            return hesitant
         return self._empty(query, failures)
 
     async def _search_fused(self, query: Query) -> SearchOutcome:
@@ -161,6 +176,7 @@ class ProviderChain:
     async def fetch(self, request: FetchRequest) -> ContentOutcome:
         normalize_location(request.location)  # malformed input is refused before any provider
         misses: list[tuple[str, Resolution]] = []
+        guess: ContentOutcome | None = None
         for provider in self.providers:
             try:
                 result = await provider.fetch(request)
@@ -190,13 +206,19 @@ class ProviderChain:
                 result.provider = provider.name
                 if not result.trace_id:
                     result.trace_id = secrets.token_hex(16)
-                return result
+                if result.resolution.rule not in GUESS_RULES:
+                    return result
+                # A guess from the leaf alone must not hide a page a later provider has.
+                guess = guess or result
+                continue
             result.resolution.requested_location = request.location
             if result.reason == "ambiguous":
                 raise miss_error(result.resolution)
             if result.reason == "resolved":  # a provider must not claim success without content
                 result.resolution.reason = "fetch_failed"
             misses.append((provider.name, result.resolution))
+        if guess is not None:
+            return guess
         raise miss_error(best_miss(misses, request.location))
 
     async def aclose(self) -> None:

@@ -68,20 +68,8 @@ metrics_interval_seconds = 1
 
 
 def json_objects(text: str) -> list[dict]:
-    """Every top-level JSON object the console exporters printed (logs are interleaved)."""
-    decoder = json.JSONDecoder()
-    found, offset = [], 0
-    while True:
-        start = text.find("\n{\n", offset)
-        if start < 0:
-            return found
-        try:
-            value, end = decoder.raw_decode(text, start + 1)
-        except json.JSONDecodeError:
-            offset = start + 2
-            continue
-        found.append(value)
-        offset = end
+    """Every JSON line the console exporters printed (log lines are interleaved)."""
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ GUIDE = [
     "Reference/API",
     "reference/api",
 ]
+LEAF = "path-params-numeric-validations"
 DEPLOY = ["", "concepts", "https", "deploy-notes/cloud", "providers/cloud", "docker"]
 REFS = ["", "https", "glossary"]
 
@@ -52,22 +53,24 @@ def view(**overrides) -> SiteView:
         ("tutorial/dependencies/index.md", "variant", "tutorial/dependencies"),
         ("index", "variant", ""),
         ("index.html", "variant", ""),
-        ("path-params-numeric-validations", "canonical-leaf", "tutorial/path-params-numeric-validations"),
+        ("path-params-numeric-validations", "canonical-leaf", f"tutorial/{LEAF}"),
         ("old/place/settings", "canonical-leaf", "advanced/settings"),
         ("guides/configuration/settings.md", "moved", "advanced/settings"),
         ("Reference/API", "exact", "Reference/API"),
     ],
-)  # fmt: skip
+)
 def test_rules_within_a_site(path: str, rule: str, page: str) -> None:
     outcome = view().sites["guide"].resolve(path)
     assert outcome is not None
     assert (outcome.reason, outcome.rule, outcome.page) == ("resolved", rule, page)
 
 
-def test_moved_loses_to_a_unique_leaf_and_needs_a_known_page() -> None:
+def test_a_declared_move_beats_a_leaf_guess_and_needs_a_known_page() -> None:
     pages = SitePages(["a/new-home", "b/other"], {"a/new-home": ["x/other"]})
-    # The leaf of the old path names a live page: the leaf rule fires first.
-    assert pages.resolve("x/other").rule == "canonical-leaf"
+    # The old path's leaf names an unrelated live page; the declaration wins.
+    outcome = pages.resolve("x/other")
+    assert (outcome.rule, outcome.page) == ("moved", "a/new-home")
+    assert pages.resolve("y/other").rule == "canonical-leaf"
     pages.add_moved("old/gone", "no/such/page")
     assert pages.resolve("old/gone") is None
 
@@ -117,7 +120,11 @@ def test_bare_path_resolves_on_the_default_site_first() -> None:
 def test_default_site_short_circuits_other_sites() -> None:
     # "https" is not on guide, but "concepts" is unique on deploy-notes only: resolved there.
     decision = select("concepts", view())
-    assert (decision.reason, decision.site, decision.page) == ("resolved", "deploy-notes", "concepts")
+    assert (decision.reason, decision.site, decision.page) == (
+        "resolved",
+        "deploy-notes",
+        "concepts",
+    )
     both = view(guide=SitePages([*GUIDE, "about/concepts"]))
     decision = select("concepts", both)
     assert (decision.site, decision.rule) == ("guide", "canonical-leaf")

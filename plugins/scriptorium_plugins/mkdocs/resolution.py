@@ -2,9 +2,10 @@
 
 Within a site the rules run in order, case-insensitively, over canonical pages only:
 ``exact``; ``variant`` (a trailing ``.md``/``.html``/``.htm`` or ``/index`` stripped, a bare
-``index`` meaning the root); ``canonical-leaf`` (the last segment names exactly one page; a leaf
-several pages share is a miss, never a guess); ``moved`` (a page declared the old path in its
-``moved_from`` front matter, or a redirect stub pointed at it).
+``index`` meaning the root); ``moved`` (a page declared the old path in its ``moved_from``
+front matter, or a redirect stub pointed at it: an explicit statement beats a guess);
+``canonical-leaf`` (the last segment names exactly one page; a leaf several pages share is a
+miss, never a guess).
 
 Across sites a site-qualified location goes to that site (retrying the unstripped path, for a
 directory named like a site); a bare one tries the default site first, then every other loaded
@@ -98,14 +99,14 @@ class SitePages:
             hit = self.exact.get(variant.lower())
             if hit:
                 return _pick(hit, variant, VARIANT)
+        hit = self.moved.get(variant.lower())
+        if hit:
+            return _pick(hit, variant, MOVED)
         leaf = variant.rsplit("/", 1)[-1].lower()
         if leaf:
             hit = self.leaf.get(leaf)
             if hit and len(hit) == 1:
                 return SiteOutcome(RESOLVED, LEAF, hit[0])
-        hit = self.moved.get(variant.lower())
-        if hit:
-            return _pick(hit, variant, MOVED)
         return None
 
 

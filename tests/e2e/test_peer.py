@@ -1,0 +1,195 @@
+"""A second daemon as a peer: its results re-ranked through the front daemon, its fetches served,
+and every failure (wrong token, peer gone) falling through, with a cool-down for dead peers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from scriptorium.status import resolution_from_error
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import CORPUS, Daemon, running
+
+pytestmark = pytest.mark.e2e
+
+TOKEN = "peer-secret-token"
+TIMEOUT = 2.0
+
+
+def peer_config(work: Path) -> Path:
+    """The peer: the FastAPI "advanced" guide as its default source, behind a bearer token."""
+    root = work / "advanced"
+    shutil.copytree(CORPUS / "docs/en/docs/advanced", root)
+    path = work / "peer.toml"
+    path.write_text(
+        f'[server]\nwatch = false\nauth_token = "{TOKEN}"\n\n'
+        f'[[sources]]\nname = "adv"\nkind = "markdown"\nroot = "{root}"\ndefault = true\n',
+        "utf-8",
+    )
+    return path
+
+
+def front_config(work: Path, target: str, **peer) -> Path:
+    """The front daemon: two local pages first, then the peer as source ``upstream``."""
+    notes = work / "notes"
+    for page in ("tutorial/cors.md", "tutorial/first-steps.md"):
+        (notes / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(CORPUS / "docs/en/docs" / page, notes / page)
+    options = {"target": target, "token": TOKEN, "timeout_seconds": TIMEOUT, **peer}
+    table = "\n".join(f"{key} = {json.dumps(value)}" for key, value in options.items())
+    path = work / "front.toml"
+    path.write_text(
+        "[server]\nwatch = false\n\n"
+        f'[[sources]]\nname = "notes"\nkind = "markdown"\nroot = "{notes}"\ndefault = true\n\n'
+        f'[[sources]]\nname = "upstream"\nkind = "peer"\n{table}\n',
+        "utf-8",
+    )
+    return path
+
+
+def search(stub, query: str, **kw) -> pb.SearchResponse:
+    return stub.Search(pb.SearchRequest(query=query, **kw), timeout=30)
+
+
+def upstream_status(stub) -> pb.SourceStatus:
+    reply = stub.ListSources(pb.ListSourcesRequest(), timeout=10)
+    return next(s for s in reply.sources if s.name == "upstream")
+
+
+@pytest.fixture(scope="module")
+def peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    work = tmp_path_factory.mktemp("peer")
+    with running(["--config", str(peer_config(work))], work / "state") as daemon:
+        yield daemon
+
+
+@pytest.fixture(scope="module")
+def front(peer: Daemon, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    work = tmp_path_factory.mktemp("front")
+    with running(["--config", str(front_config(work, peer.address))], work / "state") as daemon:
+        yield daemon
+
+
+def test_peer_results_are_reranked_and_qualified(front: Daemon) -> None:
+    stub = front.stub
+    assert upstream_status(stub).state == pb.SOURCE_STATE_LOADING
+    response = search(stub, "websockets receive messages", explain=True)
+    assert response.provider == "upstream"
+    assert response.results
+    for result in response.results:
+        assert result.source == "upstream"
+        assert result.location.startswith("upstream/")
+        assert result.snippet and result.preview and result.doc_version
+        assert "peer" in [r.name for r in result.reasons]
+    assert response.results[0].location.startswith("upstream/websockets")
+    stages = [s.stage for s in response.stages]
+    assert "priors" in stages and "diversify" in stages
+    status = upstream_status(stub)
+    assert status.state == pb.SOURCE_STATE_READY
+    assert status.document_count == len(list((CORPUS / "docs/en/docs/advanced").rglob("*.md")))
+
+
+def test_local_answers_first_when_it_can(front: Daemon) -> None:
+    response = search(front.stub, "CORS allow origins middleware")
+    assert response.provider == "local"
+    assert all(r.source == "notes" for r in response.results)
+
+
+def test_peer_locations_fetch_through_the_peer(front: Daemon) -> None:
+    stub = front.stub
+    hit = search(stub, "websockets receive messages").results[0]
+    reply = stub.GetContent(
+        pb.GetContentRequest(
+            location=hit.location, mode=pb.CONTENT_MODE_FULL, seen_doc_version=hit.doc_version
+        ),
+        timeout=30,
+    )
+    assert (reply.provider, reply.source) == ("upstream", "upstream")
+    assert reply.location == hit.location
+    assert reply.requested_location == hit.location
+    assert reply.resolution.reason == "resolved"
+    assert reply.resolution.resolved_location.startswith("upstream/")
+    assert reply.doc_version == hit.doc_version and not reply.revision_skew
+    assert reply.content.lstrip().startswith("#")
+    by_ref = stub.GetContent(pb.GetContentRequest(ref_id=hit.ref_id), timeout=30)
+    assert by_ref.provider == "upstream" and by_ref.content.strip()
+    assert by_ref.location.split("#")[0] == hit.location.split("#")[0]
+    # The local provider still serves its own pages.
+    local = stub.GetContent(pb.GetContentRequest(location="tutorial/cors"), timeout=30)
+    assert local.provider == "local"
+
+
+def test_a_peer_miss_keeps_the_peers_resolution(front: Daemon) -> None:
+    with pytest.raises(grpc.RpcError) as err:
+        front.stub.GetContent(pb.GetContentRequest(location="upstream/no/such/page"), timeout=30)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    resolution = resolution_from_error(err.value)
+    assert resolution.reason == "not_found"
+    assert "upstream" in resolution.detail
+
+
+def test_a_wrong_token_falls_through(peer: Daemon, tmp_path: Path) -> None:
+    config = front_config(tmp_path, peer.address, token="wrong-token")
+    with running(["--config", str(config)], tmp_path / "state") as daemon:
+        response = search(daemon.stub, "websockets receive messages")
+        assert response.provider != "upstream"
+        failures = {f.source: f.detail for f in response.failed_sources}
+        assert "unauthenticated" in failures["upstream"]
+        with pytest.raises(grpc.RpcError) as err:
+            daemon.stub.GetContent(pb.GetContentRequest(location="upstream/websockets"))
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert resolution_from_error(err.value).reason == "site_unavailable"
+        status = upstream_status(daemon.stub)
+        assert status.state == pb.SOURCE_STATE_FAILED and "unauthenticated" in status.last_error
+
+
+def test_a_stopped_peer_is_skipped_quickly_during_the_cool_down(tmp_path: Path) -> None:
+    peer = Daemon(["--config", str(peer_config(tmp_path / "p"))], tmp_path / "p-state")
+    peer.start()
+    front_dir = tmp_path / "f"
+    front_dir.mkdir()
+    config = front_config(front_dir, peer.address)
+    try:
+        with running(["--config", str(config)], front_dir / "state") as daemon:
+            assert search(daemon.stub, "websockets receive messages").provider == "upstream"
+            peer.terminate()
+            # Something still accepts connections on the peer's port but never answers, so a
+            # call has to wait for its deadline: the expensive case the cool-down avoids.
+            with silent_listener(peer.port):
+                started = time.monotonic()
+                first = search(daemon.stub, "websockets receive messages")
+                first_seconds = time.monotonic() - started
+                started = time.monotonic()
+                second = search(daemon.stub, "websockets receive messages")
+                second_seconds = time.monotonic() - started
+        assert first.provider != "upstream" and second.provider != "upstream"
+        first_detail = {f.source: f.detail for f in first.failed_sources}["upstream"]
+        second_detail = {f.source: f.detail for f in second.failed_sources}["upstream"]
+        assert "deadline_exceeded" in first_detail
+        assert "retrying in" in second_detail
+        assert first_seconds >= TIMEOUT / 2
+        assert second_seconds < TIMEOUT / 2
+    finally:
+        peer.terminate()
+
+
+@contextlib.contextmanager
+def silent_listener(port: int) -> Iterator[socket.socket]:
+    """A socket that accepts TCP connections into its backlog and never speaks."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(16)
+    try:
+        yield sock
+    finally:
+        sock.close()

@@ -1,0 +1,290 @@
+"""Scale-out: replicas serving one prebuilt generation behind client-side round robin, and the
+Kubernetes manifests that deploy them.
+
+Three real daemons share one state directory that ``scriptorium index build`` filled once; with
+the watcher off and the roots unchanged, none of them writes to it. A client balances over all
+three with gRPC's ``round_robin`` policy and retries UNAVAILABLE by service config, so killing a
+replica mid-run costs no call.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scriptorium.client import Client, ScriptoriumError
+from scriptorium.config import load_settings
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import CORPUS, REPO, Daemon
+
+SERVICE = "scriptorium.v1.RetrievalService"
+DEPLOY = REPO / "deploy"
+REPLICAS = 3
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def tree_listing(root: Path) -> dict[str, tuple[int, int]]:
+    """Every path under ``root`` with its size and mtime: what a writer would change."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        stat = path.lstat()
+        out[path.relative_to(root).as_posix()] = (stat.st_size, stat.st_mtime_ns)
+    return out
+
+
+def cpu_ticks(pid: int) -> int:
+    """User plus system CPU time of ``pid`` in clock ticks (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def balanced_options(addresses: list[str]) -> tuple[str, list[tuple[str, object]]]:
+    """A target over every replica with round robin and transparent retries of UNAVAILABLE."""
+    config = {
+        "loadBalancingConfig": [{"round_robin": {}}],
+        "methodConfig": [
+            {
+                "name": [{"service": SERVICE}],
+                "retryPolicy": {
+                    "maxAttempts": 4,
+                    "initialBackoff": "0.05s",
+                    "maxBackoff": "0.5s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ],
+    }
+    target = "ipv4:" + ",".join(addresses)
+    return target, [("grpc.service_config", json.dumps(config)), ("grpc.enable_retries", 1)]
+
+
+# -- replicas --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shared_state(tmp_path_factory) -> tuple[Path, Path, float]:
+    root = tmp_path_factory.mktemp("replicas")
+    shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs" / "tutorial")
+    shutil.copytree(CORPUS / "fastapi", root / "code" / "fastapi")
+    config = write(
+        root / "scriptorium.toml",
+        f"""
+[server]
+watch = false
+
+[[sources]]
+name = "docs"
+kind = "markdown"
+root = "{root / "docs"}"
+default = true
+
+[[sources]]
+name = "code"
+kind = "code"
+root = "{root / "code"}"
+default = true
+""",
+    )
+    state = root / "state"
+    built_after = time.time()
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "scriptorium", "index", "build"),
+            *("--config", str(config), "--state-dir", str(state)),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return config, state, built_after
+
+
+@pytest.fixture()
+def replicas(shared_state, tmp_path):
+    config, state, _ = shared_state
+    daemons = [
+        Daemon(["--config", str(config)], state, log_path=tmp_path / f"replica-{i}.log")
+        for i in range(REPLICAS)
+    ]
+    try:
+        with ThreadPoolExecutor(REPLICAS) as pool:
+            list(pool.map(lambda d: d.start(), daemons))
+        yield daemons
+    finally:
+        for daemon in daemons:
+            if daemon.proc is not None:
+                daemon.terminate()
+
+
+def test_replicas_share_one_generation_without_writing_to_it(shared_state, replicas):
+    _config, state, built_after = shared_state
+    before = tree_listing(state)
+    generations = set()
+    for daemon in replicas:
+        reply = daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=10)
+        generations.add(reply.generation)
+        for source in reply.sources:
+            assert source.state == pb.SOURCE_STATE_READY
+            assert source.HasField("indexed_at"), "a prebuilt generation reports when it was built"
+            built = source.indexed_at.ToDatetime(tzinfo=UTC)
+            assert datetime.fromtimestamp(built_after, UTC) <= built <= datetime.now(UTC)
+    assert generations == {1}
+    # A ref from one replica resolves on another: refs carry no per-process state.
+    first = replicas[0].stub.Search(pb.SearchRequest(query="path parameters"), timeout=10)
+    for result in first.results[:5]:
+        other = replicas[2].stub.GetContent(pb.GetContentRequest(ref_id=result.ref_id), timeout=10)
+        assert other.doc_version == result.doc_version
+        assert other.location.split("#")[0] == result.location.split("#")[0]
+    assert tree_listing(state) == before, "a replica wrote to the shared state directory"
+
+
+def _mixed_call(client: Client, n: int) -> None:
+    if n % 3 == 0:
+        client.guide_implementation("declare path parameters", timeout=10)
+    elif n % 3 == 1:
+        found = client.search(f"request body {n % 4}", timeout=10)
+        if found.results:
+            client.get_content(found.results[0].ref_id, timeout=10)
+    else:
+        client.list_sources(timeout=10)
+
+
+def test_round_robin_survives_a_replica_killed_mid_run(replicas):
+    target, options = balanced_options([d.address for d in replicas])
+    outcomes: Counter[str] = Counter()
+    after_kill: Counter[str] = Counter()
+    killed = threading.Event()
+    stop_at = time.monotonic() + 6.0
+    lock = threading.Lock()
+
+    def worker(index: int) -> None:
+        with Client(target, options=options, attempts=1, timeout=10) as client:
+            for n in range(index, 10_000, 4):
+                if time.monotonic() > stop_at:
+                    return
+                try:
+                    _mixed_call(client, n)
+                    code = "OK"
+                except ScriptoriumError as err:
+                    code = err.code.name
+                with lock:
+                    outcomes[code] += 1
+                    if killed.is_set():
+                        after_kill[code] += 1
+
+    ticks_before = [cpu_ticks(d.proc.pid) for d in replicas]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(2.0)
+    ticks_mid = [cpu_ticks(d.proc.pid) for d in replicas]
+    victim = replicas[1]
+    victim.proc.send_signal(signal.SIGKILL)
+    killed.set()
+    for thread in threads:
+        thread.join(30)
+        assert not thread.is_alive()
+    assert victim.proc.wait(10) == -signal.SIGKILL
+    # Every replica did work before the kill: the balancer spread the calls.
+    busy = [mid - before for mid, before in zip(ticks_mid, ticks_before, strict=True)]
+    assert all(ticks >= 3 for ticks in busy), busy
+    assert set(outcomes) == {"OK"}, outcomes
+    assert after_kill["OK"] >= 10, after_kill
+    for daemon in (replicas[0], replicas[2]):
+        assert daemon.proc.poll() is None
+
+
+# -- Kubernetes manifests --------------------------------------------------------------------------
+
+
+def _manifests() -> dict[str, dict]:
+    docs = {}
+    for path in sorted(DEPLOY.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text("utf-8")):
+            if doc:
+                docs[doc["kind"]] = doc
+    return docs
+
+
+def _container(pod_spec: dict, name: str) -> dict:
+    return next(c for c in pod_spec["containers"] if c["name"] == name)
+
+
+def test_deploy_manifests_parse_and_hold_together(tmp_path, monkeypatch):
+    docs = _manifests()
+    assert {"Deployment", "Service", "ConfigMap"} <= set(docs)
+    deployment, service, config_map = docs["Deployment"], docs["Service"], docs["ConfigMap"]
+
+    spec = deployment["spec"]
+    assert spec["replicas"] == REPLICAS
+    labels = spec["template"]["metadata"]["labels"]
+    assert spec["selector"]["matchLabels"].items() <= labels.items()
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert service["spec"]["clusterIP"] == "None", (
+        "client-side round robin needs a headless service"
+    )
+    assert [p["port"] for p in service["spec"]["ports"]] == [50051]
+
+    pod = spec["template"]["spec"]
+    server = _container(pod, "scriptorium")
+    args = server["args"]
+    assert args[:1] == ["serve"]
+    assert args[args.index("--listen") + 1] == "0.0.0.0:50051"
+    assert server["readinessProbe"]["grpc"] == {"port": 50051, "service": SERVICE}
+    assert server["livenessProbe"]["grpc"]["port"] == 50051
+    assert server["startupProbe"]["grpc"]["port"] == 50051
+
+    toml_text = config_map["data"]["scriptorium.toml"]
+    table = tomllib.loads(toml_text)
+    pre_stop = server["lifecycle"]["preStop"]["exec"]["command"]
+    assert pre_stop[0] == "sleep"
+    grace = table["server"]["grace_seconds"] + float(pre_stop[1])
+    assert pod["terminationGracePeriodSeconds"] > grace
+
+    (init,) = pod["initContainers"]
+    assert init["args"][:2] == ["index", "build"]
+    assert init["image"] == server["image"]
+    state_mounts = {m["name"]: m["mountPath"] for m in init["volumeMounts"]}
+    served_mounts = {m["name"]: m["mountPath"] for m in server["volumeMounts"]}
+    assert state_mounts["state"] == served_mounts["state"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert "emptyDir" in volumes["state"] or "persistentVolumeClaim" in volumes["state"]
+    assert volumes["config"]["configMap"]["name"] == config_map["metadata"]["name"]
+    assert table["server"]["state_dir"] == state_mounts["state"]
+    assert table["server"]["watch"] is False
+
+    # The configuration itself loads (the token comes from the environment, as in the pod).
+    env_names = {e["name"] for e in server.get("env", [])}
+    token_env = table["server"].get("auth_token_env")
+    if token_env:
+        assert token_env in env_names
+        assert token_env in {e["name"] for e in init.get("env", [])}
+        monkeypatch.setenv(token_env, "test-token")
+    path = write(tmp_path / "scriptorium.toml", toml_text)
+    settings = load_settings(path)
+    assert settings.sources and settings.grace_seconds == table["server"]["grace_seconds"]
+
+
+def test_deploy_readme_covers_tls_probes_and_sizing():
+    text = (DEPLOY / "README.md").read_text("utf-8")
+    assert "scriptorium health" in text and "--tls-ca" in text
+    assert "make bench" in text

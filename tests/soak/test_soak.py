@@ -1,0 +1,263 @@
+"""Load against a real daemon: a short run in every ``make test``, a long soak in ``make soak``.
+
+Both mix all six RPCs from concurrent clients while a writer keeps editing one document, so
+new index generations are swapped in under load. They assert zero errors other than the
+deliberate ones and that resident memory does not keep growing. A third test saturates a
+daemon with ``max_concurrent_rpcs = 2`` and checks that the excess is refused cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2
+
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.soak.load import DELIBERATE_CODE, RPCS, LoadReport, LoadSpec, run_load
+from tests.support.daemon import CORPUS, Daemon
+
+SERVICE = "scriptorium.v1.RetrievalService"
+SERVING = health_pb2.HealthCheckResponse.SERVING
+SOAK_SECONDS = float(os.environ.get("SCRIPTORIUM_SOAK_SECONDS", "180"))
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def config_text(docs: Path, code: Path, server: str, include: str = "") -> str:
+    return f"""
+[server]
+{server}
+
+[[sources]]
+name = "docs"
+kind = "markdown"
+root = "{docs}"
+default = true
+
+[[sources]]
+name = "code"
+kind = "code"
+root = "{code}"
+default = true
+{include}
+"""
+
+
+def index_build(config: Path, state: Path) -> None:
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "scriptorium", "index", "build"),
+            *("--config", str(config), "--state-dir", str(state)),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+
+
+class Churn:
+    """Rewrites one document on a fixed period so generations keep changing under load."""
+
+    def __init__(self, path: Path, period: float) -> None:
+        self.path = path
+        self.period = period
+        self.edits = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="churn", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            self.edits += 1
+            write(self.path, f"# Churn\n\n## Revision\n\nThe gryphon revision {self.edits}.\n")
+
+    def __enter__(self) -> Churn:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+def assert_healthy_run(report: LoadReport, max_growth: float) -> None:
+    assert not report.unexpected, report.table()
+    for name in RPCS:
+        assert report.stats[name].ok >= 1, f"{name} was never exercised:\n{report.table()}"
+    assert report.deliberate[DELIBERATE_CODE.name] >= 1, report.table()
+    growth = report.rss_growth()
+    assert growth is not None, "too few RSS samples"
+    assert growth <= max_growth, report.table()
+
+
+def generation(daemon: Daemon) -> int:
+    return daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=10).generation
+
+
+def service_health(daemon: Daemon) -> int:
+    request = health_pb2.HealthCheckRequest(service=SERVICE)
+    return daemon.health.Check(request, timeout=5).status
+
+
+# -- the short run (part of make test) -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_tree(tmp_path_factory) -> Path:
+    """The FastAPI tutorial and the ``fastapi`` package, with one prebuilt generation."""
+    root = tmp_path_factory.mktemp("soak-small")
+    shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs" / "tutorial")
+    shutil.copytree(CORPUS / "fastapi", root / "code" / "fastapi")
+    write(root / "docs" / "churn.md", "# Churn\n\n## Revision\n\nThe gryphon revision 0.\n")
+    config = write(root / "build.toml", config_text(root / "docs", root / "code", "watch = false"))
+    index_build(config, root / "template")
+    return root
+
+
+def daemon_on(tree: Path, work: Path, server: str) -> Daemon:
+    state = work / "state"
+    shutil.copytree(tree / "template", state)
+    config = write(work / "scriptorium.toml", config_text(tree / "docs", tree / "code", server))
+    return Daemon(["--config", str(config)], state)
+
+
+def test_short_load_mixes_every_rpc_without_errors(small_tree, tmp_path):
+    daemon = daemon_on(small_tree, tmp_path, "watch = true\nwatch_interval = 0.5").start()
+    try:
+        first = generation(daemon)
+        with Churn(small_tree / "docs" / "churn.md", period=2.0) as churn:
+            spec = LoadSpec(
+                target=daemon.address,
+                seconds=12.0,
+                max_calls=20_000,
+                workers=4,
+                pid=daemon.proc.pid,
+                deliberate_every=40,
+            )
+            report = run_load(spec)
+        print(report.table())
+        assert_healthy_run(report, max_growth=1.5)
+        assert churn.edits >= 3
+        # The edits landed as new generations while the load ran, and the last one serves.
+        assert generation(daemon) > first
+        latest = f"gryphon revision {churn.edits}"
+        reply = daemon.stub.GetContent(pb.GetContentRequest(location="churn"), timeout=10)
+        deadline = time.monotonic() + 10
+        while latest not in reply.content and time.monotonic() < deadline:
+            time.sleep(0.2)
+            reply = daemon.stub.GetContent(pb.GetContentRequest(location="churn"), timeout=10)
+        assert latest in reply.content
+        assert service_health(daemon) == SERVING
+    finally:
+        assert daemon.terminate() == 0
+
+
+# -- the concurrency limit -------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def limited(small_tree, tmp_path) -> Iterator[Daemon]:
+    daemon = daemon_on(small_tree, tmp_path, "watch = false\nmax_concurrent_rpcs = 2").start()
+    yield daemon
+    daemon.terminate()
+
+
+def _burst(daemon: Daemon, size: int, tag: int) -> Counter[str]:
+    stub = daemon.stub
+    futures = [
+        stub.GuideImplementation.future(
+            pb.GuideImplementationRequest(topic=f"oauth2 security scopes dependency {tag} {i}"),
+            timeout=60,
+        )
+        for i in range(size)
+    ]
+    # Health is exempt from the limit: it answers while the burst holds every slot.
+    health = service_health(daemon)
+    outcome: Counter[str] = Counter()
+    for future in futures:
+        try:
+            future.result(timeout=60)
+            outcome["OK"] += 1
+        except grpc.RpcError as err:
+            outcome[err.code().name] += 1
+            if err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                assert "concurrency limit (2)" in err.details()
+    outcome["health-serving"] = int(health == SERVING)
+    return outcome
+
+
+def test_concurrency_limit_refuses_the_excess_and_stays_healthy(limited):
+    for tag in range(3):
+        outcome = _burst(limited, 16, tag)
+        assert outcome["health-serving"] == 1, outcome
+        assert outcome["OK"] >= 1, outcome
+        assert outcome["RESOURCE_EXHAUSTED"] >= 1, outcome
+        assert outcome["OK"] + outcome["RESOURCE_EXHAUSTED"] == 16, outcome
+    # Every slot was released: two calls at once (the limit) both succeed, repeatedly.
+    stub = limited.stub
+    for tag in range(3):
+        pair = [
+            stub.GuideImplementation.future(
+                pb.GuideImplementationRequest(topic=f"request body fields {tag} {i}"), timeout=60
+            )
+            for i in range(2)
+        ]
+        assert all(f.result(timeout=60).trace_id for f in pair)
+    assert service_health(limited) == SERVING
+    assert "refused" in limited.log()
+
+
+# -- the soak (make soak) --------------------------------------------------------------------------
+
+
+def _soak_selected(config: pytest.Config) -> bool:
+    expression = config.getoption("markexpr") or ""
+    return "slow" in expression and "not slow" not in expression
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(SOAK_SECONDS + 600)
+def test_soak_full_corpus(request, tmp_path):
+    if not (_soak_selected(request.config) or os.environ.get("SCRIPTORIUM_SOAK")):
+        pytest.skip("the soak runs with `make soak` (pytest -m slow tests/soak)")
+    corpus = tmp_path / "fastapi"
+    shutil.copytree(CORPUS, corpus)
+    docs = corpus / "docs/en/docs"
+    write(docs / "churn.md", "# Churn\n\n## Revision\n\nThe gryphon revision 0.\n")
+    include = 'include = ["fastapi/**/*.py", "docs_src/**/*.py"]'
+    config = write(
+        tmp_path / "scriptorium.toml",
+        config_text(docs, corpus, "watch = true\nwatch_interval = 0.5", include),
+    )
+    index_build(config, tmp_path / "state")
+    daemon = Daemon(["--config", str(config)], tmp_path / "state").start()
+    try:
+        with Churn(docs / "churn.md", period=5.0):
+            report = run_load(
+                LoadSpec(
+                    target=daemon.address,
+                    seconds=SOAK_SECONDS,
+                    max_calls=2_000_000,
+                    workers=6,
+                    pid=daemon.proc.pid,
+                    sample_every=1.0,
+                )
+            )
+        print(report.table())
+        assert_healthy_run(report, max_growth=1.3)
+        assert service_health(daemon) == SERVING
+    finally:
+        assert daemon.terminate() == 0
