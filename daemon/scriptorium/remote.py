@@ -61,6 +61,9 @@ class SearchBatch:
     candidates: list[Candidate] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
     listing: bool = False
+    # A provider that judged its own answer (a peer daemon sees whole documents, not just the
+    # snippets it sends) says so here; None leaves the judgement to the pipeline.
+    confident: bool | None = None
 
 
 @dataclass(slots=True)

@@ -134,7 +134,7 @@ class SearchMixin:
         if batch.listing:
             return self._listing(query, batch.candidates, outcome)
         stages = [StageReport("retrieve", len(batch.candidates), 0)]
-        return self._rank(query, batch.candidates, stages, outcome)
+        return self._rank(query, batch.candidates, stages, outcome, batch.confident)
 
     def _lexical_hits(self, query: Query):
         snapshot = self.snapshot
@@ -192,6 +192,7 @@ class SearchMixin:
         candidates: list[Candidate],
         stages: list[StageReport],
         outcome: SearchOutcome,
+        confident: bool | None = None,
     ) -> SearchOutcome:
         self.pipeline.fuse(candidates)
         drops = self.pipeline.priors(query, candidates, self._source_class)
@@ -220,12 +221,11 @@ class SearchMixin:
             return outcome
         outcome.hits = telemetry.build_results(self._hit, query, window)
         outcome.provider = "local"
-        best_coverage = coverage(query, window[0], *self._term_stats(window[0]))
         conflicts = self._conflicts(window)
         if conflicts:
             outcome.conflicts = conflicts
             outcome.abstained, outcome.abstain_reason = True, "conflicting_sources"
-        elif len(query.terms) > 1 and best_coverage < self.ranking.low_confidence_coverage:
+        elif confident is False or (confident is None and self._unsure(query, window[0])):
             outcome.abstained, outcome.abstain_reason = True, "low_confidence"
         if query.token_budget > 0:
             outcome.tokens_used = apply_budget(outcome.hits, query.token_budget)
@@ -239,6 +239,13 @@ class SearchMixin:
             for hit in outcome.hits:
                 hit.reasons = []
         return outcome
+
+    def _unsure(self, query: Query, best: Candidate) -> bool:
+        """Whether the best result covers too little of a multi-term query to be trusted."""
+        if len(query.terms) < 2:
+            return False
+        best_coverage = coverage(query, best, *self._term_stats(best))
+        return best_coverage < self.ranking.low_confidence_coverage
 
     def _term_stats(self, cand: Candidate) -> tuple:
         """Document frequencies for weighing coverage, from the index the candidate came from."""

@@ -36,7 +36,7 @@ def test_code_get_content_modes(stub):
     assert snippet.kind == pb.REF_KIND_CODE
     assert snippet.start_line <= top.anchor_line <= snippet.end_line
     full = stub.GetContent(pb.GetContentRequest(ref_id=top.ref_id, mode=pb.CONTENT_MODE_FULL))
-    assert full.total_lines == len(full.content.splitlines())
+    assert full.total_lines == len(full.content.split("\n"))
     multi = stub.GetContent(
         pb.GetContentRequest(ref_id=top.ref_id, mode=pb.CONTENT_MODE_MULTI_RANGE)
     )
@@ -45,7 +45,8 @@ def test_code_get_content_modes(stub):
     capped = stub.GetContent(
         pb.GetContentRequest(ref_id=top.ref_id, mode=pb.CONTENT_MODE_FULL, max_lines=10)
     )
-    assert capped.truncated and len(capped.content.splitlines()) == 10
+    assert capped.truncated and len(capped.content.split("\n")) == 10
+    assert capped.start_line <= top.anchor_line <= capped.end_line
     whole = stub.GetContent(pb.GetContentRequest(location="fastapi/security/oauth2.py"))
     assert whole.kind == pb.REF_KIND_FILE and whole.start_line == 1
 
@@ -130,7 +131,7 @@ def test_summarize_flow_without_refs_falls_back_to_the_topic(stub):
         (
             "enable CORS for a frontend on another origin",
             "tutorial/cors",
-            "fastapi/middleware/cors.py",
+            ("docs_src/cors/", "fastapi/middleware/cors.py"),
         ),
     ],
 )

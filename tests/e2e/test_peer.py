@@ -23,6 +23,8 @@ pytestmark = pytest.mark.e2e
 
 TOKEN = "peer-secret-token"
 TIMEOUT = 2.0
+# Only the peer's documents (the advanced guide) can answer this with confidence.
+QUERY = "handle websocket disconnections"
 
 
 def peer_config(work: Path) -> Path:
@@ -82,7 +84,7 @@ def front(peer: Daemon, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Da
 def test_peer_results_are_reranked_and_qualified(front: Daemon) -> None:
     stub = front.stub
     assert upstream_status(stub).state == pb.SOURCE_STATE_LOADING
-    response = search(stub, "websockets receive messages", explain=True)
+    response = search(stub, QUERY, explain=True)
     assert response.provider == "upstream"
     assert response.results
     for result in response.results:
@@ -90,7 +92,8 @@ def test_peer_results_are_reranked_and_qualified(front: Daemon) -> None:
         assert result.location.startswith("upstream/")
         assert result.snippet and result.preview and result.doc_version
         assert "peer" in [r.name for r in result.reasons]
-    assert response.results[0].location.startswith("upstream/websockets")
+    top = response.results[0]
+    assert top.location == "upstream/websockets#handling-disconnections-and-multiple-clients"
     stages = [s.stage for s in response.stages]
     assert "priors" in stages and "diversify" in stages
     status = upstream_status(stub)
@@ -106,7 +109,7 @@ def test_local_answers_first_when_it_can(front: Daemon) -> None:
 
 def test_peer_locations_fetch_through_the_peer(front: Daemon) -> None:
     stub = front.stub
-    hit = search(stub, "websockets receive messages").results[0]
+    hit = search(stub, QUERY).results[0]
     reply = stub.GetContent(
         pb.GetContentRequest(
             location=hit.location, mode=pb.CONTENT_MODE_FULL, seen_doc_version=hit.doc_version
@@ -140,7 +143,7 @@ def test_a_peer_miss_keeps_the_peers_resolution(front: Daemon) -> None:
 def test_a_wrong_token_falls_through(peer: Daemon, tmp_path: Path) -> None:
     config = front_config(tmp_path, peer.address, token="wrong-token")
     with running(["--config", str(config)], tmp_path / "state") as daemon:
-        response = search(daemon.stub, "websockets receive messages")
+        response = search(daemon.stub, QUERY)
         assert response.provider != "upstream"
         failures = {f.source: f.detail for f in response.failed_sources}
         assert "unauthenticated" in failures["upstream"]
@@ -160,16 +163,16 @@ def test_a_stopped_peer_is_skipped_quickly_during_the_cool_down(tmp_path: Path) 
     config = front_config(front_dir, peer.address)
     try:
         with running(["--config", str(config)], front_dir / "state") as daemon:
-            assert search(daemon.stub, "websockets receive messages").provider == "upstream"
+            assert search(daemon.stub, QUERY).provider == "upstream"
             peer.terminate()
             # Something still accepts connections on the peer's port but never answers, so a
             # call has to wait for its deadline: the expensive case the cool-down avoids.
             with silent_listener(peer.port):
                 started = time.monotonic()
-                first = search(daemon.stub, "websockets receive messages")
+                first = search(daemon.stub, QUERY)
                 first_seconds = time.monotonic() - started
                 started = time.monotonic()
-                second = search(daemon.stub, "websockets receive messages")
+                second = search(daemon.stub, QUERY)
                 second_seconds = time.monotonic() - started
         assert first.provider != "upstream" and second.provider != "upstream"
         first_detail = {f.source: f.detail for f in first.failed_sources}["upstream"]

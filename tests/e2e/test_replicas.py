@@ -135,6 +135,7 @@ def replicas(shared_state, tmp_path):
                 daemon.terminate()
 
 
+@pytest.mark.e2e
 def test_replicas_share_one_generation_without_writing_to_it(shared_state, replicas):
     _config, state, built_after = shared_state
     before = tree_listing(state)
@@ -168,6 +169,7 @@ def _mixed_call(client: Client, n: int) -> None:
         client.list_sources(timeout=10)
 
 
+@pytest.mark.e2e
 def test_round_robin_survives_a_replica_killed_mid_run(replicas):
     target, options = balanced_options([d.address for d in replicas])
     outcomes: Counter[str] = Counter()

@@ -23,7 +23,15 @@ import pytest
 from grpc_health.v1 import health_pb2
 
 from scriptorium.v1 import retrieval_pb2 as pb
-from tests.soak.load import DELIBERATE_CODE, RPCS, LoadReport, LoadSpec, run_load
+from tests.soak.load import (
+    DELIBERATE_CODE,
+    RPCS,
+    LoadReport,
+    LoadSpec,
+    check_loopback,
+    percentile,
+    run_load,
+)
 from tests.support.daemon import CORPUS, Daemon
 
 SERVICE = "scriptorium.v1.RetrievalService"
@@ -110,6 +118,32 @@ def generation(daemon: Daemon) -> int:
 def service_health(daemon: Daemon) -> int:
     request = health_pb2.HealthCheckRequest(service=SERVICE)
     return daemon.health.Check(request, timeout=5).status
+
+
+# -- the generator itself --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target", ["127.0.0.1:50051", "localhost:1", "[::1]:2", "ipv4:127.0.0.1:1,127.0.0.2:2"]
+)
+def test_load_targets_loopback_only(target):
+    check_loopback(target)
+
+
+@pytest.mark.parametrize(
+    "target", ["10.0.0.1:50051", "example.com:443", "ipv4:127.0.0.1:1,192.168.1.1:2", "127.0.0.1"]
+)
+def test_load_refuses_other_targets(target):
+    with pytest.raises(ValueError):
+        LoadSpec(target=target, seconds=1, max_calls=1)
+
+
+def test_percentile_is_nearest_rank():
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 0.5) == 50.0
+    assert percentile(values, 0.99) == 99.0
+    assert percentile(values, 1.0) == 100.0
+    assert percentile([], 0.5) == 0.0
 
 
 # -- the short run (part of make test) -------------------------------------------------------------

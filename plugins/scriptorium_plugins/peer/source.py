@@ -176,6 +176,11 @@ class PeerSource(RemoteSource):
     def covers(self, query: Query) -> bool:
         return not query.sources or self.name in query.sources
 
+    def location_of(self, cand: Candidate) -> str:
+        """The location exactly as the peer gave it (with its fragment), qualified."""
+        doc = cand.document
+        return doc.location if isinstance(doc, RemotePage) else super().location_of(cand)
+
     # -- connection ----------------------------------------------------------------------------
 
     def _stub(self) -> retrieval_pb2_grpc.RetrievalServiceStub:
@@ -269,7 +274,8 @@ class PeerSource(RemoteSource):
             for result in reply.results
             if (cand := candidate_from_result(self.name, self.is_default, result)) is not None
         ]
-        return SearchBatch(candidates)
+        unsure = reply.abstained and reply.abstain_reason == pb.ABSTAIN_REASON_LOW_CONFIDENCE
+        return SearchBatch(candidates, confident=not unsure)
 
     # -- fetch ---------------------------------------------------------------------------------
 
