@@ -8,6 +8,7 @@ import contextlib
 import json
 import shutil
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,13 +28,13 @@ TIMEOUT = 2.0
 QUERY = "handle websocket disconnections"
 
 
-def peer_config(work: Path) -> Path:
+def peer_config(work: Path, server_extra: str = "") -> Path:
     """The peer: the FastAPI "advanced" guide as its default source, behind a bearer token."""
     root = work / "advanced"
     shutil.copytree(CORPUS / "docs/en/docs/advanced", root)
     path = work / "peer.toml"
     path.write_text(
-        f'[server]\nwatch = false\nauth_token = "{TOKEN}"\n\n'
+        f'[server]\nwatch = false\nauth_token = "{TOKEN}"\n{server_extra}\n'
         f'[[sources]]\nname = "adv"\nkind = "markdown"\nroot = "{root}"\ndefault = true\n',
         "utf-8",
     )
@@ -174,6 +175,9 @@ def test_a_stopped_peer_is_skipped_quickly_during_the_cool_down(tmp_path: Path) 
                 started = time.monotonic()
                 second = search(daemon.stub, QUERY)
                 second_seconds = time.monotonic() - started
+                status = upstream_status(daemon.stub)
+        assert status.state == pb.SOURCE_STATE_FAILED
+        assert "deadline_exceeded" in status.last_error
         assert first.provider != "upstream" and second.provider != "upstream"
         first_detail = {f.source: f.detail for f in first.failed_sources}["upstream"]
         second_detail = {f.source: f.detail for f in second.failed_sources}["upstream"]
@@ -196,3 +200,69 @@ def silent_listener(port: int) -> Iterator[socket.socket]:
         yield sock
     finally:
         sock.close()
+
+
+# -- TLS ---------------------------------------------------------------------------------------
+
+
+def openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def certificates(tmp: Path) -> Path:
+    """A throwaway CA and a server certificate for 127.0.0.1."""
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
+            "-subj", "/CN=peer-test-ca", cwd=tmp)  # fmt: skip
+    (tmp / "san.ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=peer",
+            cwd=tmp)  # fmt: skip
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", "server.pem", "-days", "1", "-extfile", "san.ext",
+            cwd=tmp)  # fmt: skip
+    return tmp
+
+
+class TlsDaemon(Daemon):
+    """A daemon serving TLS, health-checked over a channel that trusts the test CA."""
+
+    def __init__(self, *args, ca: Path, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.ca = ca
+
+    def start(self, timeout: float = 120.0) -> TlsDaemon:
+        self._log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env
+        )
+        credentials = grpc.ssl_channel_credentials(self.ca.read_bytes())
+        self.channel = grpc.secure_channel(self.address, credentials)
+        self.wait_serving(timeout)
+        return self
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_a_tls_peer_is_reached_with_the_configured_ca(tmp_path: Path) -> None:
+    certs = certificates(tmp_path)
+    tls = f'tls_cert = "{certs / "server.pem"}"\ntls_key = "{certs / "server.key"}"\n'
+    peer = TlsDaemon(
+        ["--config", str(peer_config(tmp_path / "p", tls))],
+        tmp_path / "p-state",
+        ca=certs / "ca.pem",
+    )
+    peer.start()
+    try:
+        trusting = tmp_path / "trusting"
+        trusting.mkdir()
+        config = front_config(trusting, peer.address, tls_ca=str(certs / "ca.pem"))
+        with running(["--config", str(config)], trusting / "state") as daemon:
+            response = search(daemon.stub, QUERY)
+            assert response.provider == "upstream" and not response.failed_sources
+        plain = tmp_path / "plain"
+        plain.mkdir()
+        with running(["--config", str(front_config(plain, peer.address))], plain / "state") as d:
+            response = search(d.stub, QUERY)
+            assert response.provider != "upstream"
+            assert "upstream" in {f.source for f in response.failed_sources}
+    finally:
+        peer.terminate()

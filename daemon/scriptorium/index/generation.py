@@ -266,6 +266,8 @@ class GenerationStore:
                 index_files=index_files,
             )
             manifest.checksum = manifest.compute_checksum()
+            if change.added:
+                os.sync()  # blobs and index files reach the disk before the manifest names them
             manifest_tmp = tmp / (MANIFEST + ".tmp")
             with manifest_tmp.open("w", encoding="utf-8") as handle:
                 json.dump({**manifest.to_json(), "checksum": manifest.checksum}, handle)

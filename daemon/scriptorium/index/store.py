@@ -123,6 +123,8 @@ class BlobStore:
         return self.path(name).is_file()
 
     def put(self, name: str, data: bytes) -> None:
+        """Write a blob atomically. Durability is the caller's: the generation writer flushes
+        every blob to disk once, before its manifest makes them reachable."""
         target = self.path(name)
         if target.is_file():
             return
@@ -130,8 +132,6 @@ class BlobStore:
         tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
         with tmp.open("wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp, target)
 
     def get(self, name: str, source: str) -> SourceDocument:

@@ -109,7 +109,11 @@ def _suffix_stem(word: str) -> str:
 
 
 def _make_stemmer() -> Callable[[str], str]:
-    """The Snowball English stemmer behind a lock and a memo (it is pure Python and slow)."""
+    """The Snowball English stemmer behind a lock and a memo.
+
+    ``snowballstemmer`` uses the PyStemmer C extension when it is installed (it is a
+    dependency), and falls back to its pure-Python implementation otherwise.
+    """
     try:
         import snowballstemmer
     except ImportError:
