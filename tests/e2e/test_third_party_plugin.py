@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,9 @@ DIST = Path(__file__).resolve().parents[1] / "fixtures" / "plugin_dist"
 def plugin_path(tmp_path_factory) -> Path:
     """Install the plugin distribution with pip into a private target directory."""
     target = tmp_path_factory.mktemp("site")
+    # Build from a copy so the build leaves nothing behind in the repository.
+    source = tmp_path_factory.mktemp("dist") / "plugin_dist"
+    shutil.copytree(DIST, source)
     subprocess.run(
         [
             sys.executable,
@@ -31,7 +35,7 @@ def plugin_path(tmp_path_factory) -> Path:
             "--no-build-isolation",
             "--target",
             str(target),
-            str(DIST),
+            str(source),
         ],
         check=True,
     )
