@@ -15,7 +15,8 @@ mutation, see ``bench/corpus.py``):
 * resident memory of the daemon and index size on disk per MB of corpus;
 * tracing overhead: Search latency and 16-caller throughput of daemons on the same index with
   telemetry off; traces to the console exporter (stdout to /dev/null); the same plus console
-  metrics; traces over OTLP/gRPC to a receiver in the bench process. Ratios are to "off".
+  metrics; traces over OTLP/gRPC to a receiver in the bench process, all of them and a 10 %
+  sample. Ratios are to "off".
 """
 
 from __future__ import annotations
@@ -251,6 +252,9 @@ TRACING_VARIANTS = {
     "console": '\n[telemetry]\nexporter = "console"\n',
     "console_metrics": '\n[telemetry]\nexporter = "console"\nmetrics_exporter = "console"\n',
     "otlp_grpc": '\n[telemetry]\nexporter = "otlp-grpc"\nendpoint = "{endpoint}"\n',
+    "otlp_grpc_10pct": (
+        '\n[telemetry]\nexporter = "otlp-grpc"\nendpoint = "{endpoint}"\nsample_ratio = 0.1\n'
+    ),
 }
 
 

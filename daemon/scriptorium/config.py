@@ -80,6 +80,8 @@ class Settings:
     max_receive_message_bytes: int = 4 * 1024 * 1024
     watch: bool = True
     watch_interval: float = 0.5
+    # How providers answer: "first" non-empty provider wins, or "fuse" all their candidates.
+    provider_chain: str = "first"
     log_level: str = "INFO"
     auth_token: str | None = None
     tls_cert: Path | None = None
@@ -199,6 +201,7 @@ def _parse_server(table: Any, base: Path) -> dict[str, Any]:
         "max_receive_message_bytes",
         "watch",
         "watch_interval",
+        "provider_chain",
         "log_level",
         "auth_token",
         "auth_token_env",
@@ -244,6 +247,10 @@ def _parse_server(table: Any, base: Path) -> dict[str, Any]:
         if not isinstance(table["watch"], bool):
             raise ConfigError("[server] watch must be true or false")
         out["watch"] = table["watch"]
+    if "provider_chain" in table:
+        if table["provider_chain"] not in ("first", "fuse"):
+            raise ConfigError('[server] provider_chain must be "first" or "fuse"')
+        out["provider_chain"] = table["provider_chain"]
     if "watch_interval" in table:
         out["watch_interval"] = _number(
             table["watch_interval"], "watch_interval", integer=False, minimum=0, strict=True

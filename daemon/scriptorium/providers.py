@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from scriptorium import telemetry
 from scriptorium.model import Query, Reason
 from scriptorium.remote import FetchRequest, FetchResult, SearchBatch, round_robin
 from scriptorium.resolve import normalize_location
@@ -205,7 +205,7 @@ class ProviderChain:
             if isinstance(result, ContentOutcome):
                 result.provider = provider.name
                 if not result.trace_id:
-                    result.trace_id = secrets.token_hex(16)
+                    result.trace_id = telemetry.current_trace_id()
                 if result.resolution.rule not in GUESS_RULES:
                     return result
                 # A guess from the leaf alone must not hide a page a later provider has.

@@ -4,8 +4,8 @@ Sources play the role of sites. A location is either bare (resolved against the 
 sources first) or qualified by a source name (``ja/tutorial/first-steps``). Within a source the
 rules run in order, case-insensitively: ``exact`` canonical page, ``variant`` (a trailing
 ``.md``/``.html``/``.htm`` or ``/index`` stripped, a bare ``index`` meaning the root page),
-``canonical-leaf`` (the final segment names exactly one page), and ``moved`` (a page's
-``moved_from`` front matter). The reasons and rules are a fixed vocabulary.
+``moved`` (a page's ``moved_from`` front matter) and ``canonical-leaf`` (the final segment
+names exactly one page). The reasons and rules are a fixed vocabulary.
 """
 
 from __future__ import annotations
@@ -70,13 +70,14 @@ class SourcePages:
             hit = self.exact.get(variant)
             if hit:
                 return _outcome(self.source, hit, "variant")
+        # An explicit moved_from record beats a guess from the last segment.
+        hit = self.moved.get(variant)
+        if hit:
+            return _outcome(self.source, hit, "moved")
         leaf = variant.rsplit("/", 1)[-1]
         hit = self.leaf.get(leaf)
         if hit and len(hit) == 1:
             return Outcome("resolved", "canonical-leaf", hit[0])
-        hit = self.moved.get(variant)
-        if hit:
-            return _outcome(self.source, hit, "moved")
         return None
 
 

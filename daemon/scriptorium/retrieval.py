@@ -128,6 +128,8 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
             self._watch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._watch_task
+        if self.providers is not None:
+            await self.providers.aclose()
 
     async def _watch_loop(self) -> None:
         interval = float(getattr(self.settings, "watch_interval", 0.5) or 0.5)

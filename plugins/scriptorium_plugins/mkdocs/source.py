@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from urllib.parse import urljoin
@@ -475,7 +474,6 @@ class MkDocsSource(RemoteSource):
             revision_skew=any(skew(v, accepted) for v in seen if v),
             source_revision=indexed.revision,
             section_path=cut.section_path,
-            trace_id=secrets.token_hex(16),
         )
 
     def _resolution(self, decision: Decision, requested: str) -> Resolution:

@@ -233,7 +233,7 @@ class PeerSource(RemoteSource):
             reply = await self._stub().ListSources(
                 pb.ListSourcesRequest(), timeout=self.timeout, metadata=self._metadata
             )
-        except grpc.aio.AioRpcError:
+        except Exception:  # counts are a courtesy for status reports, never worth a failure
             return
         self._counts = (
             sum(s.document_count for s in reply.sources),
@@ -375,7 +375,6 @@ class PeerSource(RemoteSource):
             revision_skew=reply.revision_skew,
             source_revision=reply.source_revision,
             section_path=list(reply.section_path),
-            trace_id=reply.trace_id,
         )
 
     # -- status --------------------------------------------------------------------------------
