@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from scriptorium.v1 import retrieval_pb2 as pb
 
+from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 
 pytestmark = pytest.mark.e2e

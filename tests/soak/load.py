@@ -102,7 +102,11 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 @dataclass(frozen=True)
 class LoadSpec:
-    """What to run. ``seconds`` and ``max_calls`` both bound the run; the first reached wins."""
+    """What to run. ``seconds`` and ``max_calls`` both bound the run; the first reached wins.
+
+    RSS samples from the first ``warmup`` seconds are kept but left out of the growth figure:
+    caches fill while the first calls arrive, which is not a leak.
+    """
 
     target: str
     seconds: float
@@ -110,6 +114,7 @@ class LoadSpec:
     workers: int = 4
     pid: int | None = None
     sample_every: float = 0.25
+    warmup: float = 0.0
     call_timeout: float = 30.0
     deliberate_every: int = 50
     queries: tuple[str, ...] = DEFAULT_QUERIES
@@ -120,6 +125,8 @@ class LoadSpec:
         check_loopback(self.target)
         if self.seconds <= 0 or self.max_calls < 1 or self.workers < 1:
             raise ValueError("seconds, max_calls and workers must be positive")
+        if not 0 <= self.warmup < self.seconds:
+            raise ValueError("warmup must be shorter than the run")
         if not self.queries:
             raise ValueError("at least one query is needed")
 
@@ -144,6 +151,7 @@ class LoadReport:
     deliberate: Counter[str]
     rss: list[tuple[float, int]]
     elapsed: float
+    warmup: float = 0.0
 
     @property
     def calls(self) -> int:
@@ -162,8 +170,8 @@ class LoadReport:
         return out
 
     def rss_quarters(self) -> tuple[float, float] | None:
-        """Median RSS (KiB) of the first and the last quarter of the samples."""
-        values = [kib for _, kib in self.rss]
+        """Median RSS (KiB) of the first and the last quarter of the samples after warm-up."""
+        values = [kib for t, kib in self.rss if t >= self.warmup]
         if len(values) < 8:
             return None
         quarter = len(values) // 4
@@ -192,7 +200,7 @@ class LoadReport:
             lines.append(
                 f"rss: first-quarter median {first / 1024:.1f} MiB, last-quarter median "
                 f"{last / 1024:.1f} MiB (x{last / first:.2f}), peak {peak / 1024:.1f} MiB, "
-                f"{len(self.rss)} samples"
+                f"{len(self.rss)} samples, first {self.warmup:.0f} s not compared"
             )
         unexpected = self.unexpected
         if unexpected:
@@ -351,7 +359,7 @@ def run_load(spec: LoadSpec) -> LoadReport:
     if hung:
         raise RuntimeError(f"load workers did not finish: {', '.join(hung)}")
     with run.lock:
-        return LoadReport(run.stats, run.deliberate, list(run.rss), elapsed)
+        return LoadReport(run.stats, run.deliberate, list(run.rss), elapsed, spec.warmup)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -363,6 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--token", default=None, help="bearer token, when the daemon needs one")
     parser.add_argument("--deliberate-every", type=int, default=50)
+    parser.add_argument("--warmup", type=float, default=0.0, help="seconds of RSS not compared")
     args = parser.parse_args(argv)
     try:
         spec = LoadSpec(
@@ -373,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pid=args.pid,
             token=args.token,
             deliberate_every=args.deliberate_every,
+            warmup=args.warmup,
         )
     except ValueError as exc:
         parser.error(str(exc))

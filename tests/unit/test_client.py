@@ -46,8 +46,9 @@ from scriptorium.results import (
 )
 from scriptorium.server import start_server
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import CORPUS
 
-CODE = Path("/work/shared/corpora/fastapi/docs_src/first_steps/tutorial001_py310.py")
+CODE = CORPUS / "docs_src/first_steps/tutorial001_py310.py"
 
 
 class FlakyEngine(Engine):

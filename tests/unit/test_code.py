@@ -23,8 +23,9 @@ from scriptorium.text.code import (
 from scriptorium_plugins.code.extractor import CodeExtractor
 from scriptorium_plugins.code.languages import has_grammar, language_for_path
 from scriptorium_plugins.code.source import CodeSource
+from tests.support.daemon import CORPUS
 
-FASTAPI = Path("/work/shared/corpora/fastapi")
+FASTAPI = CORPUS
 DOCS_SRC = FASTAPI / "docs_src"
 
 needs_corpus = pytest.mark.skipif(not FASTAPI.is_dir(), reason="FastAPI corpus not present")

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from scriptorium.config import ConfigError, Settings, default_state_dir, load_settings
-
-CORPUS = Path("/work/shared/corpora/fastapi")
+from tests.support.daemon import CORPUS
 
 
 @pytest.fixture

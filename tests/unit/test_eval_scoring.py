@@ -16,7 +16,8 @@ from scriptorium.evaluation.evalset import EvalSetError, load_eval_set, parse_li
 
 REPO = Path(__file__).resolve().parents[2]
 SET_PATH = REPO / "eval" / "fastapi.jsonl"
-CORPUS = Path("/work/shared/corpora/fastapi")
+from tests.support.daemon import CORPUS  # noqa: E402  (the shared corpus, wherever CI puts it)
+
 DOC_ROOTS = {lang: CORPUS / "docs" / lang / "docs" for lang in ("en", "ja", "zh")}
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 EXPLICIT_ID = re.compile(r"\{\s*#([A-Za-z0-9_-]+)\s*\}\s*$")

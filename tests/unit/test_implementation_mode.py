@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from scriptorium.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
@@ -19,8 +17,9 @@ from scriptorium_plugins.implementation import (
     is_entrypoint,
     is_example_path,
 )
+from tests.support.daemon import CORPUS
 
-FASTAPI = Path("/work/shared/corpora/fastapi")
+FASTAPI = CORPUS
 needs_corpus = pytest.mark.skipif(not FASTAPI.is_dir(), reason="FastAPI corpus not present")
 
 QUERY = Query(text="read a hero by id", terms=("read", "hero", "id"), mode="implementation")

@@ -28,8 +28,8 @@ from scriptorium.text.slugs import SlugAllocator, github_slug, strip_inline_mark
 from scriptorium_plugins.markdown.extractor import MarkdownExtractor
 from scriptorium_plugins.markdown.frontmatter import parse_front_matter
 from scriptorium_plugins.markdown.source import MarkdownSource
+from tests.support.daemon import CORPUS
 
-CORPUS = Path("/work/shared/corpora/fastapi")
 DOCS = CORPUS / "docs"
 
 

@@ -60,8 +60,9 @@ from scriptorium.sources import SourceConfig
 from scriptorium.status import INTERNAL_MESSAGE, resolution_from_error, to_status
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
+from tests.support.daemon import CORPUS
 
-PAGE = Path("/work/shared/corpora/fastapi/docs/en/docs/tutorial/first-steps.md")
+PAGE = CORPUS / "docs/en/docs/tutorial/first-steps.md"
 SERVICE = "scriptorium.v1.RetrievalService"
 
 

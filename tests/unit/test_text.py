@@ -23,8 +23,8 @@ from scriptorium.text import (
     trim_to_tokens,
 )
 from scriptorium.text.tokenize import _ASCII_RUN_RE, _RUN_RE
+from tests.support.daemon import CORPUS
 
-CORPUS = Path("/work/shared/corpora/fastapi")
 JA_FIRST_STEPS = CORPUS / "docs" / "ja" / "docs" / "tutorial" / "first-steps.md"
 PY_SAMPLE = CORPUS / "fastapi" / "security" / "oauth2.py"
 
