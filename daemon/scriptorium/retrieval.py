@@ -164,9 +164,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
     ) -> FlowOutcome:
         if len(topic) > MAX_QUERY_CHARS:
             raise InvalidArgument(f"topic is longer than {MAX_QUERY_CHARS} characters")
-        outcome = await run_in_thread(
-            summarize_flow, self, list(ref_ids), topic, style, max_steps
-        )
+        outcome = await run_in_thread(summarize_flow, self, list(ref_ids), topic, style, max_steps)
         outcome.trace_id = telemetry.current_trace_id()
         return outcome
 

@@ -1,4 +1,4 @@
-"""Daemon lifecycle on small real trees: live edits, resolution across sources, drain, corruption."""
+"""Daemon lifecycle on small real trees: live edits, resolution, drain, corruption."""
 
 from __future__ import annotations
 
