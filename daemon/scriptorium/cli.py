@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="bearer token (default: $SCRIPTORIUM_TOKEN)",
     )
     remote.add_argument("--tls-ca", type=Path, default=None, help="CA certificate for TLS")
+    remote.add_argument(
+        "--tls-cert", type=Path, default=None, help="client certificate for mutual TLS"
+    )
+    remote.add_argument("--tls-key", type=Path, default=None, help="client key for mutual TLS")
     local = argparse.ArgumentParser(add_help=False)
     local.add_argument("paths", nargs="*", metavar="PATH", help="directories to index")
     local.add_argument("--config", type=Path, default=None, help="TOML configuration file")
@@ -244,6 +248,8 @@ def _client(args: argparse.Namespace, *, attempts: int = 3) -> Client:
         resolve_target(args.target),
         token=args.token or None,
         root_certificates=args.tls_ca,
+        client_cert=args.tls_cert,
+        client_key=args.tls_key,
         timeout=args.timeout if args.timeout is not None else 30.0,
         attempts=attempts,
     )

@@ -281,32 +281,53 @@ def flow_step_to_pb(step: FlowStep) -> pb.FlowStep:
 
 
 def search_result_to_pb(hit: SearchHit) -> pb.SearchResult:
-    result = pb.SearchResult(
-        ref_id=hit.ref_id,
-        kind=ref_kind_to_pb(hit.kind),
-        location=hit.location,
-        url=hit.url,
-        title=hit.title,
-        section_path=list(hit.section_path),
-        start_line=hit.start_line,
-        end_line=hit.end_line,
-        snippet=hit.snippet,
-        preview=hit.preview,
-        score=hit.score,
-        scores=scores_to_pb(hit.scores),
-        reasons=reasons_to_pb(hit.reasons),
-        source=hit.source,
-        doc_version=hit.doc_version,
-        superseded_by=hit.superseded_by,
-        source_class=hit.source_class,
-        parse_confidence=hit.parse_confidence,
-        source_revision=hit.source_revision,
-        language=hit.language,
-        anchor_line=hit.anchor_line,
-    )
+    result = pb.SearchResult()
+    fill_search_result(result, hit)
+    return result
+
+
+def fill_search_result(result: pb.SearchResult, hit: SearchHit) -> None:
+    """Set every field of ``result`` from ``hit``.
+
+    Assigning fields one by one on a message that is already in place (``results.add()``)
+    costs about half of building it from keyword arguments and then copying it into the
+    response, and this runs for every result of every search.
+    """
+    result.ref_id = hit.ref_id
+    result.kind = _REF_KIND_TO_PB[hit.kind]
+    result.location = hit.location
+    result.url = hit.url
+    result.title = hit.title
+    result.section_path.extend(hit.section_path)
+    result.start_line = hit.start_line
+    result.end_line = hit.end_line
+    result.snippet = hit.snippet
+    result.preview = hit.preview
+    result.score = hit.score
+    scores, target = hit.scores, result.scores
+    target.SetInParent()
+    target.lexical = scores.lexical
+    target.dense = scores.dense
+    target.fused = scores.fused
+    target.rerank = scores.rerank
+    if hit.reasons:
+        result.reasons.extend(reasons_to_pb(hit.reasons))
+    result.source = hit.source
+    result.doc_version = hit.doc_version
+    result.superseded_by = hit.superseded_by
+    result.source_class = hit.source_class
+    result.parse_confidence = hit.parse_confidence
+    result.source_revision = hit.source_revision
+    result.language = hit.language
+    result.anchor_line = hit.anchor_line
     datetime_to_pb(hit.effective_from, result.effective_from)
     datetime_to_pb(hit.effective_to, result.effective_to)
-    return result
+
+
+def _fill_results(target: Any, hits: Sequence[SearchHit]) -> None:
+    add = target.add
+    for hit in hits:
+        fill_search_result(add(), hit)
 
 
 def _conflict_to_pb(conflict: Conflict) -> pb.Conflict:
@@ -343,7 +364,6 @@ def _stage_to_pb(stage: StageReport) -> pb.StageReport:
 
 def search_response(outcome: SearchOutcome) -> pb.SearchResponse:
     response = pb.SearchResponse(
-        results=[search_result_to_pb(h) for h in outcome.hits],
         trace_id=outcome.trace_id,
         abstained=outcome.abstained,
         abstain_reason=abstain_reason_to_pb(outcome.abstain_reason),
@@ -355,6 +375,7 @@ def search_response(outcome: SearchOutcome) -> pb.SearchResponse:
             pb.SourceFailure(source=name, detail=detail) for name, detail in outcome.failed_sources
         ],
     )
+    _fill_results(response.results, outcome.hits)
     if outcome.understood is not None:
         response.understood.CopyFrom(_understood_to_pb(outcome.understood))
     return response
@@ -423,15 +444,16 @@ def flow_response(outcome: FlowOutcome) -> pb.SummarizeFlowResponse:
 
 
 def guide_response(outcome: GuideOutcome) -> pb.GuideImplementationResponse:
-    return pb.GuideImplementationResponse(
+    response = pb.GuideImplementationResponse(
         query=outcome.query,
         flow=[flow_step_to_pb(s) for s in outcome.flow],
-        docs=[search_result_to_pb(h) for h in outcome.docs],
-        sample_code=[search_result_to_pb(h) for h in outcome.sample_code],
         assumptions=list(outcome.assumptions),
         confidence=confidence_to_pb(outcome.confidence),
         trace_id=outcome.trace_id,
     )
+    _fill_results(response.docs, outcome.docs)
+    _fill_results(response.sample_code, outcome.sample_code)
+    return response
 
 
 def source_status_to_pb(report: SourceReport) -> pb.SourceStatus:

@@ -1,4 +1,4 @@
-"""Server interceptors: a concurrency limit and bearer-token authentication.
+"""Server interceptors: bearer-token authentication, a concurrency limit, request decoding.
 
 Health checks and reflection are exempt from both, so a load balancer or an orchestrator can
 always probe the daemon, even when it is saturated or when the probe holds no token.
@@ -132,6 +132,58 @@ class ConcurrencyLimitInterceptor(grpc.aio.ServerInterceptor):
         return _wrap(handler, admit, release)
 
 
+class _Undecodable:
+    """Stands in for a request whose bytes are not a valid message."""
+
+
+_UNDECODABLE = _Undecodable()
+
+
+class RequestDecodeInterceptor(grpc.aio.ServerInterceptor):
+    """Answers undecodable request bytes with INVALID_ARGUMENT instead of grpcio's UNKNOWN.
+
+    The deserializer is wrapped so a decode failure becomes a marker the handler refuses; the
+    daemon was never at risk, but a caller deserves to know the request itself was at fault.
+    """
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if (
+            handler is None
+            or handler.request_streaming
+            or handler.request_deserializer is None
+            or is_exempt(handler_call_details.method)
+        ):
+            return handler
+        decode = handler.request_deserializer
+        original = getattr(handler, _behaviour_name(handler))
+
+        def safe_decode(data: bytes) -> Any:
+            try:
+                return decode(data)
+            except Exception:  # DecodeError and friends: the bytes are not our message
+                return _UNDECODABLE
+
+        async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if request is _UNDECODABLE:
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, "the request is not a valid message"
+                )
+            return await original(request, context)
+
+        if not inspect.iscoroutinefunction(original) or handler.response_streaming:
+            return handler
+        return _FACTORIES[_behaviour_name(handler)](
+            guarded,
+            request_deserializer=safe_decode,
+            response_serializer=handler.response_serializer,
+        )
+
+
 class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
     """Requires ``authorization: Bearer <token>`` on every call except health and reflection."""
 
@@ -178,4 +230,5 @@ def build_interceptors(
     if auth_token:
         interceptors.append(BearerTokenInterceptor(auth_token))
     interceptors.append(ConcurrencyLimitInterceptor(max_concurrent_rpcs))
+    interceptors.append(RequestDecodeInterceptor())
     return interceptors

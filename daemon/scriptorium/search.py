@@ -34,6 +34,7 @@ from scriptorium.text import (
     split_lines,
     trim_to_tokens,
 )
+from scriptorium.text.preview import PreviewText, prepare
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,27 @@ class SearchMixin:
         remote = self.remote_by_name.get(cand.source)
         if remote is not None:
             return remote.location_of(cand)
-        source = self.by_name[cand.source]
-        loc = source.block_location(cand.document, cand.block, cand.anchor_line)
-        return loc if source.is_default else f"{source.name}/{loc}"
+        doc, block = cand.document, cand.block
+        snapshot = self._snapshot
+        key = (
+            "loc",
+            cand.source,
+            doc.path,
+            doc.content_hash,
+            block.start_line,
+            block.end_line,
+            block.anchor,
+            cand.anchor_line,
+        )
+        loc = snapshot.memo.get(key) if snapshot is not None else None
+        if loc is None:
+            source = self.by_name[cand.source]
+            loc = source.block_location(doc, block, cand.anchor_line)
+            if not source.is_default:
+                loc = f"{source.name}/{loc}"
+            if snapshot is not None:
+                snapshot.remember(key, loc)
+        return loc
 
     @telemetry.traced_search
     async def search(self, params: SearchParams) -> SearchOutcome:
@@ -268,39 +287,32 @@ class SearchMixin:
             return self._remote_hit(query, cand, doc)
         source = self.by_name[cand.source]
         lines = self.lines_of(doc)
-        if block.kind is RefKind.CODE:
+        code = block.kind is RefKind.CODE
+        if code:
             anchor = cand.anchor_line or block.start_line
             snippet, _, _ = code_snippet(
                 lines, block.start_line, block.end_line, anchor, query.snippet_lines
             )
             lo, hi = max(0, anchor - 12), min(len(lines), anchor + 12)
-            preview_source = "\n".join(lines[lo:hi])
-            ref = Ref(cand.source, RefKind.CODE, doc.path, block.anchor, anchor, doc.content_hash)
-            url_anchor = f"L{anchor}"
         else:
             anchor = block.start_line
             snippet, _, _ = doc_snippet(
                 lines, block.start_line, block.end_line, query.snippet_lines
             )
-            preview_source = "\n".join(
-                lines[block.start_line - 1 : min(block.end_line, block.start_line + 150)]
-            )
-            ref = Ref(
-                cand.source, RefKind.DOC, doc.path, block.anchor, block.start_line, doc.content_hash
-            )
-            url_anchor = block.anchor
+            lo, hi = block.start_line - 1, min(block.end_line, block.start_line + 150)
+        ref_id, url = self._address(cand, source, anchor)
         meta = doc.meta
         return SearchHit(
-            ref_id=ref.encode(),
+            ref_id=ref_id,
             kind=block.kind,
             location=cand.location,
-            url=source.url_for(doc.path, url_anchor),
+            url=url,
             title=block.title or meta.title or doc.path,
             section_path=list(block.section_path),
             start_line=block.start_line,
             end_line=block.end_line,
             snippet=snippet,
-            preview=preview(preview_source[:PREVIEW_SOURCE_CHARS], query.text),
+            preview=preview(self._preview_text(doc, lines, lo, hi), query.text),
             score=round(cand.score, 6),
             scores=cand.scores,
             reasons=cand.reasons,
@@ -312,8 +324,33 @@ class SearchMixin:
             effective_to=meta.effective_to,
             parse_confidence=meta.parse_confidence,
             language=doc.language or "",
-            anchor_line=anchor if block.kind is RefKind.CODE else 0,
+            anchor_line=anchor if code else 0,
         )
+
+    def _address(self, cand: Candidate, source, anchor: int) -> tuple[str, str]:
+        """The ref id and URL of a local hit anchored at ``anchor`` (kept per generation)."""
+        doc, block = cand.document, cand.block
+        snapshot = self._snapshot
+        key = ("addr", cand.source, doc.path, doc.content_hash, block.kind, block.anchor, anchor)
+        found = snapshot.memo.get(key) if snapshot is not None else None
+        if found is None:
+            ref = Ref(cand.source, block.kind, doc.path, block.anchor, anchor, doc.content_hash)
+            url_anchor = f"L{anchor}" if block.kind is RefKind.CODE else block.anchor
+            found = (ref.encode(), source.url_for(doc.path, url_anchor))
+            if snapshot is not None:
+                snapshot.remember(key, found)
+        return found
+
+    def _preview_text(self, doc, lines: list[str], lo: int, hi: int) -> PreviewText:
+        """Lines ``lo:hi`` of ``doc`` prepared for previews (kept per generation)."""
+        snapshot = self._snapshot
+        key = (doc.content_hash, lo, hi)
+        found = snapshot.texts.get(key) if snapshot is not None else None
+        if found is None:
+            found = prepare("\n".join(lines[lo:hi])[:PREVIEW_SOURCE_CHARS])
+            if snapshot is not None:
+                snapshot.remember_text(key, found)
+        return found
 
     def _remote_hit(self, query: Query, cand: Candidate, doc: RemotePage) -> SearchHit:
         """A hit for a remote candidate: text the remote side cut is kept, not cut again."""

@@ -26,7 +26,7 @@ from grpc_reflection.v1alpha import reflection
 from scriptorium import telemetry
 from scriptorium.config import ConfigError, Settings
 from scriptorium.engine import Engine
-from scriptorium.interceptors import build_interceptors
+from scriptorium.interceptors import ConcurrencyLimitInterceptor, build_interceptors
 from scriptorium.plugins import PluginError, Registry, load_registry
 from scriptorium.servicer import RetrievalServicer
 from scriptorium.v1 import retrieval_pb2, retrieval_pb2_grpc
@@ -60,6 +60,8 @@ class RunningServer:
     server: grpc.aio.Server
     health: health.aio.HealthServicer
     port: int
+    # Counts retrieval calls in flight (health and reflection are exempt), for the drain.
+    limiter: ConcurrencyLimitInterceptor | None = None
 
 
 # -- checks --------------------------------------------------------------------------------------
@@ -140,13 +142,12 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
 async def start_server(settings: Settings, engine: Engine) -> RunningServer:
     """Build, bind and start the gRPC server; health starts NOT_SERVING."""
     # The tracing interceptor (when on) runs first, so refused calls are traced too.
+    ours = build_interceptors(
+        max_concurrent_rpcs=settings.max_concurrent_rpcs, auth_token=settings.auth_token
+    )
+    limiter = next((i for i in ours if isinstance(i, ConcurrencyLimitInterceptor)), None)
     server = grpc.aio.server(
-        interceptors=[
-            *telemetry.server_interceptors(),
-            *build_interceptors(
-                max_concurrent_rpcs=settings.max_concurrent_rpcs, auth_token=settings.auth_token
-            ),
-        ],
+        interceptors=[*telemetry.server_interceptors(), *ours],
         options=[
             ("grpc.max_receive_message_length", settings.max_receive_message_bytes),
             # Two daemons must not silently share a port.
@@ -172,7 +173,7 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
     if port == 0 and not settings.listen.startswith(("unix:", "unix-abstract:")):
         raise BindError(f"cannot listen on {settings.listen}")
     await server.start()
-    return RunningServer(server, health_servicer, port)
+    return RunningServer(server, health_servicer, port, limiter)
 
 
 def _write_ready_file(path: Path, port: int) -> None:
@@ -258,7 +259,7 @@ async def _drain(
         with contextlib.suppress(OSError):
             ready_file.unlink()
     await running.health.enter_graceful_shutdown()
-    stopping = asyncio.create_task(running.server.stop(settings.grace_seconds))
+    stopping = asyncio.create_task(_stop_when_drained(running, settings.grace_seconds))
     forced = asyncio.create_task(shutdown.forced.wait())
     await asyncio.wait({stopping, forced}, return_when=asyncio.FIRST_COMPLETED)
     if not stopping.done():
@@ -268,6 +269,22 @@ async def _drain(
     forced.cancel()
     await engine.stop()
     log.info("stopped")
+
+
+async def _stop_when_drained(running: RunningServer, grace: float) -> None:
+    """Refuse new calls, let retrieval calls finish within ``grace``, then close the rest.
+
+    ``server.stop(grace)`` alone would also wait for open health Watch streams, which never end
+    by themselves; once the retrieval calls that matter have drained, a second, immediate stop
+    closes those streams (a smaller grace in a later call shortens the first one).
+    """
+    stopping = asyncio.create_task(running.server.stop(grace))
+    limiter = running.limiter
+    while limiter is not None and limiter.in_flight > 0 and not stopping.done():
+        await asyncio.sleep(0.02)
+    if not stopping.done():
+        await running.server.stop(0)
+    await stopping
 
 
 async def serve(

@@ -599,11 +599,6 @@ def test_undecodable_request_bytes_fail_and_the_daemon_keeps_serving(daemon, pay
     assert_serving(daemon.stub)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="undecodable request bytes answer UNKNOWN ('Unexpected DecodeError') from grpcio's "
-    "deserializer; the daemon should map them to INVALID_ARGUMENT",
-)
 def test_undecodable_request_bytes_are_invalid_argument(daemon):
     assert _raw_search(daemon, GARBAGE[1]).code() == grpc.StatusCode.INVALID_ARGUMENT
 

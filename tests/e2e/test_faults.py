@@ -459,11 +459,6 @@ def test_sigterm_under_load_drains_and_exits_zero(tmp_path, load_tree):
     assert log.index("NOT_SERVING") < log.index("stopped")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an open grpc.health.v1.Health/Watch stream is an in-flight call, so the drain waits "
-    "the whole grace period for it; the drain should wait only for RetrievalService calls",
-)
 def test_open_health_watch_does_not_hold_the_drain(tmp_path, load_tree):
     state = tmp_path / "state"
     shutil.copytree(load_tree / "template", state)

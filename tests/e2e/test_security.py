@@ -363,11 +363,6 @@ def test_mutual_tls_refuses_clients_without_a_trusted_certificate(mtls_daemon, p
     assert health_err.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'scriptorium health' cannot present a client certificate (no --tls-cert/--tls-key), "
-    "so it cannot serve as the exec probe of a mutual-TLS daemon",
-)
 def test_health_command_probes_a_mutual_tls_daemon(mtls_daemon, pki):
     probe = cli(
         "health",

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import tantivy
 
 from scriptorium.index.generation import GenerationStore, Manifest, block_id
 from scriptorium.model import SourceDocument
+
+MEMO_LIMIT = 65_536
+# Prepared preview texts are at most ~8,000 characters each: this bounds them to a few MB.
+TEXT_LIMIT = 1_024
 
 
 @dataclass(slots=True)
@@ -19,10 +23,31 @@ class Snapshot:
     searcher: tantivy.Searcher
     docs: dict[tuple[str, str], SourceDocument]
     blocks: dict[int, tuple[SourceDocument, int]]
+    # Values derived from blocks at request time (locations, ref ids, URLs in ``memo``; texts
+    # prepared for previews in ``texts``). They depend only on the block and the source
+    # configuration, so they live as long as this generation.
+    memo: dict[tuple, object] = field(default_factory=dict)
+    texts: dict[tuple, object] = field(default_factory=dict)
 
     @property
     def generation(self) -> int:
         return self.manifest.generation
+
+    def remember(self, key: tuple, value: object) -> None:
+        """Keep a small ``value``; the table is emptied whole when it reaches its cap.
+
+        Emptying rather than evicting one by one keeps every operation a single dict step,
+        safe without a lock for the request threads that share a snapshot.
+        """
+        if len(self.memo) >= MEMO_LIMIT:
+            self.memo = {}
+        self.memo[key] = value
+
+    def remember_text(self, key: tuple, value: object) -> None:
+        """Like ``remember`` for values holding up to a few thousand characters."""
+        if len(self.texts) >= TEXT_LIMIT:
+            self.texts = {}
+        self.texts[key] = value
 
     @classmethod
     def load(

@@ -7,6 +7,7 @@ supports (see docs/ranking.md for the measurements).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import defaultdict
@@ -91,19 +92,18 @@ class Pipeline:
     # -- stage 1: candidates ------------------------------------------------------------------
 
     def candidates(self, query: Query, hits: Sequence[LexicalHit]) -> list[Candidate]:
-        out = []
-        for hit in hits:
-            block = hit.block
-            cand = Candidate(
-                source=hit.doc.source,
-                document=hit.doc,
-                block=block,
-                score=hit.score,
-                scores=Scores(lexical=hit.score),
+        # Positional construction: this runs for every candidate of every search.
+        return [
+            Candidate(
+                hit.doc.source,
+                hit.doc,
+                hit.block,
+                hit.score,
+                Scores(hit.score),
+                [Reason("bm25", round(hit.score, 4), "lexical score")],
             )
-            cand.reasons.append(Reason("bm25", round(hit.score, 4), "lexical score"))
-            out.append(cand)
-        return out
+            for hit in hits
+        ]
 
     def anchor(self, query: Query, candidates: list[Candidate]) -> None:
         """Centre code candidates on their best matching line (done for the final window only)."""
@@ -150,15 +150,22 @@ class Pipeline:
         query_cjk = bool(_CJK.search(query.text))
         as_of = query.as_of
         now = as_of or _now()
+        class_weights = settings.class_weights
+        classes: dict[str, str] = {}  # source -> class, asked once per source per search
         kept = []
         for cand in candidates:
             meta = cand.document.meta
             if settings.page_boost and meta.boost != 1.0:
                 boost = meta.boost if math.isfinite(meta.boost) and meta.boost > 0 else 0.0
                 cand.adjust("page-boost", boost, "front matter search.boost")
-            cls = meta.source_class or source_class(cand.source)
-            weight = settings.class_weights.get(cls, 1.0)
-            cand.adjust("source-class", weight, cls)
+            cls = meta.source_class
+            if not cls:
+                cls = classes.get(cand.source)
+                if cls is None:
+                    cls = classes[cand.source] = source_class(cand.source)
+            weight = class_weights.get(cls, 1.0)
+            if weight != 1.0:
+                cand.adjust("source-class", weight, cls)
             if settings.language_prior != 1.0:
                 block = cand.block
                 block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))
@@ -317,7 +324,7 @@ def coverage(
     if not query.terms:
         return 0.0
     block = cand.block
-    tokens = set(tokenize(f"{block.body}\n{' '.join(block.section_path)}\n{cand.document.path}"))
+    tokens = _block_tokens(block.body, block.section_path, cand.document.path)
     if doc_freq is None or num_docs <= 0:
         return sum(1 for t in query.terms if t in tokens) / len(query.terms)
     total = matched = 0.0
@@ -327,3 +334,9 @@ def coverage(
         if term in tokens:
             matched += weight
     return matched / total if total else 0.0
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_tokens(body: str, section_path: tuple[str, ...], path: str) -> frozenset[str]:
+    """The tokens coverage looks for; a block's best result is asked about again and again."""
+    return frozenset(tokenize(f"{body}\n{' '.join(section_path)}\n{path}"))

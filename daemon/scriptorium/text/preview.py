@@ -22,12 +22,15 @@ The contract (stable; consumers may rely on it):
 
 from __future__ import annotations
 
+import functools
+import heapq
 import re
+from dataclasses import dataclass
 
 from scriptorium.text.normalize import collapse_whitespace
 from scriptorium.text.tokenize import CJK_CHARS
 
-__all__ = ["ELLIPSIS", "MAX_OCCURRENCES", "MIN_TERM_CHARS", "preview"]
+__all__ = ["ELLIPSIS", "MAX_OCCURRENCES", "MIN_TERM_CHARS", "PreviewText", "prepare", "preview"]
 
 ELLIPSIS = "..."
 MIN_TERM_CHARS = 3
@@ -54,21 +57,13 @@ def _fold(text: str) -> str:
     return "".join(out)
 
 
-def _preview_terms(query: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def _preview_terms(query: str) -> tuple[str, ...]:
+    """The distinct folded terms of ``query`` (one query asks for up to 25 previews)."""
     terms = query.split()
     long_terms = [t for t in terms if len(t) >= MIN_TERM_CHARS]
     kept = dict.fromkeys(_fold(t) for t in (long_terms or terms))
-    return list(kept)[:MAX_PREVIEW_TERMS]
-
-
-def _word_start(text: str, start: int, limit: int) -> int:
-    """Move ``start`` forward to the next word when it falls inside a non-CJK word."""
-    if start == 0 or text[start - 1] == " " or text[start] == " ":
-        return start
-    if _CJK_RE.match(text, start - 1) or _CJK_RE.match(text, start):
-        return start
-    space = text.find(" ", start, limit)
-    return start if space < 0 else space + 1
+    return tuple(t for t in list(kept)[:MAX_PREVIEW_TERMS] if t)
 
 
 def _decorate(text: str, start: int, end: int) -> str:
@@ -77,33 +72,106 @@ def _decorate(text: str, start: int, end: int) -> str:
     return f"{head}{text[start:end]}{tail}"
 
 
-def preview(text: str, query: str, max_chars: int = 200) -> str:
+@dataclass(frozen=True, slots=True)
+class PreviewText:
+    """A text made ready for previews: whitespace-collapsed, and case-folded alongside.
+
+    Preparing is most of the cost of a preview and does not depend on the query, so callers
+    that preview the same text for many queries keep these.
+    """
+
+    collapsed: str
+    folded: str
+
+    @property
+    def weight(self) -> int:
+        """Characters held, for callers that bound a cache of these by size."""
+        return len(self.collapsed) + len(self.folded)
+
+
+def prepare(text: str) -> PreviewText:
+    collapsed = collapse_whitespace(text)
+    return PreviewText(collapsed, _fold(collapsed))
+
+
+def preview(text: str | PreviewText, query: str, max_chars: int = 200) -> str:
     """A window of ``text`` of at most ``max_chars`` characters around the query's terms."""
     if max_chars <= 0:
         return ""
-    collapsed = collapse_whitespace(text)
+    prepared = text if isinstance(text, PreviewText) else None
+    collapsed = prepared.collapsed if prepared else collapse_whitespace(text)
     size = len(collapsed)
     if size <= max_chars:
         return collapsed
     terms = _preview_terms(query)
-    haystack = _fold(collapsed)
+    haystack = prepared.folded if prepared else _fold(collapsed)
+    start = _best_start(collapsed, haystack, terms, max_chars)
+    return _decorate(collapsed, start, min(start + max_chars, size))
+
+
+def _best_start(collapsed: str, haystack: str, terms: tuple[str, ...], max_chars: int) -> int:
+    """The start of the winning window (0 when no term occurs).
+
+    Occurrences are visited in text order across all terms (a heap of each term's next
+    one), so the scan can stop once the best window holds every term and no later
+    occurrence can propose an earlier start. A proposal is clamped to the text and, in
+    non-CJK text, moved forward out of a word it falls inside (never past its occurrence);
+    these checks are inlined, since they run for every occurrence of every term of every
+    result.
+    """
+    size = len(collapsed)
     lead = max_chars // 3
-    best: tuple[int, int, int] | None = None  # (-score, start, end)
-    for term in terms:
-        if not term:
+    last = max(size - max_chars, 0)
+    cjk = not collapsed.isascii()
+    find = haystack.find
+    space = collapsed.find
+    total = len(terms)
+    heap = [(found, i, 1) for i, term in enumerate(terms) if (found := find(term)) >= 0]
+    heapq.heapify(heap)
+    tried: set[int] = set()
+    best_start, best_score = -1, 0
+    while heap:
+        found, i, seen = heap[0]
+        floor = min(max(found - lead, 0), last)  # no proposal from here on starts earlier
+        if best_score == total and floor >= best_start:
+            break
+        following = find(terms[i], found + 1) if seen < MAX_OCCURRENCES else -1
+        if following >= 0:
+            heapq.heapreplace(heap, (following, i, seen + 1))
+        else:
+            heapq.heappop(heap)
+        start = floor
+        if (
+            start > 0
+            and collapsed[start - 1] != " "
+            and collapsed[start] != " "
+            and not (
+                cjk and (_CJK_RE.match(collapsed, start - 1) or _CJK_RE.match(collapsed, start))
+            )
+        ):
+            gap = space(" ", start, found + 1)
+            if gap >= 0:
+                start = gap + 1
+        if start in tried:
             continue
-        found = haystack.find(term)
-        seen = 0
-        while found >= 0 and seen < MAX_OCCURRENCES:
-            seen += 1
-            start = min(max(found - lead, 0), max(size - max_chars, 0))
-            start = _word_start(collapsed, start, found + 1)
-            end = min(start + max_chars, size)
-            score = sum(1 for t in terms if haystack.find(t, start, end) >= 0)
-            candidate = (-score, start, end)
-            if best is None or candidate < best:
-                best = candidate
-            found = haystack.find(term, found + 1)
-    if best is None:
-        return _decorate(collapsed, 0, max_chars)
-    return _decorate(collapsed, best[1], best[2])
+        tried.add(start)
+        # Windows rank by score, then by earlier start: an earlier one needs to tie the best,
+        # a later one to beat it. Counting stops as soon as that is out of reach.
+        if best_start < 0:
+            need = 0
+        elif start < best_start:
+            need = best_score
+        else:
+            need = best_score + 1
+        end = min(start + max_chars, size)
+        score = 0
+        left = total
+        for term in terms:
+            left -= 1
+            if find(term, start, end) >= 0:
+                score += 1
+            elif score + left < need:
+                break
+        if score >= need:
+            best_start, best_score = start, score
+    return max(best_start, 0)

@@ -7,7 +7,9 @@ are 1-based and inclusive, like the block ranges they come from.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Collection, Sequence
+from itertools import accumulate
 
 from scriptorium.text.normalize import normalize
 from scriptorium.text.tokenize import tokenize
@@ -30,16 +32,47 @@ def best_line(
     stop = len(lines) if end is None else min(end, len(lines))
     best_index: int | None = None
     best_count = 0
-    for index in range(max(start, 0), stop):
-        line = lines[index]
-        if not line:
+    for index, most in _lines_to_check(lines, wanted, max(start, 0), stop):
+        if most <= best_count:
             continue
-        count = len(wanted.intersection(tokenize(line, drop_stopwords=False)))
+        count = len(wanted.intersection(tokenize(lines[index], drop_stopwords=False)))
         if count > best_count:
             best_index, best_count = index, count
             if count == len(wanted):
                 break
     return best_index
+
+
+def _lines_to_check(
+    lines: Sequence[str], wanted: set[str], start: int, stop: int
+) -> list[tuple[int, int]]:
+    """``(index, most)`` for the lines in ``[start, stop)`` that may hold a wanted token.
+
+    ``most`` bounds how many distinct wanted tokens the line can hold. Tokenizing every line
+    of a long definition would dominate a search; but every token of an ASCII line is a
+    lower-cased substring of it, so in ASCII text only lines where a term occurs as a
+    substring can count, and no more terms than occur there. Text with other characters
+    (where NFKC and casefolding may change lengths) keeps every non-empty line.
+    """
+    if start >= stop:
+        return []
+    window = lines[start:stop]
+    text = "\n".join(window)
+    if not text.isascii():
+        return [(start + i, len(wanted)) for i, line in enumerate(window) if line]
+    text = text.lower()
+    offsets = list(accumulate(len(line) + 1 for line in window))
+    counts: dict[int, int] = {}
+    for term in wanted:
+        if not term.isascii():
+            continue
+        found = text.find(term)
+        while found >= 0:
+            line = bisect_right(offsets, found)
+            counts[line] = counts.get(line, 0) + 1
+            # One occurrence per line is enough: continue from the next line.
+            found = text.find(term, offsets[line])
+    return [(start + i, counts[i]) for i in sorted(counts)]
 
 
 def _clamp_block(total: int, start_line: int, end_line: int) -> tuple[int, int]:
