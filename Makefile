@@ -72,7 +72,7 @@ test: venv node
 	  summary+="$$(printf '  %-8s %-4s %4ss' "$$name" "$$result" "$$((SECONDS - start))")"$$'\n'; \
 	}; \
 	stage lint $(MAKE) --no-print-directory lint; \
-	stage pytest $(PYTEST) -q tests; \
+	stage pytest $(PYTEST) -q -m "not slow" tests; \
 	stage node npm --prefix $(CLIENT_DIR) test; \
 	echo; echo "== make test summary =="; printf '%s' "$$summary"; \
 	if [ $$status -eq 0 ]; then echo "all stages passed"; else echo "FAILED"; fi; \
