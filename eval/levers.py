@@ -52,7 +52,7 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
         {"class_rules": {"release-notes.md": "ledger", "reference/**": "reference"}},
     ),
 }
-for _threshold in (0.2, 0.25, 0.3, 0.5):
+for _threshold in (0.2, 0.25, 0.3, 0.4, 0.5, 0.6):
     VARIANTS[f"abstain-{_threshold}"] = (
         f"low-confidence threshold {_threshold} (shipped 0.34)",
         {"low_confidence_coverage": _threshold},

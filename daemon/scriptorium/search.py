@@ -60,7 +60,8 @@ class SearchMixin:
         text = params.query or ""
         if len(text) > MAX_QUERY_CHARS:
             raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
-        text = "".join(ch if ch.isprintable() or ch.isspace() else " " for ch in text)
+        if not text.isprintable():
+            text = "".join(ch if ch.isprintable() or ch.isspace() else " " for ch in text)
         mode_name = params.mode or "default"
         try:
             self.registry.mode(mode_name)
@@ -191,6 +192,8 @@ class SearchMixin:
 
     def _new_outcome(self, query: Query) -> SearchOutcome:
         trace_id = telemetry.current_trace_id()
+        if not query.explain:
+            return SearchOutcome(hits=[], trace_id=trace_id, understood=None)
         understood = UnderstoodQuery(
             terms=list(query.terms),
             kinds=sorted(query.corpora),
@@ -201,9 +204,7 @@ class SearchMixin:
             query_chars=len(query.text),
             term_count=len(query.terms),
         )
-        return SearchOutcome(
-            hits=[], trace_id=trace_id, understood=understood if query.explain else None
-        )
+        return SearchOutcome(hits=[], trace_id=trace_id, understood=understood)
 
     def _rank(
         self,
@@ -263,7 +264,9 @@ class SearchMixin:
         """Whether the best result covers too little of a multi-term query to be trusted."""
         if len(query.terms) < 2:
             return False
-        best_coverage = coverage(query, best, *self._term_stats(best))
+        best_coverage = coverage(
+            query, best, *self._term_stats(best), token_options=self.ranking.token_options()
+        )
         return best_coverage < self.ranking.low_confidence_coverage
 
     def _term_stats(self, cand: Candidate) -> tuple:

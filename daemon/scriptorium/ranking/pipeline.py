@@ -132,9 +132,10 @@ class Pipeline:
         elif mode == "max" and len(by_corpus) > 1:
             for group in by_corpus.values():
                 best = max(c.score for c in group) or 1.0
+                factor = round(1 / best, 6)
                 for cand in group:
                     cand.score = cand.score / best
-                    cand.reasons.append(Reason("fusion", round(1 / best, 6), "scaled by corpus"))
+                    cand.reasons.append(Reason("fusion", factor, "scaled by corpus"))
         for cand in candidates:
             cand.scores.fused = cand.score
 
@@ -212,8 +213,8 @@ class Pipeline:
     ) -> tuple[list[Candidate], list[StageDrop], list[StageDrop]]:
         explain = query is not None and query.explain
         for cand in candidates:
-            cand.location = location_of(cand)
             cand.scores.rerank = cand.score
+        _locate(candidates, location_of, everyone=explain or query is None)
         candidates.sort(key=lambda c: (-c.score, c.location, c.block.start_line, c.block.end_line))
         seen: set[tuple] = set()
         unique: list[Candidate] = []
@@ -274,6 +275,25 @@ class Pipeline:
         return final, dedup_drops, diversity_drops
 
 
+def _locate(candidates: list[Candidate], location_of: LocationOf, everyone: bool) -> None:
+    """Set the location of the candidates whose order (or explanation) needs it.
+
+    Locations break ties between equal scores; the final window is located again after
+    anchoring. So unless the drops are to be explained, only candidates sharing a score with
+    another need one now: for the rest the sort never looks at it.
+    """
+    if everyone:
+        for cand in candidates:
+            cand.location = location_of(cand)
+        return
+    counts: dict[float, int] = {}
+    for cand in candidates:
+        counts[cand.score] = counts.get(cand.score, 0) + 1
+    for cand in candidates:
+        if counts[cand.score] > 1:
+            cand.location = location_of(cand)
+
+
 def _drop(cand: Candidate, why: str, with_ref: bool, location: str = "") -> StageDrop:
     """A dropped candidate for ``explain``; its ref id is encoded only when explaining."""
     block = cand.block
@@ -314,8 +334,12 @@ def coverage(
     cand: Candidate,
     doc_freq: Callable[[str], int] | None = None,
     num_docs: int = 0,
+    token_options: dict[str, bool] | None = None,
 ) -> float:
     """How much of the query the candidate covers, from 0 to 1.
+
+    ``token_options`` must be the ones the query terms were made with (stemming and so on),
+    or stemmed query terms would never match the block's unstemmed tokens.
 
     With ``doc_freq`` each term counts by its inverse document frequency, so missing a rare,
     specific term ("photoshop") weighs more than missing a common one ("use"); a term the
@@ -324,7 +348,8 @@ def coverage(
     if not query.terms:
         return 0.0
     block = cand.block
-    tokens = _block_tokens(block.body, block.section_path, cand.document.path)
+    options = tuple(sorted((token_options or {}).items()))
+    tokens = _block_tokens(block.body, block.section_path, cand.document.path, options)
     if doc_freq is None or num_docs <= 0:
         return sum(1 for t in query.terms if t in tokens) / len(query.terms)
     total = matched = 0.0
@@ -337,6 +362,8 @@ def coverage(
 
 
 @functools.lru_cache(maxsize=1024)
-def _block_tokens(body: str, section_path: tuple[str, ...], path: str) -> frozenset[str]:
+def _block_tokens(
+    body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
+) -> frozenset[str]:
     """The tokens coverage looks for; a block's best result is asked about again and again."""
-    return frozenset(tokenize(f"{body}\n{' '.join(section_path)}\n{path}"))
+    return frozenset(tokenize(f"{body}\n{' '.join(section_path)}\n{path}", **dict(options)))
