@@ -60,12 +60,15 @@ class BuildSummary:
     files: dict[str, int] = field(default_factory=dict)
 
 
+# Options that change how a source is served, not what its index holds.
+_SERVING_OPTIONS = frozenset({"snapshot"})
+
+
 def source_fingerprint(source: Source) -> str:
+    """What the index of a source depends on; a change re-indexes that source."""
     cfg = source.config
-    payload = json.dumps(
-        [cfg.kind, str(cfg.root), sorted(cfg.options.items(), key=lambda kv: kv[0])],
-        default=str,
-    )
+    options = sorted((k, v) for k, v in cfg.options.items() if k not in _SERVING_OPTIONS)
+    payload = json.dumps([cfg.kind, str(cfg.root), options], default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -125,14 +128,16 @@ class IndexingMixin:
                     previous = None
                 old_files = previous.files if previous else {}
                 table = SourceEntry(source.config.kind, str(source.config.root), fingerprint)
-                if not isinstance(source, LocalTreeSource) or not source.root.is_dir():
-                    # Snapshot mode: the tree is not on disk; serve what the generation holds.
+                snapshot = bool(source.config.options.get("snapshot"))
+                local = isinstance(source, LocalTreeSource)
+                if (snapshot and old_files) or not local or not source.root.is_dir():
+                    # Serve what the generation holds: a snapshot source on purpose (it is
+                    # scanned only while no generation holds it), any other local source
+                    # because its tree has gone (stale until it returns).
                     table.files = dict(old_files)
                     tables[source.name] = table
                     if old_files:
-                        state.state = (
-                            "ready" if not isinstance(source, LocalTreeSource) else "stale"
-                        )
+                        state.state = "ready" if (snapshot or not local) else "stale"
                         state.last_error = (
                             ""
                             if state.state == "ready"
