@@ -143,6 +143,8 @@ class Candidate:
     scores: Scores = field(default_factory=Scores)
     reasons: list[Reason] = field(default_factory=list)
     anchor_line: int | None = None  # best matching line for code refs
+    # A code match found through the file's path alone: reported as a whole-file ref.
+    file_level: bool = False
     location: str = ""
     url: str = ""
     provider: str = ""

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from scriptorium import telemetry
 from scriptorium.index.searcher import lexical_search
 from scriptorium.indexer import doc_version
-from scriptorium.model import Candidate, Corpus, Query, RefKind
+from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind
 from scriptorium.plugins import PluginError
 from scriptorium.ranking.pipeline import coverage
 from scriptorium.refs import Ref
@@ -109,11 +109,15 @@ class SearchMixin:
             block.end_line,
             block.anchor,
             cand.anchor_line,
+            cand.file_level,
         )
         loc = snapshot.memo.get(key) if snapshot is not None else None
         if loc is None:
             source = self.by_name[cand.source]
-            loc = source.block_location(doc, block, cand.anchor_line)
+            if cand.file_level:
+                loc = source.page_location(doc.path)
+            else:
+                loc = source.block_location(doc, block, cand.anchor_line)
             if not source.is_default:
                 loc = f"{source.name}/{loc}"
             if snapshot is not None:
@@ -290,6 +294,8 @@ class SearchMixin:
             return self._remote_hit(query, cand, doc)
         source = self.by_name[cand.source]
         lines = self.lines_of(doc)
+        if cand.file_level:
+            return self._file_hit(query, cand, source, lines)
         code = block.kind is RefKind.CODE
         if code:
             anchor = cand.anchor_line or block.start_line
@@ -328,6 +334,34 @@ class SearchMixin:
             parse_confidence=meta.parse_confidence,
             language=doc.language or "",
             anchor_line=anchor if code else 0,
+        )
+
+    def _file_hit(self, query: Query, cand: Candidate, source, lines: list[str]) -> SearchHit:
+        """A whole-file result anchored at line 1 (the file's path matched, no line did)."""
+        doc = cand.document
+        ref = Ref(cand.source, RefKind.FILE, doc.path, "", 1, doc.content_hash)
+        snippet, _, _ = doc_snippet(lines, 1, len(lines), query.snippet_lines)
+        meta = doc.meta
+        return SearchHit(
+            ref_id=ref.encode(),
+            kind=RefKind.FILE,
+            location=cand.location,
+            url=source.url_for(doc.path),
+            title=doc.path,
+            section_path=[doc.path],
+            start_line=1,
+            end_line=len(lines),
+            snippet=snippet,
+            preview=preview(self._preview_text(doc, lines, 0, 40), query.text),
+            score=round(cand.score, 6),
+            scores=cand.scores,
+            reasons=[*cand.reasons, Reason("file-level", 1.0, "the path matched, no line did")],
+            source=cand.source,
+            doc_version=doc_version(doc),
+            source_class=meta.source_class or source.source_class,
+            parse_confidence=meta.parse_confidence,
+            language=doc.language or "",
+            anchor_line=1,
         )
 
     def _address(self, cand: Candidate, source, anchor: int) -> tuple[str, str]:

@@ -106,14 +106,25 @@ class Pipeline:
         ]
 
     def anchor(self, query: Query, candidates: list[Candidate]) -> None:
-        """Centre code candidates on their best matching line (done for the final window only)."""
-        terms = set(query.terms)
+        """Centre code candidates on their best matching line (done for the final window only).
+
+        Lines are matched on plain tokens as well as the query's (possibly stemmed) terms. A
+        code block where no line matches but whose file path does becomes a file-level result
+        anchored at line 1: the path, not the code, is what answered.
+        """
+        terms = set(query.terms) | set(query_terms(query.text))
         for cand in candidates:
             block = cand.block
             if block.kind is RefKind.CODE and cand.anchor_line is None:
                 lines = self.lines_of(cand.document)
                 best = best_line(lines, terms, block.start_line - 1, block.end_line)
-                cand.anchor_line = (best + 1) if best is not None else block.start_line
+                if best is not None:
+                    cand.anchor_line = best + 1
+                elif terms & set(tokenize(cand.document.path, **self.settings.token_options())):
+                    cand.file_level = True
+                    cand.anchor_line = 1
+                else:
+                    cand.anchor_line = block.start_line
 
     # -- stage 2: fusion across corpora --------------------------------------------------------
 
@@ -256,6 +267,7 @@ class Pipeline:
             self.anchor(query, final)
             for cand in final:
                 cand.location = location_of(cand)
+            final = _one_result_per_file_level(final)
         kept = {id(c) for c in final}
         diversity_drops = [
             _drop(c, f"more than {limit} blocks from one document", explain)
@@ -308,6 +320,20 @@ def _drop(cand: Candidate, why: str, with_ref: bool, location: str = "") -> Stag
             cand.document.content_hash,
         ).encode()
     return StageDrop(ref_id, location or cand.location, why)
+
+
+def _one_result_per_file_level(window: list[Candidate]) -> list[Candidate]:
+    """Blocks of one file that all became file-level results collapse into the first."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for cand in window:
+        if cand.file_level:
+            key = (cand.source, cand.document.path)
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(cand)
+    return kept
 
 
 def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candidate]:
