@@ -1,11 +1,14 @@
 """Deterministic scaled copies of the FastAPI corpus for benchmarks.
 
-Copy ``i`` (for i in 1..scale-1) of every Markdown and Python file is written under a
-``copy-<i>`` directory next to the original, with a deterministic mutation so copies are not
-byte-identical: every identifier-like word of 5+ letters gets a suffix ``<i>`` in one out of
-every three occurrences (chosen by position), and headings keep their text but gain the copy
-number. The vocabulary, lengths and structure stay realistic while the term statistics grow
-like a real, larger corpus.
+``make_scaled_corpus(source, target, scale)`` copies the corpus, then writes copy ``i`` (for i
+in 1..scale-1) of every Markdown and Python file of the indexed trees under a ``copy-<i>``
+directory next to the original, mutated so copies are not byte-identical: every third
+identifier-like word of 5+ letters (counted by position, headings and code alike) gets the
+suffix ``<i>``. Sizes, structure, languages and the mix of prose and code stay those of the real
+corpus; the vocabulary grows with every copy (the suffixed words are new terms), and each page
+has ``scale`` near-duplicates. Both make the scaled corpora harder than real ones of the same
+size: the tokenizer's memo sees far more distinct words, and candidate lists fill with
+near-duplicate blocks.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def _mutate(text: str, copy: int) -> str:
 
 
 def make_scaled_corpus(source: Path, target: Path, scale: int) -> Path:
-    """A corpus ``scale`` times the size of ``source`` (the original plus scale-1 mutated copies)."""
+    """A corpus ``scale`` times the size of ``source``: the original, scale-1 mutated copies."""
     if target.exists():
         return target
     shutil.copytree(source, target)

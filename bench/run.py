@@ -2,21 +2,27 @@
 
     python bench/run.py [--json PATH] [--quick] [--scales 1,10]
 
-What it measures, on copies of the FastAPI corpus (scaled copies are made by deterministic
-mutation, see ``bench/corpus.py``):
+The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scales 10, 100; see
+``bench/corpus.py``) into a temporary directory, and for every scale this measures:
 
-* index build time and throughput (``scriptorium index build`` in a fresh state directory);
-* cold start of ``scriptorium serve`` to SERVING from an existing generation;
+* index build: a fresh ``scriptorium index build`` of the whole corpus (MB/s, files/s), and of
+  its Markdown alone (the Markdown throughput target);
+* index size on disk per MB of corpus;
+* cold start of ``scriptorium serve`` to SERVING from the existing generation;
 * Search latency (p50/p99, sequential) over gRPC, next to the trivial RPC floor (the health
-  Check served by the same server process), and their ratio;
+  Check served by the same server process), and their ratio; the same for every query of the
+  evaluation set asked once (no query repeats, so per-block caches see a realistic spread);
 * throughput with 1, 4, 16 and 64 concurrent callers for both;
-* the engine alone: the same queries straight against the tantivy index in-process;
+* in-process: the engine alone (the tantivy query) and the whole local search (ranking and
+  result building, no gRPC), on the same queries;
 * GetContent / ExpandRelated / SummarizeFlow / GuideImplementation latencies;
-* resident memory of the daemon and index size on disk per MB of corpus;
-* tracing overhead: Search latency and 16-caller throughput of daemons on the same index with
-  telemetry off; traces to the console exporter (stdout to /dev/null); the same plus console
-  metrics; traces over OTLP/gRPC to a receiver in the bench process, all of them and a 10 %
-  sample. Ratios are to "off".
+* resident memory of the daemon, and per MB of corpus;
+* incremental updates: seconds from editing a file of the corpus copy until Search finds the
+  new word, with the watcher on;
+* tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``.
+
+Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
+Markdown build, to stay within tens of minutes (docs/performance.md gives timings).
 """
 
 from __future__ import annotations
@@ -25,13 +31,10 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -40,337 +43,231 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
-
 from bench.corpus import make_scaled_corpus  # noqa: E402
+from bench.lifecycle import cold_start, edit_latency  # noqa: E402
+from bench.measure import (  # noqa: E402
+    dir_mb,
+    latency,
+    ratio,
+    rss_mb,
+    summary,
+    throughput,
+    tree_bytes,
+)
+from bench.queries import QUERIES, eval_queries  # noqa: E402
+from bench.targets import check  # noqa: E402
+from bench.tracing import pb_stub, render_tracing, tracing_overhead  # noqa: E402
+from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
 from tests.support.daemon import CORPUS, Daemon, write_fastapi_config  # noqa: E402
 
-QUERIES = [
-    "declare path parameters with types",
-    "background tasks after response",
-    "OAuth2PasswordBearer",
-    "dependencies with yield",
-    "CORS middleware allow origins",
-    "パスパラメータ",
-    "查询参数",
-    "upload files with form data",
-    "jsonable_encoder",
-    "testing with TestClient",
-]
+CORPUS_ROOTS = ("docs", "fastapi", "docs_src")
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
-
-
-def latency(call: Callable[[int], object], n: int) -> dict:
-    for i in range(min(20, n)):
-        call(i)
-    samples = []
-    for i in range(n):
-        start = time.perf_counter()
-        call(i)
-        samples.append((time.perf_counter() - start) * 1000)
+def corpus_sizes(corpus: Path) -> dict:
+    files = [p for sub in CORPUS_ROOTS for p in (corpus / sub).rglob("*") if p.is_file()]
+    markdown = tree_bytes(corpus / "docs", (".md",))
     return {
-        "p50_ms": round(statistics.median(samples), 3),
-        "p99_ms": round(percentile(samples, 0.99), 3),
-        "n": n,
+        "corpus_mb": round(sum(p.stat().st_size for p in files) / 1e6, 2),
+        "corpus_files": len(files),
+        "markdown_mb": round(markdown / 1e6, 2),
     }
 
 
-def throughput(
-    make_call: Callable[[], Callable[[int], object]], callers: int, seconds: float
-) -> float:
-    stop = time.monotonic() + seconds
-    counts = [0] * callers
-
-    def worker(slot: int) -> None:
-        call = make_call()
-        i = 0
-        while time.monotonic() < stop:
-            call(i)
-            i += 1
-        counts[slot] = i
-
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return round(sum(counts) / seconds, 1)
+def write_markdown_config(path: Path, corpus: Path) -> Path:
+    """The English, Japanese and Chinese documentation without the code."""
+    sources = "".join(
+        f'\n[[sources]]\nname = "{name}"\nkind = "markdown"\n'
+        f'root = "{corpus / "docs" / name / "docs"}"\n'
+        for name in ("en", "ja", "zh")
+    )
+    path.write_text(f"[server]\nwatch = false\n{sources}", encoding="utf-8")
+    return path
 
 
-def rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return 0.0
-
-
-def dir_mb(path: Path) -> float:
-    return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6, 2)
-
-
-def corpus_mb(corpus: Path) -> float:
-    total = 0
-    for sub in ("docs", "fastapi", "docs_src"):
-        total += sum(p.stat().st_size for p in (corpus / sub).rglob("*") if p.is_file())
-    return round(total / 1e6, 2)
-
-
-def build(config: Path, state: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scriptorium",
-            "index",
-            "build",
-            "--config",
-            str(config),
-            "--state-dir",
-            str(state),
-        ],
+def build(config: Path, state: Path, megabytes: float) -> dict:
+    """A fresh build; ``indexing_s`` is the command's own figure (no interpreter start)."""
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "scriptorium", "--format", "json", "index", "build"]
+    done = subprocess.run(
+        [*command, "--config", str(config), "--state-dir", str(state)],
         check=True,
         capture_output=True,
+        text=True,
     )
-    return time.perf_counter() - start
+    wall = time.perf_counter() - started
+    report = json.loads(done.stdout)
+    indexing = float(report.get("seconds") or wall)
+    documents = int(report.get("documents", 0))
+    return {
+        "wall_s": round(wall, 2),
+        "indexing_s": round(indexing, 2),
+        "documents": documents,
+        "blocks": int(report.get("blocks", 0)),
+        "mb_per_s": round(megabytes / indexing, 2),
+        "mb_per_s_wall": round(megabytes / wall, 2),
+        "files_per_s": round(documents / indexing, 1),
+    }
 
 
-def bench_scale(scale: int, work: Path, quick: bool) -> dict:
-    corpus = CORPUS if scale == 1 else make_scaled_corpus(CORPUS, work / f"corpus-x{scale}", scale)
+def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
+    heavy = scale >= 100
+    quick = args.quick or heavy
+    started = time.perf_counter()
+    corpus = make_scaled_corpus(CORPUS, work / f"corpus-x{scale}", scale)
     config = write_fastapi_config(work / f"x{scale}.toml", corpus)
     state = work / f"state-x{scale}"
-    size_mb = corpus_mb(corpus)
-    build_s = build(config, state)
-    result: dict = {
-        "scale": scale,
-        "corpus_mb": size_mb,
-        "index_build_s": round(build_s, 2),
-        "index_build_mb_per_s": round(size_mb / build_s, 2),
-        "index_on_disk_mb": dir_mb(state / "generations") + dir_mb(state / "blobs"),
-    }
-    result["index_per_corpus_mb"] = round(result["index_on_disk_mb"] / size_mb, 2)
-    daemon = Daemon(["--config", str(config)], state)
-    started = time.perf_counter()
-    daemon.start()
-    result["cold_start_s"] = round(time.perf_counter() - started, 3)
-    try:
-        stub = daemon.stub
-        health = health_pb2_grpc.HealthStub(daemon.channel)
-        n = 200 if quick else 1000
-        search = latency(
-            lambda i: stub.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)])), n
-        )
-        floor = latency(lambda i: health.Check(health_pb2.HealthCheckRequest()), n)
-        result["search"] = search
-        result["trivial_rpc"] = floor
-        result["search_p50_over_trivial"] = round(search["p50_ms"] / floor["p50_ms"], 2)
-        result["rss_mb"] = rss_mb(daemon.proc.pid)
-        seconds = 1.5 if quick else 4.0
+    result: dict = {"scale": scale, **corpus_sizes(corpus)}
+    log(f"x{scale}: corpus {result['corpus_mb']} MB, {result['corpus_files']} files")
 
-        def search_caller():
-            channel = grpc.insecure_channel(daemon.address)
-            s = pb_stub(channel)
-            return lambda i: s.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)]))
+    result["build"] = build(config, state, result["corpus_mb"])
+    log(f"x{scale}: build {result['build']}")
+    if scale <= args.markdown_build_max_scale:
+        md_config = write_markdown_config(work / f"x{scale}-md.toml", corpus)
+        md_state = work / f"state-x{scale}-md"
+        result["build_markdown"] = build(md_config, md_state, result["markdown_mb"])
+        shutil.rmtree(md_state, ignore_errors=True)
+        log(f"x{scale}: markdown build {result['build_markdown']}")
+    on_disk = dir_mb(state / "generations") + dir_mb(state / "blobs")
+    result["index_on_disk_mb"] = round(on_disk, 2)
+    result["index_per_corpus_mb"] = ratio(on_disk, result["corpus_mb"])
 
-        def health_caller():
-            channel = grpc.insecure_channel(daemon.address)
-            h = health_pb2_grpc.HealthStub(channel)
-            return lambda i: h.Check(health_pb2.HealthCheckRequest())
-
-        result["throughput"] = {}
-        for callers in (1, 4, 16, 64):
-            s_rate = throughput(search_caller, callers, seconds)
-            h_rate = throughput(health_caller, callers, seconds)
-            result["throughput"][str(callers)] = {
-                "search_per_s": s_rate,
-                "trivial_per_s": h_rate,
-                "ratio": round(s_rate / h_rate, 2) if h_rate else 0.0,
-            }
-        first = stub.Search(pb.SearchRequest(query="dependencies with yield")).results
-        if first:
-            ref = first[0].ref_id
-            result["get_content"] = latency(
-                lambda i: stub.GetContent(pb.GetContentRequest(ref_id=ref)), n // 4
-            )
-            for name, call in (
-                (
-                    "expand_related",
-                    lambda i: stub.ExpandRelated(pb.ExpandRelatedRequest(ref_ids=[ref])),
-                ),
-                (
-                    "summarize_flow",
-                    lambda i: stub.SummarizeFlow(pb.SummarizeFlowRequest(ref_ids=[ref])),
-                ),
-                (
-                    "guide_implementation",
-                    lambda i: stub.GuideImplementation(
-                        pb.GuideImplementationRequest(
-                            topic="add OAuth2 password login", framework="fastapi"
-                        )
-                    ),
-                ),
-            ):
-                try:
-                    result[name] = latency(call, max(10, n // 20))
-                except grpc.RpcError as exc:
-                    result[name] = {"unavailable": exc.code().name}
-        result["rss_mb_after_load"] = rss_mb(daemon.proc.pid)
-    finally:
-        daemon.terminate()
-    result["engine_alone"] = engine_alone(config, state, 200 if quick else 1000)
-    if result["engine_alone"].get("p50_ms"):
-        result["search_p50_over_engine"] = round(
-            result["search"]["p50_ms"] / result["engine_alone"]["p50_ms"], 2
-        )
-    result["tracing_overhead"] = tracing_overhead(config, state, quick)
+    result["cold_start"] = cold_start(config, state, work, runs=1 if heavy else 3)
+    log(f"x{scale}: cold start {result['cold_start']}")
+    result.update(serve_measurements(config, state, scale, quick))
+    result["in_process"] = in_process(config, state, 300 if quick else 1000)
+    result["search_p50_over_engine"] = ratio(
+        result["search"]["p50_ms"], result["in_process"]["engine_alone"]["p50_ms"]
+    )
+    if scale in args.tracing_scales:
+        log(f"x{scale}: tracing overhead")
+        result["tracing_overhead"] = tracing_overhead(config, state, quick)
+    if args.edits > 0:
+        result["incremental_update"] = incremental_update(corpus, state, work, scale, args.edits)
+        log(f"x{scale}: incremental update {result['incremental_update']}")
+    result["targets"] = check(result)
+    result["bench_seconds"] = round(time.perf_counter() - started, 1)
     return result
 
 
-class ConsoleDaemon(Daemon):
-    """A daemon whose stdout, where the console exporters write, goes to /dev/null."""
-
-    def start(self, timeout: float = 120.0) -> ConsoleDaemon:
-        self._log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            self.cmd, stdout=subprocess.DEVNULL, stderr=self._log, env=self.env
-        )
-        self.channel = grpc.insecure_channel(self.address)
-        self.wait_serving(timeout)
-        return self
-
-
-TRACING_VARIANTS = {
-    "off": "",
-    "console": '\n[telemetry]\nexporter = "console"\n',
-    "console_metrics": '\n[telemetry]\nexporter = "console"\nmetrics_exporter = "console"\n',
-    "otlp_grpc": '\n[telemetry]\nexporter = "otlp-grpc"\nendpoint = "{endpoint}"\n',
-    "otlp_grpc_10pct": (
-        '\n[telemetry]\nexporter = "otlp-grpc"\nendpoint = "{endpoint}"\nsample_ratio = 0.1\n'
-    ),
-}
-
-
-class OtlpSink:
-    """A minimal OTLP/gRPC trace receiver in the bench process; it counts what it receives."""
-
-    def __init__(self) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from opentelemetry.proto.collector.trace.v1 import (
-            trace_service_pb2,
-            trace_service_pb2_grpc,
-        )
-
-        sink = self
-        self.spans = 0
-
-        class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
-            def Export(self, request, context):
-                for resource in request.resource_spans:
-                    sink.spans += sum(len(scope.spans) for scope in resource.scope_spans)
-                return trace_service_pb2.ExportTraceServiceResponse()
-
-        self.server = grpc.server(ThreadPoolExecutor(max_workers=2))
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Receiver(), self.server)
-        port = self.server.add_insecure_port("127.0.0.1:0")
-        self.endpoint = f"http://127.0.0.1:{port}"
-        self.server.start()
-
-    def stop(self) -> None:
-        self.server.stop(0)
-
-
-def tracing_overhead(config: Path, state: Path, quick: bool) -> dict:
-    """Search latency and 16-caller throughput with telemetry off and on, same index, same run.
-
-    The three daemons run side by side (idle ones cost no CPU: the bench config has no watcher)
-    and are measured in alternating rounds, keeping each variant's best round, so a noisy
-    neighbour on the machine does not land on one variant only.
-    """
-    n = 200 if quick else 1000
-    seconds = 1.5 if quick else 4.0
-    rounds = 1 if quick else 3
-    base = config.read_text(encoding="utf-8")
-    daemons: dict[str, Daemon] = {}
-    out: dict = {
-        "exporters": "batch span processor; console to /dev/null, or OTLP/gRPC to an in-bench sink"
-    }
-    sink = OtlpSink()
+def serve_measurements(config: Path, state: Path, scale: int, quick: bool) -> dict:
+    """Everything measured against one serving daemon."""
+    out: dict = {}
+    n = 300 if quick else 1000
+    seconds = 2.0 if quick else 4.0
+    daemon = Daemon(["--config", str(config)], state)
+    daemon.start(timeout=900)
     try:
-        for name, table in TRACING_VARIANTS.items():
-            variant = config.with_name(f"{config.stem}-{name}.toml")
-            variant.write_text(base + table.replace("{endpoint}", sink.endpoint), encoding="utf-8")
-            daemons[name] = ConsoleDaemon(["--config", str(variant)], state).start()
-        runs: dict[str, list[dict]] = {name: [] for name in daemons}
-        for _ in range(rounds):
-            for name, daemon in daemons.items():
-                runs[name].append(_search_load(daemon, n, seconds))
+        stub = daemon.stub
+        health = health_pb2_grpc.HealthStub(daemon.channel)
+        out["rss_mb"] = rss_mb(daemon.proc.pid)
+        search = latency(lambda i: stub.Search(pb.SearchRequest(query=QUERIES[i % 10])), n)
+        floor = latency(lambda i: health.Check(health_pb2.HealthCheckRequest()), n)
+        out["search"] = search
+        out["trivial_rpc"] = floor
+        out["search_p50_over_trivial"] = ratio(search["p50_ms"], floor["p50_ms"])
+        out["search_p99_over_trivial"] = ratio(search["p99_ms"], floor["p99_ms"])
+        diverse = eval_queries()
+        samples = []
+        for query in diverse:
+            begun = time.perf_counter()
+            stub.Search(pb.SearchRequest(query=query))
+            samples.append((time.perf_counter() - begun) * 1000)
+        out["search_eval_queries"] = summary(samples)
+        log(f"x{scale}: search {search}, trivial {floor}")
+        log(f"x{scale}: eval queries {out['search_eval_queries']}")
+
+        def search_caller():
+            s = pb_stub(grpc.insecure_channel(daemon.address))
+            return lambda i: s.Search(pb.SearchRequest(query=QUERIES[i % 10]))
+
+        def health_caller():
+            h = health_pb2_grpc.HealthStub(grpc.insecure_channel(daemon.address))
+            return lambda i: h.Check(health_pb2.HealthCheckRequest())
+
+        out["throughput"] = {}
+        for callers in (1, 4, 16, 64):
+            s_rate = throughput(search_caller, callers, seconds)
+            h_rate = throughput(health_caller, callers, seconds)
+            out["throughput"][str(callers)] = {
+                "search_per_s": s_rate,
+                "trivial_per_s": h_rate,
+                "ratio": ratio(s_rate, h_rate),
+            }
+        log(f"x{scale}: throughput {out['throughput']}")
+        out.update(composing(stub, n))
+        out["rss_mb_after_load"] = rss_mb(daemon.proc.pid)
     finally:
-        for daemon in daemons.values():
-            daemon.terminate()
-        sink.stop()
-    out["otlp_spans_received"] = sink.spans
-    for name, measured in runs.items():
-        out[name] = {
-            "p50_ms": min(m["p50_ms"] for m in measured),
-            "p99_ms": min(m["p99_ms"] for m in measured),
-            "n": n,
-            "search_per_s_16": max(m["search_per_s_16"] for m in measured),
-        }
-    off = out["off"]
-    for name in TRACING_VARIANTS:
-        if name != "off":
-            out[name]["p50_over_off"] = round(out[name]["p50_ms"] / off["p50_ms"], 2)
-            out[name]["throughput_over_off"] = round(
-                out[name]["search_per_s_16"] / off["search_per_s_16"], 2
-            )
-    out["rounds"] = rounds
+        daemon.terminate()
     return out
 
 
-def _search_load(daemon: Daemon, n: int, seconds: float) -> dict:
-    """Sequential Search latency and 16-caller Search throughput against one daemon."""
-    stub = daemon.stub
-    measured = latency(lambda i: stub.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)])), n)
+def composing(stub, n: int) -> dict:
+    out: dict = {}
+    first = stub.Search(pb.SearchRequest(query="dependencies with yield")).results
+    if not first:
+        return out
+    ref = first[0].ref_id
+    out["get_content"] = latency(
+        lambda i: stub.GetContent(pb.GetContentRequest(ref_id=ref)), n // 4
+    )
+    calls = {
+        "expand_related": lambda i: stub.ExpandRelated(pb.ExpandRelatedRequest(ref_ids=[ref])),
+        "summarize_flow": lambda i: stub.SummarizeFlow(pb.SummarizeFlowRequest(ref_ids=[ref])),
+        "guide_implementation": lambda i: stub.GuideImplementation(
+            pb.GuideImplementationRequest(topic="add OAuth2 password login", framework="fastapi")
+        ),
+    }
+    for name, call in calls.items():
+        try:
+            out[name] = latency(call, max(10, n // 20), warmup=3)
+        except grpc.RpcError as exc:
+            out[name] = {"unavailable": exc.code().name}
+    return out
 
-    def caller():
-        s = pb_stub(grpc.insecure_channel(daemon.address))
-        return lambda i: s.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)]))
 
-    measured["search_per_s_16"] = throughput(caller, 16, seconds)
-    return measured
-
-
-def pb_stub(channel):
-    from scriptorium.v1 import retrieval_pb2_grpc
-
-    return retrieval_pb2_grpc.RetrievalServiceStub(channel)
-
-
-def engine_alone(config: Path, state: Path, n: int) -> dict:
-    """The same queries straight against the tantivy index, in this process."""
+def in_process(config: Path, state: Path, n: int) -> dict:
+    """The same queries in this process: the tantivy query alone, then the whole local search."""
     from scriptorium.config import load_settings
     from scriptorium.index.searcher import lexical_search
     from scriptorium.plugins import load_registry
+    from scriptorium.results import SearchParams
     from scriptorium.retrieval import LocalEngine
-    from scriptorium.text import query_terms
 
     settings = load_settings(config, state_dir=str(state))
     engine = LocalEngine(settings, load_registry())
     engine.load_or_build()
     snapshot = engine.snapshot
-    terms = [tuple(query_terms(q)) for q in QUERIES]
+    queries = [engine.make_query(SearchParams(query=q)) for q in QUERIES]
     weights = engine.ranking.weights
     limit = engine.ranking.candidate_limit(10)
-    return latency(lambda i: lexical_search(snapshot, terms[i % len(terms)], weights, limit), n)
+    return {
+        "engine_alone": latency(
+            lambda i: lexical_search(snapshot, queries[i % 10].terms, weights, limit), n
+        ),
+        "local_search": latency(
+            lambda i: engine.search_query(engine.make_query(SearchParams(query=QUERIES[i % 10]))),
+            n,
+        ),
+    }
+
+
+def incremental_update(corpus: Path, state: Path, work: Path, scale: int, edits: int) -> dict:
+    """Edit → searchable with the watcher on (``watch_interval`` 0.3 s, the test setting)."""
+    config = write_fastapi_config(work / f"x{scale}-watch.toml", corpus, watch=True)
+    daemon = Daemon(["--config", str(config)], state)
+    daemon.start(timeout=900)
+    try:
+        return {**edit_latency(daemon.stub, corpus, edits), "watch_interval_s": 0.3}
+    finally:
+        daemon.terminate()
+
+
+def log(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def _scales(text: str) -> list[int]:
+    return [int(s) for s in text.split(",") if s.strip()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,15 +276,36 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--quick", action="store_true", help="fewer samples (for smoke runs)")
-    parser.add_argument("--scales", default="1", help="corpus scales, e.g. 1,10,100")
+    parser.add_argument("--scales", default="1,10", help="corpus scales, e.g. 1,10,100")
+    parser.add_argument(
+        "--tracing-scales", default="1", help="scales that also measure tracing overhead"
+    )
+    parser.add_argument(
+        "--markdown-build-max-scale",
+        type=int,
+        default=10,
+        help="largest scale that also builds the Markdown alone",
+    )
+    parser.add_argument("--edits", type=int, default=4, help="file edits timed per scale")
+    parser.add_argument("--label", default="", help="free-form tag stored with the results")
     args = parser.parse_args(argv)
+    args.tracing_scales = set(_scales(args.tracing_scales))
     work = Path(tempfile.mkdtemp(prefix="scriptorium-bench-"))
-    results = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "scales": []}
+    results = {
+        "label": args.label,
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "load_average_at_start": list(os.getloadavg()),
+        "scales": [],
+    }
     try:
-        for scale in (int(s) for s in args.scales.split(",")):
-            results["scales"].append(bench_scale(scale, work, args.quick))
+        for scale in _scales(args.scales):
+            results["scales"].append(bench_scale(scale, work, args))
+            shutil.rmtree(work / f"state-x{scale}", ignore_errors=True)
+            shutil.rmtree(work / f"corpus-x{scale}", ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    results["load_average_at_end"] = list(os.getloadavg())
     print(render(results))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -395,64 +313,100 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+# -- rendering -----------------------------------------------------------------------------------
+
+
 def render(results: dict) -> str:
     lines = []
     for r in results["scales"]:
-        lines.append(f"== corpus x{r['scale']}: {r['corpus_mb']} MB ==")
-        lines.append(
-            f"index build        {r['index_build_s']:>8} s   ({r['index_build_mb_per_s']} MB/s; "
-            f"on disk {r['index_on_disk_mb']} MB = {r['index_per_corpus_mb']}x corpus)"
-        )
-        lines.append(
-            f"cold start         {r['cold_start_s']:>8} s   (existing generation → SERVING)"
-        )
-        s, f = r["search"], r["trivial_rpc"]
-        lines.append(f"search p50/p99     {s['p50_ms']:>8} / {s['p99_ms']} ms")
-        lines.append(f"trivial p50/p99    {f['p50_ms']:>8} / {f['p99_ms']} ms")
-        lines.append(f"search/trivial p50 {r['search_p50_over_trivial']:>8} x   (target ≤ 2)")
-        e = r.get("engine_alone", {})
-        if e:
-            lines.append(
-                f"engine alone p50   {e['p50_ms']:>8} ms  (gRPC search is {r.get('search_p50_over_engine')}x)"
-            )
-        for callers, t in r["throughput"].items():
-            lines.append(
-                f"throughput @{callers:<3}    {t['search_per_s']:>8} search/s vs {t['trivial_per_s']} trivial/s"
-                f" = {t['ratio']}"
-            )
-        for name in ("get_content", "expand_related", "summarize_flow", "guide_implementation"):
-            if name in r:
-                v = r[name]
-                text = (
-                    f"{v['p50_ms']} / {v['p99_ms']} ms"
-                    if "p50_ms" in v
-                    else v.get("unavailable", "")
-                )
-                lines.append(f"{name:<18} {text}")
-        lines.append(
-            f"daemon RSS         {r['rss_mb']} MB (after load test {r['rss_mb_after_load']} MB)"
-        )
-        lines.extend(render_tracing(r.get("tracing_overhead", {})))
+        lines += render_scale(r)
+        lines.append("")
+    lines += render_summary(results["scales"])
     return "\n".join(lines)
 
 
-def render_tracing(t: dict) -> list[str]:
-    if "off" not in t:
-        return []
-    off = t["off"]
-    lines = [f"tracing overhead   ({t['exporters']}; best of {t['rounds']} rounds)"]
+def render_scale(r: dict) -> list[str]:
+    b = r["build"]
+    lines = [f"== corpus x{r['scale']}: {r['corpus_mb']} MB, {r['corpus_files']} files =="]
     lines.append(
-        f"  off              p50 {off['p50_ms']} ms, p99 {off['p99_ms']} ms,"
-        f" {off['search_per_s_16']} search/s @16"
+        f"index build        {b['indexing_s']:>8} s   ({b['mb_per_s']} MB/s, {b['files_per_s']}"
+        f" files/s; {b['wall_s']} s with interpreter start)"
     )
-    for name in TRACING_VARIANTS:
-        if name != "off" and name in t:
-            v = t[name]
-            lines.append(
-                f"  {name:<16} p50 {v['p50_ms']} ms ({v['p50_over_off']}x), p99 {v['p99_ms']} ms,"
-                f" {v['search_per_s_16']} search/s @16 ({v['throughput_over_off']}x)"
-            )
+    if "build_markdown" in r:
+        m = r["build_markdown"]
+        lines.append(
+            f"markdown build     {m['indexing_s']:>8} s   ({m['mb_per_s']} MB/s of"
+            f" {r['markdown_mb']} MB Markdown)"
+        )
+    lines.append(
+        f"index on disk      {r['index_on_disk_mb']:>8} MB  ({r['index_per_corpus_mb']}x corpus)"
+    )
+    c = r["cold_start"]
+    lines.append(
+        f"cold start         {c['seconds']:>8} s   (engine load {c['engine_load_seconds']} s)"
+    )
+    s, f = r["search"], r["trivial_rpc"]
+    lines.append(f"search p50/p99     {s['p50_ms']:>8} / {s['p99_ms']} ms")
+    lines.append(f"trivial p50/p99    {f['p50_ms']:>8} / {f['p99_ms']} ms")
+    lines.append(f"search/trivial p50 {r['search_p50_over_trivial']:>8} x   (target ≤ 2)")
+    e = r["search_eval_queries"]
+    lines.append(f"eval queries       {e['p50_ms']:>8} / {e['p99_ms']} ms (n={e['n']}, each once)")
+    ip = r["in_process"]
+    lines.append(
+        f"in-process         engine {ip['engine_alone']['p50_ms']} ms, local search"
+        f" {ip['local_search']['p50_ms']} ms (gRPC search is {r['search_p50_over_engine']}x engine)"
+    )
+    for callers, t in r["throughput"].items():
+        lines.append(
+            f"throughput @{callers:<3}    {t['search_per_s']:>8} search/s vs"
+            f" {t['trivial_per_s']} trivial/s = {t['ratio']}"
+        )
+    for name in ("get_content", "expand_related", "summarize_flow", "guide_implementation"):
+        if name in r:
+            v = r[name]
+            text = f"{v['p50_ms']} / {v['p99_ms']} ms" if "p50_ms" in v else v["unavailable"]
+            lines.append(f"{name:<18} {text}")
+    lines.append(
+        f"daemon RSS         {r['rss_mb']} MB (after load test {r['rss_mb_after_load']} MB;"
+        f" {ratio(r['rss_mb_after_load'], r['corpus_mb'])} MB per MB of corpus)"
+    )
+    if "incremental_update" in r:
+        u = r["incremental_update"]
+        lines.append(
+            f"edit → searchable  p50 {u['p50_seconds']} s, max {u['max_seconds']} s"
+            f" (watch interval {u['watch_interval_s']} s)"
+        )
+    lines.extend(render_tracing(r.get("tracing_overhead", {})))
+    for row in r["targets"]:
+        verdict = "met" if row["met"] else "MISSED"
+        lines.append(f"target {row['target']:<34} {row['value']:>8} {row['goal']:<6} {verdict}")
     return lines
+
+
+def render_summary(scales: list[dict]) -> list[str]:
+    if not scales:
+        return []
+    header = ["", *[f"x{r['scale']}" for r in scales]]
+    rows = [
+        ("corpus MB", lambda r: r["corpus_mb"]),
+        ("search p50 ms", lambda r: r["search"]["p50_ms"]),
+        ("search p99 ms", lambda r: r["search"]["p99_ms"]),
+        ("trivial p50 ms", lambda r: r["trivial_rpc"]["p50_ms"]),
+        ("search/trivial p50", lambda r: r["search_p50_over_trivial"]),
+        ("eval queries p50 ms", lambda r: r["search_eval_queries"]["p50_ms"]),
+        ("engine alone p50 ms", lambda r: r["in_process"]["engine_alone"]["p50_ms"]),
+        ("throughput ratio @16", lambda r: r["throughput"]["16"]["ratio"]),
+        ("build MB/s", lambda r: r["build"]["mb_per_s"]),
+        ("cold start s", lambda r: r["cold_start"]["seconds"]),
+        ("RSS MB", lambda r: r["rss_mb_after_load"]),
+        ("index / corpus", lambda r: r["index_per_corpus_mb"]),
+        ("edit → searchable max s", lambda r: r.get("incremental_update", {}).get("max_seconds")),
+    ]
+    table = [header] + [[name, *[str(get(r)) for r in scales]] for name, get in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return ["== summary =="] + [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in table
+    ]
 
 
 if __name__ == "__main__":

@@ -216,7 +216,7 @@ class IndexingMixin:
                 extractors=self.index_fingerprint,
                 tokens_for=self.tokens_for,
             )
-            self._swap(Snapshot.load(self.store, manifest, current))
+            self._swap(Snapshot.load(self.store, manifest, current, change.added))
             now = time.time()
             for source in self.sources:
                 if self.states[source.name].state in ("ready", "stale"):

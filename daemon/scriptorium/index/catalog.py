@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import tantivy
@@ -51,20 +52,36 @@ class Snapshot:
 
     @classmethod
     def load(
-        cls, store: GenerationStore, manifest: Manifest, previous: Snapshot | None = None
+        cls,
+        store: GenerationStore,
+        manifest: Manifest,
+        previous: Snapshot | None = None,
+        fresh: Iterable[SourceDocument] = (),
     ) -> Snapshot:
-        """Open a verified generation, reusing documents the previous snapshot already holds."""
+        """Open a verified generation, reusing what is already in memory.
+
+        Documents the previous snapshot holds, or that were just written to this generation
+        (``fresh``), are not read back from their blobs; and the block table starts from the
+        previous one, so an update costs in proportion to what changed.
+        """
         index = store.open_index(manifest.generation)
         reuse: dict[tuple[str, str], SourceDocument] = previous.docs if previous else {}
+        written = {(doc.source, doc.path): doc for doc in fresh}
         docs: dict[tuple[str, str], SourceDocument] = {}
-        blocks: dict[int, tuple[SourceDocument, int]] = {}
         for source_name, source in manifest.sources.items():
             for path, entry in source.files.items():
                 key = (source_name, path)
-                doc = reuse.get(key)
+                doc = written.get(key) or reuse.get(key)
                 if doc is None or doc.content_hash != entry.hash:
                     doc = store.blobs.get(entry.blob, source_name)
                 docs[key] = doc
+        blocks: dict[int, tuple[SourceDocument, int]] = dict(previous.blocks) if previous else {}
+        for key, old in reuse.items():
+            if docs.get(key) is not old:
+                for i in range(len(old.blocks)):
+                    blocks.pop(block_id(key[0], key[1], old.content_hash, i), None)
+        for key, doc in docs.items():
+            if reuse.get(key) is not doc:
                 for i in range(len(doc.blocks)):
-                    blocks[block_id(source_name, path, doc.content_hash, i)] = (doc, i)
+                    blocks[block_id(key[0], key[1], doc.content_hash, i)] = (doc, i)
         return cls(manifest, index, index.searcher(), docs, blocks)

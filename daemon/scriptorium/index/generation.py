@@ -20,7 +20,8 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import tantivy
@@ -80,9 +81,35 @@ class Manifest:
         return sum(f.blocks for s in self.sources.values() for f in s.files.values())
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data.pop("checksum")
-        return data
+        """The manifest as JSON data, without its checksum (what ``asdict`` gives, built by
+        hand: ``asdict`` deep-copies every file entry and dominated writing and loading)."""
+        return {
+            "generation": self.generation,
+            "created_at": self.created_at,
+            "parent": self.parent,
+            "extractors": self.extractors,
+            "sources": {
+                name: {
+                    "kind": source.kind,
+                    "root": source.root,
+                    "fingerprint": source.fingerprint,
+                    "files": {
+                        path: {
+                            "hash": f.hash,
+                            "size": f.size,
+                            "mtime_ns": f.mtime_ns,
+                            "blob": f.blob,
+                            "blocks": f.blocks,
+                        }
+                        for path, f in source.files.items()
+                    },
+                }
+                for name, source in self.sources.items()
+            },
+            "index_files": {rel: list(value) for rel, value in self.index_files.items()},
+            "format_version": self.format_version,
+            "schema_version": self.schema_version,
+        }
 
     def compute_checksum(self) -> str:
         canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
@@ -131,12 +158,66 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _linked_digest(
+    stat: os.stat_result, rel: str, parent: Manifest | None, parent_dir: Path | None
+) -> str | None:
+    """The parent's recorded checksum of ``rel`` when this file is a hard link of the parent's.
+
+    Tantivy never rewrites a segment file in place, so a linked file holds what the parent's
+    manifest recorded; most of an incremental update's files are such links. Should the shared
+    file have been damaged since, the recorded checksum still exposes it at the next load.
+    """
+    if parent is None or parent_dir is None:
+        return None
+    recorded = parent.index_files.get(rel)
+    if not recorded or recorded[0] != stat.st_size:
+        return None
+    try:
+        linked = os.stat(parent_dir / rel)
+    except OSError:
+        return None
+    if (linked.st_ino, linked.st_dev) != (stat.st_ino, stat.st_dev):
+        return None
+    return recorded[1]
+
+
 def block_id(source: str, path: str, content_hash: str, index: int) -> int:
     """A 63-bit id for one block, stored as a tantivy fast field and mapped back in memory."""
     digest = hashlib.blake2b(
         f"{source}\x1f{path}\x1f{content_hash}\x1f{index}".encode(), digest_size=8
     ).digest()
     return int.from_bytes(digest, "big") >> 1
+
+
+class BlobWriter:
+    """Writes blobs in a background thread while the caller indexes.
+
+    Creating a file costs a fraction of a millisecond on many file systems and compressing
+    releases the GIL, so a build overlaps both with tokenizing. Leaving the ``with`` block
+    waits for every write and raises the first failure.
+    """
+
+    def __init__(self, blobs: BlobStore) -> None:
+        self._blobs = blobs
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-blobs")
+        self._pending: list[Future] = []
+
+    def put(self, name: str, doc: SourceDocument) -> None:
+        if not self._blobs.exists(name):
+            self._pending.append(self._pool.submit(self._write, name, doc))
+
+    def _write(self, name: str, doc: SourceDocument) -> None:
+        self._blobs.put(name, encode_document(doc))
+
+    def __enter__(self) -> BlobWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        # On failure the generation is abandoned: drop the queue, keep the original error.
+        self._pool.shutdown(wait=True, cancel_futures=exc_type is not None)
+        if exc_type is None:
+            for future in self._pending:
+                future.result()
 
 
 @dataclass(slots=True)
@@ -154,6 +235,9 @@ class GenerationStore:
         self.state_dir = state_dir
         self.generations_dir = state_dir / "generations"
         self.blobs = BlobStore(state_dir / "blobs")
+        # Manifests this process wrote or verified, by generation (generations are immutable):
+        # pruning after every update would otherwise re-read and re-check each one from disk.
+        self._manifests: dict[int, Manifest] = {}
 
     # -- discovery ------------------------------------------------------------------------
 
@@ -211,6 +295,8 @@ class GenerationStore:
                     raise CorruptGenerationError(
                         f"generation {generation}: index file {rel} is missing"
                     ) from None
+        if verify_files:
+            self._manifests[generation] = manifest
         return manifest
 
     def open_index(self, generation: int) -> tantivy.Index:
@@ -247,16 +333,19 @@ class GenerationStore:
             writer = index.writer(heap_size=64_000_000, num_threads=1)
             for source, path in change.removed:
                 writer.delete_documents_by_term(S.DOC, S.doc_term(source, path))
-            for doc in change.added:
-                self.blobs.put(blob_name(doc, extractors), encode_document(doc))
-                self._add_blocks(writer, doc, tokens_for)
+            with BlobWriter(self.blobs) as blobs:
+                for doc in change.added:
+                    blobs.put(blob_name(doc, extractors), doc)
+                    self._add_blocks(writer, doc, tokens_for)
             writer.commit()
             writer.wait_merging_threads()
             index_files = {}
             for path in sorted(index_dir.rglob("*")):
                 if path.is_file() and path.name not in _LOCK_FILES:
                     rel = path.relative_to(index_dir).as_posix()
-                    index_files[rel] = [path.stat().st_size, _sha256_file(path)]
+                    stat = path.stat()
+                    digest = _linked_digest(stat, rel, parent, self._index_dir(parent))
+                    index_files[rel] = [stat.st_size, digest or _sha256_file(path)]
             manifest = Manifest(
                 generation=generation,
                 created_at=time.time(),
@@ -277,10 +366,14 @@ class GenerationStore:
             _fsync_dir(tmp)
             os.rename(tmp, self.generation_dir(generation))
             _fsync_dir(self.generations_dir)
+            self._manifests[generation] = manifest
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return manifest
+
+    def _index_dir(self, manifest: Manifest | None) -> Path | None:
+        return self.generation_dir(manifest.generation) / "index" if manifest else None
 
     @staticmethod
     def _link_index(src: Path, dst: Path) -> None:
@@ -313,10 +406,13 @@ class GenerationStore:
         for generation in generations:
             if generation not in protected:
                 shutil.rmtree(self.generation_dir(generation), ignore_errors=True)
+        self._manifests = {g: m for g, m in self._manifests.items() if g in protected}
         referenced: set[str] = set()
         for generation in protected:
             try:
-                manifest = self.load_manifest(generation, verify_files=False)
+                manifest = self._manifests.get(generation) or self.load_manifest(
+                    generation, verify_files=False
+                )
             except CorruptGenerationError:
                 continue
             for source in manifest.sources.values():

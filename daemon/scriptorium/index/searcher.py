@@ -85,14 +85,15 @@ def lexical_search(
     if not terms:
         return []
     query = build_query(snapshot.index.schema, terms, weights, corpora=corpora, sources=sources)
-    result = snapshot.searcher.search(query, limit, count=False)
-    if not result.hits:
+    # ``hits`` builds a new list on every access: read it once.
+    found = snapshot.searcher.search(query, limit, count=False).hits
+    if not found:
         return []
-    addresses = [address for _, address in result.hits]
-    ids = snapshot.searcher.fast_field_values(S.BID, addresses)
+    ids = snapshot.searcher.fast_field_values(S.BID, [address for _, address in found])
+    blocks = snapshot.blocks
     hits = []
-    for (score, _), bid in zip(result.hits, ids, strict=True):
-        entry = snapshot.blocks.get(bid) if bid is not None else None
+    for (score, _), bid in zip(found, ids, strict=True):
+        entry = blocks.get(bid) if bid is not None else None
         if entry is not None:
             hits.append(LexicalHit(float(score), entry[0], entry[1]))
     return hits

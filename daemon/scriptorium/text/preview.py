@@ -113,8 +113,8 @@ def _best_start(collapsed: str, haystack: str, terms: tuple[str, ...], max_chars
     """The start of the winning window (0 when no term occurs).
 
     Occurrences are visited in text order across all terms (a heap of each term's next
-    one), so the scan can stop once the best window holds every term and no later
-    occurrence can propose an earlier start. A proposal is clamped to the text and, in
+    one), so the scan can stop once the best window holds every term that occurs and no
+    later occurrence can propose an earlier start. A proposal is clamped to the text and, in
     non-CJK text, moved forward out of a word it falls inside (never past its occurrence);
     these checks are inlined, since they run for every occurrence of every term of every
     result.
@@ -125,8 +125,11 @@ def _best_start(collapsed: str, haystack: str, terms: tuple[str, ...], max_chars
     cjk = not collapsed.isascii()
     find = haystack.find
     space = collapsed.find
+    # Only terms that occur at all can count; the best possible score is how many do.
+    firsts = [(found, term) for term in terms if (found := find(term)) >= 0]
+    terms = tuple(term for _, term in firsts)
     total = len(terms)
-    heap = [(found, i, 1) for i, term in enumerate(terms) if (found := find(term)) >= 0]
+    heap = [(found, i, 1) for i, (found, _) in enumerate(firsts)]
     heapq.heapify(heap)
     tried: set[int] = set()
     best_start, best_score = -1, 0

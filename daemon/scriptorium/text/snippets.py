@@ -30,17 +30,21 @@ def best_line(
     if not wanted:
         return None
     stop = len(lines) if end is None else min(end, len(lines))
-    best_index: int | None = None
+    # The answer is the earliest line with the highest count. Lines are visited by their
+    # bound, highest first, so the scan ends as soon as no remaining line can reach the best.
+    checks = _lines_to_check(lines, wanted, max(start, 0), stop)
+    checks.sort(key=lambda check: (-check[1], check[0]))
+    best_index = -1
     best_count = 0
-    for index, most in _lines_to_check(lines, wanted, max(start, 0), stop):
-        if most <= best_count:
+    for index, most in checks:
+        if most < best_count:
+            break
+        if most == best_count and index > best_index:
             continue
         count = len(wanted.intersection(tokenize(lines[index], drop_stopwords=False)))
-        if count > best_count:
+        if count > best_count or (count == best_count and count and index < best_index):
             best_index, best_count = index, count
-            if count == len(wanted):
-                break
-    return best_index
+    return best_index if best_count else None
 
 
 def _lines_to_check(
@@ -49,30 +53,67 @@ def _lines_to_check(
     """``(index, most)`` for the lines in ``[start, stop)`` that may hold a wanted token.
 
     ``most`` bounds how many distinct wanted tokens the line can hold. Tokenizing every line
-    of a long definition would dominate a search; but every token of an ASCII line is a
-    lower-cased substring of it, so in ASCII text only lines where a term occurs as a
-    substring can count, and no more terms than occur there. Text with other characters
-    (where NFKC and casefolding may change lengths) keeps every non-empty line.
+    of a long definition would dominate a search, so lines are screened first: every token
+    of an ASCII line is a lower-cased substring of it that starts and ends where the tokenizer
+    can split (:func:`_token_bounds`), so only lines where a term occurs that way can count,
+    and no more terms than occur there. A line with other characters (where NFKC and
+    casefolding may change lengths) is kept unscreened, bounded by every term.
+
+    The lines are searched joined without separators, so every search runs in C; an
+    occurrence straddling two lines belongs to neither and is skipped.
     """
     if start >= stop:
         return []
     window = lines[start:stop]
-    text = "\n".join(window)
+    text = "".join(window)
+    unscreened: list[tuple[int, int]] = []
     if not text.isascii():
-        return [(start + i, len(wanted)) for i, line in enumerate(window) if line]
+        unscreened = [(start + i, len(wanted)) for i, ln in enumerate(window) if not ln.isascii()]
+        window = [line if line.isascii() else "" for line in window]
+        text = "".join(window)
     text = text.lower()
-    offsets = list(accumulate(len(line) + 1 for line in window))
+    ends = list(accumulate(map(len, window)))  # where each line ends in ``text``
     counts: dict[int, int] = {}
+    find = text.find
     for term in wanted:
         if not term.isascii():
             continue
-        found = text.find(term)
+        size = len(term)
+        found = find(term)
         while found >= 0:
-            line = bisect_right(offsets, found)
-            counts[line] = counts.get(line, 0) + 1
+            index = bisect_right(ends, found)
+            line = window[index]
+            begin = found - (ends[index - 1] if index else 0)
+            if not _token_bounds(line, begin, begin + size):
+                found = find(term, found + 1)
+                continue
+            counts[index] = counts.get(index, 0) + 1
             # One occurrence per line is enough: continue from the next line.
-            found = text.find(term, offsets[line])
-    return [(start + i, counts[i]) for i in sorted(counts)]
+            found = find(term, ends[index])
+    screened = [(start + i, counts[i]) for i in sorted(counts)]
+    return sorted(screened + unscreened) if unscreened else screened
+
+
+def _token_bounds(line: str, begin: int, end: int) -> bool:
+    """Whether ``line[begin:end]`` (ASCII) could be one of the line's tokens.
+
+    Tokens are runs of letters and digits, their segments and ``_``-parts, camelCase parts
+    (which start at a capital) and the letter runs of parts mixing letters and digits. So a
+    token never starts inside a word except at a capital or at a letter after a digit, and
+    never ends inside one except before a capital or before a digit after a letter. This is
+    a necessary condition only: the tokenizer decides.
+    """
+    if end > len(line):  # straddles the end of the line
+        return False
+    if begin > 0:
+        before, first = line[begin - 1], line[begin]
+        if before.isalnum() and not (first.isupper() or (before.isdigit() and first.isalpha())):
+            return False
+    if end < len(line):
+        last, after = line[end - 1], line[end]
+        if after.isalnum() and not (after.isupper() or (after.isdigit() and last.isalpha())):
+            return False
+    return True
 
 
 def _clamp_block(total: int, start_line: int, end_line: int) -> tuple[int, int]:

@@ -90,13 +90,18 @@ _SEGMENT_SPLIT_RE = re.compile(r"_*(?:[./-]|::)_*")
 _CAMEL_SPLIT_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])")
 _LETTER_RUN_RE = re.compile(r"[^\W\d_]{2,}")
 
-# Memo tables, one per (drop_stopwords, stem) combination: compound -> its tokens. A full table
-# is replaced, never cleared, so a concurrent caller still holding the old one stays correct.
+# Memo tables, a pair per option combination: compound -> its tokens. New entries go to the
+# first (young) table; when it is full it becomes the second (old) table and the previous old
+# one is dropped, and entries found in the old table move back into the young one. So words in
+# use survive a turnover while memory stays bounded, and a corpus whose vocabulary outgrows one
+# table (a large one, or many languages) does not start from nothing at every turnover. Tables
+# are replaced, never cleared, so a concurrent caller still holding one stays correct.
 # Token strings are pooled so that the many entries sharing a token ("get", a common bigram)
 # hold one string object between them.
 _CACHE_LIMIT = 65_536
 _CACHEABLE_CHARS = 128
-_caches: dict[tuple[bool, ...], dict[str, tuple[str, ...]]] = {}
+_caches: dict[tuple[bool, ...], tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]]
+_caches = {}
 _pool: dict[str, str] = {}
 
 
@@ -182,7 +187,18 @@ def _analyse(
         if len(raw) == 1 or not bigrams:
             return tuple(raw)
         return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
-    tokens = _word_tokens(raw) if split else [raw.casefold()]
+    if not split or (
+        raw.isalpha() and (raw.islower() or (raw.isascii() and (raw.istitle() or raw.isupper())))
+    ):
+        # A plain word (lower case; in ASCII also capitalised or all capitals) has nothing to
+        # split, so its only token is itself. Most runs are such words. Outside ASCII only
+        # lower case qualifies: uncased letters count as lower case for camelCase splits.
+        tokens = [raw.casefold()]
+    elif raw.isalnum() and raw.islower():
+        # Lower-case letters and digits ("oauth2"): the word, then its letter runs.
+        tokens = [raw.casefold(), *(run.casefold() for run in _LETTER_RUN_RE.findall(raw))]
+    else:
+        tokens = _word_tokens(raw)
     if drop_stopwords and len(tokens) == 1 and tokens[0] in STOPWORDS:
         return ()
     kept = [t for t in tokens if len(t) <= MAX_TOKEN_CHARS]
@@ -210,14 +226,15 @@ def tokenize(
     if not runs:
         return []
     slot = (drop_stopwords, stem, split_identifiers, cjk_bigrams)
-    cache = _caches.setdefault(slot, {})
+    tables = _caches.get(slot) or _caches.setdefault(slot, ({}, {}))
+    cache, old = tables
     missing = set(runs).difference(cache)
     if not missing:
         return list(chain.from_iterable(map(cache.__getitem__, runs)))
     global _pool
     if len(cache) + len(missing) > _CACHE_LIMIT:
-        cache = {}
-        _caches[slot] = cache
+        old, cache = cache, {}
+        _caches[slot] = (cache, old)
         missing = set(runs)
     pool = _pool
     if len(pool) > 4 * _CACHE_LIMIT:
@@ -225,6 +242,10 @@ def tokenize(
     share = pool.setdefault
     uncached: dict[str, tuple[str, ...]] = {}
     for raw in missing:
+        kept = old.get(raw)
+        if kept is not None:
+            cache[raw] = kept
+            continue
         tokens = _analyse(raw, drop_stopwords, stem, split_identifiers, cjk_bigrams)
         if len(raw) <= _CACHEABLE_CHARS:
             cache[raw] = tuple([share(t, t) for t in tokens])

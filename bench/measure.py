@@ -1,0 +1,82 @@
+"""Timing, memory and size helpers shared by the benchmark sections."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def latency(call: Callable[[int], object], n: int, warmup: int = 20) -> dict:
+    """Sequential latency of ``call(i)`` for ``i`` in ``range(n)`` after a short warm-up."""
+    for i in range(min(warmup, n)):
+        call(i)
+    samples = []
+    for i in range(n):
+        start = time.perf_counter()
+        call(i)
+        samples.append((time.perf_counter() - start) * 1000)
+    return summary(samples)
+
+
+def summary(samples_ms: list[float]) -> dict:
+    return {
+        "p50_ms": round(statistics.median(samples_ms), 3),
+        "p99_ms": round(percentile(samples_ms, 0.99), 3),
+        "n": len(samples_ms),
+    }
+
+
+def throughput(
+    make_call: Callable[[], Callable[[int], object]], callers: int, seconds: float
+) -> float:
+    """Calls per second with ``callers`` threads, each with its own channel, for ``seconds``."""
+    stop = time.monotonic() + seconds
+    counts = [0] * callers
+
+    def worker(slot: int) -> None:
+        call = make_call()
+        i = 0
+        while time.monotonic() < stop:
+            call(i)
+            i += 1
+        counts[slot] = i
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return round(sum(counts) / seconds, 1)
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return 0.0
+
+
+def dir_mb(path: Path) -> float:
+    if not path.is_dir():
+        return 0.0
+    return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6, 2)
+
+
+def tree_bytes(root: Path, suffixes: tuple[str, ...]) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and p.suffix in suffixes)
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    return round(numerator / denominator, 2) if denominator else 0.0

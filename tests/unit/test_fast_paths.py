@@ -1,0 +1,331 @@
+"""The fast paths of search and indexing give exactly what the plain computations give."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from scriptorium import convert
+from scriptorium.config import load_settings
+from scriptorium.index.catalog import MEMO_LIMIT, Snapshot
+from scriptorium.index.generation import GenerationStore
+from scriptorium.index.store import BlobStore
+from scriptorium.model import RefKind, Scores
+from scriptorium.plugins import load_registry
+from scriptorium.results import SearchHit, SearchParams
+from scriptorium.retrieval import LocalEngine
+from scriptorium.text import best_line, normalize, tokenize
+from scriptorium.text.normalize import collapse_whitespace
+from scriptorium.text.preview import (
+    _CJK_RE,
+    ELLIPSIS,
+    MAX_OCCURRENCES,
+    _fold,
+    _preview_terms,
+    prepare,
+    preview,
+)
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import CORPUS, write_fastapi_config
+
+tokenize_module = __import__("scriptorium.text.tokenize", fromlist=["_analyse"])
+
+WORDS = [
+    "user",
+    "getUserName",
+    "get_user",
+    "HTTPException",
+    "http",
+    "exception",
+    "oauth2",
+    "OAuth2",
+    "OAuth2PasswordBearer",
+    "password",
+    "bearer",
+    "app.include_router",
+    "include",
+    "router",
+    "Straße",
+    "strasse",
+    "ﬁle",
+    "file",
+    "検索",
+    "エンジン",
+    "depend",
+    "dependencies",
+    "Depends",
+    "yield",
+    "v22",
+    "base64",
+    "IPv4",
+    "utf8",
+    "XMLHttpRequest",
+    "xml",
+    "request",
+    "respons",
+    "response",
+    "ᗉЏ",
+    "a",
+    "the",
+    "to",
+    "x" * 70,
+    "İstanbul",
+    "__init__",
+    "init",
+    "2fa",
+    "fa",
+]
+
+
+# -- previews -------------------------------------------------------------------------------------
+
+
+def reference_preview(text: str, query: str, max_chars: int = 200) -> str:
+    """The preview contract computed the plain way: score every proposed window."""
+    if max_chars <= 0:
+        return ""
+    collapsed = collapse_whitespace(text)
+    size = len(collapsed)
+    if size <= max_chars:
+        return collapsed
+    terms = list(_preview_terms(query))
+    haystack = _fold(collapsed)
+    lead = max_chars // 3
+    best = None
+    for term in terms:
+        found, seen = haystack.find(term), 0
+        while found >= 0 and seen < MAX_OCCURRENCES:
+            seen += 1
+            start = min(max(found - lead, 0), max(size - max_chars, 0))
+            if start and collapsed[start - 1] != " " and collapsed[start] != " ":
+                cjk = _CJK_RE.match(collapsed, start - 1) or _CJK_RE.match(collapsed, start)
+                space = collapsed.find(" ", start, found + 1)
+                if not cjk and space >= 0:
+                    start = space + 1
+            end = min(start + max_chars, size)
+            score = sum(1 for t in terms if haystack.find(t, start, end) >= 0)
+            if best is None or (-score, start) < best[:2]:
+                best = (-score, start, end)
+            found = haystack.find(term, found + 1)
+    start, end = (0, max_chars) if best is None else best[1:]
+    return f"{ELLIPSIS if start else ''}{collapsed[start:end]}{ELLIPSIS if end < size else ''}"
+
+
+def test_preview_matches_the_plain_computation_on_random_texts():
+    rng = random.Random(11)
+    for _ in range(3000):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 90)))
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 5)))
+        width = rng.choice([200, 60, 12])
+        expected = reference_preview(text, query, width)
+        assert preview(text, query, width) == expected
+        assert preview(prepare(text), query, width) == expected
+
+
+def test_preview_of_corpus_pages_matches_the_plain_computation(tmp_path: Path):
+    page = tmp_path / "page.md"
+    shutil.copyfile(CORPUS / "docs/en/docs/tutorial/dependencies/dependencies-with-yield.md", page)
+    text = page.read_text("utf-8")[:4000]
+    for query in ("dependencies with yield", "yield", "finally cleanup code", "nothing-here"):
+        assert preview(text, query) == reference_preview(text, query)
+
+
+# -- best line ------------------------------------------------------------------------------------
+
+
+def reference_best_line(lines, terms, start=0, end=None):
+    wanted = {normalize(t) for t in terms if t}
+    best_index, best_count = None, 0
+    for index in range(max(start, 0), len(lines) if end is None else min(end, len(lines))):
+        count = len(wanted & set(tokenize(lines[index], drop_stopwords=False)))
+        if count > best_count:
+            best_index, best_count = index, count
+    return best_index
+
+
+def test_best_line_matches_tokenizing_every_line():
+    rng = random.Random(5)
+    for _ in range(5000):
+        lines = [
+            rng.choice(["", "    "]) + " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 5)))
+            for _ in range(rng.randint(0, 12))
+        ]
+        terms = [rng.choice(WORDS) for _ in range(rng.randint(0, 4))]
+        start, end = rng.randint(-1, 5), rng.choice([None, rng.randint(0, 14)])
+        assert best_line(lines, terms, start, end) == reference_best_line(lines, terms, start, end)
+
+
+def test_best_line_skips_substrings_that_are_not_tokens():
+    lines = ["response = build()", "def respons_helper(): pass", "x = Response()"]
+    # "respons" (a stem) is a substring of every line but a token of the second only.
+    assert best_line(lines, ["respons"]) == 1
+
+
+# -- tokenizer ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "tokens"),
+    [
+        ("Parameters", ("parameters",)),
+        ("HTTP", ("http",)),
+        ("oauth2", ("oauth2", "oauth")),
+        ("straße", ("strasse",)),
+        ("ᗉЏ", ("ᗉџ", "ᗉ", "џ")),  # an uncased letter counts as lower case for camelCase
+        ("HTTPException", ("httpexception", "http", "exception")),
+    ],
+)
+def test_plain_words_take_the_short_path_with_the_same_tokens(word, tokens):
+    assert tokenize_module._analyse(word, False, False) == tokens
+
+
+def test_cache_turnover_keeps_results_and_bounds_memory(monkeypatch):
+    monkeypatch.setattr(tokenize_module, "_CACHE_LIMIT", 64)
+    monkeypatch.setattr(tokenize_module, "_caches", {})
+    texts = [f"alpha{i} beta_{i} Gamma{i}Delta shared words" for i in range(300)]
+    first = [tokenize(t) for t in texts]
+    again = [tokenize(t) for t in texts]
+    assert first == again
+    young, old = tokenize_module._caches[(True, False, True, True)]
+    assert len(young) <= 64 + 8 and len(old) <= 64 + 8
+    assert "shared" in young  # in use at every turnover, so it moved back into the young table
+
+
+# -- generations ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_corpus(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / "docs/en/docs/tutorial/security", corpus / "docs/en/docs/tutorial")
+    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
+    for empty in ("docs/ja/docs", "docs/zh/docs", "docs_src"):
+        (corpus / empty).mkdir(parents=True)
+    return corpus
+
+
+def test_an_update_matches_a_fresh_load_and_records_true_checksums(tmp_path, small_corpus):
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
+    engine.load_or_build()
+    page = small_corpus / "docs/en/docs/tutorial/first-steps.md"
+    page.write_text(page.read_text("utf-8") + "\n\n## Zqmarker\n\nzqmarker text\n", "utf-8")
+    (small_corpus / "docs/en/docs/tutorial/get-current-user.md").unlink()
+    assert engine.reconcile() is not None
+    snapshot = engine.snapshot
+    fresh = Snapshot.load(engine.store, snapshot.manifest)
+    assert {k: (d.path, d.content_hash, i) for k, (d, i) in snapshot.blocks.items()} == {
+        k: (d.path, d.content_hash, i) for k, (d, i) in fresh.blocks.items()
+    }
+    outcome = engine.search_query(engine.make_query(SearchParams(query="zqmarker")))
+    assert outcome.hits[0].location == "tutorial/first-steps#zqmarker"
+    index_dir = engine.store.generation_dir(snapshot.generation) / "index"
+    for rel, (size, digest) in snapshot.manifest.index_files.items():
+        data = (index_dir / rel).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (size, digest)
+
+
+def test_a_damaged_file_shared_with_the_parent_is_still_refused(tmp_path, small_corpus):
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
+    engine.load_or_build()
+    page = small_corpus / "docs/en/docs/tutorial/first-steps.md"
+    page.write_text(page.read_text("utf-8") + "\n\nmore\n", "utf-8")
+    manifest = engine.reconcile() and engine.snapshot.manifest
+    index_dir = engine.store.generation_dir(manifest.generation) / "index"
+    linked = [p for p in index_dir.iterdir() if p.is_file() and p.stat().st_nlink > 1]
+    victim = max(linked, key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    data[-1] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    with pytest.raises(Exception, match="checksum"):
+        GenerationStore(tmp_path / "state").load_manifest(manifest.generation)
+
+
+def test_manifest_json_is_what_asdict_gives(tmp_path, small_corpus):
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
+    engine.load_or_build()
+    manifest = engine.snapshot.manifest
+    expected = dataclasses.asdict(manifest)
+    expected.pop("checksum")
+    assert json.dumps(manifest.to_json()) == json.dumps(expected)
+
+
+def test_blob_put_creates_its_shard_once_missing(tmp_path):
+    store = BlobStore(tmp_path / "blobs")
+    store.put("ab" + "0" * 62, b"one")
+    store.put("ab" + "1" * 62, b"two")
+    assert store.path("ab" + "1" * 62).read_bytes() == b"two"
+    assert not [p for p in (tmp_path / "blobs/ab").iterdir() if p.name.startswith(".")]
+
+
+def test_snapshot_memo_is_emptied_at_its_cap(tmp_path, small_corpus):
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
+    engine.load_or_build()
+    snapshot = engine.snapshot
+    for i in range(MEMO_LIMIT + 1):
+        snapshot.remember(("k", i), i)
+    assert len(snapshot.memo) == 1 and snapshot.memo[("k", MEMO_LIMIT)] == MEMO_LIMIT
+
+
+# -- responses ------------------------------------------------------------------------------------
+
+
+def test_results_filled_in_place_serialize_like_keyword_construction():
+    hit = SearchHit(
+        ref_id="r1.x",
+        kind=RefKind.CODE,
+        location="fastapi/routing.py#L10",
+        url="file:///x#L10",
+        title="APIRouter",
+        section_path=["routing", "APIRouter"],
+        start_line=3,
+        end_line=40,
+        snippet="class APIRouter:",
+        preview="...APIRouter...",
+        score=0.5,
+        scores=Scores(),  # all zero: the message must still be present
+        reasons=[],
+        source="code",
+        doc_version="abc",
+        source_class="product",
+        superseded_by="",
+        effective_from=None,
+        effective_to=None,
+        parse_confidence=1.0,
+        language="python",
+        anchor_line=10,
+    )
+    expected = pb.SearchResult(
+        ref_id=hit.ref_id,
+        kind=pb.REF_KIND_CODE,
+        location=hit.location,
+        url=hit.url,
+        title=hit.title,
+        section_path=hit.section_path,
+        start_line=3,
+        end_line=40,
+        snippet=hit.snippet,
+        preview=hit.preview,
+        score=0.5,
+        scores=pb.Scores(),
+        source="code",
+        doc_version="abc",
+        source_class="product",
+        parse_confidence=1.0,
+        language="python",
+        anchor_line=10,
+    )
+    built = convert.search_result_to_pb(hit)
+    assert built.HasField("scores")
+    assert built.SerializeToString(deterministic=True) == expected.SerializeToString(
+        deterministic=True
+    )
