@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -15,18 +14,18 @@ from tests.support.daemon import running
 pytestmark = pytest.mark.e2e
 
 PAGES = {
-    "install.md": "---\ncanonical_key: install\n---\n# Install the gizmo\n\nRun gizmo-setup with the "
-    "quokka flag to install the gizmo on a server.\n",
-    "install-v2.md": "---\ncanonical_key: install\n---\n# Installing the gizmo\n\nUse the quokka "
-    "installer; gizmo-setup is gone.\n",
-    "legacy.md": "---\nsuperseded_by: modern\n---\n# Wombat configuration (legacy)\n\nConfigure the "
-    "wombat cache with wombat.conf and restart.\n",
-    "modern.md": "# Wombat configuration\n\nConfigure the wombat cache with the wombat settings file "
-    "and restart.\n",
-    "expired.md": "---\neffective_to: 2020-01-01\n---\n# Numbat policy 2019\n\nThe numbat policy "
-    "allows numbat exports.\n",
-    "current.md": "---\neffective_from: 2020-01-01\n---\n# Numbat policy\n\nThe numbat policy allows "
-    "numbat exports after review.\n",
+    "install.md": "---\ncanonical_key: install\n---\n# Install the gizmo\n\n"
+    "Run gizmo-setup with the quokka flag to install the gizmo on a server.\n",
+    "install-v2.md": "---\ncanonical_key: install\n---\n# Installing the gizmo\n\n"
+    "Use the quokka installer; gizmo-setup is gone.\n",
+    "legacy.md": "---\nsuperseded_by: modern\n---\n# Wombat configuration (legacy)\n\n"
+    "Configure the wombat cache with wombat.conf and restart.\n",
+    "modern.md": "# Wombat configuration\n\n"
+    "Configure the wombat cache with the wombat settings file and restart.\n",
+    "expired.md": "---\neffective_to: 2020-01-01\n---\n# Numbat policy 2019\n\n"
+    "The numbat policy allows numbat exports.\n",
+    "current.md": "---\neffective_from: 2020-01-01\n---\n# Numbat policy\n\n"
+    "The numbat policy allows numbat exports after review.\n",
     "boosted.md": "---\nsearch:\n  boost: 3\n---\n# Dingo notes\n\nThe dingo appears once.\n",
     "plain.md": "# Dingo overview\n\nThe dingo appears once.\n",
 }
