@@ -246,17 +246,21 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         cached = self._derived.get(("includers", snapshot.generation))
         if cached is None:
             cached = defaultdict(list)
-            code_paths = {d.path for d in snapshot.docs.values() if d.corpus is Corpus.CODE}
+            # Every trailing run of path segments of every code file: an include written as
+            # "../../docs_src/app/main.py" (normalised to "docs_src/app/main.py") finds
+            # "docs_src/app/main.py" and "examples/docs_src/app/main.py" in one lookup.
+            by_suffix: dict[str, list[str]] = defaultdict(list)
+            for doc in snapshot.docs.values():
+                if doc.corpus is Corpus.CODE:
+                    parts = doc.path.split("/")
+                    for i in range(len(parts)):
+                        by_suffix["/".join(parts[i:])].append(doc.path)
             for doc in snapshot.docs.values():
                 if doc.corpus is not Corpus.DOCS:
                     continue
                 for tail in includes_in(doc.text):
-                    if tail in code_paths:
-                        cached[tail].append(doc)
-                    else:
-                        for path in code_paths:
-                            if path.endswith("/" + tail):
-                                cached[path].append(doc)
+                    for path in by_suffix.get(tail, ()):
+                        cached[path].append(doc)
             self._derived[("includers", snapshot.generation)] = cached
         return cached
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import tantivy
@@ -68,20 +70,51 @@ class Snapshot:
         reuse: dict[tuple[str, str], SourceDocument] = previous.docs if previous else {}
         written = {(doc.source, doc.path): doc for doc in fresh}
         docs: dict[tuple[str, str], SourceDocument] = {}
-        for source_name, source in manifest.sources.items():
-            for path, entry in source.files.items():
-                key = (source_name, path)
-                doc = written.get(key) or reuse.get(key)
-                if doc is None or doc.content_hash != entry.hash:
-                    doc = store.blobs.get(entry.blob, source_name)
-                docs[key] = doc
-        blocks: dict[int, tuple[SourceDocument, int]] = dict(previous.blocks) if previous else {}
-        for key, old in reuse.items():
-            if docs.get(key) is not old:
-                for i in range(len(old.blocks)):
-                    blocks.pop(block_id(key[0], key[1], old.content_hash, i), None)
-        for key, doc in docs.items():
-            if reuse.get(key) is not doc:
-                for i in range(len(doc.blocks)):
-                    blocks[block_id(key[0], key[1], doc.content_hash, i)] = (doc, i)
+        with _no_collection(frozen_after=previous is None):
+            for source_name, source in manifest.sources.items():
+                for path, entry in source.files.items():
+                    key = (source_name, path)
+                    doc = written.get(key) or reuse.get(key)
+                    if doc is None or doc.content_hash != entry.hash:
+                        doc = store.blobs.get(entry.blob, source_name)
+                    docs[key] = doc
+            blocks = _block_table(docs, previous)
         return cls(manifest, index, index.searcher(), docs, blocks)
+
+
+def _block_table(
+    docs: dict[tuple[str, str], SourceDocument], previous: Snapshot | None
+) -> dict[int, tuple[SourceDocument, int]]:
+    """Block id -> (document, index), starting from the previous table when there is one."""
+    reuse = previous.docs if previous else {}
+    blocks: dict[int, tuple[SourceDocument, int]] = dict(previous.blocks) if previous else {}
+    for key, old in reuse.items():
+        if docs.get(key) is not old:
+            for i in range(len(old.blocks)):
+                blocks.pop(block_id(key[0], key[1], old.content_hash, i), None)
+    for key, doc in docs.items():
+        if reuse.get(key) is not doc:
+            for i in range(len(doc.blocks)):
+                blocks[block_id(key[0], key[1], doc.content_hash, i)] = (doc, i)
+    return blocks
+
+
+@contextmanager
+def _no_collection(frozen_after: bool) -> Iterator[None]:
+    """Pause the cyclic garbage collector while documents are decoded.
+
+    Loading creates millions of long-lived objects and no garbage; every collection it
+    triggers walks the growing heap again, which cost more than the decoding at 10x the
+    FastAPI corpus. After a first load the loaded objects are frozen (``gc.freeze``): they
+    are still freed by reference counting, but later full collections, which pause searches,
+    no longer walk the whole corpus.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if frozen_after:
+            gc.freeze()
+        if enabled:
+            gc.enable()
