@@ -275,3 +275,15 @@ def test_missing_config_file_and_bad_path(tmp_path: Path) -> None:
         load_settings(tmp_path / "absent.toml")
     with pytest.raises(ConfigError, match="not a directory"):
         load_settings(None, [str(tmp_path / "absent")])
+
+
+def test_provider_chain_is_first_or_fuse(tree: Path, tmp_path: Path) -> None:
+    source = f'[[sources]]\nname = "d"\nkind = "markdown"\nroot = "{tree}"\n'
+    default = load_settings(write(tmp_path / "a.toml", source))
+    assert default.provider_chain == "first"
+    fused = load_settings(
+        write(tmp_path / "b.toml", '[server]\nprovider_chain = "fuse"\n' + source)
+    )
+    assert fused.provider_chain == "fuse"
+    with pytest.raises(ConfigError, match="provider_chain"):
+        load_settings(write(tmp_path / "c.toml", '[server]\nprovider_chain = "all"\n' + source))
