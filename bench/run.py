@@ -66,11 +66,23 @@ CORPUS_ROOTS = ("docs", "fastapi", "docs_src")
 def corpus_sizes(corpus: Path) -> dict:
     files = [p for sub in CORPUS_ROOTS for p in (corpus / sub).rglob("*") if p.is_file()]
     markdown = tree_bytes(corpus / "docs", (".md",))
+    code = tree_bytes(corpus / "fastapi", (".py",)) + tree_bytes(corpus / "docs_src", (".py",))
     return {
         "corpus_mb": round(sum(p.stat().st_size for p in files) / 1e6, 2),
         "corpus_files": len(files),
         "markdown_mb": round(markdown / 1e6, 2),
+        "code_mb": round(code / 1e6, 2),
     }
+
+
+def write_code_config(path: Path, corpus: Path) -> Path:
+    """The library source and the documentation's examples without the docs."""
+    path.write_text(
+        f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\n'
+        f'root = "{corpus}"\ninclude = ["fastapi/**/*.py", "docs_src/**/*.py"]\n',
+        encoding="utf-8",
+    )
+    return path
 
 
 def write_markdown_config(path: Path, corpus: Path) -> Path:
@@ -127,6 +139,11 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
         result["build_markdown"] = build(md_config, md_state, result["markdown_mb"])
         shutil.rmtree(md_state, ignore_errors=True)
         log(f"x{scale}: markdown build {result['build_markdown']}")
+        code_config = write_code_config(work / f"x{scale}-code.toml", corpus)
+        code_state = work / f"state-x{scale}-code"
+        result["build_code"] = build(code_config, code_state, result["code_mb"])
+        shutil.rmtree(code_state, ignore_errors=True)
+        log(f"x{scale}: code build {result['build_code']}")
     on_disk = dir_mb(state / "generations") + dir_mb(state / "blobs")
     result["index_on_disk_mb"] = round(on_disk, 2)
     result["index_per_corpus_mb"] = ratio(on_disk, result["corpus_mb"])
@@ -337,6 +354,12 @@ def render_scale(r: dict) -> list[str]:
         lines.append(
             f"markdown build     {m['indexing_s']:>8} s   ({m['mb_per_s']} MB/s of"
             f" {r['markdown_mb']} MB Markdown)"
+        )
+    if "build_code" in r:
+        k = r["build_code"]
+        lines.append(
+            f"code build         {k['indexing_s']:>8} s   ({k['mb_per_s']} MB/s,"
+            f" {k['files_per_s']} files/s of {r['code_mb']} MB code)"
         )
     lines.append(
         f"index on disk      {r['index_on_disk_mb']:>8} MB  ({r['index_per_corpus_mb']}x corpus)"
