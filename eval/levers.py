@@ -1,11 +1,14 @@
 """Measure ranking levers one at a time on the evaluation set.
 
-    .venv/bin/python eval/levers.py [--only NAME ...] [--output eval/runs/levers.json]
+    .venv/bin/python eval/levers.py [--only NAME ...] [--tag TAG ...] [--records DIR]
+                                    [--top-k N] [--output eval/runs/levers.json]
 
 Each variant is the shipped configuration (eval/fastapi.toml with the default [ranking]) with
 ONE lever changed. Every variant runs the full evaluation set against a freshly started daemon
 (its own index, so tokenizer levers are rebuilt) and the table reports hit@1, hit@5, hit@8, MRR
-and section hit@5 overall and per language, next to the baseline of the same run.
+and section hit@5 overall and per language, next to the baseline of the same run. Each --tag
+adds a table of the same variants restricted to that tag's cases; --records keeps every
+variant's run record so two variants can be compared case by case (scriptorium eval --compare).
 """
 
 from __future__ import annotations
@@ -41,6 +44,22 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "no-diversify": ("no per-document cap", {"max_per_document": 0}, {}),
     "diversify-1": ("at most 1 block per document", {"max_per_document": 1}, {}),
     "diversify-3": ("at most 3 blocks per document", {"max_per_document": 3}, {}),
+    "candidates-20": (
+        "min_candidates 20 (limit max(20, 4 * top_k): 40 at top_k 10)",
+        {"min_candidates": 20},
+        {},
+    ),
+    "candidates-30": (
+        "min_candidates 30 (limit max(30, 4 * top_k): 40 at top_k 10)",
+        {"min_candidates": 30},
+        {},
+    ),
+    "candidates-80": ("min_candidates 80", {"min_candidates": 80}, {}),
+    "candidates-20-flat": (
+        "20 lexical candidates in all: min_candidates 20 and over_fetch 2",
+        {"min_candidates": 20, "over_fetch": 2},
+        {},
+    ),
     "fusion-raw": ("raw BM25 across corpora", {"fusion": "raw"}, {}),
     "fusion-rrf": ("reciprocal rank fusion across corpora", {"fusion": "rrf"}, {}),
     "surface-off": ("surface prior off", {"surface_boost": 1.0}, {}),
@@ -85,9 +104,16 @@ def variant_config(ranking: dict, en_options: dict, target: Path) -> Path:
     return target
 
 
-def run_variant(name: str, ranking: dict, en_options: dict, work: Path) -> dict:
+def run_variant(
+    name: str,
+    ranking: dict,
+    en_options: dict,
+    work: Path,
+    records: Path | None = None,
+    top_k: int = 10,
+) -> dict:
     config = variant_config(ranking, en_options, work / f"{name}.toml")
-    output = work / f"{name}.json"
+    output = (records or work) / f"{name}.json"
     proc = subprocess.run(
         [
             sys.executable,
@@ -99,7 +125,7 @@ def run_variant(name: str, ranking: dict, en_options: dict, work: Path) -> dict:
             "--label",
             name,
             "--top-k",
-            "10",
+            str(top_k),
             "--output",
             str(output),
         ],
@@ -135,8 +161,24 @@ def summarize(record: dict) -> dict:
     return row
 
 
-def render(rows: dict[str, dict], descriptions: dict[str, str]) -> str:
-    columns = [
+TAG_COLUMNS = ["cases", "hit@1", "hit@3", "hit@5", "hit@8", "mrr"]
+
+
+def summarize_tag(record: dict, tag: str) -> dict:
+    """One tag's search metrics, so a lever that only matters for some cases is visible."""
+    stats = record["aggregate"].get("by_tag", {}).get(tag)
+    if not stats or not stats.get("search_case_count"):
+        return {}
+    row = {"cases": stats["search_case_count"], "mrr": stats["mrr"]}
+    for cutoff in ("1", "3", "5", "8"):
+        row[f"hit@{cutoff}"] = stats[f"hit@{cutoff}"]
+    return row
+
+
+def render(
+    rows: dict[str, dict], descriptions: dict[str, str], columns: list[str] | None = None
+) -> str:
+    columns = columns or [
         "hit@1",
         "hit@5",
         "hit@8",
@@ -166,6 +208,9 @@ def render(rows: dict[str, dict], descriptions: dict[str, str]) -> str:
                 if name != "shipped" and base.get(col) is not None
                 else 0
             )
+            if isinstance(value, int):
+                cells.append(str(value))
+                continue
             mark = f" ({delta:+.3f})" if abs(delta) >= 0.0005 else ""
             cells.append(f"{value:.3f}{mark}")
         lines.append(f"| {name} | {descriptions[name]} | " + " | ".join(cells) + " |")
@@ -178,22 +223,46 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", nargs="*", help="variants to run (shipped always runs)")
     parser.add_argument("--output", type=Path, default=HERE / "runs" / "levers.json")
+    parser.add_argument(
+        "--tag", action="append", default=[], help="also print a table for this tag (repeatable)"
+    )
+    parser.add_argument("--records", type=Path, help="keep each variant's run record here")
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=10,
+        help="results per search (5-25); the candidate limit is max(min_candidates, 4 * top_k)",
+    )
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.only or ()) - set(VARIANTS))
+    if unknown:
+        parser.error(f"unknown variant(s): {', '.join(unknown)}")
     names = ["shipped"] + [
         n for n in VARIANTS if n != "shipped" and (not args.only or n in args.only)
     ]
+    if args.records:
+        args.records.mkdir(parents=True, exist_ok=True)
     rows: dict[str, dict] = {}
+    tag_rows: dict[str, dict[str, dict]] = {tag: {} for tag in args.tag}
     with tempfile.TemporaryDirectory(prefix="scriptorium-levers-") as tmp:
         for name in names:
             _, ranking, en_options = VARIANTS[name]
-            rows[name] = summarize(run_variant(name, ranking, en_options, Path(tmp)))
+            record = run_variant(name, ranking, en_options, Path(tmp), args.records, args.top_k)
+            rows[name] = summarize(record)
+            for tag in args.tag:
+                tag_rows[tag][name] = summarize_tag(record, tag)
             print(
                 f"{name}: hit@1 {rows[name]['hit@1']:.3f} hit@5 {rows[name]['hit@5']:.3f}",
                 flush=True,
             )
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(rows, indent=2), "utf-8")
-    print(render(rows, {n: VARIANTS[n][0] for n in names}))
+    payload = {**rows, "by_tag": tag_rows} if args.tag else rows
+    args.output.write_text(json.dumps(payload, indent=2), "utf-8")
+    descriptions = {n: VARIANTS[n][0] for n in names}
+    print(render(rows, descriptions))
+    for tag, by_variant in tag_rows.items():
+        print(f"\ntag: {tag}\n")
+        print(render(by_variant, descriptions, TAG_COLUMNS))
     return 0
 
 
