@@ -34,6 +34,34 @@ def is_exempt(method: str) -> bool:
     return method.startswith(EXEMPT_PREFIXES)
 
 
+class _WrappedHandlers:
+    """Wrapped handlers kept per method, so a call does not rebuild its handler.
+
+    An interceptor's wrapping depends only on the method and the handler it was given; grpc
+    asks every interceptor for a handler on every call, and building closures and a new
+    handler object each time is measurable per call. The cache holds one entry per method of
+    the server (a fixed set) and rebuilds when the inner handler is a different object.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def get(
+        self,
+        method: str,
+        handler: grpc.RpcMethodHandler,
+        build: Callable[[], grpc.RpcMethodHandler],
+    ) -> grpc.RpcMethodHandler:
+        entry = self._entries.get(method)
+        if entry is not None and entry[0] is handler:
+            return entry[1]
+        wrapped = build()
+        self._entries[method] = (handler, wrapped)
+        return wrapped
+
+
 def _behaviour_name(handler: grpc.RpcMethodHandler) -> str:
     return _BEHAVIOURS[2 * bool(handler.request_streaming) + bool(handler.response_streaming)]
 
@@ -106,6 +134,7 @@ class ConcurrencyLimitInterceptor(grpc.aio.ServerInterceptor):
             raise ValueError("the concurrency limit must be at least 1")
         self.limit = limit
         self.in_flight = 0
+        self._handlers = _WrappedHandlers()
 
     async def intercept_service(
         self,
@@ -113,10 +142,12 @@ class ConcurrencyLimitInterceptor(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        if handler is None or is_exempt(handler_call_details.method):
-            return handler
         method = handler_call_details.method
+        if handler is None or is_exempt(method):
+            return handler
+        return self._handlers.get(method, handler, lambda: self._limited(method, handler))
 
+    def _limited(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         async def admit(context: grpc.aio.ServicerContext) -> None:
             if self.in_flight >= self.limit:
                 log.warning("refused %s: %d calls in flight", method, self.in_flight)
@@ -146,19 +177,27 @@ class RequestDecodeInterceptor(grpc.aio.ServerInterceptor):
     daemon was never at risk, but a caller deserves to know the request itself was at fault.
     """
 
+    def __init__(self) -> None:
+        self._handlers = _WrappedHandlers()
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
+        method = handler_call_details.method
         if (
             handler is None
             or handler.request_streaming
             or handler.request_deserializer is None
-            or is_exempt(handler_call_details.method)
+            or is_exempt(method)
         ):
             return handler
+        return self._handlers.get(method, handler, lambda: self._guarded(handler))
+
+    @staticmethod
+    def _guarded(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         decode = handler.request_deserializer
         original = getattr(handler, _behaviour_name(handler))
 

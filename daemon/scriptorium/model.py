@@ -148,6 +148,9 @@ class Candidate:
     location: str = ""
     url: str = ""
     provider: str = ""
+    # False when no one will read the reasons (the search is not explained): stages may then
+    # skip building them. Reasons appended anyway are harmless; they are not returned.
+    explained: bool = True
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -158,7 +161,8 @@ class Candidate:
         if factor == 1.0:
             return
         self.score *= factor
-        self.reasons.append(Reason(name, factor, detail))
+        if self.explained:
+            self.reasons.append(Reason(name, factor, detail))
 
 
 @dataclass(frozen=True, slots=True)

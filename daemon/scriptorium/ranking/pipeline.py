@@ -92,7 +92,26 @@ class Pipeline:
     # -- stage 1: candidates ------------------------------------------------------------------
 
     def candidates(self, query: Query, hits: Sequence[LexicalHit]) -> list[Candidate]:
-        # Positional construction: this runs for every candidate of every search.
+        # Positional construction: this runs for every candidate of every search. Reasons are
+        # built only for an explained search; nothing else reads them.
+        if not query.explain:
+            return [
+                Candidate(
+                    hit.doc.source,
+                    hit.doc,
+                    hit.block,
+                    hit.score,
+                    Scores(hit.score),
+                    [],
+                    None,
+                    False,
+                    "",
+                    "",
+                    "",
+                    False,
+                )
+                for hit in hits
+            ]
         return [
             Candidate(
                 hit.doc.source,
@@ -146,7 +165,8 @@ class Pipeline:
                 factor = round(1 / best, 6)
                 for cand in group:
                     cand.score = cand.score / best
-                    cand.reasons.append(Reason("fusion", factor, "scaled by corpus"))
+                    if cand.explained:
+                        cand.reasons.append(Reason("fusion", factor, "scaled by corpus"))
         for cand in candidates:
             cand.scores.fused = cand.score
 
