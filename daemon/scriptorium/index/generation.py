@@ -203,11 +203,12 @@ class BlobWriter:
         self._pending: list[Future] = []
 
     def put(self, name: str, doc: SourceDocument) -> None:
-        if not self._blobs.exists(name):
-            self._pending.append(self._pool.submit(self._write, name, doc))
+        self._pending.append(self._pool.submit(self._write, name, doc))
 
     def _write(self, name: str, doc: SourceDocument) -> None:
-        self._blobs.put(name, encode_document(doc))
+        # Checked here rather than by the caller: a stat call is cheap in this thread.
+        if not self._blobs.exists(name):
+            self._blobs.put(name, encode_document(doc))
 
     def __enter__(self) -> BlobWriter:
         return self
@@ -337,8 +338,9 @@ class GenerationStore:
                 for doc in change.added:
                     blobs.put(blob_name(doc, extractors), doc)
                     self._add_blocks(writer, doc, tokens_for)
-            writer.commit()
-            writer.wait_merging_threads()
+                # The commit runs without the GIL, so the last blobs are written meanwhile.
+                writer.commit()
+                writer.wait_merging_threads()
             index_files = {}
             for path in sorted(index_dir.rglob("*")):
                 if path.is_file() and path.name not in _LOCK_FILES:

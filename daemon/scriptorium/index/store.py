@@ -125,7 +125,7 @@ class BlobStore:
         return self.root / name[:2] / name
 
     def exists(self, name: str) -> bool:
-        return self.path(name).is_file()
+        return os.path.isfile(os.path.join(self.root, name[:2], name))
 
     def put(self, name: str, data: bytes) -> None:
         """Write a blob atomically. Durability is the caller's: the generation writer flushes

@@ -42,6 +42,11 @@ _LABEL = re.compile(
 _ENDS_SENTENCE = re.compile(r"(?:^|[.!?:;。！？：；])$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 
+# First characters (after leading whitespace) a line needs for any block pattern to match it;
+# decimal digits (of every script, as ``\d`` counts them) open ordered list items too.
+_LIST_FIRST = frozenset("-*+")
+_BLOCK_FIRST = frozenset("#=-*+_>/!?<{|")
+
 TITLE_CHARS = 80
 DESCRIPTION_CHARS = 300
 MAX_PARAGRAPH_ITEMS = 8
@@ -74,6 +79,9 @@ class FlowItem:
 
 
 def _indent(line: str) -> int:
+    lead = len(line) - len(line.lstrip(" \t"))
+    if "\t" not in line[:lead]:
+        return lead
     width = 0
     for char in line:
         if char == " ":
@@ -132,19 +140,26 @@ def fenced_code_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     after_blank = False
     for index, line in enumerate(lines):
         if opened is None:
-            match = _FENCE_OPEN.match(line)
-            indent = _indent(line)
-            if match and (indent <= 3 or in_list):
-                fence = match.group(2)
-                if fence[0] != "`" or "`" not in match.group(3):
-                    opened = (index, fence[0], len(fence), indent)
-                    continue
-            if _blank(line):
+            # Every pattern below starts after spaces and tabs, so the first other character
+            # decides which of them can match at all.
+            first = line.lstrip(" \t")[:1]
+            if first == "`" or first == "~":
+                match = _FENCE_OPEN.match(line)
+                indent = _indent(line)
+                if match and (indent <= 3 or in_list):
+                    fence = match.group(2)
+                    if fence[0] != "`" or "`" not in match.group(3):
+                        opened = (index, fence[0], len(fence), indent)
+                        continue
+            if not line.strip():
                 after_blank = True
                 continue
-            if _BULLET.match(line) or _ORDERED.match(line):
-                in_list = True
-            elif indent < 2 and after_blank:
+            if first in _LIST_FIRST or first.isdecimal():
+                if _BULLET.match(line) or _ORDERED.match(line):
+                    in_list = True
+                elif after_blank and _indent(line) < 2:
+                    in_list = False
+            elif after_blank and _indent(line) < 2:
                 in_list = False
             after_blank = False
             continue
@@ -193,9 +208,12 @@ def split_attr_list(text: str) -> tuple[str, str | None]:
 
 
 def _heading_text(raw: str) -> tuple[str, str | None]:
-    text = _CLOSING_HASHES.sub("", raw.strip()[:MAX_LINE_CHARS])
-    text, custom_id = split_attr_list(text)
-    text = _CLOSING_HASHES.sub("", text)
+    text = raw.strip()[:MAX_LINE_CHARS]
+    custom_id = None
+    if "#" in text or "{" in text:  # closing hashes and attribute lists need one of them
+        text = _CLOSING_HASHES.sub("", text)
+        text, custom_id = split_attr_list(text)
+        text = _CLOSING_HASHES.sub("", text)
     return collapse(strip_inline_markup(text)), custom_id
 
 
@@ -222,8 +240,15 @@ def _parse_headings(
         if mask[index]:
             para_start, in_list = None, False
             continue
-        if _blank(line):
+        body = line.lstrip()
+        if not body:
             para_start, in_list = None, False
+            continue
+        first = body[0]
+        if first not in _BLOCK_FIRST and not first.isdecimal():
+            # Prose: no heading, underline, list item, rule, block opener or markup line.
+            if para_start is None and not in_list:
+                para_start = None if _indent(line) >= 4 else index
             continue
         atx = _ATX.match(line)
         if atx:

@@ -31,6 +31,8 @@ _KEPT_PUNCTUATION = frozenset("-_")
 # Escaped characters are parked in a private-use plane while markup is removed around them.
 _PLACEHOLDER_BASE = 0xF0000
 _PLACEHOLDER = re.compile("[\U000f0000-\U000f007f]")
+# Text without any of these characters holds no markup (nor placeholders): it is returned as is.
+_MARKUP_CHAR = re.compile("[\\\\\\[<`*_~\U000f0000-\U000f007f]")
 
 
 def _protect(match: re.Match[str]) -> str:
@@ -55,6 +57,8 @@ def strip_inline_markup(text: str) -> str:
     Backslash escapes protect the character after them; code span contents are kept
     verbatim, so ``__init__`` inside backticks survives.
     """
+    if not _MARKUP_CHAR.search(text):
+        return text
     text = _ESCAPE.sub(_protect, text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
@@ -79,11 +83,23 @@ def _kept(char: str) -> bool:
     return category[0] in "LNM" or category == "Pc"
 
 
+class _SlugTable(dict):
+    """``str.translate`` table, filled on first sight of each character: whitespace becomes
+    ``-``, kept characters stay, everything else is dropped."""
+
+    def __missing__(self, ordinal: int) -> str | None:
+        char = chr(ordinal)
+        value = ("-" if char.isspace() else char) if _kept(char) else None
+        self[ordinal] = value
+        return value
+
+
+_SLUG_TABLE = _SlugTable()
+
+
 def github_slug(heading: str) -> str:
     """The GitHub anchor for a heading's text (without de-duplication)."""
-    text = strip_inline_markup(heading).strip().lower()
-    kept = "".join(char for char in text if _kept(char))
-    return "".join("-" if char.isspace() else char for char in kept)
+    return strip_inline_markup(heading).strip().lower().translate(_SLUG_TABLE)
 
 
 class SlugAllocator:

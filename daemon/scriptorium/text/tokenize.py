@@ -82,7 +82,8 @@ CJK_CHARS = (
 
 _WORD = f"[^\\W_{CJK_CHARS}]"
 _CONNECTOR = r"(?:_*+(?:[./-]|::)_*+|_++)"
-_RUN_RE = re.compile(f"[{CJK_CHARS}]++|{_WORD}++(?:{_CONNECTOR}{_WORD}++)*+")
+# Words come first: the two alternatives never match at the same place, and most runs are words.
+_RUN_RE = re.compile(f"{_WORD}++(?:{_CONNECTOR}{_WORD}++)*+|[{CJK_CHARS}]++")
 # The same runs for pure-ASCII text, where the Unicode classes cost twice as much to test.
 _ASCII_RUN_RE = re.compile(r"[A-Za-z0-9]++(?:(?:_*+(?:[./-]|::)_*+|_++)[A-Za-z0-9]++)*+")
 _CJK_START_RE = re.compile(f"[{CJK_CHARS}]")
@@ -160,6 +161,19 @@ def _camel_parts(piece: str) -> list[str]:
 
 def _word_tokens(raw: str) -> list[str]:
     """All tokens of one compound, normalised, before stopword and length filtering."""
+    if raw.isalnum():
+        # No connector and no underscore: one segment of one piece, split only at camelCase.
+        parts = _camel_parts(raw)
+        if len(parts) == 1:
+            if raw.isalpha() or raw.isdigit():
+                return [raw.casefold()]
+            return [raw.casefold(), *(run.casefold() for run in _LETTER_RUN_RE.findall(raw))]
+        tokens = [raw.casefold()]
+        for part in parts:
+            tokens.append(part.casefold())
+            if not part.isalpha() and not part.isdigit():
+                tokens.extend(run.casefold() for run in _LETTER_RUN_RE.findall(part))
+        return tokens
     tokens = [raw.casefold()]
     segments = _SEGMENT_SPLIT_RE.split(raw)
     compound = len(segments) > 1
@@ -183,7 +197,7 @@ def _analyse(
     raw: str, drop_stopwords: bool, stem: bool, split: bool = True, bigrams: bool = True
 ) -> tuple[str, ...]:
     """The final tokens of one run: a CJK run or a compound word."""
-    if _CJK_START_RE.match(raw):
+    if not raw.isascii() and _CJK_START_RE.match(raw):
         if len(raw) == 1 or not bigrams:
             return tuple(raw)
         return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
@@ -228,9 +242,11 @@ def tokenize(
     slot = (drop_stopwords, stem, split_identifiers, cjk_bigrams)
     tables = _caches.get(slot) or _caches.setdefault(slot, ({}, {}))
     cache, old = tables
-    missing = set(runs).difference(cache)
-    if not missing:
+    try:
         return list(chain.from_iterable(map(cache.__getitem__, runs)))
+    except KeyError:
+        pass
+    missing = set(runs).difference(cache)
     global _pool
     if len(cache) + len(missing) > _CACHE_LIMIT:
         old, cache = cache, {}
@@ -248,7 +264,11 @@ def tokenize(
             continue
         tokens = _analyse(raw, drop_stopwords, stem, split_identifiers, cjk_bigrams)
         if len(raw) <= _CACHEABLE_CHARS:
-            cache[raw] = tuple([share(t, t) for t in tokens])
+            if len(tokens) == 1:  # most words: no loop for a single token
+                token = tokens[0]
+                cache[raw] = (share(token, token),)
+            else:
+                cache[raw] = tuple(map(share, tokens, tokens))
         else:
             uncached[raw] = tokens
     if not uncached:

@@ -26,7 +26,10 @@ _SOURCE_CLASSES = frozenset(c.value for c in SourceClass)
 
 def _split(text: str) -> tuple[str, int] | None:
     """The YAML between the delimiters and the number of lines they span, or None."""
-    lines = split_lines(text.removeprefix("\ufeff"))
+    text = text.removeprefix("\ufeff")
+    if not text.startswith("---"):  # most documents have none: skip splitting them into lines
+        return None
+    lines = split_lines(text)
     if not lines or not _OPEN.match(lines[0]):
         return None
     for index in range(1, len(lines)):

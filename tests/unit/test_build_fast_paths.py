@@ -1,0 +1,124 @@
+"""Short cuts taken while building an index give exactly what the general paths give.
+
+Each case sits on the edge of a short cut: the shape a fast path accepts, and the nearest
+shape it must hand back to the general rules.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.text.markdown import _heading_text, _indent, fenced_code_spans, parse_headings
+from scriptorium.text.slugs import github_slug, strip_inline_markup
+from scriptorium.text.tokenize import tokenize
+from scriptorium_plugins.markdown.frontmatter import parse_front_matter
+
+tokenize_module = __import__("scriptorium.text.tokenize", fromlist=["_word_tokens"])
+
+
+# -- tokenizer ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "tokens"),
+    [
+        ("Request3", ("request3", "request")),
+        ("FastAPI3", ("fastapi3", "fast", "api3", "api")),
+        ("HTTP2Server", ("http2server", "http2", "http", "server")),
+        ("getUser2Name", ("getuser2name", "get", "user2", "user", "name")),
+        ("ÉcoleNormale2", ("écolenormale2", "école", "normale2", "normale")),
+        ("ᗉЏ2", ("ᗉџ2", "ᗉ", "џ2")),
+        ("Base64", ("base64", "base")),
+        ("X1Y2", ("x1y2", "x1", "y2")),
+        ("2024", ("2024",)),
+    ],
+)
+def test_words_without_connectors_split_as_compounds_do(word, tokens):
+    assert tuple(tokenize_module._word_tokens(word)) == tokens
+    # The same word as one segment of a compound yields the same parts after the compound.
+    assert tuple(tokenize_module._word_tokens(f"x.{word}"))[2:] == tokens
+
+
+def test_fully_cached_and_partly_cached_texts_tokenize_alike(monkeypatch):
+    monkeypatch.setattr(tokenize_module, "_caches", {})
+    first = tokenize("FastAPI3 runs 検索エンジン app.include_router")
+    partly = tokenize("FastAPI3 runs 検索エンジン app.include_router newword")
+    again = tokenize("FastAPI3 runs 検索エンジン app.include_router")
+    assert first == again == partly[:-1]
+    assert partly[-1] == "newword"
+    assert "検索" in first and "include_router" in first
+
+
+def test_cached_tokens_share_one_string_object(monkeypatch):
+    monkeypatch.setattr(tokenize_module, "_caches", {})
+    monkeypatch.setattr(tokenize_module, "_pool", {})
+    tokenize("get getUser 検索エンジン 索エ")
+    young, _old = tokenize_module._caches[(True, False, True, True)]
+    assert young["getUser"] == ("getuser", "get", "user")
+    assert young["get"][0] is young["getUser"][1]
+    assert young["索エ"][0] is young["検索エンジン"][1]
+
+
+# -- Markdown structure ---------------------------------------------------------------------------
+
+
+def test_indent_counts_tabs_to_the_next_stop():
+    assert _indent(" \t x") == 5
+    assert _indent("\tx") == 4
+    assert _indent("   x") == 3
+    assert _indent("x") == 0
+
+
+def test_block_patterns_see_through_prose_lines_only():
+    lines = [
+        "\u3000# not a heading",  # ideographic space: ATX allows only spaces
+        "",
+        "３. item",  # a full-width digit opens an ordered list
+        "---",
+        "",
+        "١. one",  # Arabic-Indic digits too
+        "two",
+        "===",
+        "",
+        "Prose",
+        "===",
+        "",
+        "    # indented code",
+        "#no",
+    ]
+    headings = parse_headings(lines)
+    assert [(h.line_no, h.level, h.text, h.line_count) for h in headings] == [(10, 1, "Prose", 2)]
+
+
+def test_fences_inside_list_items_and_tildes():
+    lines = ["- item", "", "    ```py", "    x", "    ```", "after", "~~~", "y", "~~~"]
+    assert fenced_code_spans(lines) == [(2, 4), (6, 8)]
+
+
+def test_heading_text_without_markup_is_only_collapsed():
+    assert _heading_text("  Plain   heading  ") == ("Plain heading", None)
+    assert _heading_text("Title { #custom } ##") == ("Title", "custom")
+    assert _heading_text("Dict {key: value}") == ("Dict {key: value}", None)
+
+
+def test_plain_text_is_returned_unless_it_holds_markup_or_placeholders():
+    assert strip_inline_markup("plain text, (parens) and #hash") == "plain text, (parens) and #hash"
+    assert strip_inline_markup("a `b_c` *d*") == "a b_c d"
+    # A private-use placeholder character is restored as the general path always did.
+    assert strip_inline_markup("x\U000f0041") == "xA"
+
+
+def test_slugs_keep_letters_digits_dashes_and_underscores():
+    assert github_slug("Hello, World! 2 — ok_x") == "hello-world-2--ok_x"
+    assert github_slug("日本語の\u3000見出し（テスト）") == "日本語の-見出しテスト"
+    assert github_slug("`Code` and **bold**") == "code-and-bold"
+
+
+# -- front matter ---------------------------------------------------------------------------------
+
+
+def test_front_matter_is_found_only_at_the_very_start():
+    meta, lines, raw = parse_front_matter("\ufeff---\ntitle: T\n---\nbody\n")
+    assert (meta.title, lines, raw) == ("T", 3, {"title": "T"})
+    assert parse_front_matter("body\n---\ntitle: T\n---\n")[1:] == (0, {})
+    assert parse_front_matter("----\ntitle: T\n---\n")[1:] == (0, {})
