@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -241,9 +242,12 @@ def test_a_damaged_file_shared_with_the_parent_is_still_refused(tmp_path, small_
     index_dir = engine.store.generation_dir(manifest.generation) / "index"
     linked = [p for p in index_dir.iterdir() if p.is_file() and p.stat().st_nlink > 1]
     victim = max(linked, key=lambda p: p.stat().st_size)
-    data = bytearray(victim.read_bytes())
-    data[-1] ^= 0xFF
-    victim.write_bytes(bytes(data))
+    # Flipped in place: truncating a file the engine has memory-mapped would fault its reads.
+    with victim.open("r+b") as handle:
+        handle.seek(-1, os.SEEK_END)
+        last = handle.read(1)[0]
+        handle.seek(-1, os.SEEK_END)
+        handle.write(bytes([last ^ 0xFF]))
     with pytest.raises(Exception, match="checksum"):
         GenerationStore(tmp_path / "state").load_manifest(manifest.generation)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from scriptorium.index.catalog import Snapshot
@@ -75,9 +77,11 @@ def test_corrupt_index_file_is_refused(tmp_path):
     manifest = write(store, None, [make_doc("a.md", "apple " * 100)])
     index_dir = store.generation_dir(manifest.generation) / "index"
     victim = max((p for p in index_dir.iterdir() if p.is_file()), key=lambda p: p.stat().st_size)
-    data = bytearray(victim.read_bytes())
-    data[-1] ^= 0xFF
-    victim.write_bytes(bytes(data))
+    with victim.open("r+b") as handle:  # in place: the file may be memory-mapped
+        handle.seek(-1, os.SEEK_END)
+        last = handle.read(1)[0]
+        handle.seek(-1, os.SEEK_END)
+        handle.write(bytes([last ^ 0xFF]))
     with pytest.raises(CorruptGenerationError, match="checksum"):
         store.load_manifest(manifest.generation)
 
