@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from scriptorium import telemetry
 from scriptorium.index.catalog import Snapshot
+from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.index.generation import (
     Change,
     CorruptGenerationError,
@@ -20,16 +21,13 @@ from scriptorium.index.generation import (
     Manifest,
     SourceEntry,
 )
-from scriptorium.index.parallel import Tokens, WorkersUnavailable, load_in_workers, worker_count
+from scriptorium.index.parallel import WorkersUnavailable, load_in_workers, worker_count
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
 from scriptorium.model import Block, FileStat, SourceDocument
 from scriptorium.resolve import Resolver
 from scriptorium.sources import LocalTreeSource, PathEscapeError, Source
-from scriptorium.text import (
-    split_lines,
-    tokenize,
-)
+from scriptorium.text import split_lines
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +283,7 @@ class IndexingMixin:
                 results = load_in_workers(
                     wanted,
                     configs=[scan.source.config for scan in scans],
-                    ranking=getattr(self.settings, "ranking", None) or {},
+                    token_options=self.ranking.token_options(),
                     fingerprint=self.extractors.fingerprint,
                     workers=workers,
                 )
@@ -321,17 +319,10 @@ class IndexingMixin:
 
         return tokens_for
 
-    def tokens_for(self, doc: SourceDocument, block: Block) -> tuple[str, str, str]:
-        options = self.ranking.token_options()
-        body = " ".join(tokenize(block.body, **options))
-        heading_text = " ".join(block.section_path)
-        if block.symbol:
-            heading_text += " " + block.symbol
-        heading = " ".join(tokenize(heading_text, **options))
+    def tokens_for(self, doc: SourceDocument, block: Block) -> Tokens:
         source = self.by_name.get(doc.source)
         page = source.page_location(doc.path) if source else doc.path
-        path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", **options))
-        return body, heading, path
+        return block_tokens(doc, block, page, self.ranking.token_options())
 
     def lines_of(self, doc: SourceDocument) -> list[str]:
         lines = self._lines.get(doc.content_hash)

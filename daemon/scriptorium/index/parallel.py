@@ -23,6 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.model import SourceDocument
 from scriptorium.sources import PathEscapeError, SourceConfig, SourceContext
 
@@ -33,8 +34,6 @@ MIN_FILES = 200
 # Files per task: large enough to amortise a round trip, small enough to balance the load.
 CHUNK_FILES = 16
 MAX_AUTO_WORKERS = 4
-
-Tokens = tuple[str, str, str]
 
 
 class WorkersUnavailable(RuntimeError):
@@ -66,48 +65,36 @@ def worker_count(setting: int, files: int) -> int:
 
 # -- in the worker --------------------------------------------------------------------------
 
-
-class _Tokenizing:
-    """The parts of the engine that ``IndexingMixin.tokens_for`` reads."""
-
-    def __init__(self, by_name: dict[str, Any], ranking: Any) -> None:
-        self.by_name = by_name
-        self.ranking = ranking
-
-
 _worker: dict[str, Any] = {}
 
 
-def _start_worker(configs: list[SourceConfig], ranking: dict, fingerprint: str) -> None:
-    from scriptorium.indexer import IndexingMixin
+def _start_worker(configs: list[SourceConfig], options: dict[str, bool], fingerprint: str) -> None:
     from scriptorium.plugins import load_registry
-    from scriptorium.retrieval import ranking_settings
 
     registry = load_registry()
     chain = registry.extractor_chain
     if chain.fingerprint != fingerprint:
         raise WorkersUnavailable("the worker's extractors differ from the daemon's")
     context = SourceContext(extractors=chain)
-    sources = {c.name: registry.source_factory(c.kind)(c, context) for c in configs}
-    _worker["sources"] = sources
-    _worker["engine"] = _Tokenizing(sources, ranking_settings(ranking))
-    _worker["tokens_for"] = IndexingMixin.tokens_for
+    _worker["sources"] = {c.name: registry.source_factory(c.kind)(c, context) for c in configs}
+    _worker["options"] = options
 
 
 def _load_chunk(items: Sequence[tuple[str, str]]) -> list[Loaded]:
-    sources = _worker["sources"]
-    engine, tokens_for = _worker["engine"], _worker["tokens_for"]
+    sources, options = _worker["sources"], _worker["options"]
     out = []
     for name, path in items:
+        source = sources[name]
         try:
-            doc = sources[name].load(path)
+            doc = source.load(path)
         except (OSError, PathEscapeError) as exc:
             out.append(Loaded(None, (), type(exc).__name__))
             continue
         if doc is None:
             out.append(Loaded(None))
             continue
-        out.append(Loaded(doc, tuple(tokens_for(engine, doc, block) for block in doc.blocks)))
+        page = source.page_location(doc.path)
+        out.append(Loaded(doc, tuple(block_tokens(doc, b, page, options) for b in doc.blocks)))
     return out
 
 
@@ -118,7 +105,7 @@ def load_in_workers(
     items: Sequence[tuple[str, str]],
     *,
     configs: list[SourceConfig],
-    ranking: dict,
+    token_options: dict[str, bool],
     fingerprint: str,
     workers: int,
 ) -> Iterator[Loaded]:
@@ -134,7 +121,7 @@ def load_in_workers(
             max_workers=workers,
             mp_context=context,
             initializer=_start_worker,
-            initargs=(configs, ranking, fingerprint),
+            initargs=(configs, token_options, fingerprint),
         )
     except (OSError, ValueError) as exc:
         raise WorkersUnavailable(str(exc)) from exc
