@@ -21,7 +21,7 @@ from scriptorium.index.generation import (
     Manifest,
     SourceEntry,
 )
-from scriptorium.index.parallel import WorkersUnavailable, load_in_workers, worker_count
+from scriptorium.index.parallel import helper_count, load_shared
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
 from scriptorium.model import Block, FileStat, SourceDocument
@@ -266,8 +266,9 @@ class IndexingMixin:
     ) -> tuple[dict[tuple[str, str], SourceDocument], dict[int, Tokens]]:
         """Every changed file of ``scans`` read and cut (None when unreadable), by (source, path).
 
-        Many files go to worker processes, which also tokenize them (the second table holds
-        their tokens by block identity); a few, or workers that cannot start, are loaded here.
+        Many files are shared with helper processes and tokenized as they are loaded (the
+        second table holds those tokens by block identity); a few are only loaded here, and
+        the generation writer tokenizes them.
         """
         wanted = [
             (scan.source.name, stat.path)
@@ -277,28 +278,22 @@ class IndexingMixin:
         ]
         docs: dict[tuple[str, str], SourceDocument] = {}
         tokens: dict[int, Tokens] = {}
-        workers = worker_count(getattr(self.settings, "build_workers", 0), len(wanted))
-        if workers > 1:
-            try:
-                results = load_in_workers(
-                    wanted,
-                    configs=[scan.source.config for scan in scans],
-                    token_options=self.ranking.token_options(),
-                    fingerprint=self.extractors.fingerprint,
-                    workers=workers,
-                )
-                for key, result in zip(wanted, results, strict=True):
-                    if result.doc is not None:
-                        docs[key] = result.doc
-                        for block, block_tokens in zip(
-                            result.doc.blocks, result.tokens, strict=True
-                        ):
-                            tokens[id(block)] = block_tokens
-                return docs, tokens
-            except WorkersUnavailable as exc:
-                log.warning("loading %d files in this process: %s", len(wanted), exc)
-                docs.clear()
-                tokens.clear()
+        helpers = helper_count(getattr(self.settings, "build_workers", 0), len(wanted))
+        if helpers:
+            loaded = load_shared(
+                wanted,
+                sources=self.by_name,
+                options=self.ranking.token_options(),
+                fingerprint=self.extractors.fingerprint,
+                helpers=helpers,
+                on_fallback=lambda why: log.warning("building without helper processes: %s", why),
+            )
+            for key, result in zip(wanted, loaded, strict=True):
+                if result.doc is not None:
+                    docs[key] = result.doc
+                    for block, block_tokens in zip(result.doc.blocks, result.tokens, strict=True):
+                        tokens[id(block)] = block_tokens
+            return docs, tokens
         for name, path in wanted:
             try:
                 doc = self.by_name[name].load(path)

@@ -76,29 +76,62 @@ class _AcceptsNothing:
         raise AssertionError("never asked")
 
 
-def test_worker_count_is_serial_for_small_builds_and_capped_when_automatic():
-    assert parallel.worker_count(0, parallel.MIN_FILES - 1) == 1
-    assert parallel.worker_count(1, 10_000) == 1
-    assert parallel.worker_count(3, 10_000) == 3
-    assert 1 <= parallel.worker_count(0, 10_000) <= parallel.MAX_AUTO_WORKERS
+def test_helper_count_is_none_for_small_builds_and_capped_when_automatic():
+    assert parallel.helper_count(0, parallel.MIN_FILES - 1) == 0
+    assert parallel.helper_count(1, 10_000) == 0
+    assert parallel.helper_count(3, 10_000) == 2
+    assert 0 <= parallel.helper_count(0, 10_000) <= parallel.MAX_AUTO_HELPERS
 
 
 def test_a_build_in_workers_equals_a_serial_build(tmp_path, corpus, monkeypatch):
     monkeypatch.setattr(parallel, "MIN_FILES", 1)
-    loaded_in_workers = []
+    shared = []
 
-    def counting(items, **kwargs):
-        for result in parallel.load_in_workers(items, **kwargs):
-            loaded_in_workers.append(result)
-            yield result
+    def sharing(items, **kwargs):
+        shared.append(len(items))
+        return parallel.load_shared(items, **kwargs)
 
-    monkeypatch.setattr(indexer, "load_in_workers", counting)
+    monkeypatch.setattr(indexer, "load_shared", sharing)
     serial, serial_summary = build(tmp_path, corpus, "serial", workers=1)
     spread, spread_summary = build(tmp_path, corpus, "spread", workers=2)
     assert serial_summary.documents == spread_summary.documents > 30
     assert serial_summary.blocks == spread_summary.blocks
-    assert len(loaded_in_workers) == spread_summary.changed
+    assert shared == [spread_summary.changed]
     assert fingerprint(spread) == fingerprint(serial)
+
+
+def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
+    tmp_path, corpus, monkeypatch, caplog
+):
+    engine, _ = build(tmp_path, corpus, "serial", workers=1)
+    items = sorted(
+        (name, path)
+        for name, entry in engine.snapshot.manifest.sources.items()
+        for path in entry.files
+    )
+    here = []
+    load_here = parallel.load_files
+
+    def recording(sources, chunk, options):
+        here.append(chunk[0])
+        return load_here(sources, chunk, options)
+
+    monkeypatch.setattr(parallel, "load_files", recording)
+    caplog.set_level(logging.WARNING)
+    loaded = parallel.load_shared(
+        items,
+        sources=engine.by_name,
+        options=engine.ranking.token_options(),
+        fingerprint=engine.extractors.fingerprint,
+        helpers=1,
+        on_fallback=lambda why: pytest.fail(f"fell back: {why}"),
+    )
+    assert [(r.doc.source, r.doc.path) for r in loaded] == items
+    chunks = -(-len(items) // parallel.CHUNK_FILES)
+    assert len(here) < chunks  # the first two chunks went to the helper
+    assert items[0] not in here and items[parallel.CHUNK_FILES] not in here
+    for result in loaded:
+        assert len(result.tokens) == len(result.doc.blocks)
 
 
 def test_an_update_after_a_parallel_build_lands_as_usual(tmp_path, corpus, monkeypatch):
@@ -123,8 +156,7 @@ def test_workers_with_other_extractors_refuse_and_the_build_runs_here(
     caplog.set_level(logging.WARNING, logger="scriptorium.indexer")
     engine, summary = build(tmp_path, corpus, "fallback", workers=2, registry=registry)
     assert summary.documents > 30
-    assert any(
-        "loading" in r.getMessage() and "in this process" in r.getMessage() for r in caplog.records
-    )
+    messages = [record.getMessage() for record in caplog.records]
+    assert any("differ" in message for message in messages), messages
     serial, _ = build(tmp_path, corpus, "serial", workers=1, registry=registry)
     assert fingerprint(engine) == fingerprint(serial)
