@@ -96,10 +96,15 @@ def write_markdown_config(path: Path, corpus: Path) -> Path:
     return path
 
 
-def build(config: Path, state: Path, megabytes: float) -> dict:
-    """A fresh build; ``indexing_s`` is the command's own figure (no interpreter start)."""
+def build(config: Path, state: Path, megabytes: float, workers: int | None = None) -> dict:
+    """A fresh build; ``indexing_s`` is the command's own figure (no interpreter start).
+
+    ``workers`` is ``--build-workers`` (None: the default, one worker process per core).
+    """
     started = time.perf_counter()
     command = [sys.executable, "-m", "scriptorium", "--format", "json", "index", "build"]
+    if workers is not None:
+        command += ["--build-workers", str(workers)]
     done = subprocess.run(
         [*command, "--config", str(config), "--state-dir", str(state)],
         check=True,
@@ -139,6 +144,11 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
         result["build_markdown"] = build(md_config, md_state, result["markdown_mb"])
         shutil.rmtree(md_state, ignore_errors=True)
         log(f"x{scale}: markdown build {result['build_markdown']}")
+        result["build_markdown_one_process"] = build(
+            md_config, md_state, result["markdown_mb"], workers=1
+        )
+        shutil.rmtree(md_state, ignore_errors=True)
+        log(f"x{scale}: markdown build, one process {result['build_markdown_one_process']}")
         code_config = write_code_config(work / f"x{scale}-code.toml", corpus)
         code_state = work / f"state-x{scale}-code"
         result["build_code"] = build(code_config, code_state, result["code_mb"])
@@ -354,6 +364,11 @@ def render_scale(r: dict) -> list[str]:
         lines.append(
             f"markdown build     {m['indexing_s']:>8} s   ({m['mb_per_s']} MB/s of"
             f" {r['markdown_mb']} MB Markdown)"
+        )
+    if "build_markdown_one_process" in r:
+        m = r["build_markdown_one_process"]
+        lines.append(
+            f"  in one process   {m['indexing_s']:>8} s   ({m['mb_per_s']} MB/s; no build workers)"
         )
     if "build_code" in r:
         k = r["build_code"]

@@ -2,4 +2,5 @@
 
 from scriptorium.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when a spawned build worker imports the main module
+    raise SystemExit(main())

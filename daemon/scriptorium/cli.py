@@ -25,7 +25,7 @@ from grpc_health.v1 import health_pb2
 
 from scriptorium import __version__
 from scriptorium.client import Client, ResolutionError, ScriptoriumError, resolve_target
-from scriptorium.config import ConfigError, load_settings
+from scriptorium.config import ConfigError, Settings, load_settings
 from scriptorium.plugins import PluginError
 from scriptorium.v1 import retrieval_pb2 as pb
 
@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     local.add_argument("--config", type=Path, default=None, help="TOML configuration file")
     local.add_argument("--state-dir", default=None, help="index and cache directory")
     local.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")
+    local.add_argument(
+        "--build-workers",
+        type=int,
+        default=None,
+        help="worker processes for large builds (0: one per core, 1: none)",
+    )
 
     parser = argparse.ArgumentParser(
         prog="scriptorium",
@@ -262,12 +268,20 @@ def _configure_logging(level: str) -> None:
     )
 
 
+def _apply_build_workers(settings: Settings, args: argparse.Namespace) -> None:
+    if args.build_workers is not None:
+        if args.build_workers < 0:
+            raise ConfigError("--build-workers must be at least 0")
+        settings.build_workers = args.build_workers
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from scriptorium.server import serve
 
     settings = load_settings(args.config, args.paths, listen=args.listen, state_dir=args.state_dir)
     if args.log_level:
         settings.log_level = args.log_level.upper()
+    _apply_build_workers(settings, args)
     if args.watch is not None:
         settings.watch = args.watch
     if args.watch_interval is not None:
@@ -286,6 +300,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
     if args.log_level:
         settings.log_level = args.log_level.upper()
+    _apply_build_workers(settings, args)
     _configure_logging(settings.log_level)
     registry = load_registry()
     validate_source_kinds(settings, registry)

@@ -80,6 +80,9 @@ class Settings:
     max_receive_message_bytes: int = 4 * 1024 * 1024
     watch: bool = True
     watch_interval: float = 0.5
+    # Worker processes for builds with many changed files: 0 = one per core (at most 4),
+    # 1 = build in the daemon's own process.
+    build_workers: int = 0
     # How providers answer: "first" non-empty provider wins, or "fuse" all their candidates.
     provider_chain: str = "first"
     log_level: str = "INFO"
@@ -201,6 +204,7 @@ def _parse_server(table: Any, base: Path) -> dict[str, Any]:
         "max_receive_message_bytes",
         "watch",
         "watch_interval",
+        "build_workers",
         "provider_chain",
         "log_level",
         "auth_token",
@@ -254,6 +258,10 @@ def _parse_server(table: Any, base: Path) -> dict[str, Any]:
     if "watch_interval" in table:
         out["watch_interval"] = _number(
             table["watch_interval"], "watch_interval", integer=False, minimum=0, strict=True
+        )
+    if "build_workers" in table:
+        out["build_workers"] = _number(
+            table["build_workers"], "build_workers", integer=True, minimum=0, strict=False
         )
     if "log_level" in table:
         level = str(table["log_level"]).upper()

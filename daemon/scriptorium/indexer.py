@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from scriptorium import telemetry
 from scriptorium.index.catalog import Snapshot
+from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.index.generation import (
     Change,
     CorruptGenerationError,
@@ -20,15 +21,13 @@ from scriptorium.index.generation import (
     Manifest,
     SourceEntry,
 )
+from scriptorium.index.parallel import helper_count, load_shared
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
-from scriptorium.model import Block, SourceDocument
+from scriptorium.model import Block, FileStat, SourceDocument
 from scriptorium.resolve import Resolver
 from scriptorium.sources import LocalTreeSource, PathEscapeError, Source
-from scriptorium.text import (
-    split_lines,
-    tokenize,
-)
+from scriptorium.text import split_lines
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +75,20 @@ def doc_version(doc: SourceDocument) -> str:
     return doc.content_hash[:16]
 
 
+@dataclass(slots=True)
+class _Scan:
+    """One scanned source of a reconcile: its new file table, its old one, what is on disk."""
+
+    source: Source
+    table: SourceEntry
+    old_files: dict[str, FileEntry]
+    stats: list[FileStat]
+
+
+def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
+    return entry is not None and entry.size == stat.size and entry.mtime_ns == stat.mtime_ns
+
+
 class IndexingMixin:
     """Loads the newest valid generation and lands every change as a new one."""
 
@@ -119,6 +132,7 @@ class IndexingMixin:
             tables: dict[str, SourceEntry] = {}
             changed_files = 0
             metadata_changed = False
+            scans: list[_Scan] = []
             for source in self.sources:
                 state = self.states[source.name]
                 previous = base.sources.get(source.name) if base else None
@@ -154,21 +168,19 @@ class IndexingMixin:
                     table.files = dict(old_files)
                     tables[source.name] = table
                     continue
+                tables[source.name] = table
+                scans.append(_Scan(source, table, old_files, stats))
+            loaded, tokens = self._load_changed(scans)
+            for scan in scans:
+                source, table, old_files = scan.source, scan.table, scan.old_files
                 seen = set()
-                for stat in stats:
+                for stat in scan.stats:
                     seen.add(stat.path)
                     entry = old_files.get(stat.path)
-                    if (
-                        entry is not None
-                        and entry.size == stat.size
-                        and entry.mtime_ns == stat.mtime_ns
-                    ):
+                    if _unchanged(entry, stat):
                         table.files[stat.path] = entry
                         continue
-                    try:
-                        doc = source.load(stat.path)
-                    except (OSError, PathEscapeError):
-                        doc = None
+                    doc = loaded.pop((source.name, stat.path), None)
                     if doc is None:
                         if entry is not None:
                             change.removed.append((source.name, stat.path))
@@ -193,7 +205,7 @@ class IndexingMixin:
                 for path in old_files:
                     if path not in seen:
                         change.removed.append((source.name, path))
-                tables[source.name] = table
+                state = self.states[source.name]
                 state.state = "ready"
                 state.last_error = ""
                 state.last_scan_ok = time.time()
@@ -214,7 +226,7 @@ class IndexingMixin:
                 change=change,
                 sources=tables,
                 extractors=self.index_fingerprint,
-                tokens_for=self.tokens_for,
+                tokens_for=self._tokens_from(tokens),
             )
             self._swap(Snapshot.load(self.store, manifest, current, change.added))
             now = time.time()
@@ -249,17 +261,63 @@ class IndexingMixin:
         # One reference assignment each: readers see the old pair or the new pair.
         self._snapshot, self._resolver = snapshot, resolver
 
-    def tokens_for(self, doc: SourceDocument, block: Block) -> tuple[str, str, str]:
-        options = self.ranking.token_options()
-        body = " ".join(tokenize(block.body, **options))
-        heading_text = " ".join(block.section_path)
-        if block.symbol:
-            heading_text += " " + block.symbol
-        heading = " ".join(tokenize(heading_text, **options))
+    def _load_changed(
+        self, scans: list[_Scan]
+    ) -> tuple[dict[tuple[str, str], SourceDocument], dict[int, Tokens]]:
+        """Every changed file of ``scans`` read and cut (None when unreadable), by (source, path).
+
+        Many files are shared with helper processes and tokenized as they are loaded (the
+        second table holds those tokens by block identity); a few are only loaded here, and
+        the generation writer tokenizes them.
+        """
+        wanted = [
+            (scan.source.name, stat.path)
+            for scan in scans
+            for stat in scan.stats
+            if not _unchanged(scan.old_files.get(stat.path), stat)
+        ]
+        docs: dict[tuple[str, str], SourceDocument] = {}
+        tokens: dict[int, Tokens] = {}
+        helpers = helper_count(getattr(self.settings, "build_workers", 0), len(wanted))
+        if helpers:
+            loaded = load_shared(
+                wanted,
+                sources=self.by_name,
+                options=self.ranking.token_options(),
+                fingerprint=self.extractors.fingerprint,
+                helpers=helpers,
+                on_fallback=lambda why: log.warning("building without helper processes: %s", why),
+            )
+            for key, result in zip(wanted, loaded, strict=True):
+                if result.doc is not None:
+                    docs[key] = result.doc
+                    for block, block_tokens in zip(result.doc.blocks, result.tokens, strict=True):
+                        tokens[id(block)] = block_tokens
+            return docs, tokens
+        for name, path in wanted:
+            try:
+                doc = self.by_name[name].load(path)
+            except (OSError, PathEscapeError):
+                doc = None
+            if doc is not None:
+                docs[(name, path)] = doc
+        return docs, tokens
+
+    def _tokens_from(self, tokens: dict[int, Tokens]):
+        """``tokens_for`` that takes a block's tokens from ``tokens`` when a worker made them."""
+        if not tokens:
+            return self.tokens_for
+
+        def tokens_for(doc: SourceDocument, block: Block) -> Tokens:
+            found = tokens.get(id(block))
+            return found if found is not None else self.tokens_for(doc, block)
+
+        return tokens_for
+
+    def tokens_for(self, doc: SourceDocument, block: Block) -> Tokens:
         source = self.by_name.get(doc.source)
         page = source.page_location(doc.path) if source else doc.path
-        path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", **options))
-        return body, heading, path
+        return block_tokens(doc, block, page, self.ranking.token_options())
 
     def lines_of(self, doc: SourceDocument) -> list[str]:
         lines = self._lines.get(doc.content_hash)

@@ -47,6 +47,8 @@ ALWAYS_SKIPPED_DIRS = frozenset(
     }
 )
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+# Include/exclude answers kept per path, bounded for trees that keep growing new names.
+_SELECTION_LIMIT = 1_000_000
 
 
 class PathEscapeError(ValueError):
@@ -169,6 +171,7 @@ class LocalTreeSource(Source):
         exclude = [*self.exclude, *config.options.get("exclude", ())]
         self._include = pathspec.PathSpec.from_lines("gitignore", include)
         self._exclude = pathspec.PathSpec.from_lines("gitignore", exclude)
+        self._selection: dict[str, bool] = {}
         self._skip_dirs = ALWAYS_SKIPPED_DIRS | frozenset(config.options.get("skip_dirs", ()))
         # Per-path source classes: {"release-notes.md" = "ledger", "reference/**" = "reference"}.
         self._class_rules = [
@@ -195,7 +198,7 @@ class LocalTreeSource(Source):
 
     # -- walking --------------------------------------------------------------------------
 
-    def _gitignore_matcher(self, directory: Path, inherited: list[tuple[str, Any]]):
+    def _gitignore_matcher(self, directory: Path, prefix: str, inherited: list[tuple[str, Any]]):
         if not self.respect_gitignore:
             return inherited
         ignore_file = directory / ".gitignore"
@@ -204,8 +207,6 @@ class LocalTreeSource(Source):
                 lines = ignore_file.read_text("utf-8", "replace").splitlines()
             except OSError:
                 return inherited
-            rel = directory.relative_to(self.root).as_posix()
-            prefix = "" if rel == "." else rel + "/"
             return [*inherited, (prefix, pathspec.PathSpec.from_lines("gitignore", lines))]
         return inherited
 
@@ -217,28 +218,44 @@ class LocalTreeSource(Source):
                 return True
         return False
 
+    def _selected(self, relpath: str) -> bool:
+        """Whether ``include`` and ``exclude`` admit ``relpath`` (remembered: they never change)."""
+        found = self._selection.get(relpath)
+        if found is None:
+            found = bool(self._include.match_file(relpath)) and not self._exclude.match_file(
+                relpath
+            )
+            if len(self._selection) >= _SELECTION_LIMIT:
+                self._selection.clear()
+            self._selection[relpath] = found
+        return found
+
     def list_files(self) -> list[FileStat]:
-        """Every indexable file under the root, sorted by path."""
+        """Every indexable file under the root, sorted by path.
+
+        The watcher calls this on every tick, so the walk stays on strings and ``os.scandir``
+        entries (no ``Path`` per file) and include/exclude answers are kept per path.
+        """
         found: list[FileStat] = []
-        self._walk(self.root, [], found)
+        self._walk(self.root, "", [], found)
         found.sort(key=lambda f: f.path)
         return found
 
-    def _walk(self, directory: Path, matchers: list, found: list[FileStat]) -> None:
-        matchers = self._gitignore_matcher(directory, matchers)
+    def _walk(self, directory: Path, prefix: str, matchers: list, found: list[FileStat]) -> None:
+        matchers = self._gitignore_matcher(directory, prefix, matchers)
         try:
             entries = list(os.scandir(directory))
         except OSError:
             return
         for entry in entries:
-            rel = Path(entry.path).relative_to(self.root).as_posix()
+            rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name in self._skip_dirs or entry.name.endswith(".egg-info"):
                         continue
                     if self._ignored(rel, matchers, is_dir=True):
                         continue
-                    self._walk(Path(entry.path), matchers, found)
+                    self._walk(Path(entry.path), rel + "/", matchers, found)
                     continue
                 if not entry.is_file(follow_symlinks=True):
                     continue
@@ -248,9 +265,9 @@ class LocalTreeSource(Source):
                         self.resolve_path(rel)
                     except PathEscapeError:
                         continue
-                if not self._include.match_file(rel) or self._exclude.match_file(rel):
+                if not self._selected(rel):
                     continue
-                if self._ignored(rel, matchers, is_dir=False):
+                if matchers and self._ignored(rel, matchers, is_dir=False):
                     continue
                 stat = entry.stat()
             except OSError:

@@ -462,9 +462,18 @@ def test_code_source_over_a_copy_of_the_fastapi_corpus(tmp_path: Path) -> None:
     (root / "Dockerfile").write_text("FROM python:3.12\n")
     (root / "Makefile").write_text("test:\n\tpytest\n")
     (root / "huge.py").write_text("x = 1\n" * 2000)
+    # A nested .gitignore applies below its own directory only.
+    (root / "bigger_applications" / ".gitignore").write_text("internal/\nscratch_*.py\n")
+    (root / "bigger_applications" / "scratch_one.py").write_text("Y = 1\n")
+    (root / "scratch_two.py").write_text("Z = 1\n")
 
     source = make_source(root, max_file_bytes=8000)
     paths = {f.path for f in source.list_files()}
+    assert source.list_files() == sorted(source.list_files(), key=lambda f: f.path)
+    assert {f.path for f in source.list_files()} == paths  # a second scan (remembered answers)
+    assert "bigger_applications/scratch_one.py" not in paths
+    assert "bigger_applications/app_an_py310/internal/admin.py" not in paths  # any depth below
+    assert "scratch_two.py" in paths
 
     assert "bigger_applications/app_an_py310/main.py" in paths
     assert "fastapi/security/oauth2.py" not in paths  # larger than max_file_bytes here

@@ -47,6 +47,7 @@ max_concurrent_rpcs = 8
 max_receive_message_bytes = 65536
 watch = false
 watch_interval = 2.5
+build_workers = 3
 log_level = "debug"
 auth_token = "t0ken"
 
@@ -84,6 +85,7 @@ top_k = 5
     assert settings.max_receive_message_bytes == 65536
     assert settings.watch is False
     assert settings.watch_interval == 2.5
+    assert settings.build_workers == 3
     assert settings.log_level == "DEBUG"
     assert settings.auth_token == "t0ken"
     assert settings.config_dir == (tmp_path / "etc").resolve()
@@ -120,6 +122,7 @@ def test_defaults_without_server_table(tree: Path, cache_home: Path) -> None:
     assert settings.max_concurrent_rpcs == 64
     assert settings.max_receive_message_bytes == 4 * 1024 * 1024
     assert settings.watch is True
+    assert settings.build_workers == 0
     assert settings.auth_token is None
     assert settings.tls_cert is None
     assert settings.state_dir is not None
@@ -241,6 +244,8 @@ def test_tls_paths_resolve_against_the_config_file(tree: Path, tmp_path: Path) -
         ("[server]\nmax_concurrent_rpcs = 0\n", "max_concurrent_rpcs must be at least 1"),
         ("[server]\ngrace_seconds = 'soon'\n", "grace_seconds must be a number"),
         ("[server]\nwatch = 'yes'\n", "watch must be true or false"),
+        ("[server]\nbuild_workers = -1\n", "build_workers must be at least 0"),
+        ("[server]\nbuild_workers = 1.5\n", "build_workers must be an integer"),
         ("[server]\nlog_level = 'loud'\n", "log_level must be one of"),
         ("[server]\ntls_cert = 'c.pem'\n", "tls_cert and tls_key must be given together"),
         ("[server]\nauth_token_env = 'NOPE_NOT_SET'\n", "NOPE_NOT_SET, which is not set"),

@@ -1,0 +1,27 @@
+"""The token strings a block is indexed under: body, heading and page fields.
+
+One function for the daemon and for build workers, so both index a block identically; it
+imports only the tokenizer, which keeps a worker's start short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from scriptorium.model import Block, SourceDocument
+from scriptorium.text.tokenize import tokenize
+
+Tokens = tuple[str, str, str]
+
+
+def block_tokens(
+    doc: SourceDocument, block: Block, page: str, options: Mapping[str, bool]
+) -> Tokens:
+    """``(body, heading, path)`` tokens of ``block``; ``page`` is the document's page location."""
+    body = " ".join(tokenize(block.body, **options))
+    heading_text = " ".join(block.section_path)
+    if block.symbol:
+        heading_text += " " + block.symbol
+    heading = " ".join(tokenize(heading_text, **options))
+    path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", **options))
+    return body, heading, path

@@ -1,0 +1,176 @@
+"""Reading, cutting and tokenizing changed files in several processes, for large builds.
+
+A build is CPU-bound in Python (extractors and the tokenizer), so one process uses one core.
+For a build with many changed files, helper processes load a share of the files — read, cut
+into blocks, and tokenized — while the building process loads files too, from the other end of
+the list, so nothing waits while the helpers start. The results are put back in the original
+order and the generation is the same as a serial build's.
+
+Helpers are *spawned* (fresh interpreters), never forked: the daemon builds while gRPC's
+threads are running, and a fork would copy their locks. Each helper loads the plugins from the
+entry points and builds the sources it is given; a helper whose extractors differ from the
+caller's (plugins registered in code rather than through entry points) refuses, and the build
+carries on in the building process alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from scriptorium.index.fields import Tokens, block_tokens
+from scriptorium.model import SourceDocument
+from scriptorium.sources import PathEscapeError, Source, SourceConfig, SourceContext
+
+log = logging.getLogger(__name__)
+
+# Below this many files to load, starting interpreters costs more than the helpers save.
+MIN_FILES = 200
+# Files per task: large enough to amortise a round trip, small enough to balance the load.
+CHUNK_FILES = 16
+MAX_AUTO_HELPERS = 3
+
+Item = tuple[str, str]  # (source name, path)
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """One file as loaded for a build: the document (None if unreadable) and its tokens."""
+
+    doc: SourceDocument | None
+    tokens: tuple[Tokens, ...] = ()
+
+
+def helper_count(setting: int, files: int) -> int:
+    """How many helper processes a build of ``files`` changed files gets (0: none).
+
+    ``setting`` is ``[server] build_workers``, the processes that load files including the
+    building one: 0 picks one per core (helpers at most three), 1 keeps the build in one
+    process, and a larger number is used as given.
+    """
+    if setting == 1 or files < MIN_FILES:
+        return 0
+    if setting > 1:
+        return setting - 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(0, min((cores or 1) - 1, MAX_AUTO_HELPERS))
+
+
+def load_files(
+    sources: Mapping[str, Source], items: Sequence[Item], options: Mapping[str, bool]
+) -> list[Loaded]:
+    """Load and tokenize ``items`` in this process (what every helper runs)."""
+    out = []
+    for name, path in items:
+        source = sources[name]
+        try:
+            doc = source.load(path)
+        except (OSError, PathEscapeError):
+            doc = None
+        if doc is None:
+            out.append(Loaded(None))
+            continue
+        page = source.page_location(doc.path)
+        out.append(Loaded(doc, tuple(block_tokens(doc, b, page, options) for b in doc.blocks)))
+    return out
+
+
+# -- in a helper ------------------------------------------------------------------------------
+
+_helper: dict[str, Any] = {}
+
+
+class _ForeignPlugins(RuntimeError):
+    """The helper's plugins are not the building process's."""
+
+
+def _start_helper(configs: list[SourceConfig], options: dict[str, bool], fingerprint: str) -> None:
+    from scriptorium.plugins import load_registry
+
+    registry = load_registry()
+    chain = registry.extractor_chain
+    if chain.fingerprint != fingerprint:
+        # Said with the first task rather than raised here: a failing initializer only shows
+        # as a broken pool, without the reason.
+        _helper["refusal"] = "the helper processes' extractors differ from the daemon's"
+        return
+    context = SourceContext(extractors=chain)
+    _helper["sources"] = {c.name: registry.source_factory(c.kind)(c, context) for c in configs}
+    _helper["options"] = options
+
+
+def _load_chunk(items: Sequence[Item]) -> list[Loaded]:
+    if "refusal" in _helper:
+        raise _ForeignPlugins(_helper["refusal"])
+    return load_files(_helper["sources"], items, _helper["options"])
+
+
+# -- in the building process ------------------------------------------------------------------
+
+
+def load_shared(
+    items: Sequence[Item],
+    *,
+    sources: Mapping[str, Source],
+    options: Mapping[str, bool],
+    fingerprint: str,
+    helpers: int,
+    on_fallback: Callable[[str], None] = lambda why: None,
+) -> list[Loaded]:
+    """``Loaded`` for every item, in order, shared between this process and ``helpers``.
+
+    Chunks are handed to the helpers from the front of the list while this process takes
+    them from the back, so the work ends when the two meet. If the helpers cannot start (or
+    refuse), ``on_fallback`` is told why and this process loads what they had not returned.
+    """
+    chunks = [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+    results: list[list[Loaded] | None] = [None] * len(chunks)
+    front, back = 0, len(chunks) - 1
+    pending: dict[Future, int] = {}
+    pool: ProcessPoolExecutor | None = None
+    try:
+        pool = ProcessPoolExecutor(
+            max_workers=helpers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_helper,
+            initargs=([sources[n].config for n in _names(items)], dict(options), fingerprint),
+        )
+    except (OSError, ValueError) as exc:
+        on_fallback(str(exc))
+    try:
+        while front <= back or pending:
+            if pool is not None:
+                try:
+                    for future in [f for f in pending if f.done()]:
+                        results[pending.pop(future)] = future.result()
+                except (BrokenProcessPool, _ForeignPlugins) as exc:
+                    on_fallback(str(exc))
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    pool = None
+                    for index in pending.values():
+                        results[index] = load_files(sources, chunks[index], options)
+                    pending.clear()
+            # Two chunks queued per helper keep it busy while a result travels back.
+            while pool is not None and front <= back and len(pending) < 2 * helpers:
+                pending[pool.submit(_load_chunk, chunks[front])] = front
+                front += 1
+            if front <= back:
+                results[back] = load_files(sources, chunks[back], options)
+                back -= 1
+            elif pending:
+                wait(pending, return_when=FIRST_COMPLETED)
+    finally:
+        if pool is not None:
+            # An abandoned build (an error here) drops the queued chunks.
+            pool.shutdown(wait=True, cancel_futures=True)
+    return [loaded for chunk in results if chunk is not None for loaded in chunk]
+
+
+def _names(items: Sequence[Item]) -> list[str]:
+    return list(dict.fromkeys(name for name, _ in items))

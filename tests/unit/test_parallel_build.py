@@ -1,0 +1,162 @@
+"""Builds with worker processes produce the same generation as serial ones, or fall back."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+
+from scriptorium import indexer
+from scriptorium.config import load_settings
+from scriptorium.extractors import Extraction
+from scriptorium.index import parallel
+from scriptorium.model import Corpus
+from scriptorium.plugins import Registry, load_registry
+from scriptorium.results import SearchParams
+from scriptorium.retrieval import LocalEngine
+from tests.support.daemon import CORPUS, write_fastapi_config
+
+QUERIES = ["OAuth2PasswordBearer", "get current user", "パスワード", "scopes security", "token"]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """Security docs in three languages and the security package: a few dozen files."""
+    root = tmp_path / "corpus"
+    for lang in ("en", "ja", "zh"):
+        shutil.copytree(
+            CORPUS / f"docs/{lang}/docs/tutorial/security",
+            root / f"docs/{lang}/docs/tutorial/security",
+        )
+    shutil.copytree(CORPUS / "fastapi/security", root / "fastapi/security")
+    shutil.copytree(CORPUS / "docs_src/security", root / "docs_src/security")
+    return root
+
+
+def build(tmp_path: Path, corpus: Path, name: str, workers: int, registry: Registry | None = None):
+    config = write_fastapi_config(tmp_path / f"{name}.toml", corpus)
+    settings = load_settings(config, state_dir=str(tmp_path / name))
+    settings.build_workers = workers
+    engine = LocalEngine(settings, registry or load_registry())
+    summary = engine.load_or_build()
+    return engine, summary
+
+
+def fingerprint(engine: LocalEngine) -> dict:
+    """Everything a generation holds that a user can observe, without timestamps."""
+    manifest = engine.snapshot.manifest
+    files = {
+        name: {path: (f.hash, f.blob, f.blocks) for path, f in entry.files.items()}
+        for name, entry in manifest.sources.items()
+    }
+    blocks = sorted(
+        (doc.source, doc.path, index, doc.blocks[index].anchor, doc.blocks[index].body)
+        for doc, index in engine.snapshot.blocks.values()
+    )
+    searches = {}
+    for query in QUERIES:
+        outcome = engine.search_query(engine.make_query(SearchParams(query=query, top_k=10)))
+        searches[query] = [
+            (hit.ref_id, hit.score, hit.preview, hit.snippet) for hit in outcome.hits
+        ]
+    return {"files": files, "blocks": blocks, "searches": searches}
+
+
+class _AcceptsNothing:
+    name = "accepts-nothing"
+    version = "1"
+    priority = 1000
+
+    def accepts(self, path: str, corpus: Corpus) -> bool:
+        return False
+
+    def extract(self, path: str, text: str) -> Extraction:
+        raise AssertionError("never asked")
+
+
+def test_helper_count_is_none_for_small_builds_and_capped_when_automatic():
+    assert parallel.helper_count(0, parallel.MIN_FILES - 1) == 0
+    assert parallel.helper_count(1, 10_000) == 0
+    assert parallel.helper_count(3, 10_000) == 2
+    assert 0 <= parallel.helper_count(0, 10_000) <= parallel.MAX_AUTO_HELPERS
+
+
+def test_a_build_in_workers_equals_a_serial_build(tmp_path, corpus, monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_FILES", 1)
+    shared = []
+
+    def sharing(items, **kwargs):
+        shared.append(len(items))
+        return parallel.load_shared(items, **kwargs)
+
+    monkeypatch.setattr(indexer, "load_shared", sharing)
+    serial, serial_summary = build(tmp_path, corpus, "serial", workers=1)
+    spread, spread_summary = build(tmp_path, corpus, "spread", workers=2)
+    assert serial_summary.documents == spread_summary.documents > 30
+    assert serial_summary.blocks == spread_summary.blocks
+    assert shared == [spread_summary.changed]
+    assert fingerprint(spread) == fingerprint(serial)
+
+
+def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
+    tmp_path, corpus, monkeypatch, caplog
+):
+    engine, _ = build(tmp_path, corpus, "serial", workers=1)
+    items = sorted(
+        (name, path)
+        for name, entry in engine.snapshot.manifest.sources.items()
+        for path in entry.files
+    )
+    here = []
+    load_here = parallel.load_files
+
+    def recording(sources, chunk, options):
+        here.append(chunk[0])
+        return load_here(sources, chunk, options)
+
+    monkeypatch.setattr(parallel, "load_files", recording)
+    caplog.set_level(logging.WARNING)
+    loaded = parallel.load_shared(
+        items,
+        sources=engine.by_name,
+        options=engine.ranking.token_options(),
+        fingerprint=engine.extractors.fingerprint,
+        helpers=1,
+        on_fallback=lambda why: pytest.fail(f"fell back: {why}"),
+    )
+    assert [(r.doc.source, r.doc.path) for r in loaded] == items
+    chunks = -(-len(items) // parallel.CHUNK_FILES)
+    assert len(here) < chunks  # the first two chunks went to the helper
+    assert items[0] not in here and items[parallel.CHUNK_FILES] not in here
+    for result in loaded:
+        assert len(result.tokens) == len(result.doc.blocks)
+
+
+def test_an_update_after_a_parallel_build_lands_as_usual(tmp_path, corpus, monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_FILES", 1)
+    engine, _ = build(tmp_path, corpus, "spread", workers=2)
+    page = corpus / "docs/en/docs/tutorial/security/first-steps.md"
+    page.write_text(page.read_text("utf-8") + "\n\n## Zqparallel\n\nzqparallel text\n", "utf-8")
+    (corpus / "docs/en/docs/tutorial/security/get-current-user.md").unlink()
+    summary = engine.reconcile()
+    assert summary is not None and summary.changed == 1 and summary.removed >= 1
+    hits = engine.search_query(engine.make_query(SearchParams(query="zqparallel"))).hits
+    assert hits[0].location == "tutorial/security/first-steps#zqparallel"
+
+
+def test_workers_with_other_extractors_refuse_and_the_build_runs_here(
+    tmp_path, corpus, monkeypatch, caplog
+):
+    """A registry built in code (not from entry points) cannot be rebuilt by a worker."""
+    monkeypatch.setattr(parallel, "MIN_FILES", 1)
+    registry = load_registry()
+    registry.extractors.append(_AcceptsNothing())  # registered in code: workers lack it
+    caplog.set_level(logging.WARNING, logger="scriptorium.indexer")
+    engine, summary = build(tmp_path, corpus, "fallback", workers=2, registry=registry)
+    assert summary.documents > 30
+    messages = [record.getMessage() for record in caplog.records]
+    assert any("differ" in message for message in messages), messages
+    serial, _ = build(tmp_path, corpus, "serial", workers=1, registry=registry)
+    assert fingerprint(engine) == fingerprint(serial)
