@@ -12,6 +12,7 @@ from scriptorium import indexer
 from scriptorium.config import load_settings
 from scriptorium.extractors import Extraction
 from scriptorium.index import parallel
+from scriptorium.index.catalog import Snapshot
 from scriptorium.model import Corpus
 from scriptorium.plugins import Registry, load_registry
 from scriptorium.results import SearchParams
@@ -98,6 +99,13 @@ def test_a_build_in_workers_equals_a_serial_build(tmp_path, corpus, monkeypatch)
     assert serial_summary.blocks == spread_summary.blocks
     assert shared == [spread_summary.changed]
     assert fingerprint(spread) == fingerprint(serial)
+    # Blobs written by the helpers decode to the same documents as those written here.
+    reloaded = Snapshot.load(spread.store, spread.snapshot.manifest)
+
+    def documents(blocks) -> list:
+        return sorted((d.source, d.path, d.content_hash, d.text, i) for d, i in blocks.values())
+
+    assert documents(reloaded.blocks) == documents(serial.snapshot.blocks)
 
 
 def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
