@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -327,3 +328,18 @@ class LocalTreeSource(Source):
 
 
 SourceFactory = Callable[[SourceConfig, SourceContext], Source]
+
+
+def deferred_factory(module: str, name: str) -> SourceFactory:
+    """A factory that imports ``module`` and builds ``name`` only when a source is configured.
+
+    For plugins whose sources need heavy libraries (HTTP clients, HTML parsers): registering
+    the kind then costs nothing at start-up for daemons that never configure one.
+    """
+
+    def build(config: SourceConfig, context: SourceContext) -> Source:
+        source_class = getattr(importlib.import_module(module), name)
+        return source_class(config, context)
+
+    build.__qualname__ = f"deferred_factory({module}.{name})"
+    return build

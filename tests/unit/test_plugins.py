@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,30 @@ def test_every_hook_is_documented_with_its_signature():
         assert spec.function.__doc__, f"{name} has no docstring"
         params = ", ".join(inspect.signature(spec.function).parameters)
         assert f"### `{name}({params})`" in text, f"{name} is not documented in docs/plugins.md"
+
+
+def test_remote_source_libraries_load_only_when_such_a_source_is_configured():
+    """Registering the mkdocs and peer kinds must not import their sources (a cold-start cost)."""
+    probe = (
+        "import sys\n"
+        "from scriptorium.plugins import load_registry\n"
+        "registry = load_registry()\n"
+        "assert {'mkdocs', 'peer'} <= set(registry.source_kinds)\n"
+        "heavy = ['scriptorium_plugins.mkdocs.source', 'scriptorium_plugins.peer.source',"
+        " 'httpx', 'bs4', 'markdownify']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_deferred_factory_imports_its_module_when_called(tmp_path):
+    from scriptorium.sources import SourceConfig, SourceContext, deferred_factory
+    from scriptorium_plugins.peer.source import PeerSource
+
+    factory = deferred_factory("scriptorium_plugins.peer.source", "PeerSource")
+    config = SourceConfig(name="p", kind="peer", root=None, options={"target": "127.0.0.1:1"})
+    context = SourceContext(extractors=collect(build_plugin_manager()).extractor_chain)
+    assert isinstance(factory(config, context), PeerSource)

@@ -94,24 +94,7 @@ class Pipeline:
     def candidates(self, query: Query, hits: Sequence[LexicalHit]) -> list[Candidate]:
         # Positional construction: this runs for every candidate of every search. Reasons are
         # built only for an explained search; nothing else reads them.
-        if not query.explain:
-            return [
-                Candidate(
-                    hit.doc.source,
-                    hit.doc,
-                    hit.block,
-                    hit.score,
-                    Scores(hit.score),
-                    [],
-                    None,
-                    False,
-                    "",
-                    "",
-                    "",
-                    False,
-                )
-                for hit in hits
-            ]
+        explained = query.explain
         return [
             Candidate(
                 hit.doc.source,
@@ -119,7 +102,13 @@ class Pipeline:
                 hit.block,
                 hit.score,
                 Scores(hit.score),
-                [Reason("bm25", round(hit.score, 4), "lexical score")],
+                [Reason("bm25", round(hit.score, 4), "lexical score")] if explained else [],
+                None,
+                False,
+                "",
+                "",
+                "",
+                explained,
             )
             for hit in hits
         ]
