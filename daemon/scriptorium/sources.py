@@ -199,17 +199,15 @@ class LocalTreeSource(Source):
 
     # -- walking --------------------------------------------------------------------------
 
-    def _gitignore_matcher(self, directory: Path, prefix: str, inherited: list[tuple[str, Any]]):
-        if not self.respect_gitignore:
+    @staticmethod
+    def _with_gitignore(path: str, prefix: str, inherited: list[tuple[str, Any]]):
+        """``inherited`` plus the rules of the ``.gitignore`` at ``path`` (for ``prefix``)."""
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
             return inherited
-        ignore_file = directory / ".gitignore"
-        if ignore_file.is_file():
-            try:
-                lines = ignore_file.read_text("utf-8", "replace").splitlines()
-            except OSError:
-                return inherited
-            return [*inherited, (prefix, pathspec.PathSpec.from_lines("gitignore", lines))]
-        return inherited
+        return [*inherited, (prefix, pathspec.PathSpec.from_lines("gitignore", lines))]
 
     @staticmethod
     def _ignored(relpath: str, matchers: list[tuple[str, Any]], is_dir: bool) -> bool:
@@ -238,16 +236,21 @@ class LocalTreeSource(Source):
         entries (no ``Path`` per file) and include/exclude answers are kept per path.
         """
         found: list[FileStat] = []
-        self._walk(self.root, "", [], found)
+        self._walk(str(self.root), "", [], found)
         found.sort(key=lambda f: f.path)
         return found
 
-    def _walk(self, directory: Path, prefix: str, matchers: list, found: list[FileStat]) -> None:
-        matchers = self._gitignore_matcher(directory, prefix, matchers)
+    def _walk(self, directory: str, prefix: str, matchers: list, found: list[FileStat]) -> None:
         try:
             entries = list(os.scandir(directory))
         except OSError:
             return
+        if self.respect_gitignore:
+            for entry in entries:
+                if entry.name == ".gitignore":
+                    if entry.is_file():
+                        matchers = self._with_gitignore(entry.path, prefix, matchers)
+                    break
         for entry in entries:
             rel = prefix + entry.name
             try:
@@ -256,7 +259,7 @@ class LocalTreeSource(Source):
                         continue
                     if self._ignored(rel, matchers, is_dir=True):
                         continue
-                    self._walk(Path(entry.path), rel + "/", matchers, found)
+                    self._walk(entry.path, rel + "/", matchers, found)
                     continue
                 if not entry.is_file(follow_symlinks=True):
                     continue
