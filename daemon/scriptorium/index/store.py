@@ -147,8 +147,10 @@ class BlobStore:
         os.replace(tmp, target)
 
     def get(self, name: str, source: str) -> SourceDocument:
+        # Plain ``os`` paths: loading a generation reads one blob per document.
         try:
-            data = self.path(name).read_bytes()
+            with open(os.path.join(self.root, name[:2], name), "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             raise CorruptBlobError(f"missing blob {name[:12]}: {exc.strerror}") from None
         return decode_document(data, source)
@@ -156,15 +158,15 @@ class BlobStore:
     def prune(self, keep: set[str]) -> int:
         """Delete blobs no retained generation references; returns how many were removed."""
         removed = 0
-        if not self.root.is_dir():
+        try:
+            shards = [entry for entry in os.scandir(self.root) if entry.is_dir()]
+        except OSError:
             return 0
-        for shard in self.root.iterdir():
-            if not shard.is_dir():
-                continue
-            for blob in shard.iterdir():
+        for shard in shards:
+            for blob in os.scandir(shard.path):
                 if blob.name not in keep:
                     try:
-                        blob.unlink()
+                        os.unlink(blob.path)
                         removed += 1
                     except OSError:
                         pass
