@@ -68,6 +68,9 @@ class TelemetrySettings:
         return self.metrics_exporter != "none"
 
 
+WATCH_MODES = ("events", "poll")
+
+
 @dataclass
 class Settings:
     """Everything the daemon needs to start."""
@@ -79,7 +82,13 @@ class Settings:
     max_concurrent_rpcs: int = 64
     max_receive_message_bytes: int = 4 * 1024 * 1024
     watch: bool = True
+    # "events": file-system notifications (inotify and its kin), falling back to listing the
+    # roots every ``watch_interval`` seconds where the platform has none; "poll": always list.
+    watch_mode: str = "events"
     watch_interval: float = 0.5
+    # With events, a full listing this often anyway (seconds; 0 = never): it catches what no
+    # event reports, such as an edit behind a symlink that points elsewhere in the tree.
+    rescan_interval: float = 300.0
     # Worker processes for builds with many changed files: 0 = one per core (at most 4),
     # 1 = build in the daemon's own process.
     build_workers: int = 0
@@ -203,7 +212,9 @@ def _parse_server(table: Any, base: Path) -> dict[str, Any]:
         "max_concurrent_rpcs",
         "max_receive_message_bytes",
         "watch",
+        "watch_mode",
         "watch_interval",
+        "rescan_interval",
         "build_workers",
         "provider_chain",
         "log_level",
@@ -258,6 +269,14 @@ def _parse_server(table: Any, base: Path) -> dict[str, Any]:
     if "watch_interval" in table:
         out["watch_interval"] = _number(
             table["watch_interval"], "watch_interval", integer=False, minimum=0, strict=True
+        )
+    if "watch_mode" in table:
+        if table["watch_mode"] not in WATCH_MODES:
+            raise ConfigError('[server] watch_mode must be "events" or "poll"')
+        out["watch_mode"] = table["watch_mode"]
+    if "rescan_interval" in table:
+        out["rescan_interval"] = _number(
+            table["rescan_interval"], "rescan_interval", integer=False, minimum=0, strict=False
         )
     if "build_workers" in table:
         out["build_workers"] = _number(

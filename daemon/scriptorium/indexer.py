@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from scriptorium import telemetry
@@ -30,11 +31,6 @@ from scriptorium.sources import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import split_lines
 
 log = logging.getLogger(__name__)
-
-MAX_QUERY_CHARS = 8192
-TOP_K_DEFAULT, TOP_K_MAX = 10, 25
-SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
-KEEP_GENERATIONS = 3
 
 KEEP_GENERATIONS = 3
 
@@ -77,12 +73,17 @@ def doc_version(doc: SourceDocument) -> str:
 
 @dataclass(slots=True)
 class _Scan:
-    """One scanned source of a reconcile: its new file table, its old one, what is on disk."""
+    """One scanned source of a reconcile: its new file table, its old one, what is on disk.
+
+    ``stats`` covers the whole tree, or, when ``only`` is set, just those paths (the watcher
+    named them; every other file is as the old table has it).
+    """
 
     source: Source
     table: SourceEntry
     old_files: dict[str, FileEntry]
     stats: list[FileStat]
+    only: frozenset[str] | None = None
 
 
 def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
@@ -122,8 +123,14 @@ class IndexingMixin:
             and manifest.extractors == self.index_fingerprint
         )
 
-    def reconcile(self) -> BuildSummary | None:
-        """Bring the index in line with the source roots; a new generation only if needed."""
+    def reconcile(self, changed: Mapping[str, Iterable[str]] | None = None) -> BuildSummary | None:
+        """Bring the index in line with the source roots; a new generation only if needed.
+
+        Without ``changed`` every root is listed. With it (from a file-system watcher: source
+        name to the relative paths that changed), only those paths are looked at, and sources
+        it does not name are taken as unchanged; a source the index does not hold yet, or a
+        change only a listing can judge (a new directory, an ignore file), is listed whole.
+        """
         with self._write_lock:
             started = time.perf_counter()
             current = self._snapshot
@@ -161,6 +168,15 @@ class IndexingMixin:
                         state.state = "failed"
                         state.last_error = "source root does not exist and no index holds it"
                     continue
+                if changed is not None and old_files and state.state == "ready":
+                    partial = self._partial_scan(source, old_files, changed.get(source.name, ()))
+                    if partial is not None:
+                        tables[source.name] = table
+                        if partial[1]:
+                            scans.append(_Scan(source, table, old_files, *partial))
+                        else:
+                            table.files = old_files  # untouched: the same (immutable) table
+                        continue
                 try:
                     stats = source.list_files()
                 except OSError as exc:
@@ -174,15 +190,25 @@ class IndexingMixin:
             for scan in scans:
                 source, table, old_files = scan.source, scan.table, scan.old_files
                 seen = set()
+                if scan.only is not None:
+                    table.files = dict(old_files)
+                    present = {stat.path for stat in scan.stats}
+                    for path in scan.only:
+                        if path in old_files and path not in present:
+                            del table.files[path]
+                            change.removed.append((source.name, path))
+                    seen = old_files.keys()
                 for stat in scan.stats:
-                    seen.add(stat.path)
                     entry = old_files.get(stat.path)
+                    if scan.only is None:
+                        seen.add(stat.path)
                     if _unchanged(entry, stat):
                         table.files[stat.path] = entry
                         continue
                     doc = loaded.pop((source.name, stat.path), None)
                     if doc is None:
                         if entry is not None:
+                            table.files.pop(stat.path, None)
                             change.removed.append((source.name, stat.path))
                         continue
                     if entry is not None and entry.hash == doc.content_hash:
@@ -205,6 +231,14 @@ class IndexingMixin:
                 for path in old_files:
                     if path not in seen:
                         change.removed.append((source.name, path))
+                if scan.only is not None and any(
+                    path in table.files and path not in old_files for path in scan.only
+                ):
+                    # New paths went in at the end: keep the table in path order, as a listing
+                    # gives it (documents are served, and ties broken, in that order).
+                    table.files = dict(sorted(table.files.items()))
+                if table.files == old_files:
+                    table.files = old_files  # unchanged: share the (immutable) previous table
                 state = self.states[source.name]
                 state.state = "ready"
                 state.last_error = ""
@@ -228,7 +262,10 @@ class IndexingMixin:
                 extractors=self.index_fingerprint,
                 tokens_for=self._tokens_from(tokens),
             )
-            self._swap(Snapshot.load(self.store, manifest, current, change.added))
+            snapshot = Snapshot.load(
+                self.store, manifest, current, change.added, removed=change.removed
+            )
+            self._swap(snapshot, current, change)
             now = time.time()
             for source in self.sources:
                 if self.states[source.name].state in ("ready", "stale"):
@@ -256,8 +293,44 @@ class IndexingMixin:
             telemetry.record_index_build(summary)
             return summary
 
-    def _swap(self, snapshot: Snapshot) -> None:
-        resolver = Resolver(self.sources, snapshot)
+    @staticmethod
+    def _partial_scan(
+        source: Source, old_files: dict[str, FileEntry], paths: Iterable[str]
+    ) -> tuple[list[FileStat], frozenset[str]] | None:
+        """What changed under ``source`` among ``paths``; None when it needs a full listing."""
+        if not isinstance(source, LocalTreeSource):
+            return None
+        only = frozenset(paths)
+        if not only:
+            return [], only
+        stats = source.stat_paths(only)
+        if stats is None:
+            return None
+        present = {stat.path for stat in stats}
+        for path in only:
+            if path not in old_files and path not in present:
+                # Gone, and never indexed as a file: a directory that held indexed files?
+                prefix = path + "/"
+                if any(p.startswith(prefix) for p in old_files):
+                    return None
+        return stats, only
+
+    def _swap(
+        self, snapshot: Snapshot, previous: Snapshot | None = None, change: Change | None = None
+    ) -> None:
+        """Serve ``snapshot``; given the change from ``previous``, the resolver is updated
+        rather than rebuilt from every page."""
+        resolver = self._resolver
+        if (
+            previous is not None
+            and change is not None
+            and resolver is not None
+            and snapshot.manifest.parent == previous.generation
+        ):
+            removed = [previous.docs[k] for k in change.removed if k in previous.docs]
+            resolver = resolver.changed(removed, change.added)
+        else:
+            resolver = Resolver(self.sources, snapshot)
         # One reference assignment each: readers see the old pair or the new pair.
         self._snapshot, self._resolver = snapshot, resolver
 

@@ -11,7 +11,8 @@ names exactly one page). The reasons and rules are a fixed vocabulary.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -43,22 +44,60 @@ class Resolved:
 
 
 class SourcePages:
-    """Lookup tables of one source's canonical pages, built once per generation."""
+    """Lookup tables of one source's canonical pages, built once per generation.
+
+    Every list holds its documents in path order, as a build from the whole source gives;
+    :meth:`changed` derives the next generation's tables from these in proportion to what
+    changed, without walking every page again.
+    """
 
     def __init__(self, source: Source, docs: list[SourceDocument]) -> None:
         self.source = source
         self.exact: dict[str, list[SourceDocument]] = defaultdict(list)
         self.leaf: dict[str, list[SourceDocument]] = defaultdict(list)
         self.moved: dict[str, list[SourceDocument]] = defaultdict(list)
-        self.top_dirs: set[str] = set()
+        self.top_dirs: Counter[str] = Counter()
         for doc in docs:
-            page = source.page_location(doc.path).lower()
-            self.exact[page].append(doc)
-            self.leaf[page.rsplit("/", 1)[-1]].append(doc)
+            for table, key in self._keys(doc):
+                getattr(self, table)[key].append(doc)
             if "/" in doc.path:
-                self.top_dirs.add(doc.path.split("/", 1)[0].lower())
-            for old in doc.meta.moved_from:
-                self.moved[_strip_variant(old.strip().strip("/").lower())].append(doc)
+                self.top_dirs[doc.path.split("/", 1)[0].lower()] += 1
+
+    def _keys(self, doc: SourceDocument) -> Iterator[tuple[str, str]]:
+        page = self.source.page_location(doc.path).lower()
+        yield "exact", page
+        yield "leaf", page.rsplit("/", 1)[-1]
+        for old in doc.meta.moved_from:
+            yield "moved", _strip_variant(old.strip().strip("/").lower())
+
+    def changed(self, removed: list[SourceDocument], added: list[SourceDocument]) -> SourcePages:
+        """These tables with ``removed`` documents taken out and ``added`` ones put in."""
+        new = object.__new__(SourcePages)
+        new.source = self.source
+        tables = {"exact": dict(self.exact), "leaf": dict(self.leaf), "moved": dict(self.moved)}
+        new.top_dirs = Counter(self.top_dirs)
+        touched: set[tuple[str, str]] = set()
+        for doc, sign in [(d, -1) for d in removed] + [(d, 1) for d in added]:
+            for table, key in self._keys(doc):
+                entries = tables[table]
+                if (table, key) not in touched:
+                    touched.add((table, key))
+                    entries[key] = list(entries.get(key, ()))
+                if sign < 0:
+                    entries[key] = [d for d in entries[key] if d is not doc]
+                else:
+                    entries[key].append(doc)
+            if "/" in doc.path:
+                new.top_dirs[doc.path.split("/", 1)[0].lower()] += sign
+        for table, key in touched:
+            entries = tables[table]
+            if entries[key]:
+                entries[key].sort(key=lambda d: d.path)
+            else:
+                del entries[key]
+        new.top_dirs = +new.top_dirs  # drops directories no page is in any more
+        new.exact, new.leaf, new.moved = tables["exact"], tables["leaf"], tables["moved"]
+        return new
 
     def resolve(self, path: str) -> Outcome | None:
         key = path.lower()
@@ -138,6 +177,18 @@ class Resolver:
             by_source[source_name].append(doc)
         self.pages = {s.name: SourcePages(s, by_source.get(s.name, [])) for s in sources}
         self.by_name = {s.name.lower(): s for s in sources}
+
+    def changed(self, removed: list[SourceDocument], added: list[SourceDocument]) -> Resolver:
+        """A resolver for the next generation: this one with one change applied."""
+        new = object.__new__(Resolver)
+        new.sources, new.by_name = self.sources, self.by_name
+        new.pages = dict(self.pages)
+        for name, pages in self.pages.items():
+            gone = [d for d in removed if d.source == name]
+            came = [d for d in added if d.source == name]
+            if gone or came:
+                new.pages[name] = pages.changed(gone, came)
+        return new
 
     def qualify(self, source: Source, location: str) -> str:
         return location if source.is_default else f"{source.name}/{location}"

@@ -53,11 +53,12 @@ from scriptorium.results import (
     Unavailable,
 )
 from scriptorium.search import MAX_QUERY_CHARS, SearchMixin
-from scriptorium.sources import Source, SourceContext
+from scriptorium.sources import LocalTreeSource, Source, SourceContext
 from scriptorium.text import (
     TOKENIZER_VERSION,
     collapse_whitespace,
 )
+from scriptorium.watcher import EventsUnavailable, RootMap, WatchedRoot, event_batches
 
 log = logging.getLogger(__name__)
 
@@ -132,13 +133,92 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
             await self.providers.aclose()
 
     async def _watch_loop(self) -> None:
-        interval = float(getattr(self.settings, "watch_interval", 0.5) or 0.5)
+        if getattr(self.settings, "watch_mode", "events") == "events":
+            try:
+                await self._watch_events()
+                return
+            except EventsUnavailable as exc:
+                log.warning(
+                    "file-system events unavailable (%s); listing the roots every %.1fs instead",
+                    exc,
+                    self._watch_interval(),
+                )
+        await self._poll_loop()
+
+    def _watch_interval(self) -> float:
+        return float(getattr(self.settings, "watch_interval", 0.5) or 0.5)
+
+    async def _poll_loop(self) -> None:
+        """List every root on every tick (the fallback, and ``watch_mode = "poll"``)."""
+        interval = self._watch_interval()
         while not self._stopping.is_set():
             await asyncio.sleep(interval)
+            await self._refresh(None)
+
+    async def _refresh(self, changed: dict[str, set[str]] | None) -> None:
+        try:
+            await asyncio.to_thread(self.reconcile, changed)
+        except Exception:  # the watcher must never die; the error is reported per source
+            log.exception("index refresh failed")
+
+    def _watched_roots(self) -> list[WatchedRoot]:
+        """The roots events can cover: local trees that exist and are not served as snapshots."""
+        return [
+            WatchedRoot(s.name, str(s.root))
+            for s in self.sources
+            if isinstance(s, LocalTreeSource)
+            and not s.config.options.get("snapshot")
+            and s.root.is_dir()
+        ]
+
+    async def _watch_events(self) -> None:
+        """Reconcile only what the OS says changed; list everything when that cannot tell.
+
+        The watch is set up again whenever the set of existing roots changes (a root that was
+        removed has lost its watch; one that appeared needs one), each time followed by a full
+        listing, which also covers anything that changed while no watch was in place.
+        """
+        rescan = float(getattr(self.settings, "rescan_interval", 300.0))
+        first_watch = True
+        while not self._stopping.is_set():
+            roots = self._watched_roots()
+            if not roots:
+                await asyncio.sleep(self._watch_interval())
+                await self._refresh(None)
+                continue
+            mapping = RootMap(roots)
+            batches = event_batches(mapping.watch_paths())
+            listed_at = 0.0
             try:
-                await asyncio.to_thread(self.reconcile)
-            except Exception:  # the watcher must never die; the error is reported per source
-                log.exception("index refresh failed")
+                async for paths in batches:
+                    now = time.monotonic()
+                    if not listed_at or (rescan and now - listed_at >= rescan):
+                        await self._refresh(None)
+                        listed_at = now
+                    elif paths:
+                        await self._refresh(mapping.changes(paths))
+                    self._mark_watched(roots)
+                    if [r.root for r in self._watched_roots()] != [r.root for r in roots]:
+                        break
+            except EventsUnavailable:
+                if first_watch:
+                    raise
+                log.warning("could not watch the roots again; retrying", exc_info=True)
+                await asyncio.sleep(self._watch_interval())
+            except Exception:
+                log.warning("file-system watch failed; watching again", exc_info=True)
+                await asyncio.sleep(self._watch_interval())
+            finally:
+                await batches.aclose()
+            first_watch = False
+
+    def _mark_watched(self, roots: list[WatchedRoot]) -> None:
+        """A live watch has seen everything up to now: watched, ready sources are current."""
+        now = time.time()
+        for root in roots:
+            state = self.states.get(root.source)
+            if state is not None and state.state == "ready":
+                state.last_scan_ok = now
 
     # -- composing calls -----------------------------------------------------------------------
 

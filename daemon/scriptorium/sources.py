@@ -12,9 +12,10 @@ import dataclasses
 import hashlib
 import importlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 from typing import Any
 from urllib.parse import quote
 
@@ -167,6 +168,7 @@ class LocalTreeSource(Source):
         if config.root is None:
             raise ValueError(f"source {config.name!r} needs a root directory")
         self.root = Path(config.root).resolve()
+        self._root_str = str(self.root)
         self.max_file_bytes = int(config.options.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
         include = config.options.get("include") or self.include
         exclude = [*self.exclude, *config.options.get("exclude", ())]
@@ -232,13 +234,93 @@ class LocalTreeSource(Source):
     def list_files(self) -> list[FileStat]:
         """Every indexable file under the root, sorted by path.
 
-        The watcher calls this on every tick, so the walk stays on strings and ``os.scandir``
-        entries (no ``Path`` per file) and include/exclude answers are kept per path.
+        The polling watcher calls this on every tick, so the walk stays on strings and
+        ``os.scandir`` entries (no ``Path`` per file) and include/exclude answers are kept per path.
         """
         found: list[FileStat] = []
         self._walk(str(self.root), "", [], found)
         found.sort(key=lambda f: f.path)
         return found
+
+    def stat_paths(self, relpaths: Iterable[str]) -> list[FileStat] | None:
+        """The indexable files among ``relpaths``, as a full listing would report them.
+
+        For an event-driven watcher: it names the paths that changed, and this admits them by
+        the same rules as :meth:`list_files` (skipped directories, ``.gitignore`` rules on the
+        way down, include/exclude, symlinks that stay inside, the size cap) without walking the
+        tree. Paths that no longer exist, or are not indexable, are left out. ``None`` means only
+        a full listing can tell what changed: a directory appeared (its files raised no events
+        of their own) or an ignore file changed (it re-admits or hides files anywhere below it).
+        """
+        found: list[FileStat] = []
+        matchers_of: dict[str, list[tuple[str, Any]] | None] = {}
+        for rel in sorted(set(relpaths)):
+            directory, _, name = rel.rpartition("/")
+            if name == ".gitignore":
+                return None
+            matchers = self._matchers_for(directory, matchers_of)
+            if matchers is None:  # inside a directory the walk never enters
+                continue
+            path = os.path.join(self._root_str, rel)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    if self._skips_dir(name, rel, matchers):
+                        continue
+                    return None
+                stat = self._admitted_file(rel, os.path.islink(path), matchers, path)
+            except OSError:
+                continue
+            if stat is not None:
+                found.append(stat)
+        return found
+
+    def _matchers_for(
+        self, directory: str, known: dict[str, list[tuple[str, Any]] | None]
+    ) -> list[tuple[str, Any]] | None:
+        """The ignore rules in force inside ``directory``; None when the walk skips it."""
+        if directory in known:
+            return known[directory]
+        matchers: list[tuple[str, Any]] | None = []
+        if directory:
+            parent, _, name = directory.rpartition("/")
+            matchers = self._matchers_for(parent, known)
+            if matchers is not None and self._skips_dir(name, directory, matchers):
+                matchers = None
+        if matchers is not None and self.respect_gitignore:
+            ignore_file = os.path.join(self._root_str, directory, ".gitignore")
+            if os.path.isfile(ignore_file):
+                prefix = directory + "/" if directory else ""
+                matchers = self._with_gitignore(ignore_file, prefix, matchers)
+        known[directory] = matchers
+        return matchers
+
+    def _skips_dir(self, name: str, rel: str, matchers: list[tuple[str, Any]]) -> bool:
+        if name in self._skip_dirs or name.endswith(".egg-info"):
+            return True
+        return self._ignored(rel, matchers, is_dir=True)
+
+    def _admitted_file(
+        self,
+        rel: str,
+        is_symlink: bool,
+        matchers: list[tuple[str, Any]],
+        path: str | os.PathLike[str],
+    ) -> FileStat | None:
+        """A regular file's entry when the source indexes it (raises OSError when it vanished)."""
+        if is_symlink:
+            # A symlink is indexed only when it stays inside the root.
+            try:
+                self.resolve_path(rel)
+            except PathEscapeError:
+                return None
+        if not self._selected(rel):
+            return None
+        if matchers and self._ignored(rel, matchers, is_dir=False):
+            return None
+        stat = os.stat(path)
+        if not S_ISREG(stat.st_mode) or stat.st_size > self.max_file_bytes:
+            return None
+        return FileStat(rel, stat.st_size, stat.st_mtime_ns)
 
     def _walk(self, directory: str, prefix: str, matchers: list, found: list[FileStat]) -> None:
         try:
@@ -255,30 +337,16 @@ class LocalTreeSource(Source):
             rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name in self._skip_dirs or entry.name.endswith(".egg-info"):
-                        continue
-                    if self._ignored(rel, matchers, is_dir=True):
-                        continue
-                    self._walk(entry.path, rel + "/", matchers, found)
+                    if not self._skips_dir(entry.name, rel, matchers):
+                        self._walk(entry.path, rel + "/", matchers, found)
                     continue
                 if not entry.is_file(follow_symlinks=True):
                     continue
-                if entry.is_symlink():
-                    # A symlink is indexed only when it stays inside the root.
-                    try:
-                        self.resolve_path(rel)
-                    except PathEscapeError:
-                        continue
-                if not self._selected(rel):
-                    continue
-                if matchers and self._ignored(rel, matchers, is_dir=False):
-                    continue
-                stat = entry.stat()
+                stat = self._admitted_file(rel, entry.is_symlink(), matchers, entry)
             except OSError:
                 continue
-            if stat.st_size > self.max_file_bytes:
-                continue
-            found.append(FileStat(rel, stat.st_size, stat.st_mtime_ns))
+            if stat is not None:
+                found.append(stat)
 
     # -- reading --------------------------------------------------------------------------
 

@@ -180,10 +180,14 @@ def _flip_largest_index_file(gen: Path) -> None:
 
 
 def _tamper_manifest(gen: Path) -> None:
+    """Change one file's block count and leave the recorded checksum as it was."""
+    import json
+
     manifest = gen / "MANIFEST.json"
-    manifest.write_text(
-        manifest.read_text("utf-8").replace('"blocks": 1', '"blocks": 7', 1), "utf-8"
-    )
+    data = json.loads(manifest.read_text("utf-8"))
+    entry = next(f for s in data["sources"].values() for f in s["files"].values())
+    entry["blocks"] += 6
+    manifest.write_text(json.dumps(data), "utf-8")
 
 
 def _truncate_manifest(gen: Path) -> None:

@@ -55,6 +55,40 @@ def test_edits_are_searchable_without_restart(tmp_path):
         assert docs_source.document_count == 2
 
 
+def test_file_system_events_bring_edits_in_without_waiting_for_a_listing(tmp_path):
+    """With a 60 s listing interval and no periodic rescans, only events can be this quick."""
+    docs = tmp_path / "docs"
+    write(docs / "guide.md", "# Guide\n\nInstall the widget.\n")
+    write(docs / "old/page.md", "# Old page\n\nThe zanzibar procedure.\n")
+    config = write(
+        tmp_path / "scriptorium.toml",
+        "[server]\nwatch_interval = 60\nrescan_interval = 0\n\n"
+        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{docs}"\ndefault = true\n',
+    )
+    with running(["--config", str(config)], tmp_path / "state") as daemon:
+        stub = daemon.stub
+
+        def pages(query: str) -> list[str]:
+            return [loc.split("#")[0] for loc in locations(stub, query)]
+
+        assert pages("zanzibar") == ["old/page"]
+        time.sleep(1.5)  # the watch is in place once its first tick has passed
+        write(docs / "guide.md", "# Guide\n\nInstall the platypus.\n")
+        assert wait_for(lambda: pages("platypus") == ["guide"], timeout=10)
+        # A directory moved in raises one event for the directory: it is listed.
+        staged = write(tmp_path / "staging/new/intro.md", "# Intro\n\nThe quokka intro.\n")
+        staged.parent.rename(docs / "new")
+        assert wait_for(lambda: pages("quokka") == ["new/intro"], timeout=10)
+        # A directory removed takes its files with it.
+        (docs / "old/page.md").rename(tmp_path / "page.md")
+        (docs / "old").rmdir()
+        assert wait_for(lambda: not pages("zanzibar"), timeout=10)
+        status = stub.ListSources(pb.ListSourcesRequest(), timeout=10).sources[0]
+        assert status.document_count == 2
+        assert status.staleness_seconds < 5
+    assert "file-system events unavailable" not in daemon.log()
+
+
 def test_ambiguity_across_sources_and_variants(tmp_path):
     write(tmp_path / "main/index.md", "# Home\n\nWelcome.\n")
     write(tmp_path / "beta/guide/setup.md", "# Setup (beta)\n\nBeta setup.\n")

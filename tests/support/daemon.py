@@ -117,12 +117,15 @@ class Daemon:
         self.terminate()
 
 
-def write_fastapi_config(path: Path, corpus: Path, *, watch: bool = False) -> Path:
+def write_fastapi_config(
+    path: Path, corpus: Path, *, watch: bool = False, watch_mode: str = "events"
+) -> Path:
     """A configuration with the English (default), Japanese and Chinese docs and the code."""
     path.write_text(
         f"""
 [server]
 watch = {"true" if watch else "false"}
+watch_mode = "{watch_mode}"
 watch_interval = 0.3
 
 [[sources]]

@@ -47,6 +47,8 @@ max_concurrent_rpcs = 8
 max_receive_message_bytes = 65536
 watch = false
 watch_interval = 2.5
+watch_mode = "poll"
+rescan_interval = 60
 build_workers = 3
 log_level = "debug"
 auth_token = "t0ken"
@@ -85,6 +87,8 @@ top_k = 5
     assert settings.max_receive_message_bytes == 65536
     assert settings.watch is False
     assert settings.watch_interval == 2.5
+    assert settings.watch_mode == "poll"
+    assert settings.rescan_interval == 60.0
     assert settings.build_workers == 3
     assert settings.log_level == "DEBUG"
     assert settings.auth_token == "t0ken"
@@ -122,6 +126,7 @@ def test_defaults_without_server_table(tree: Path, cache_home: Path) -> None:
     assert settings.max_concurrent_rpcs == 64
     assert settings.max_receive_message_bytes == 4 * 1024 * 1024
     assert settings.watch is True
+    assert (settings.watch_mode, settings.rescan_interval) == ("events", 300.0)
     assert settings.build_workers == 0
     assert settings.auth_token is None
     assert settings.tls_cert is None
@@ -244,6 +249,8 @@ def test_tls_paths_resolve_against_the_config_file(tree: Path, tmp_path: Path) -
         ("[server]\nmax_concurrent_rpcs = 0\n", "max_concurrent_rpcs must be at least 1"),
         ("[server]\ngrace_seconds = 'soon'\n", "grace_seconds must be a number"),
         ("[server]\nwatch = 'yes'\n", "watch must be true or false"),
+        ("[server]\nwatch_mode = 'inotify'\n", 'watch_mode must be "events" or "poll"'),
+        ("[server]\nrescan_interval = -1\n", "rescan_interval must be at least 0"),
         ("[server]\nbuild_workers = -1\n", "build_workers must be at least 0"),
         ("[server]\nbuild_workers = 1.5\n", "build_workers must be an integer"),
         ("[server]\nlog_level = 'loud'\n", "log_level must be one of"),

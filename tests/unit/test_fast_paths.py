@@ -15,7 +15,7 @@ import pytest
 from scriptorium import convert
 from scriptorium.config import load_settings
 from scriptorium.index.catalog import MEMO_LIMIT, Snapshot
-from scriptorium.index.generation import GenerationStore
+from scriptorium.index.generation import GenerationStore, SourceFragments
 from scriptorium.index.store import BlobStore
 from scriptorium.model import RefKind, Scores
 from scriptorium.plugins import load_registry
@@ -260,6 +260,26 @@ def test_manifest_json_is_what_asdict_gives(tmp_path, small_corpus):
     expected = dataclasses.asdict(manifest)
     expected.pop("checksum")
     assert json.dumps(manifest.to_json()) == json.dumps(expected)
+
+
+def test_manifest_text_is_its_json_with_the_checksum_load_recomputes(tmp_path, small_corpus):
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
+    engine.load_or_build()
+    manifest = engine.snapshot.manifest
+    fragments = SourceFragments()
+    text, checksum = manifest.serialize(fragments)
+    assert list(json.loads(text)) == [*manifest.to_json(), "checksum"]
+    assert json.loads(text) == {**manifest.to_json(), "checksum": checksum}
+    assert checksum == manifest.compute_checksum()
+    # A table kept from the previous generation reuses its fragment; a changed one does not.
+    name, source = next(iter(manifest.sources.items()))
+    path, entry = next(iter(source.files.items()))
+    manifest.sources[name] = dataclasses.replace(source, files={**source.files})
+    manifest.sources[name].files[path] = dataclasses.replace(entry, size=entry.size + 1)
+    text, checksum = manifest.serialize(fragments)
+    assert json.loads(text)["sources"][name]["files"][path]["size"] == entry.size + 1
+    assert checksum == manifest.compute_checksum()
 
 
 def test_blob_put_creates_its_shard_once_missing(tmp_path):

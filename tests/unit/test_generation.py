@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -90,7 +91,9 @@ def test_tampered_manifest_is_refused(tmp_path):
     store = GenerationStore(tmp_path)
     manifest = write(store, None, [make_doc("a.md", "apple")])
     path = store.generation_dir(manifest.generation) / "MANIFEST.json"
-    path.write_text(path.read_text().replace('"parent": 0', '"parent": 7'))
+    data = json.loads(path.read_text())
+    data["parent"] = 7  # the recorded checksum stays as it was
+    path.write_text(json.dumps(data))
     with pytest.raises(CorruptGenerationError, match="manifest checksum"):
         store.load_manifest(manifest.generation)
 

@@ -59,14 +59,20 @@ class Snapshot:
         manifest: Manifest,
         previous: Snapshot | None = None,
         fresh: Iterable[SourceDocument] = (),
+        removed: Iterable[tuple[str, str]] | None = None,
     ) -> Snapshot:
         """Open a verified generation, reusing what is already in memory.
 
         Documents the previous snapshot holds, or that were just written to this generation
         (``fresh``), are not read back from their blobs; and the block table starts from the
-        previous one, so an update costs in proportion to what changed.
+        previous one, so an update costs in proportion to what changed. When the caller also
+        says what this generation ``removed`` relative to ``previous`` (its parent), only
+        those documents are looked at: nothing is walked per file of the corpus.
         """
         index = store.open_index(manifest.generation)
+        if previous is not None and removed is not None and manifest.parent == previous.generation:
+            docs, blocks = _apply_change(manifest, previous, list(fresh), list(removed))
+            return cls(manifest, index, index.searcher(), docs, blocks)
         reuse: dict[tuple[str, str], SourceDocument] = previous.docs if previous else {}
         written = {(doc.source, doc.path): doc for doc in fresh}
         docs: dict[tuple[str, str], SourceDocument] = {}
@@ -80,6 +86,51 @@ class Snapshot:
                     docs[key] = doc
             blocks = _block_table(docs, previous)
         return cls(manifest, index, index.searcher(), docs, blocks)
+
+
+def _apply_change(
+    manifest: Manifest,
+    previous: Snapshot,
+    added: list[SourceDocument],
+    removed: list[tuple[str, str]],
+) -> tuple[dict[tuple[str, str], SourceDocument], dict[int, tuple[SourceDocument, int]]]:
+    """The parent's documents and blocks with one generation's change applied.
+
+    The document table keeps the manifest's order (the order a full load gives): replaced
+    documents keep their place, and only when a path is new is the table put back in order.
+    """
+    docs = dict(previous.docs)
+    blocks = dict(previous.blocks)
+
+    def drop_blocks(key: tuple[str, str], old: SourceDocument) -> None:
+        for i in range(len(old.blocks)):
+            blocks.pop(block_id(key[0], key[1], old.content_hash, i), None)
+
+    in_order = True
+    readded = set()
+    for doc in added:
+        key = (doc.source, doc.path)
+        readded.add(key)
+        old = docs.get(key)
+        if old is None:
+            in_order = False
+        elif old is not doc:
+            drop_blocks(key, old)
+        docs[key] = doc
+        for i in range(len(doc.blocks)):
+            blocks[block_id(doc.source, doc.path, doc.content_hash, i)] = (doc, i)
+    for key in removed:
+        if key not in readded:
+            old = docs.pop(key, None)
+            if old is not None:
+                drop_blocks(key, old)
+    if not in_order:
+        docs = {
+            (name, path): docs[(name, path)]
+            for name, source in manifest.sources.items()
+            for path in source.files
+        }
+    return docs, blocks
 
 
 def _block_table(

@@ -60,6 +60,62 @@ class SourceEntry:
     files: dict[str, FileEntry] = field(default_factory=dict)
 
 
+# The order of a manifest's fields in its file (the checksum follows them).
+_FIELD_ORDER = (
+    "generation",
+    "created_at",
+    "parent",
+    "extractors",
+    "sources",
+    "index_files",
+    "format_version",
+    "schema_version",
+)
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _source_json(source: SourceEntry) -> dict:
+    return {
+        "kind": source.kind,
+        "root": source.root,
+        "fingerprint": source.fingerprint,
+        "files": {
+            path: {
+                "hash": f.hash,
+                "size": f.size,
+                "mtime_ns": f.mtime_ns,
+                "blob": f.blob,
+                "blocks": f.blocks,
+            }
+            for path, f in source.files.items()
+        },
+    }
+
+
+class SourceFragments:
+    """The canonical JSON of each source's file table, kept while the table stays the same.
+
+    A table is recognised by identity: tables are never changed once a generation holds them,
+    and an update passes on the previous generation's table object for a source it did not
+    touch. A tree of 90,000 files costs ~0.3 s to encode; an edit touches one source.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[dict[str, FileEntry], tuple[str, str, str], str]] = {}
+
+    def encode(self, name: str, source: SourceEntry) -> str:
+        identity = (source.kind, source.root, source.fingerprint)
+        cached = self._cache.get(name)
+        if cached is not None and cached[0] is source.files and cached[1] == identity:
+            return cached[2]
+        text = _canonical(_source_json(source))
+        self._cache[name] = (source.files, identity, text)
+        return text
+
+
 @dataclass(slots=True)
 class Manifest:
     generation: int
@@ -83,37 +139,50 @@ class Manifest:
     def to_json(self) -> dict:
         """The manifest as JSON data, without its checksum (what ``asdict`` gives, built by
         hand: ``asdict`` deep-copies every file entry and dominated writing and loading)."""
+        data = self._header()
+        data["sources"] = {name: _source_json(source) for name, source in self.sources.items()}
+        return {key: data[key] for key in _FIELD_ORDER}
+
+    def _header(self) -> dict:
+        """Every field but ``sources`` and the checksum, in the file's order."""
         return {
             "generation": self.generation,
             "created_at": self.created_at,
             "parent": self.parent,
             "extractors": self.extractors,
-            "sources": {
-                name: {
-                    "kind": source.kind,
-                    "root": source.root,
-                    "fingerprint": source.fingerprint,
-                    "files": {
-                        path: {
-                            "hash": f.hash,
-                            "size": f.size,
-                            "mtime_ns": f.mtime_ns,
-                            "blob": f.blob,
-                            "blocks": f.blocks,
-                        }
-                        for path, f in source.files.items()
-                    },
-                }
-                for name, source in self.sources.items()
-            },
             "index_files": {rel: list(value) for rel, value in self.index_files.items()},
             "format_version": self.format_version,
             "schema_version": self.schema_version,
         }
 
     def compute_checksum(self) -> str:
-        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(_canonical(self.to_json()).encode()).hexdigest()
+
+    def serialize(self, fragments: SourceFragments) -> tuple[str, str]:
+        """The manifest file's text and its checksum, each source's table encoded once.
+
+        The checksum covers the canonical encoding (sorted keys, no spaces) that
+        :meth:`compute_checksum` recomputes at load. Canonical JSON is compositional, so it is
+        assembled from one canonical fragment per source, and the file reuses those fragments
+        (sources in their configured order): a source whose table did not change since the
+        last generation is not encoded again.
+        """
+        encoded = {name: fragments.encode(name, source) for name, source in self.sources.items()}
+
+        def sources_json(names: Iterable[str]) -> str:
+            return "{" + ",".join(f"{json.dumps(n)}:{encoded[n]}" for n in names) + "}"
+
+        def assemble(fields: dict[str, str], order: Iterable[str]) -> str:
+            return "{" + ",".join(f"{json.dumps(k)}:{fields[k]}" for k in order) + "}"
+
+        header = self._header()
+        canonical = {key: _canonical(value) for key, value in header.items()}
+        canonical["sources"] = sources_json(sorted(encoded))
+        checksum = hashlib.sha256(assemble(canonical, sorted(canonical)).encode()).hexdigest()
+        text = {key: json.dumps(value, separators=(",", ":")) for key, value in header.items()}
+        text["sources"] = sources_json(encoded)
+        text["checksum"] = json.dumps(checksum)
+        return assemble(text, (*_FIELD_ORDER, "checksum")), checksum
 
     @classmethod
     def from_json(cls, data: dict) -> Manifest:
@@ -240,6 +309,7 @@ class GenerationStore:
         # pruning after every update would otherwise re-read each one from disk. Only pruning
         # reads this table (it needs the blob names, not a verification).
         self._manifests: dict[int, Manifest] = {}
+        self._fragments = SourceFragments()
 
     # -- discovery ------------------------------------------------------------------------
 
@@ -357,14 +427,12 @@ class GenerationStore:
                 sources=sources,
                 index_files=index_files,
             )
-            manifest.checksum = manifest.compute_checksum()
+            text, manifest.checksum = manifest.serialize(self._fragments)
             if change.added:
                 os.sync()  # blobs and index files reach the disk before the manifest names them
             manifest_tmp = tmp / (MANIFEST + ".tmp")
             with manifest_tmp.open("w", encoding="utf-8") as handle:
-                # ``dumps`` then one write: ``json.dump`` streams through the pure-Python
-                # encoder, seconds for the file table of a tree of 100,000 files.
-                handle.write(json.dumps({**manifest.to_json(), "checksum": manifest.checksum}))
+                handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(manifest_tmp, tmp / MANIFEST)

@@ -1,0 +1,256 @@
+"""Event-driven watching: the paths the OS names are judged exactly as a full listing would."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from scriptorium import retrieval, watcher
+from scriptorium.config import load_settings
+from scriptorium.index.catalog import Snapshot
+from scriptorium.plugins import load_registry
+from scriptorium.resolve import Resolver
+from scriptorium.retrieval import LocalEngine
+from scriptorium.sources import SourceConfig, SourceContext
+from scriptorium.watcher import RootMap, WatchedRoot
+from tests.support.daemon import CORPUS, write_fastapi_config
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def every_file(root: Path) -> list[str]:
+    """Every file and directory under ``root`` as a relative path, skipped ones included."""
+    found = []
+    for directory, dirs, files in os.walk(root):
+        for name in dirs + files:
+            found.append(os.path.relpath(os.path.join(directory, name), root).replace(os.sep, "/"))
+    return found
+
+
+@pytest.fixture
+def registry():
+    return load_registry()
+
+
+def source_over(registry, root: Path, kind: str = "markdown", **options):
+    factory = registry.source_factory(kind)
+    config = SourceConfig(name="docs", kind=kind, root=root, options=options)
+    return factory(config, SourceContext(extractors=registry.extractor_chain))
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    write(root / "index.md", "# Home\n")
+    write(root / "guide/setup.md", "# Setup\n")
+    write(root / "guide/deep/more.md", "# More\n")
+    write(root / ".gitignore", "drafts/\n*.tmp.md\n")
+    write(root / "drafts/wip.md", "# WIP\n")
+    write(root / "notes.tmp.md", "# Temp\n")
+    write(root / "guide/.gitignore", "private.md\n")
+    write(root / "guide/private.md", "# Private\n")
+    write(root / "guide/deep/private.md", "# Also ignored (pattern without a slash)\n")
+    write(root / "node_modules/pkg/readme.md", "# Dependency\n")
+    write(root / "pkg.egg-info/info.md", "# Metadata\n")
+    write(root / "big.md", "# Big\n" + "x" * 5000)
+    write(root / "image.png", "not markdown")
+    write(root / "site/built.md", "# Build output\n")
+    outside = write(tmp_path / "outside.md", "# Outside\n")
+    (root / "escape.md").symlink_to(outside)
+    (root / "alias.md").symlink_to(root / "index.md")
+    return root
+
+
+def test_stat_paths_admits_exactly_what_a_listing_finds(registry, tree):
+    source = source_over(registry, tree, max_file_bytes=4096)
+    listed = source.list_files()
+    assert {f.path for f in listed} == {
+        "alias.md",
+        "guide/deep/more.md",
+        "guide/setup.md",
+        "index.md",
+    }
+    files = [
+        p for p in every_file(tree) if (tree / p).is_file() and p.rpartition("/")[2] != ".gitignore"
+    ]
+    assert source.stat_paths(files) == listed
+    # Paths that vanished, or never were, are simply left out.
+    assert source.stat_paths(["missing.md", "guide/gone.md"]) == []
+
+
+def test_stat_paths_asks_for_a_listing_when_only_a_listing_can_tell(registry, tree):
+    source = source_over(registry, tree)
+    assert source.stat_paths(["guide/.gitignore"]) is None
+    (tree / "newdir").mkdir()
+    assert source.stat_paths(["newdir"]) is None
+    # A directory the walk never enters does not need one.
+    (tree / "node_modules/other").mkdir()
+    assert source.stat_paths(["node_modules/other", "drafts"]) == []
+
+
+def test_root_map_watches_outermost_roots_and_maps_to_every_source(tmp_path):
+    repo, docs = str(tmp_path / "repo"), str(tmp_path / "repo" / "docs")
+    mapping = RootMap([WatchedRoot("code", repo), WatchedRoot("en", docs), WatchedRoot("x", docs)])
+    assert mapping.watch_paths() == [repo]
+    changes = mapping.changes([f"{docs}/a.md", f"{repo}/main.py", str(tmp_path / "elsewhere.md")])
+    assert changes == {"code": {"docs/a.md", "main.py"}, "en": {"a.md"}, "x": {"a.md"}}
+
+
+# -- a reconcile told what changed lands the same generation as one that lists everything --------
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    for lang in ("en", "ja"):
+        shutil.copytree(
+            CORPUS / f"docs/{lang}/docs/tutorial/security",
+            root / f"docs/{lang}/docs/tutorial/security",
+        )
+    shutil.copytree(CORPUS / "fastapi/security", root / "fastapi/security")
+    shutil.copytree(CORPUS / "docs_src/security", root / "docs_src/security")
+    return root
+
+
+def engine_over(tmp_path: Path, corpus: Path, name: str) -> LocalEngine:
+    settings = load_settings(write_fastapi_config(tmp_path / f"{name}.toml", corpus))
+    settings.state_dir = tmp_path / name
+    settings.build_workers = 1
+    engine = LocalEngine(settings, load_registry())
+    engine.load_or_build()
+    return engine
+
+
+def tables(engine: LocalEngine) -> dict:
+    return {
+        name: {path: (f.hash, f.size, f.mtime_ns, f.blob, f.blocks) for path, f in s.files.items()}
+        for name, s in engine.snapshot.manifest.sources.items()
+    }
+
+
+def served(engine: LocalEngine, snapshot=None, resolver=None) -> tuple:
+    """What a snapshot and its resolver hold, in their order, comparable across engines."""
+    snapshot = snapshot or engine.snapshot
+    resolver = resolver or engine._resolver
+    docs = [(key, doc.content_hash) for key, doc in snapshot.docs.items()]
+    blocks = sorted((bid, doc.source, doc.path, i) for bid, (doc, i) in snapshot.blocks.items())
+    pages = {
+        name: {
+            table: {k: [d.path for d in v] for k, v in getattr(p, table).items() if v}
+            for table in ("exact", "leaf", "moved")
+        }
+        | {"top": dict(p.top_dirs)}
+        for name, p in resolver.pages.items()
+    }
+    return docs, blocks, pages
+
+
+def hits(engine: LocalEngine, query: str) -> list[str]:
+    from scriptorium.results import SearchParams
+
+    outcome = engine.search_query(engine.make_query(SearchParams(query=query, top_k=10)))
+    return [hit.location for hit in outcome.hits]
+
+
+def test_partial_reconcile_matches_a_full_one(tmp_path, corpus):
+    told, listed = engine_over(tmp_path, corpus, "told"), engine_over(tmp_path, corpus, "listed")
+    en = corpus / "docs/en/docs/tutorial/security"
+    edited = en / "first-steps.md"
+    edited.write_text(edited.read_text("utf-8") + "\n## Capybara\n\nA capybara login.\n", "utf-8")
+    write(en / "new-page.md", "# New page\n\nThe okapi token flow.\n")
+    (en / "simple-oauth2.md").unlink()
+    (corpus / "fastapi/security/utils.py").unlink()
+    write(corpus / "fastapi/security/extra.py", "def okapi_token():\n    return 'okapi'\n")
+    write(en / "scratch.txt", "not indexed by either source")
+    changed = {
+        "en": {
+            "tutorial/security/first-steps.md",
+            "tutorial/security/new-page.md",
+            "tutorial/security/simple-oauth2.md",
+            "tutorial/security/scratch.txt",
+        },
+        "code": {"fastapi/security/utils.py", "fastapi/security/extra.py"},
+    }
+    summary = told.reconcile(changed)
+    # Changed: the edit and the two new files; removed: the edit's old version, two deletions.
+    assert summary is not None and (summary.changed, summary.removed) == (3, 3)
+    full = listed.reconcile()
+    assert full is not None and (full.changed, full.removed) == (3, 3)
+    assert tables(told) == tables(listed)
+    assert list(tables(told)["en"]) == sorted(tables(told)["en"])  # path order, as listed
+    # The snapshot and resolver updated in place of a rebuild equal rebuilt ones.
+    assert served(told) == served(listed)
+    reloaded = Snapshot.load(told.store, told.snapshot.manifest)
+    assert served(told) == served(told, reloaded, Resolver(told.sources, reloaded))
+    for query in ("capybara", "okapi token", "OAuth2PasswordBearer"):
+        assert hits(told, query) == hits(listed, query)
+    assert any(loc.startswith("tutorial/security/first-steps") for loc in hits(told, "capybara"))
+    # Nothing named, nothing to do; a change that changes nothing indexed lands no generation.
+    assert told.reconcile({}) is None
+    assert told.reconcile({"en": {"tutorial/security/scratch.txt"}}) is None
+
+
+def test_a_removed_directory_falls_back_to_a_listing(tmp_path, corpus):
+    engine = engine_over(tmp_path, corpus, "dir")
+    assert hits(engine, "HTTPBasic")
+    shutil.rmtree(corpus / "fastapi/security")
+    summary = engine.reconcile({"code": {"fastapi/security"}})
+    assert summary is not None and summary.removed > 0
+    assert not any(p.startswith("fastapi/security/") for p in tables(engine)["code"])
+
+
+def test_events_unavailable_falls_back_to_listing_every_tick(tmp_path, corpus, monkeypatch, caplog):
+    engine = engine_over(tmp_path, corpus, "fallback")
+    engine.settings.watch_interval = 0.05
+
+    async def no_events(paths):
+        raise watcher.EventsUnavailable("no inotify here")
+        yield set()  # pragma: no cover - makes this an async generator
+
+    monkeypatch.setattr(retrieval, "event_batches", no_events)
+    listed = []
+    monkeypatch.setattr(engine, "reconcile", lambda changed=None: listed.append(changed))
+
+    async def run() -> None:
+        task = asyncio.create_task(engine._watch_loop())
+        await asyncio.sleep(0.4)
+        engine._stopping.set()
+        await asyncio.wait_for(task, 2)
+
+    asyncio.run(run())
+    assert "file-system events unavailable (no inotify here)" in caplog.text
+    assert len(listed) >= 3 and all(changed is None for changed in listed)
+
+
+def test_source_pages_changed_equals_a_rebuild(registry, tmp_path):
+    from scriptorium.resolve import SourcePages
+
+    source = source_over(registry, tmp_path)
+
+    def doc(path: str, title: str, moved: str = ""):
+        front = f"---\nmoved_from: {moved}\n---\n" if moved else ""
+        return source.document_from_text(path, f"{front}# {title}\n")
+
+    a, b, c = doc("guide/a.md", "A", "old/a.md"), doc("guide/b.md", "B"), doc("other/a.md", "A2")
+    b2, d = doc("guide/b.md", "B again", "old/b.md"), doc("new/d.md", "D")
+
+    def view(pages: SourcePages) -> dict:
+        tables = {
+            t: {k: [x.path for x in v] for k, v in getattr(pages, t).items() if v}
+            for t in ("exact", "leaf", "moved")
+        }
+        return {**tables, "top": dict(pages.top_dirs)}
+
+    before = SourcePages(source, [a, b, c])
+    after = before.changed(removed=[a, b], added=[b2, d])
+    assert view(after) == view(SourcePages(source, [b2, c, d]))
+    assert "old/a" not in after.moved and after.moved["old/b"] == [b2]
+    assert view(before) == view(SourcePages(source, [a, b, c]))  # the old tables are untouched
