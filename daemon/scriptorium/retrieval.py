@@ -58,7 +58,13 @@ from scriptorium.text import (
     TOKENIZER_VERSION,
     collapse_whitespace,
 )
-from scriptorium.watcher import EventsUnavailable, RootMap, WatchedRoot, event_batches
+from scriptorium.watcher import (
+    EventsUnavailable,
+    RootMap,
+    WatchedRoot,
+    event_batches,
+    root_identity,
+)
 
 log = logging.getLogger(__name__)
 
@@ -163,13 +169,13 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
 
     def _watched_roots(self) -> list[WatchedRoot]:
         """The roots events can cover: local trees that exist and are not served as snapshots."""
-        return [
-            WatchedRoot(s.name, str(s.root))
-            for s in self.sources
-            if isinstance(s, LocalTreeSource)
-            and not s.config.options.get("snapshot")
-            and s.root.is_dir()
-        ]
+        roots = []
+        for source in self.sources:
+            if isinstance(source, LocalTreeSource) and not source.config.options.get("snapshot"):
+                identity = root_identity(str(source.root))
+                if identity is not None:
+                    roots.append(WatchedRoot(source.name, str(source.root), identity))
+        return roots
 
     async def _watch_events(self) -> None:
         """Reconcile only what the OS says changed; list everything when that cannot tell.
@@ -198,7 +204,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                     elif paths:
                         await self._refresh(mapping.changes(paths))
                     self._mark_watched(roots)
-                    if [r.root for r in self._watched_roots()] != [r.root for r in roots]:
+                    if self._watched_roots() != roots:  # a root came, went or was replaced
                         break
             except EventsUnavailable:
                 if first_watch:

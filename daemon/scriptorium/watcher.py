@@ -16,6 +16,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from stat import S_ISDIR
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,18 @@ class EventsUnavailable(RuntimeError):
 class WatchedRoot:
     source: str
     root: str
+    # The directory's identity (device, inode) when the watch was set up: a root replaced by
+    # another directory of the same name (a checkout, a ``mv``) has lost its watch.
+    identity: tuple[int, int] = (0, 0)
+
+
+def root_identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the directory at ``path``; None when it is not a directory."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino) if S_ISDIR(stat.st_mode) else None
 
 
 class RootMap:

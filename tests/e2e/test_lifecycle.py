@@ -89,6 +89,27 @@ def test_file_system_events_bring_edits_in_without_waiting_for_a_listing(tmp_pat
     assert "file-system events unavailable" not in daemon.log()
 
 
+def test_a_root_replaced_by_another_directory_is_watched_again(tmp_path):
+    """A checkout or a ``mv`` swaps the root's directory: its old watch sees nothing more."""
+    docs = tmp_path / "docs"
+    write(docs / "guide.md", "# Guide\n\nThe wallaby guide.\n")
+    config = write(
+        tmp_path / "scriptorium.toml",
+        "[server]\nwatch_interval = 60\nrescan_interval = 0\n\n"
+        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{docs}"\ndefault = true\n',
+    )
+    with running(["--config", str(config)], tmp_path / "state") as daemon:
+        stub = daemon.stub
+        time.sleep(1.5)  # the watch is in place once its first tick has passed
+        replacement = write(tmp_path / "next/guide.md", "# Guide\n\nThe numbat guide.\n").parent
+        docs.rename(tmp_path / "previous")
+        replacement.rename(docs)
+        assert wait_for(lambda: bool(locations(stub, "numbat")), timeout=10)
+        assert not locations(stub, "wallaby")
+        write(docs / "more.md", "# More\n\nThe bilby page.\n")
+        assert wait_for(lambda: bool(locations(stub, "bilby")), timeout=10)
+
+
 def test_ambiguity_across_sources_and_variants(tmp_path):
     write(tmp_path / "main/index.md", "# Home\n\nWelcome.\n")
     write(tmp_path / "beta/guide/setup.md", "# Setup (beta)\n\nBeta setup.\n")
