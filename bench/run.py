@@ -18,7 +18,8 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * GetContent / ExpandRelated / SummarizeFlow / GuideImplementation latencies;
 * resident memory of the daemon, and per MB of corpus;
 * incremental updates: seconds from editing a file of the corpus copy until Search finds the
-  new word, with the watcher on;
+  new word, and the daemon's CPU use while idle, with the watcher on file-system events and,
+  as the baseline, listing the roots every tick;
 * tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``.
 
 Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
