@@ -269,6 +269,10 @@ export interface SourceStatus {
   bytes: number;
   corpus: Corpus;
   staleness_seconds: number;
+  /** Files the build under way has to read for this source (0: no build under way). */
+  build_files_total: number;
+  /** Files of this source the build under way has read so far. */
+  build_files_done: number;
 }
 
 export interface ListSourcesResponse {

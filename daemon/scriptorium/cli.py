@@ -232,6 +232,11 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+    out.extend(
+        f"{s.name}: building, {s.build_files_done} of {s.build_files_total} files read"
+        for s in response.sources
+        if s.build_files_total
+    )
     out.extend(f"{s.name}: {s.last_error}" for s in response.sources if s.last_error)
     out.append(f"server {response.server_version}, generation {response.generation}")
     return "\n".join(out)

@@ -470,6 +470,8 @@ def source_status_to_pb(report: SourceReport) -> pb.SourceStatus:
         bytes=report.bytes,
         corpus=corpus_to_pb(report.corpus),
         staleness_seconds=report.staleness_seconds,
+        build_files_total=report.build_files_total,
+        build_files_done=report.build_files_done,
     )
     datetime_to_pb(report.indexed_at, status.indexed_at)
     return status

@@ -41,6 +41,9 @@ class SourceState:
     last_error: str = ""
     indexed_at: float | None = None
     last_scan_ok: float | None = None
+    # The build under way: files of this source it has to read, and has read (for ListSources).
+    build_files_total: int = 0
+    build_files_done: int = 0
 
 
 @dataclass(slots=True)
@@ -84,6 +87,39 @@ class _Scan:
     old_files: dict[str, FileEntry]
     stats: list[FileStat]
     only: frozenset[str] | None = None
+
+
+class _Progress:
+    """Counts a build's files as they are read, per source, and logs long builds now and then.
+
+    The counters live in each source's state (read by ListSources from another thread: plain
+    integer stores). The log names counts only, never paths.
+    """
+
+    LOG_EVERY_S = 10.0
+
+    def __init__(self, states: dict[str, SourceState], wanted: list[tuple[str, str]]) -> None:
+        self._states = states
+        self._total = len(wanted)
+        self._done = 0
+        self._started = self._logged = time.monotonic()
+        for name, _path in wanted:
+            states[name].build_files_total += 1
+
+    def advance(self, items: Iterable[tuple[str, str]]) -> None:
+        for name, _path in items:
+            self._states[name].build_files_done += 1
+            self._done += 1
+        now = time.monotonic()
+        if now - self._logged >= self.LOG_EVERY_S and self._done < self._total:
+            self._logged = now
+            log.info(
+                "building: %d of %d files read (%.0f%%) in %.0fs",
+                self._done,
+                self._total,
+                100 * self._done / self._total,
+                now - self._started,
+            )
 
 
 def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
@@ -132,166 +168,174 @@ class IndexingMixin:
         change only a listing can judge (a new directory, an ignore file), is listed whole.
         """
         with self._write_lock:
-            started = time.perf_counter()
-            current = self._snapshot
-            base = current.manifest if current else None
-            change = Change()
-            tables: dict[str, SourceEntry] = {}
-            changed_files = 0
-            metadata_changed = False
-            scans: list[_Scan] = []
-            for source in self.sources:
-                state = self.states[source.name]
-                previous = base.sources.get(source.name) if base else None
-                fingerprint = source_fingerprint(source)
-                if previous is not None and previous.fingerprint != fingerprint:
-                    change.removed += [(source.name, p) for p in previous.files]
-                    previous = None
-                old_files = previous.files if previous else {}
-                table = SourceEntry(source.config.kind, str(source.config.root), fingerprint)
-                snapshot = bool(source.config.options.get("snapshot"))
-                local = isinstance(source, LocalTreeSource)
-                if (snapshot and old_files) or not local or not source.root.is_dir():
-                    # Serve what the generation holds: a snapshot source on purpose (it is
-                    # scanned only while no generation holds it), any other local source
-                    # because its tree has gone (stale until it returns).
-                    table.files = dict(old_files)
-                    tables[source.name] = table
-                    if old_files:
-                        state.state = "ready" if (snapshot or not local) else "stale"
-                        state.last_error = (
-                            ""
-                            if state.state == "ready"
-                            else "root not on disk; serving the indexed snapshot"
-                        )
-                    else:
-                        state.state = "failed"
-                        state.last_error = "source root does not exist and no index holds it"
-                    continue
-                if changed is not None and old_files and state.state == "ready":
-                    partial = self._partial_scan(source, old_files, changed.get(source.name, ()))
-                    if partial is not None:
-                        tables[source.name] = table
-                        if partial[1]:
-                            scans.append(_Scan(source, table, old_files, *partial))
-                        else:
-                            table.files = old_files  # untouched: the same (immutable) table
-                        continue
-                try:
-                    stats = source.list_files()
-                except OSError as exc:
-                    state.state, state.last_error = "stale", f"cannot list files: {exc.strerror}"
-                    table.files = dict(old_files)
-                    tables[source.name] = table
-                    continue
+            try:
+                return self._reconcile(changed)
+            finally:
+                # The build is over (landed, found nothing to do, or failed).
+                for state in self.states.values():
+                    state.build_files_total = state.build_files_done = 0
+
+    def _reconcile(self, changed: Mapping[str, Iterable[str]] | None) -> BuildSummary | None:
+        started = time.perf_counter()
+        current = self._snapshot
+        base = current.manifest if current else None
+        change = Change()
+        tables: dict[str, SourceEntry] = {}
+        changed_files = 0
+        metadata_changed = False
+        scans: list[_Scan] = []
+        for source in self.sources:
+            state = self.states[source.name]
+            previous = base.sources.get(source.name) if base else None
+            fingerprint = source_fingerprint(source)
+            if previous is not None and previous.fingerprint != fingerprint:
+                change.removed += [(source.name, p) for p in previous.files]
+                previous = None
+            old_files = previous.files if previous else {}
+            table = SourceEntry(source.config.kind, str(source.config.root), fingerprint)
+            snapshot = bool(source.config.options.get("snapshot"))
+            local = isinstance(source, LocalTreeSource)
+            if (snapshot and old_files) or not local or not source.root.is_dir():
+                # Serve what the generation holds: a snapshot source on purpose (it is
+                # scanned only while no generation holds it), any other local source
+                # because its tree has gone (stale until it returns).
+                table.files = dict(old_files)
                 tables[source.name] = table
-                scans.append(_Scan(source, table, old_files, stats))
-            loaded, tokens = self._load_changed(scans)
-            for scan in scans:
-                source, table, old_files = scan.source, scan.table, scan.old_files
-                seen = set()
-                if scan.only is not None:
-                    table.files = dict(old_files)
-                    present = {stat.path for stat in scan.stats}
-                    for path in scan.only:
-                        if path in old_files and path not in present:
-                            del table.files[path]
-                            change.removed.append((source.name, path))
-                    seen = old_files.keys()
-                for stat in scan.stats:
-                    entry = old_files.get(stat.path)
-                    if scan.only is None:
-                        seen.add(stat.path)
-                    if _unchanged(entry, stat):
-                        table.files[stat.path] = entry
-                        continue
-                    doc = loaded.pop((source.name, stat.path), None)
-                    if doc is None:
-                        if entry is not None:
-                            table.files.pop(stat.path, None)
-                            change.removed.append((source.name, stat.path))
-                        continue
-                    if entry is not None and entry.hash == doc.content_hash:
-                        metadata_changed = True
-                        table.files[stat.path] = FileEntry(
-                            entry.hash, stat.size, stat.mtime_ns, entry.blob, entry.blocks
-                        )
-                        continue
-                    if entry is not None:
-                        change.removed.append((source.name, stat.path))
-                    change.added.append(doc)
-                    changed_files += 1
-                    table.files[stat.path] = FileEntry(
-                        doc.content_hash,
-                        stat.size,
-                        stat.mtime_ns,
-                        blob_name(doc, self.index_fingerprint),
-                        len(doc.blocks),
+                if old_files:
+                    state.state = "ready" if (snapshot or not local) else "stale"
+                    state.last_error = (
+                        ""
+                        if state.state == "ready"
+                        else "root not on disk; serving the indexed snapshot"
                     )
-                for path in old_files:
-                    if path not in seen:
+                else:
+                    state.state = "failed"
+                    state.last_error = "source root does not exist and no index holds it"
+                continue
+            if changed is not None and old_files and state.state == "ready":
+                partial = self._partial_scan(source, old_files, changed.get(source.name, ()))
+                if partial is not None:
+                    tables[source.name] = table
+                    if partial[1]:
+                        scans.append(_Scan(source, table, old_files, *partial))
+                    else:
+                        table.files = old_files  # untouched: the same (immutable) table
+                    continue
+            try:
+                stats = source.list_files()
+            except OSError as exc:
+                state.state, state.last_error = "stale", f"cannot list files: {exc.strerror}"
+                table.files = dict(old_files)
+                tables[source.name] = table
+                continue
+            tables[source.name] = table
+            scans.append(_Scan(source, table, old_files, stats))
+        loaded, tokens = self._load_changed(scans)
+        for scan in scans:
+            source, table, old_files = scan.source, scan.table, scan.old_files
+            seen = set()
+            if scan.only is not None:
+                table.files = dict(old_files)
+                present = {stat.path for stat in scan.stats}
+                for path in scan.only:
+                    if path in old_files and path not in present:
+                        del table.files[path]
                         change.removed.append((source.name, path))
-                if scan.only is not None and any(
-                    path in table.files and path not in old_files for path in scan.only
-                ):
-                    # New paths went in at the end: keep the table in path order, as a listing
-                    # gives it (documents are served, and ties broken, in that order).
-                    table.files = dict(sorted(table.files.items()))
-                if table.files == old_files:
-                    table.files = old_files  # unchanged: share the (immutable) previous table
-                state = self.states[source.name]
-                state.state = "ready"
-                state.last_error = ""
-                state.last_scan_ok = time.time()
-            if base is not None:
-                for name, entry in base.sources.items():
-                    if name not in tables:
-                        change.removed += [(name, p) for p in entry.files]
-            if base is not None:
-                metadata_changed |= set(tables) != set(base.sources) or any(
-                    tables[n].fingerprint != base.sources[n].fingerprint
-                    for n in tables
-                    if n in base.sources
+                seen = old_files.keys()
+            for stat in scan.stats:
+                entry = old_files.get(stat.path)
+                if scan.only is None:
+                    seen.add(stat.path)
+                if _unchanged(entry, stat):
+                    table.files[stat.path] = entry
+                    continue
+                doc = loaded.pop((source.name, stat.path), None)
+                if doc is None:
+                    if entry is not None:
+                        table.files.pop(stat.path, None)
+                        change.removed.append((source.name, stat.path))
+                    continue
+                if entry is not None and entry.hash == doc.content_hash:
+                    metadata_changed = True
+                    table.files[stat.path] = FileEntry(
+                        entry.hash, stat.size, stat.mtime_ns, entry.blob, entry.blocks
+                    )
+                    continue
+                if entry is not None:
+                    change.removed.append((source.name, stat.path))
+                change.added.append(doc)
+                changed_files += 1
+                table.files[stat.path] = FileEntry(
+                    doc.content_hash,
+                    stat.size,
+                    stat.mtime_ns,
+                    blob_name(doc, self.index_fingerprint),
+                    len(doc.blocks),
                 )
-            if current is not None and not (change.added or change.removed or metadata_changed):
-                return None
-            manifest = self.store.write(
-                parent=base,
-                change=change,
-                sources=tables,
-                extractors=self.index_fingerprint,
-                tokens_for=self._tokens_from(tokens),
+            for path in old_files:
+                if path not in seen:
+                    change.removed.append((source.name, path))
+            if scan.only is not None and any(
+                path in table.files and path not in old_files for path in scan.only
+            ):
+                # New paths went in at the end: keep the table in path order, as a listing
+                # gives it (documents are served, and ties broken, in that order).
+                table.files = dict(sorted(table.files.items()))
+            if table.files == old_files:
+                table.files = old_files  # unchanged: share the (immutable) previous table
+            state = self.states[source.name]
+            state.state = "ready"
+            state.last_error = ""
+            state.last_scan_ok = time.time()
+        if base is not None:
+            for name, entry in base.sources.items():
+                if name not in tables:
+                    change.removed += [(name, p) for p in entry.files]
+        if base is not None:
+            metadata_changed |= set(tables) != set(base.sources) or any(
+                tables[n].fingerprint != base.sources[n].fingerprint
+                for n in tables
+                if n in base.sources
             )
-            snapshot = Snapshot.load(
-                self.store, manifest, current, change.added, removed=change.removed
-            )
-            self._swap(snapshot, current, change)
-            now = time.time()
-            for source in self.sources:
-                if self.states[source.name].state in ("ready", "stale"):
-                    self.states[source.name].indexed_at = now
-            self.store.prune(KEEP_GENERATIONS, in_use=[manifest.generation])
-            summary = BuildSummary(
-                generation=manifest.generation,
-                documents=manifest.document_count,
-                blocks=manifest.block_count,
-                bytes=sum(f.size for s in tables.values() for f in s.files.values()),
-                changed=changed_files,
-                removed=len(change.removed),
-                seconds=time.perf_counter() - started,
-                files={n: len(t.files) for n, t in tables.items()},
-            )
-            log.info(
-                "index generation %d: %d documents, %d blocks (%d changed, %d removed) in %.2fs",
-                summary.generation,
-                summary.documents,
-                summary.blocks,
-                summary.changed,
-                summary.removed,
-                summary.seconds,
-            )
-            telemetry.record_index_build(summary)
-            return summary
+        if current is not None and not (change.added or change.removed or metadata_changed):
+            return None
+        manifest = self.store.write(
+            parent=base,
+            change=change,
+            sources=tables,
+            extractors=self.index_fingerprint,
+            tokens_for=self._tokens_from(tokens),
+        )
+        snapshot = Snapshot.load(
+            self.store, manifest, current, change.added, removed=change.removed
+        )
+        self._swap(snapshot, current, change)
+        now = time.time()
+        for source in self.sources:
+            if self.states[source.name].state in ("ready", "stale"):
+                self.states[source.name].indexed_at = now
+        self.store.prune(KEEP_GENERATIONS, in_use=[manifest.generation])
+        summary = BuildSummary(
+            generation=manifest.generation,
+            documents=manifest.document_count,
+            blocks=manifest.block_count,
+            bytes=sum(f.size for s in tables.values() for f in s.files.values()),
+            changed=changed_files,
+            removed=len(change.removed),
+            seconds=time.perf_counter() - started,
+            files={n: len(t.files) for n, t in tables.items()},
+        )
+        log.info(
+            "index generation %d: %d documents, %d blocks (%d changed, %d removed) in %.2fs",
+            summary.generation,
+            summary.documents,
+            summary.blocks,
+            summary.changed,
+            summary.removed,
+            summary.seconds,
+        )
+        telemetry.record_index_build(summary)
+        return summary
 
     @staticmethod
     def _partial_scan(
@@ -349,6 +393,7 @@ class IndexingMixin:
             for stat in scan.stats
             if not _unchanged(scan.old_files.get(stat.path), stat)
         ]
+        progress = _Progress(self.states, wanted)
         docs: dict[tuple[str, str], SourceDocument] = {}
         tokens: dict[int, Tokens] = {}
         helpers = helper_count(getattr(self.settings, "build_workers", 0), len(wanted))
@@ -360,6 +405,7 @@ class IndexingMixin:
                 fingerprint=self.extractors.fingerprint,
                 helpers=helpers,
                 on_fallback=lambda why: log.warning("building without helper processes: %s", why),
+                on_loaded=progress.advance,
             )
             for key, result in zip(wanted, loaded, strict=True):
                 if result.doc is not None:
@@ -367,13 +413,15 @@ class IndexingMixin:
                     for block, block_tokens in zip(result.doc.blocks, result.tokens, strict=True):
                         tokens[id(block)] = block_tokens
             return docs, tokens
-        for name, path in wanted:
+        for item in wanted:
+            name, path = item
             try:
                 doc = self.by_name[name].load(path)
             except (OSError, PathEscapeError):
                 doc = None
             if doc is not None:
-                docs[(name, path)] = doc
+                docs[item] = doc
+            progress.advance((item,))
         return docs, tokens
 
     def _tokens_from(self, tokens: dict[int, Tokens]):

@@ -259,3 +259,6 @@ class SourceReport:
     bytes: int
     corpus: Corpus
     staleness_seconds: float = 0.0
+    # Files the build under way has to read for this source, and has read (0 and 0: none).
+    build_files_total: int = 0
+    build_files_done: int = 0

@@ -384,6 +384,8 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                     bytes=sum(f.size for f in files.values()),
                     corpus=source.corpus,
                     staleness_seconds=round(staleness, 3),
+                    build_files_total=state.build_files_total,
+                    build_files_done=state.build_files_done,
                 )
             )
         return reports

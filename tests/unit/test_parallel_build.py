@@ -117,7 +117,7 @@ def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
         for name, entry in engine.snapshot.manifest.sources.items()
         for path in entry.files
     )
-    here = []
+    here, reported = [], []
     load_here = parallel.load_files
 
     def recording(sources, chunk, options):
@@ -133,8 +133,11 @@ def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
         fingerprint=engine.extractors.fingerprint,
         helpers=1,
         on_fallback=lambda why: pytest.fail(f"fell back: {why}"),
+        on_loaded=reported.extend,
     )
     assert [(r.doc.source, r.doc.path) for r in loaded] == items
+    # Progress hears of every item once, wherever it was loaded.
+    assert sorted(reported) == items
     chunks = -(-len(items) // parallel.CHUNK_FILES)
     assert len(here) < chunks  # the first two chunks went to the helper
     assert items[0] not in here and items[parallel.CHUNK_FILES] not in here

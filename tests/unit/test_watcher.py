@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,76 @@ def test_source_pages_changed_equals_a_rebuild(registry, tmp_path):
     assert view(after) == view(SourcePages(source, [b2, c, d]))
     assert "old/a" not in after.moved and after.moved["old/b"] == [b2]
     assert view(before) == view(SourcePages(source, [a, b, c]))  # the old tables are untouched
+
+
+# -- progress of a build, for ListSources ---------------------------------------------------------
+
+
+def test_a_build_reports_its_progress_per_source_while_it_reads(tmp_path, corpus, monkeypatch):
+    import threading
+
+    settings = load_settings(write_fastapi_config(tmp_path / "progress.toml", corpus))
+    settings.state_dir = tmp_path / "progress"
+    settings.build_workers = 1
+    engine = LocalEngine(settings, load_registry())
+    code = engine.by_name["code"]
+    expected = len(code.list_files())
+    read, release = [], threading.Event()
+    load = code.load
+
+    def slow_load(path):
+        read.append(path)
+        if len(read) == 3:
+            release.wait(10)  # hold the build with three code files read
+        return load(path)
+
+    monkeypatch.setattr(code, "load", slow_load)
+    builder = threading.Thread(target=engine.load_or_build)
+    builder.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(read) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        reports = {r.name: r for r in engine.list_sources()}
+        assert (reports["code"].build_files_total, reports["code"].build_files_done) == (
+            expected,
+            2,
+        )
+        assert reports["code"].state == "loading"
+        # The Markdown sources were read before the code, completely.
+        en = reports["en"]
+        assert en.build_files_total == en.build_files_done > 0
+    finally:
+        release.set()
+        builder.join(30)
+    reports = {r.name: r for r in engine.list_sources()}
+    assert all((r.build_files_total, r.build_files_done) == (0, 0) for r in reports.values())
+    assert reports["code"].state == "ready" and reports["code"].document_count == expected
+
+
+def test_list_sources_carries_build_progress_to_the_wire_and_the_command():
+    from scriptorium import convert
+    from scriptorium.cli import format_sources
+    from scriptorium.model import Corpus
+    from scriptorium.results import SourceReport
+
+    report = SourceReport(
+        name="code",
+        kind="code",
+        state="loading",
+        document_count=0,
+        block_count=0,
+        generation=0,
+        indexed_at=None,
+        last_error="",
+        source_class="product",
+        root="/src",
+        bytes=0,
+        corpus=Corpus.CODE,
+        build_files_total=91200,
+        build_files_done=1234,
+    )
+    response = convert.list_sources_response([report], "test")
+    status = response.sources[0]
+    assert (status.build_files_total, status.build_files_done) == (91200, 1234)
+    assert "code: building, 1234 of 91200 files read" in format_sources(response)

@@ -122,12 +122,14 @@ def load_shared(
     fingerprint: str,
     helpers: int,
     on_fallback: Callable[[str], None] = lambda why: None,
+    on_loaded: Callable[[Sequence[Item]], None] = lambda items: None,
 ) -> list[Loaded]:
     """``Loaded`` for every item, in order, shared between this process and ``helpers``.
 
     Chunks are handed to the helpers from the front of the list while this process takes
     them from the back, so the work ends when the two meet. If the helpers cannot start (or
     refuse), ``on_fallback`` is told why and this process loads what they had not returned.
+    ``on_loaded`` is told the items of every chunk once it is loaded, wherever it was.
     """
     chunks = [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
     results: list[list[Loaded] | None] = [None] * len(chunks)
@@ -148,13 +150,17 @@ def load_shared(
             if pool is not None:
                 try:
                     for future in [f for f in pending if f.done()]:
-                        results[pending.pop(future)] = future.result()
+                        index = pending[future]
+                        results[index] = future.result()
+                        del pending[future]
+                        on_loaded(chunks[index])
                 except (BrokenProcessPool, _ForeignPlugins) as exc:
                     on_fallback(str(exc))
                     pool.shutdown(wait=True, cancel_futures=True)
                     pool = None
                     for index in pending.values():
                         results[index] = load_files(sources, chunks[index], options)
+                        on_loaded(chunks[index])
                     pending.clear()
             # Two chunks queued per helper keep it busy while a result travels back.
             while pool is not None and front <= back and len(pending) < 2 * helpers:
@@ -162,6 +168,7 @@ def load_shared(
                 front += 1
             if front <= back:
                 results[back] = load_files(sources, chunks[back], options)
+                on_loaded(chunks[back])
                 back -= 1
             elif pending:
                 wait(pending, return_when=FIRST_COMPLETED)

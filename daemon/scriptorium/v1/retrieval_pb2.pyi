@@ -486,7 +486,7 @@ class ListSourcesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SourceStatus(_message.Message):
-    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds")
+    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds", "build_files_total", "build_files_done")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -500,6 +500,8 @@ class SourceStatus(_message.Message):
     BYTES_FIELD_NUMBER: _ClassVar[int]
     CORPUS_FIELD_NUMBER: _ClassVar[int]
     STALENESS_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    BUILD_FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    BUILD_FILES_DONE_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     state: SourceState
@@ -513,7 +515,9 @@ class SourceStatus(_message.Message):
     bytes: int
     corpus: Corpus
     staleness_seconds: float
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ...) -> None: ...
+    build_files_total: int
+    build_files_done: int
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ..., build_files_total: _Optional[int] = ..., build_files_done: _Optional[int] = ...) -> None: ...
 
 class ListSourcesResponse(_message.Message):
     __slots__ = ("sources", "server_version", "generation")
