@@ -26,7 +26,11 @@ BASE_CONFIG = HERE / "fastapi.toml"
 # name -> (description, [ranking] overrides, extra per-source options for the "en" source).
 # "shipped" is the configuration as it ships; every other row changes ONE lever from it.
 VARIANTS: dict[str, tuple[str, dict, dict]] = {
-    "shipped": ("shipped defaults (heading 1.0, path 0.5, stemming, diversify 2)", {}, {}),
+    "shipped": (
+        "shipped defaults (heading 1.0, path 0.5, stemming, diversify 2, blend 0.1, directive 0.8)",
+        {},
+        {},
+    ),
     "initial": (
         "the first defaults: heading 1.5, path 1.0, no stemming",
         {"heading_weight": 1.5, "path_weight": 1.0, "stem": False},
@@ -62,6 +66,23 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     ),
     "fusion-raw": ("raw BM25 across corpora", {"fusion": "raw"}, {}),
     "fusion-rrf": ("reciprocal rank fusion across corpora", {"fusion": "rrf"}, {}),
+    "directive-off": (
+        "no factor for API-reference directive blocks",
+        {"directive_factor": 1.0},
+        {},
+    ),
+    "directive-0.9": ("API-reference directive blocks x0.9", {"directive_factor": 0.9}, {}),
+    "directive-0.7": ("API-reference directive blocks x0.7", {"directive_factor": 0.7}, {}),
+    "directive-0.6": ("API-reference directive blocks x0.6", {"directive_factor": 0.6}, {}),
+    "blend-0": ("max fusion, ties between corpora by path", {"fusion_blend": 0.0}, {}),
+    "blend-0.05": ("max fusion keeping 0.05 of the raw gap", {"fusion_blend": 0.05}, {}),
+    "blend-0.25": ("max fusion keeping 0.25 of the raw gap", {"fusion_blend": 0.25}, {}),
+    "blend-0.5": ("max fusion keeping half the raw gap", {"fusion_blend": 0.5}, {}),
+    "round-2": (
+        "the second round's defaults: no directive factor, no blend",
+        {"directive_factor": 1.0, "fusion_blend": 0.0},
+        {},
+    ),
     "surface-off": ("surface prior off", {"surface_boost": 1.0}, {}),
     "surface-1.6": ("surface prior 1.6", {"surface_boost": 1.6}, {}),
     "language-0.8": ("script-mismatch prior 0.8", {"language_prior": 0.8}, {}),

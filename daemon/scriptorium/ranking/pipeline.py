@@ -24,6 +24,17 @@ from scriptorium.results import StageDrop, StageReport
 from scriptorium.text import best_line, query_terms, tokenize
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+# A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
+# the API reference from the code's docstrings at build time.
+_DIRECTIVE = re.compile(r"^:::[ \t]*[A-Za-z_][\w.]*", re.M)
+
+
+@functools.lru_cache(maxsize=65_536)
+def renders_from_code(body: str) -> bool:
+    """Whether a documentation block pulls its content from code (remembered per body)."""
+    return ":::" in body and _DIRECTIVE.search(body) is not None
+
+
 DEFAULT_CLASS_WEIGHTS = {"product": 1.0, "reference": 0.9, "ledger": 0.75, "archive": 0.7}
 
 
@@ -42,6 +53,15 @@ class RankingSettings:
     # (divide by each corpus's best score) or "rrf" (reciprocal rank fusion).
     fusion: str = "max"
     rrf_k: int = 60
+    # With "max": the share of the raw gap between the corpora's best scores that survives
+    # (0: each corpus's best result scores 1.0, and a tie between the best doc and the best
+    # code result falls to path order; 1: raw BM25). Each corpus is scaled by
+    # (its best / the overall best) to this power.
+    fusion_blend: float = 0.1
+    # Factor for documentation blocks that render API reference from code at site build time
+    # (mkdocstrings ``:::`` directives): in the source they hold little beyond the names they
+    # match, and the code they point to is indexed itself.
+    directive_factor: float = 0.8
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
@@ -149,8 +169,14 @@ class Pipeline:
                     cand.score = 1.0 / (self.settings.rrf_k + rank)
                     cand.reasons.append(Reason("fusion", cand.score, f"rrf rank {rank}"))
         elif mode == "max" and len(by_corpus) > 1:
-            for group in by_corpus.values():
-                best = max(c.score for c in group) or 1.0
+            bests = {corpus: max(c.score for c in g) or 1.0 for corpus, g in by_corpus.items()}
+            overall = max(bests.values())
+            blend = self.settings.fusion_blend
+            for corpus, group in by_corpus.items():
+                best = bests[corpus]
+                if blend:
+                    # Keep ``blend`` of the gap: this corpus's best scores (best/overall)**blend.
+                    best /= (best / overall) ** blend
                 factor = round(1 / best, 6)
                 for cand in group:
                     cand.score = cand.score / best
@@ -187,6 +213,14 @@ class Pipeline:
             weight = class_weights.get(cls, 1.0)
             if weight != 1.0:
                 cand.adjust("source-class", weight, cls)
+            if (
+                settings.directive_factor != 1.0
+                and cand.block.kind is RefKind.DOC
+                and renders_from_code(cand.block.body)
+            ):
+                cand.adjust(
+                    "renders-from-code", settings.directive_factor, "API reference directive"
+                )
             if settings.language_prior != 1.0:
                 block = cand.block
                 block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))

@@ -1,0 +1,82 @@
+"""Fusion across corpora and the prior for API-reference directive blocks."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from scriptorium.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
+from scriptorium.ranking.pipeline import Pipeline, RankingSettings, renders_from_code
+from scriptorium.sources import content_hash
+
+
+def candidate(corpus: Corpus, path: str, body: str, score: float) -> Candidate:
+    kind = RefKind.DOC if corpus is Corpus.DOCS else RefKind.CODE
+    block = Block(
+        kind=kind,
+        start_line=1,
+        end_line=len(body.splitlines()),
+        title="T",
+        section_path=("T",),
+        anchor="t" if kind is RefKind.DOC else "L1",
+        body=body,
+        level=2,
+    )
+    doc = SourceDocument(
+        source=str(corpus),
+        path=path,
+        text=body,
+        corpus=corpus,
+        content_hash=content_hash(body),
+        blocks=(block,),
+    )
+    return Candidate(source=str(corpus), document=doc, block=block, score=score)
+
+
+def fused(blend: float) -> list[float]:
+    pipeline = Pipeline(RankingSettings(fusion_blend=blend), lambda doc: doc.text.splitlines())
+    cands = [
+        candidate(Corpus.DOCS, "a.md", "## A\n\nprose\n", 10.0),
+        candidate(Corpus.DOCS, "b.md", "## B\n\nprose\n", 5.0),
+        candidate(Corpus.CODE, "c.py", "def c():\n    pass\n", 4.0),
+        candidate(Corpus.CODE, "d.py", "def d():\n    pass\n", 2.0),
+    ]
+    pipeline.fuse(cands)
+    return [c.score for c in cands]
+
+
+def test_max_fusion_scales_each_corpus_by_its_best_and_blend_keeps_part_of_the_gap():
+    # Without a blend both corpora's best results score 1.0: the tie falls to path order.
+    assert fused(0.0) == [1.0, 0.5, 1.0, 0.5]
+    # A blend keeps (best / overall best) ** blend of the gap for the weaker corpus.
+    docs_best, docs_next, code_best, code_next = fused(0.1)
+    assert (docs_best, docs_next) == (1.0, 0.5)
+    assert code_best == pytest.approx(0.4**0.1) and code_best < 1.0
+    assert code_next == pytest.approx(code_best / 2)
+    # A blend of 1 is raw BM25 on the docs' scale.
+    assert fused(1.0) == pytest.approx([1.0, 0.5, 0.4, 0.2])
+    assert all(math.isfinite(s) for s in fused(0.5))
+
+
+def test_blocks_that_render_reference_from_code_are_weighed_down():
+    directive = "## API Key Security Schemes\n\n::: fastapi.security.APIKeyCookie\n"
+    prose = "## Security\n\nUse `OAuth2PasswordBearer` for tokens; see `::: not a directive`.\n"
+    assert renders_from_code(directive)
+    assert not renders_from_code(prose)
+    assert not renders_from_code("## Admonition\n\n!!! note\n    :::\n")
+    cands = [
+        candidate(Corpus.DOCS, "reference/security.md", directive, 1.0),
+        candidate(Corpus.DOCS, "tutorial/security.md", prose, 1.0),
+        candidate(Corpus.CODE, "weird.py", "x = '''\n::: fastapi.Thing\n'''\n", 1.0),
+    ]
+    for cand in cands:
+        cand.explained = True
+    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    pipeline.priors(Query(text="api key", terms=("api", "key")), cands, lambda source: "product")
+    assert [c.score for c in cands] == [0.8, 1.0, 1.0]
+    assert [r.name for r in cands[0].reasons] == ["renders-from-code"]
+    off = Pipeline(RankingSettings(directive_factor=1.0), lambda doc: doc.text.splitlines())
+    again = candidate(Corpus.DOCS, "reference/security.md", directive, 1.0)
+    off.priors(Query(text="api key", terms=("api", "key")), [again], lambda source: "product")
+    assert again.score == 1.0
