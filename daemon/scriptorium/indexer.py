@@ -33,6 +33,10 @@ from scriptorium.text import split_lines
 log = logging.getLogger(__name__)
 
 KEEP_GENERATIONS = 3
+# Unreferenced blobs are deleted after an update of at least this many files, or when this long
+# has passed since the last time they were.
+BLOB_PRUNE_FILES = 100
+BLOB_PRUNE_SECONDS = 60.0
 
 
 @dataclass(slots=True)
@@ -128,6 +132,8 @@ def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
 
 class IndexingMixin:
     """Loads the newest valid generation and lands every change as a new one."""
+
+    _blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
 
     # -- index management ----------------------------------------------------------------------
 
@@ -314,7 +320,15 @@ class IndexingMixin:
         for source in self.sources:
             if self.states[source.name].state in ("ready", "stale"):
                 self.states[source.name].indexed_at = now
-        self.store.prune(KEEP_GENERATIONS, in_use=[manifest.generation])
+        # Blobs of dropped generations are deleted at most once a minute (and after any
+        # update of many files): a burst of edits should not list the blob store every time.
+        now_mono = time.monotonic()
+        prune_blobs = changed_files + len(change.removed) >= BLOB_PRUNE_FILES or (
+            now_mono - self._blobs_pruned_at >= BLOB_PRUNE_SECONDS
+        )
+        self.store.prune(KEEP_GENERATIONS, in_use=[manifest.generation], blobs=prune_blobs)
+        if prune_blobs:
+            self._blobs_pruned_at = now_mono
         summary = BuildSummary(
             generation=manifest.generation,
             documents=manifest.document_count,

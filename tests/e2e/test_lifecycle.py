@@ -83,6 +83,15 @@ def test_file_system_events_bring_edits_in_without_waiting_for_a_listing(tmp_pat
         (docs / "old/page.md").rename(tmp_path / "page.md")
         (docs / "old").rmdir()
         assert wait_for(lambda: not pages("zanzibar"), timeout=10)
+        # An ignore file changes what is indexed anywhere below it: it is listed.
+        write(docs / "new/draft.md", "# Draft\n\nThe wombat draft.\n")
+        assert wait_for(lambda: pages("wombat") == ["new/draft"], timeout=10)
+        write(docs / ".gitignore", "draft.md\n")
+        assert wait_for(lambda: not pages("wombat"), timeout=10)
+        (docs / ".gitignore").unlink()
+        assert wait_for(lambda: pages("wombat") == ["new/draft"], timeout=10)
+        (docs / "new/draft.md").unlink()
+        assert wait_for(lambda: not pages("wombat"), timeout=10)
         status = stub.ListSources(pb.ListSourcesRequest(), timeout=10).sources[0]
         assert status.document_count == 2
         assert status.staleness_seconds < 5

@@ -328,3 +328,25 @@ def test_list_sources_carries_build_progress_to_the_wire_and_the_command():
     status = response.sources[0]
     assert (status.build_files_total, status.build_files_done) == (91200, 1234)
     assert "code: building, 1234 of 91200 files read" in format_sources(response)
+
+
+def test_small_updates_prune_the_blob_store_only_now_and_then(tmp_path, corpus):
+    engine = engine_over(tmp_path, corpus, "blobs")
+    page = corpus / "docs/en/docs/tutorial/security/first-steps.md"
+    original = page.read_text("utf-8")
+    rel = {"en": {"tutorial/security/first-steps.md"}}
+
+    def blob_of_page() -> str:
+        return engine.snapshot.manifest.sources["en"].files["tutorial/security/first-steps.md"].blob
+
+    first = blob_of_page()
+    for i in range(4):  # four more generations: the first version's is dropped (3 are kept)
+        page.write_text(original + f"\nEdit number {i}.\n", "utf-8")
+        assert engine.reconcile(rel) is not None
+    assert engine.store.blobs.exists(first)  # unreferenced, but left for the next pruning
+    engine._blobs_pruned_at = float("-inf")  # as if a minute had passed
+    page.write_text(original + "\nThe last edit.\n", "utf-8")
+    assert engine.reconcile(rel) is not None
+    assert blob_of_page() != first
+    assert not engine.store.blobs.exists(first)
+    assert engine.store.blobs.exists(blob_of_page())

@@ -472,14 +472,20 @@ class GenerationStore:
 
     # -- retention ------------------------------------------------------------------------
 
-    def prune(self, keep: int, in_use: Iterable[int] = ()) -> None:
-        """Keep the newest ``keep`` generations (and any in use); drop unreferenced blobs."""
+    def prune(self, keep: int, in_use: Iterable[int] = (), *, blobs: bool = True) -> None:
+        """Keep the newest ``keep`` generations (and any in use); drop unreferenced blobs.
+
+        ``blobs=False`` leaves the blob store alone: listing it costs in proportion to the
+        corpus (0.16 s for 91,000 blobs), so frequent small updates prune it only now and then.
+        """
         generations = self.complete_generations()
         protected = set(generations[:keep]) | set(in_use)
         for generation in generations:
             if generation not in protected:
                 shutil.rmtree(self.generation_dir(generation), ignore_errors=True)
         self._manifests = {g: m for g, m in self._manifests.items() if g in protected}
+        if not blobs:
+            return
         referenced: set[str] = set()
         for generation in protected:
             try:
