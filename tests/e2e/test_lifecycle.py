@@ -55,16 +55,22 @@ def test_edits_are_searchable_without_restart(tmp_path):
         assert docs_source.document_count == 2
 
 
+def events_only_config(tmp_path: Path, docs: Path) -> Path:
+    """One Markdown source whose changes only events can bring in quickly: a listing runs
+    every 60 s, and never just because time has passed."""
+    return write(
+        tmp_path / "scriptorium.toml",
+        "[server]\nwatch_interval = 60\nrescan_interval = 0\n\n"
+        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{docs}"\ndefault = true\n',
+    )
+
+
 def test_file_system_events_bring_edits_in_without_waiting_for_a_listing(tmp_path):
     """With a 60 s listing interval and no periodic rescans, only events can be this quick."""
     docs = tmp_path / "docs"
     write(docs / "guide.md", "# Guide\n\nInstall the widget.\n")
     write(docs / "old/page.md", "# Old page\n\nThe zanzibar procedure.\n")
-    config = write(
-        tmp_path / "scriptorium.toml",
-        "[server]\nwatch_interval = 60\nrescan_interval = 0\n\n"
-        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{docs}"\ndefault = true\n',
-    )
+    config = events_only_config(tmp_path, docs)
     with running(["--config", str(config)], tmp_path / "state") as daemon:
         stub = daemon.stub
 
@@ -102,11 +108,7 @@ def test_a_root_replaced_by_another_directory_is_watched_again(tmp_path):
     """A checkout or a ``mv`` swaps the root's directory: its old watch sees nothing more."""
     docs = tmp_path / "docs"
     write(docs / "guide.md", "# Guide\n\nThe wallaby guide.\n")
-    config = write(
-        tmp_path / "scriptorium.toml",
-        "[server]\nwatch_interval = 60\nrescan_interval = 0\n\n"
-        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{docs}"\ndefault = true\n',
-    )
+    config = events_only_config(tmp_path, docs)
     with running(["--config", str(config)], tmp_path / "state") as daemon:
         stub = daemon.stub
         time.sleep(1.5)  # the watch is in place once its first tick has passed

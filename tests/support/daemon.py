@@ -159,6 +159,20 @@ include = ["fastapi/**/*.py", "docs_src/**/*.py"]
     return path
 
 
+def copy_security_slice(root: Path, langs: tuple[str, ...] = ("en", "ja", "zh")) -> Path:
+    """The security tutorial in ``langs`` and the security code of the corpus: a few dozen files."""
+    import shutil
+
+    for lang in langs:
+        shutil.copytree(
+            CORPUS / f"docs/{lang}/docs/tutorial/security",
+            root / f"docs/{lang}/docs/tutorial/security",
+        )
+    shutil.copytree(CORPUS / "fastapi/security", root / "fastapi/security")
+    shutil.copytree(CORPUS / "docs_src/security", root / "docs_src/security")
+    return root
+
+
 @contextlib.contextmanager
 def running(args: list[str], state_dir: Path, **kw) -> Iterator[Daemon]:
     daemon = Daemon(args, state_dir, **kw)

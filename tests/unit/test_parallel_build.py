@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from scriptorium.model import Corpus
 from scriptorium.plugins import Registry, load_registry
 from scriptorium.results import SearchParams
 from scriptorium.retrieval import LocalEngine
-from tests.support.daemon import CORPUS, write_fastapi_config
+from tests.support.daemon import copy_security_slice, write_fastapi_config
 
 QUERIES = ["OAuth2PasswordBearer", "get current user", "パスワード", "scopes security", "token"]
 
@@ -25,15 +24,7 @@ QUERIES = ["OAuth2PasswordBearer", "get current user", "パスワード", "scope
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     """Security docs in three languages and the security package: a few dozen files."""
-    root = tmp_path / "corpus"
-    for lang in ("en", "ja", "zh"):
-        shutil.copytree(
-            CORPUS / f"docs/{lang}/docs/tutorial/security",
-            root / f"docs/{lang}/docs/tutorial/security",
-        )
-    shutil.copytree(CORPUS / "fastapi/security", root / "fastapi/security")
-    shutil.copytree(CORPUS / "docs_src/security", root / "docs_src/security")
-    return root
+    return copy_security_slice(tmp_path / "corpus")
 
 
 def build(tmp_path: Path, corpus: Path, name: str, workers: int, registry: Registry | None = None):

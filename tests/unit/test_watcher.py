@@ -18,7 +18,7 @@ from scriptorium.resolve import Resolver
 from scriptorium.retrieval import LocalEngine
 from scriptorium.sources import SourceConfig, SourceContext
 from scriptorium.watcher import RootMap, WatchedRoot
-from tests.support.daemon import CORPUS, write_fastapi_config
+from tests.support.daemon import copy_security_slice, write_fastapi_config
 
 
 def write(path: Path, text: str) -> Path:
@@ -110,15 +110,7 @@ def test_root_map_watches_outermost_roots_and_maps_to_every_source(tmp_path):
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "corpus"
-    for lang in ("en", "ja"):
-        shutil.copytree(
-            CORPUS / f"docs/{lang}/docs/tutorial/security",
-            root / f"docs/{lang}/docs/tutorial/security",
-        )
-    shutil.copytree(CORPUS / "fastapi/security", root / "fastapi/security")
-    shutil.copytree(CORPUS / "docs_src/security", root / "docs_src/security")
-    return root
+    return copy_security_slice(tmp_path / "corpus", ("en", "ja"))
 
 
 def engine_over(tmp_path: Path, corpus: Path, name: str) -> LocalEngine:
