@@ -61,6 +61,7 @@ from scriptorium.text import (
 from scriptorium.watcher import (
     EventsUnavailable,
     RootMap,
+    WatchedPathGone,
     WatchedRoot,
     event_batches,
     root_identity,
@@ -180,9 +181,10 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
     async def _watch_events(self) -> None:
         """Reconcile only what the OS says changed; list everything when that cannot tell.
 
-        The watch is set up again whenever the set of existing roots changes (a root that was
-        removed has lost its watch; one that appeared needs one), each time followed by a full
-        listing, which also covers anything that changed while no watch was in place.
+        The watch covers the directories the last listing walked. It is set up again whenever
+        that set changes (a directory came or went) or a root came, went or was replaced, each
+        time followed by a full listing, which also covers anything that changed while no
+        watch was in place.
         """
         rescan = float(getattr(self.settings, "rescan_interval", 300.0))
         first_watch = True
@@ -192,8 +194,9 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                 await asyncio.sleep(self._watch_interval())
                 await self._refresh(None)
                 continue
+            walked = self._walked_dirs(roots)
             mapping = RootMap(roots)
-            batches = event_batches(mapping.watch_paths())
+            batches = event_batches(sorted(walked))
             listed_at = 0.0
             try:
                 async for paths in batches:
@@ -206,6 +209,13 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                     self._mark_watched(roots)
                     if self._watched_roots() != roots:  # a root came, went or was replaced
                         break
+                    if self._walked_dirs(roots) != walked:  # directories came or went
+                        break
+            except WatchedPathGone:
+                # Listed, then removed before the watch was set up: list again, then retry.
+                await asyncio.sleep(self._watch_interval())
+                await self._refresh(None)
+                continue
             except EventsUnavailable:
                 if first_watch:
                     raise
@@ -217,6 +227,16 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
             finally:
                 await batches.aclose()
             first_watch = False
+
+    def _walked_dirs(self, roots: list[WatchedRoot]) -> frozenset[str]:
+        """The directories to watch: those the sources' last listings walked (each root at
+        least, for a source not listed yet)."""
+        names = {root.source for root in roots}
+        walked: set[str] = set()
+        for source in self.sources:
+            if source.name in names and isinstance(source, LocalTreeSource):
+                walked |= source.listed_dirs or {str(source.root)}
+        return frozenset(walked)
 
     def _mark_watched(self, roots: list[WatchedRoot]) -> None:
         """A live watch has seen everything up to now: watched, ready sources are current."""

@@ -169,6 +169,9 @@ class LocalTreeSource(Source):
             raise ValueError(f"source {config.name!r} needs a root directory")
         self.root = Path(config.root).resolve()
         self._root_str = str(self.root)
+        #: The directories (absolute paths) the last full listing walked: the ones a
+        #: file-system watch has to cover; skipped and ignored trees are not among them.
+        self.listed_dirs: frozenset[str] = frozenset()
         self.max_file_bytes = int(config.options.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
         include = config.options.get("include") or self.include
         exclude = [*self.exclude, *config.options.get("exclude", ())]
@@ -238,8 +241,10 @@ class LocalTreeSource(Source):
         ``os.scandir`` entries (no ``Path`` per file) and include/exclude answers are kept per path.
         """
         found: list[FileStat] = []
-        self._walk(str(self.root), "", [], found)
+        dirs: list[str] = []
+        self._walk(str(self.root), "", [], found, dirs)
         found.sort(key=lambda f: f.path)
+        self.listed_dirs = frozenset(dirs)
         return found
 
     def stat_paths(self, relpaths: Iterable[str]) -> list[FileStat] | None:
@@ -322,11 +327,19 @@ class LocalTreeSource(Source):
             return None
         return FileStat(rel, stat.st_size, stat.st_mtime_ns)
 
-    def _walk(self, directory: str, prefix: str, matchers: list, found: list[FileStat]) -> None:
+    def _walk(
+        self,
+        directory: str,
+        prefix: str,
+        matchers: list,
+        found: list[FileStat],
+        dirs: list[str],
+    ) -> None:
         try:
             entries = list(os.scandir(directory))
         except OSError:
             return
+        dirs.append(directory)
         if self.respect_gitignore:
             for entry in entries:
                 if entry.name == ".gitignore":
@@ -338,7 +351,7 @@ class LocalTreeSource(Source):
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if not self._skips_dir(entry.name, rel, matchers):
-                        self._walk(entry.path, rel + "/", matchers, found)
+                        self._walk(entry.path, rel + "/", matchers, found, dirs)
                     continue
                 if not entry.is_file(follow_symlinks=True):
                     continue

@@ -3,7 +3,8 @@
 Listing a tree costs time in proportion to its size (about 1 s for 90,000 files here), so a
 daemon that lists on every tick spends a core on an idle tree and sees an edit late. With
 events (inotify on Linux, FSEvents, ReadDirectoryChangesW, through ``watchfiles``) the OS names
-the paths that changed and only those are looked at. Events are a hint, never the only
+the paths that changed and only those are looked at. Only the directories the listing walks
+are watched, each on its own, so skipped trees cost nothing. Events are a hint, never the only
 truth: the first batch after the watch is set up and every ``rescan_interval`` run a full
 listing, and a change that only a listing can judge (a new directory, an ignore file) asks
 for one. Where events cannot be had (no inotify, watch limit reached), the daemon lists on
@@ -34,6 +35,10 @@ class EventsUnavailable(RuntimeError):
     """File-system events cannot be had here; the caller lists the roots instead."""
 
 
+class WatchedPathGone(RuntimeError):
+    """A directory to watch vanished before its watch was in place; list, then watch again."""
+
+
 @dataclass(frozen=True, slots=True)
 class WatchedRoot:
     source: str
@@ -56,19 +61,11 @@ class RootMap:
     """Maps the absolute paths the OS reports to the sources (and relative paths) they touch.
 
     Sources may nest (a code source over a whole repository, a Markdown source over its docs):
-    one path can belong to several, and only the outermost roots need a watch.
+    one path can belong to several.
     """
 
     def __init__(self, roots: Iterable[WatchedRoot]) -> None:
         self.roots = sorted(roots, key=lambda r: (r.root, r.source))
-
-    def watch_paths(self) -> list[str]:
-        """The roots to watch: every root not already inside another one."""
-        paths: list[str] = []
-        for root in sorted({r.root for r in self.roots}):
-            if not any(root == p or root.startswith(p + os.sep) for p in paths):
-                paths.append(root)
-        return paths
 
     def changes(self, paths: Iterable[str]) -> dict[str, set[str]]:
         """Source name to the relative (posix) paths of ``paths`` under its root."""
@@ -84,24 +81,29 @@ class RootMap:
         return out
 
 
-async def event_batches(paths: list[str]) -> AsyncIterator[set[str]]:
-    """Sets of changed absolute paths under ``paths``; an empty set every tick without any.
+async def event_batches(directories: list[str]) -> AsyncIterator[set[str]]:
+    """Sets of changed absolute paths directly inside ``directories``; an empty set every tick.
 
-    The first batch arrives once the watch is in place. Raises :class:`EventsUnavailable`
-    when the watch cannot be set up at all; errors after that propagate as they are.
+    Each directory is watched on its own, not recursively: the caller names the directories its
+    listing walks, so trees it skips (``node_modules``, ``.venv``, ignored output) cost no watch
+    and raise no events. The first batch arrives once the watch is in place. Raises
+    :class:`WatchedPathGone` when a directory vanished before its watch was set up (list again
+    and retry), :class:`EventsUnavailable` when no watch can be had; errors after the first
+    batch propagate as they are.
     """
     try:
         from watchfiles import awatch
     except ImportError as exc:  # pragma: no cover - a pinned dependency
         raise EventsUnavailable(f"watchfiles is not importable: {exc}") from None
     batches = awatch(
-        *paths,
+        *directories,
         watch_filter=None,
         debounce=MAX_BATCH_MS,
         step=QUIET_MS,
         rust_timeout=TICK_MS,
         yield_on_timeout=True,
         force_polling=False,
+        recursive=False,
         ignore_permission_denied=True,
     )
     started = False
@@ -111,6 +113,10 @@ async def event_batches(paths: list[str]) -> AsyncIterator[set[str]]:
                 changes = await anext(batches)
             except StopAsyncIteration:
                 return
+            except FileNotFoundError as exc:
+                if started:
+                    raise
+                raise WatchedPathGone(str(exc)) from None
             except Exception as exc:
                 if started:
                     raise

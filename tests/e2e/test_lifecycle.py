@@ -85,6 +85,11 @@ def test_file_system_events_bring_edits_in_without_waiting_for_a_listing(tmp_pat
         staged = write(tmp_path / "staging/new/intro.md", "# Intro\n\nThe quokka intro.\n")
         staged.parent.rename(docs / "new")
         assert wait_for(lambda: pages("quokka") == ["new/intro"], timeout=10)
+        # A new directory is watched too: a file written into it later still raises an event.
+        (docs / "later").mkdir()
+        time.sleep(2.5)  # listed, and the watch set up again with the new directory
+        write(docs / "later/notes.md", "# Notes\n\nThe pademelon notes.\n")
+        assert wait_for(lambda: pages("pademelon") == ["later/notes"], timeout=10)
         # A directory removed takes its files with it.
         (docs / "old/page.md").rename(tmp_path / "page.md")
         (docs / "old").rmdir()
@@ -99,7 +104,7 @@ def test_file_system_events_bring_edits_in_without_waiting_for_a_listing(tmp_pat
         (docs / "new/draft.md").unlink()
         assert wait_for(lambda: not pages("wombat"), timeout=10)
         status = stub.ListSources(pb.ListSourcesRequest(), timeout=10).sources[0]
-        assert status.document_count == 2
+        assert status.document_count == 3
         assert status.staleness_seconds < 5
     assert "file-system events unavailable" not in daemon.log()
 

@@ -97,12 +97,20 @@ def test_stat_paths_asks_for_a_listing_when_only_a_listing_can_tell(registry, tr
     assert source.stat_paths(["node_modules/other", "drafts"]) == []
 
 
-def test_root_map_watches_outermost_roots_and_maps_to_every_source(tmp_path):
+def test_root_map_maps_a_path_to_every_source_it_belongs_to(tmp_path):
     repo, docs = str(tmp_path / "repo"), str(tmp_path / "repo" / "docs")
     mapping = RootMap([WatchedRoot("code", repo), WatchedRoot("en", docs), WatchedRoot("x", docs)])
-    assert mapping.watch_paths() == [repo]
     changes = mapping.changes([f"{docs}/a.md", f"{repo}/main.py", str(tmp_path / "elsewhere.md")])
     assert changes == {"code": {"docs/a.md", "main.py"}, "en": {"a.md"}, "x": {"a.md"}}
+
+
+def test_a_listing_names_the_directories_it_walked_and_only_those(registry, tree):
+    source = source_over(registry, tree)
+    assert source.listed_dirs == frozenset()
+    source.list_files()
+    walked = {os.path.relpath(d, tree) for d in source.listed_dirs}
+    # Skipped (node_modules, *.egg-info, site) and ignored (drafts/) trees are not walked.
+    assert walked == {".", "guide", "guide/deep"}
 
 
 # -- a reconcile told what changed lands the same generation as one that lists everything --------
