@@ -103,6 +103,7 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self._lines: LRUCache = LRUCache(maxsize=4096)
         self._derived: LRUCache = LRUCache(maxsize=8)
         self._watch_task: asyncio.Task | None = None
+        self._walked_cache: tuple[tuple[frozenset[str], ...], frozenset[str]] | None = None
         self._ready = False
         self._stopping = asyncio.Event()
         self.pipeline = Pipeline(self.ranking, self.lines_of)
@@ -209,8 +210,9 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                     self._mark_watched(roots)
                     if self._watched_roots() != roots:  # a root came, went or was replaced
                         break
-                    if self._walked_dirs(roots) != walked:  # directories came or went
-                        break
+                    now_walked = self._walked_dirs(roots)
+                    if now_walked is not walked and now_walked != walked:
+                        break  # directories came or went
             except WatchedPathGone:
                 # Listed, then removed before the watch was set up: list again, then retry.
                 await asyncio.sleep(self._watch_interval())
@@ -230,13 +232,24 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
 
     def _walked_dirs(self, roots: list[WatchedRoot]) -> frozenset[str]:
         """The directories to watch: those the sources' last listings walked (each root at
-        least, for a source not listed yet)."""
+        least, for a source not listed yet). Asked every tick, so the union is kept until a
+        listing replaces one of the sets."""
         names = {root.source for root in roots}
-        walked: set[str] = set()
-        for source in self.sources:
-            if source.name in names and isinstance(source, LocalTreeSource):
-                walked |= source.listed_dirs or {str(source.root)}
-        return frozenset(walked)
+        parts = tuple(
+            source.listed_dirs or frozenset({str(source.root)})
+            for source in self.sources
+            if source.name in names and isinstance(source, LocalTreeSource)
+        )
+        cached = self._walked_cache
+        if (
+            cached is not None
+            and len(cached[0]) == len(parts)
+            and all(a is b for a, b in zip(cached[0], parts, strict=True))
+        ):
+            return cached[1]
+        walked = frozenset().union(*parts)
+        self._walked_cache = (parts, walked)
+        return walked
 
     def _mark_watched(self, roots: list[WatchedRoot]) -> None:
         """A live watch has seen everything up to now: watched, ready sources are current."""
