@@ -69,6 +69,9 @@ from scriptorium.watcher import (
 
 log = logging.getLogger(__name__)
 
+# A batch of at least this many changed paths is followed by a full listing instead.
+LIST_AFTER_EVENTS = 2_000
+
 
 class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
     """An engine over locally indexed sources (Markdown trees, code trees)."""
@@ -203,6 +206,11 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                 async for paths in batches:
                     now = time.monotonic()
                     if not listed_at or (rescan and now - listed_at >= rescan):
+                        await self._refresh(None)
+                        listed_at = now
+                    elif len(paths) >= LIST_AFTER_EVENTS:
+                        # A checkout-sized burst: the kernel's event queue may have overflowed
+                        # and dropped some, so list everything rather than trust the batch.
                         await self._refresh(None)
                         listed_at = now
                     elif paths:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import time
@@ -350,3 +351,36 @@ def test_small_updates_prune_the_blob_store_only_now_and_then(tmp_path, corpus):
     assert blob_of_page() != first
     assert not engine.store.blobs.exists(first)
     assert engine.store.blobs.exists(blob_of_page())
+
+
+def test_a_burst_of_events_is_followed_by_a_listing_and_a_few_by_a_partial_look(
+    tmp_path, corpus, monkeypatch
+):
+    engine = engine_over(tmp_path, corpus, "burst")
+    root = str(engine.by_name["en"].root)
+    burst = {f"{root}/page-{i}.md" for i in range(retrieval.LIST_AFTER_EVENTS)}
+    batches = [set(), {f"{root}/one.md"}, burst]
+
+    async def scripted(directories):
+        for batch in batches:
+            yield batch
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(retrieval, "event_batches", scripted)
+    seen = []
+    monkeypatch.setattr(engine, "reconcile", lambda changed=None: seen.append(changed))
+
+    async def run() -> None:
+        task = asyncio.create_task(engine._watch_loop())
+        while len(seen) < 3:
+            await asyncio.sleep(0.01)
+        engine._stopping.set()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(run(), 10))
+    first_listing, partial, after_burst = seen[:3]
+    assert first_listing is None  # the first batch: a listing covers the time before the watch
+    assert partial["en"] == {"one.md"}
+    assert after_burst is None
