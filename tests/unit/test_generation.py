@@ -117,3 +117,33 @@ def test_prune_keeps_newest_and_referenced_blobs(tmp_path):
     assert store.complete_generations() == [5, 4]
     latest = store.load_manifest(5)
     assert search(store, latest, "word0") == ["p0.md"]
+
+
+def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path):
+    import threading
+
+    first, second = GenerationStore(tmp_path), GenerationStore(tmp_path)
+    write(first, None, [make_doc("a.md", "apple")])
+    live = first.generations_dir / ".tmp-000002-cafebabe"
+    (live / "index").mkdir(parents=True)
+    wrote = threading.Event()
+
+    def second_writer() -> None:
+        write(second, second.load_manifest(1), [make_doc("b.md", "banana")])
+        wrote.set()
+
+    with first.writing() as held:
+        assert held
+        # A daemon starting meanwhile keeps the other process's half-written generation ...
+        assert second.cleanup_partials() == 0 and live.is_dir()
+        with second.writing(wait=False) as also:
+            assert not also
+        # ... and its writes wait for the lock.
+        writer = threading.Thread(target=second_writer)
+        writer.start()
+        assert not wrote.wait(0.5)
+    writer.join(30)
+    assert wrote.is_set()
+    assert second.complete_generations() == [2, 1]
+    # Once nobody writes, a partial is a crash's leftover and goes.
+    assert second.cleanup_partials() == 1 and not live.exists()

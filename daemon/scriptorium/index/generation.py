@@ -12,6 +12,7 @@ changed documents, then the engine swaps to it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -19,12 +20,17 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tantivy
+
+try:  # POSIX advisory locks; elsewhere writers are not serialised across processes
+    import fcntl
+except ImportError:  # pragma: no cover - not on the platforms this is tested on
+    fcntl = None  # type: ignore[assignment]
 
 from scriptorium.index import schema as S
 from scriptorium.index.store import BlobStore, blob_name, encode_document
@@ -37,6 +43,7 @@ MANIFEST = "MANIFEST.json"
 _PREFIX = "gen-"
 _TMP_PREFIX = ".tmp-"
 _LOCK_FILES = {".tantivy-writer.lock", ".tantivy-meta.lock"}
+WRITER_LOCK = "writer.lock"
 
 
 class CorruptGenerationError(RuntimeError):
@@ -311,6 +318,40 @@ class GenerationStore:
         self._manifests: dict[int, Manifest] = {}
         self._fragments = SourceFragments()
 
+    # -- one writer at a time ---------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self, *, wait: bool = True) -> Iterator[bool]:
+        """Hold the state directory's writer lock (an advisory ``flock`` on ``writer.lock``).
+
+        Writing a generation, pruning and clearing partial generations happen under it, so two
+        processes on one state directory (a watching daemon and an ``index build``, or a daemon
+        starting while another writes) never number two generations alike, never prune blobs
+        the other has just written, and never clear the other's half-written generation.
+        Yields True when held; with ``wait=False`` yields False at once if another process
+        holds it. Where the directory cannot hold the lock file (read only), nothing is
+        locked: nothing can be written there either.
+        """
+        if fcntl is None:
+            yield True
+            return
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            handle = open(self.state_dir / WRITER_LOCK, "a+b")  # noqa: SIM115 - held below
+        except OSError:
+            yield True
+            return
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     # -- discovery ------------------------------------------------------------------------
 
     def generation_dir(self, generation: int) -> Path:
@@ -330,16 +371,23 @@ class GenerationStore:
         return sorted(found, reverse=True)
 
     def cleanup_partials(self) -> int:
-        """Remove generations that a crash left half written. Call only at start-up."""
-        removed = 0
+        """Remove generations that a crash left half written. Call only at start-up.
+
+        Skipped while another process holds the writer lock: its partial generation is alive.
+        """
         if not self.generations_dir.is_dir():
             return 0
-        for entry in self.generations_dir.iterdir():
-            if entry.name.startswith(_TMP_PREFIX):
-                shutil.rmtree(entry, ignore_errors=True)
-                removed += 1
-                log.warning("removed a partial index generation left by an interrupted build")
-        return removed
+        with self.writing(wait=False) as held:
+            if not held:
+                log.info("another process is writing this state directory; partials kept")
+                return 0
+            removed = 0
+            for entry in self.generations_dir.iterdir():
+                if entry.name.startswith(_TMP_PREFIX):
+                    shutil.rmtree(entry, ignore_errors=True)
+                    removed += 1
+                    log.warning("removed a partial index generation left by an interrupted build")
+            return removed
 
     def load_manifest(self, generation: int, *, verify_files: bool = True) -> Manifest:
         """Read and verify a generation's manifest (and its index files' checksums)."""
@@ -388,8 +436,27 @@ class GenerationStore:
         """Write a new generation = ``parent`` + ``change``; returns its verified manifest.
 
         ``sources`` is the complete file table of the new generation. ``tokens_for(doc,
-        block)`` returns the (body, heading, path) token strings for one block.
+        block)`` returns the (body, heading, path) token strings for one block. Written under
+        the writer lock (see :meth:`writing`).
         """
+        with self.writing():
+            return self._write(
+                parent=parent,
+                change=change,
+                sources=sources,
+                extractors=extractors,
+                tokens_for=tokens_for,
+            )
+
+    def _write(
+        self,
+        *,
+        parent: Manifest | None,
+        change: Change,
+        sources: dict[str, SourceEntry],
+        extractors: str,
+        tokens_for,
+    ) -> Manifest:
         self.generations_dir.mkdir(parents=True, exist_ok=True)
         existing = self.complete_generations()
         generation = (existing[0] if existing else 0) + 1
@@ -477,7 +544,13 @@ class GenerationStore:
 
         ``blobs=False`` leaves the blob store alone: listing it costs in proportion to the
         corpus (0.16 s for 91,000 blobs), so frequent small updates prune it only now and then.
+        Runs under the writer lock: another writer's new blobs are referenced by no manifest
+        until its generation is complete.
         """
+        with self.writing():
+            self._prune(keep, in_use, blobs=blobs)
+
+    def _prune(self, keep: int, in_use: Iterable[int], *, blobs: bool) -> None:
         generations = self.complete_generations()
         protected = set(generations[:keep]) | set(in_use)
         for generation in generations:
