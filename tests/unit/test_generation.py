@@ -147,3 +147,21 @@ def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path):
     assert second.complete_generations() == [2, 1]
     # Once nobody writes, a partial is a crash's leftover and goes.
     assert second.cleanup_partials() == 1 and not live.exists()
+
+
+def test_loading_a_generation_keeps_its_table_encodings_for_the_next_write(tmp_path, monkeypatch):
+    from scriptorium.index import generation as G
+
+    written = write(GenerationStore(tmp_path), None, [make_doc("a.md", "apple")])
+    encoded = []
+    source_json = G._source_json
+    monkeypatch.setattr(G, "_source_json", lambda s: encoded.append(s) or source_json(s))
+    store = GenerationStore(tmp_path)  # a fresh process: nothing encoded yet
+    loaded = store.load_manifest(written.generation)
+    assert len(encoded) == 1  # verifying the checksum encoded the one source table
+    text, checksum = loaded.serialize(store._fragments)
+    assert len(encoded) == 1  # reused, not encoded again
+    assert checksum == loaded.checksum == json.loads(text)["checksum"]
+    # Reading a generation for pruning only parses it: nothing is encoded.
+    store.load_manifest(written.generation, verify=False)
+    assert len(encoded) == 1

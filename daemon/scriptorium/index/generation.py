@@ -84,6 +84,11 @@ def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
+def _object(fields: dict[str, str], order: Iterable[str]) -> str:
+    """A JSON object from already encoded values, keys in ``order``."""
+    return "{" + ",".join(f"{json.dumps(key)}:{fields[key]}" for key in order) + "}"
+
+
 def _source_json(source: SourceEntry) -> dict:
     return {
         "kind": source.kind,
@@ -175,21 +180,28 @@ class Manifest:
         last generation is not encoded again.
         """
         encoded = {name: fragments.encode(name, source) for name, source in self.sources.items()}
-
-        def sources_json(names: Iterable[str]) -> str:
-            return "{" + ",".join(f"{json.dumps(n)}:{encoded[n]}" for n in names) + "}"
-
-        def assemble(fields: dict[str, str], order: Iterable[str]) -> str:
-            return "{" + ",".join(f"{json.dumps(k)}:{fields[k]}" for k in order) + "}"
-
-        header = self._header()
-        canonical = {key: _canonical(value) for key, value in header.items()}
-        canonical["sources"] = sources_json(sorted(encoded))
-        checksum = hashlib.sha256(assemble(canonical, sorted(canonical)).encode()).hexdigest()
-        text = {key: json.dumps(value, separators=(",", ":")) for key, value in header.items()}
-        text["sources"] = sources_json(encoded)
+        checksum = self._checksum(encoded)
+        text = {
+            key: json.dumps(value, separators=(",", ":")) for key, value in self._header().items()
+        }
+        text["sources"] = _object(encoded, encoded)
         text["checksum"] = json.dumps(checksum)
-        return assemble(text, (*_FIELD_ORDER, "checksum")), checksum
+        return _object(text, (*_FIELD_ORDER, "checksum")), checksum
+
+    def checksum_with(self, fragments: SourceFragments) -> str:
+        """:meth:`compute_checksum`, encoding each source's table through ``fragments``.
+
+        Verifying a loaded generation this way leaves its tables' encodings in ``fragments``,
+        so the first update after a start re-encodes only the source it changes.
+        """
+        return self._checksum(
+            {name: fragments.encode(name, source) for name, source in self.sources.items()}
+        )
+
+    def _checksum(self, encoded: dict[str, str]) -> str:
+        canonical = {key: _canonical(value) for key, value in self._header().items()}
+        canonical["sources"] = _object(encoded, sorted(encoded))
+        return hashlib.sha256(_object(canonical, sorted(canonical)).encode()).hexdigest()
 
     @classmethod
     def from_json(cls, data: dict) -> Manifest:
@@ -389,8 +401,13 @@ class GenerationStore:
                     log.warning("removed a partial index generation left by an interrupted build")
             return removed
 
-    def load_manifest(self, generation: int, *, verify_files: bool = True) -> Manifest:
-        """Read and verify a generation's manifest (and its index files' checksums)."""
+    def load_manifest(self, generation: int, *, verify: bool = True) -> Manifest:
+        """Read and verify a generation's manifest (its checksum and its index files').
+
+        ``verify=False`` only parses it, for pruning: pruning reads older generations to keep
+        the blobs they name, and a damaged manifest can at worst keep a few blobs too many
+        (it is refused whenever it would be served).
+        """
         gen_dir = self.generation_dir(generation)
         try:
             data = json.loads((gen_dir / MANIFEST).read_text("utf-8"))
@@ -399,24 +416,26 @@ class GenerationStore:
             raise CorruptGenerationError(
                 f"generation {generation}: unreadable manifest ({exc})"
             ) from None
-        if manifest.checksum != manifest.compute_checksum():
+        if not verify:
+            return manifest
+        # The table encodings made to check the checksum are kept for the first update of
+        # this generation (see ``checksum_with``).
+        if manifest.checksum != manifest.checksum_with(self._fragments):
             raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
         if manifest.generation != generation:
             raise CorruptGenerationError(f"generation {generation}: manifest names another")
-        if verify_files:
-            for rel, (size, digest) in manifest.index_files.items():
-                path = gen_dir / "index" / rel
-                try:
-                    if path.stat().st_size != size or _sha256_file(path) != digest:
-                        raise CorruptGenerationError(
-                            f"generation {generation}: index file {rel} fails its checksum"
-                        )
-                except FileNotFoundError:
+        for rel, (size, digest) in manifest.index_files.items():
+            path = gen_dir / "index" / rel
+            try:
+                if path.stat().st_size != size or _sha256_file(path) != digest:
                     raise CorruptGenerationError(
-                        f"generation {generation}: index file {rel} is missing"
-                    ) from None
-        if verify_files:
-            self._manifests[generation] = manifest
+                        f"generation {generation}: index file {rel} fails its checksum"
+                    )
+            except FileNotFoundError:
+                raise CorruptGenerationError(
+                    f"generation {generation}: index file {rel} is missing"
+                ) from None
+        self._manifests[generation] = manifest
         return manifest
 
     def open_index(self, generation: int) -> tantivy.Index:
@@ -564,7 +583,7 @@ class GenerationStore:
             try:
                 manifest = self._manifests.get(generation)
                 if manifest is None:
-                    manifest = self.load_manifest(generation, verify_files=False)
+                    manifest = self.load_manifest(generation, verify=False)
                     self._manifests[generation] = manifest
             except CorruptGenerationError:
                 continue
