@@ -36,6 +36,7 @@ TOOLS = {
     "expand_related",
     "summarize_flow",
     "guide_implementation",
+    "list_sources",
 }
 NOT_FOUND = "Document not found at location '{}'. Use 'search_docs' to find available documents."
 SHARED_PAGE = "handbook/onboarding"
@@ -197,6 +198,7 @@ def test_lists_every_tool_with_a_description_and_schemas(mcp):
         "detailed",
     ]
     assert tools["guide_implementation"].input_schema["required"] == ["topic"]
+    assert "loading" in tools["list_sources"].description
     hit = tools["search_docs"].output_schema["$defs"]["DocHit"]
     assert set(hit["properties"]) == {"Title", "Path", "Url", "Snippet", "Score"}
 
@@ -444,6 +446,16 @@ def test_guide_implementation_returns_docs_code_and_steps(mcp):
     for ref in guide["docs"][:2]:
         fetched = ok(mcp.call("get_content", {"ref_id": ref["ref_id"]}))
         assert fetched["found"] is True
+
+
+def test_list_sources_says_what_is_indexed_and_how_current_it_is(mcp):
+    listed = ok(mcp.call("list_sources", {}))
+    by_name = {s["name"]: s for s in listed["sources"]}
+    assert list(by_name) == ["en", "code", "alpha", "beta"]
+    assert all(s["state"] == "ready" and "building" not in s for s in by_name.values())
+    assert by_name["code"]["kind"] == "code" and by_name["code"]["documents"] > 100
+    assert by_name["alpha"]["documents"] == 1 and by_name["alpha"]["blocks"] >= 1
+    assert listed["generation"] >= 1 and listed["server_version"]
 
 
 # -- other targets ---------------------------------------------------------------------------------

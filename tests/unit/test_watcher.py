@@ -329,6 +329,12 @@ def test_list_sources_carries_build_progress_to_the_wire_and_the_command():
     status = response.sources[0]
     assert (status.build_files_total, status.build_files_done) == (91200, 1234)
     assert "code: building, 1234 of 91200 files read" in format_sources(response)
+    # ... and to agents through the MCP bridge's list_sources.
+    from scriptorium.mcp import shapes
+
+    listed = shapes.sources_out(response).model_dump(mode="json", exclude_none=True)
+    assert listed["sources"][0]["building"] == {"files_total": 91200, "files_done": 1234}
+    assert listed["sources"][0]["state"] == "loading"
 
 
 def test_small_updates_prune_the_blob_store_only_now_and_then(tmp_path, corpus):

@@ -443,3 +443,51 @@ def guide_out(response: pb.GuideImplementationResponse) -> GuideOut:
         confidence=confidence_word(response.confidence),
         trace_id=response.trace_id,
     )
+
+
+class BuildOut(BaseModel):
+    files_total: int = Field(description="Files of this source the build under way has to read.")
+    files_done: int = Field(description="Files it has read so far.")
+
+
+class SourceOut(BaseModel):
+    name: str
+    kind: str
+    state: str = Field(description="loading, ready, failed or stale.")
+    documents: int
+    blocks: int
+    generation: int
+    staleness_seconds: float = Field(description="Seconds since it was last known current.")
+    last_error: str
+    building: BuildOut | None = Field(
+        default=None, description="Progress of the build under way; absent when none is."
+    )
+
+
+class SourcesOut(BaseModel):
+    sources: list[SourceOut]
+    generation: int
+    server_version: str
+
+
+def sources_out(response: pb.ListSourcesResponse) -> SourcesOut:
+    return SourcesOut(
+        sources=[
+            SourceOut(
+                name=s.name,
+                kind=s.kind,
+                state=_enum_word(pb.SourceState, s.state, "SOURCE_STATE_"),
+                documents=s.document_count,
+                blocks=s.block_count,
+                generation=s.generation,
+                staleness_seconds=round(s.staleness_seconds, 3),
+                last_error=s.last_error,
+                building=BuildOut(files_total=s.build_files_total, files_done=s.build_files_done)
+                if s.build_files_total
+                else None,
+            )
+            for s in response.sources
+        ],
+        generation=response.generation,
+        server_version=response.server_version,
+    )

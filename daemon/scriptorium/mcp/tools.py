@@ -1,4 +1,4 @@
-"""The MCP tool surface: seven read-only tools over the daemon's gRPC API.
+"""The MCP tool surface: eight read-only tools over the daemon's gRPC API.
 
 Every tool answers with a text block (JSON, for clients that read only text) and the same data
 as structured content, validated against the tool's published output schema. A location that
@@ -33,7 +33,8 @@ Scriptorium answers questions from indexed documentation and source code, with e
 Typical use: search_docs to find pages, then get_doc to read one in full; search_code to find
 definitions, then get_content for the lines you need. guide_implementation gives a grounded
 step-by-step plan for a task in one call; expand_related and summarize_flow work from refs
-(ref ids or locations) you already have. Pass locations back exactly as they were returned."""
+(ref ids or locations) you already have. Pass locations back exactly as they were returned.
+When a search finds nothing, list_sources tells whether a source is still loading or failed."""
 
 SEARCH_DOCS = """\
 Search the indexed documentation and get a ranked list of pages, each with a ~200-character
@@ -56,6 +57,13 @@ query; identifiers match in any style (getUserName, get_user_name). Each result 
 symbol), Path ('file#Lnn'), Language, Lines (the definition's span) and Snippet (the source
 lines around the best match, as written). Use it to find where something is implemented or to
 find usage examples; read more with get_content(location=Path, mode='full')."""
+
+LIST_SOURCES = """\
+List what is indexed: every documentation and code source with its state (loading, ready,
+failed, stale), its documents and blocks, the index generation, how many seconds since it was
+last known current, its last error, and, while a build is under way, how many of its files it
+has read (building). Call it when a search comes back empty or unsure, before concluding that
+the documentation does not cover a question: the source may still be loading or have failed."""
 
 GET_CONTENT = """\
 Fetch exactly one block by ref_id or by location. mode 'snippet' gives a focused excerpt (the
@@ -154,6 +162,14 @@ class Tools:
                 raise _tool_error(err, self.backend) from None
             refs.append(response.ref_id)
         return refs, unresolved
+
+    async def list_sources(self) -> Annotated[CallToolResult, shapes.SourcesOut]:
+        client = await self._client()
+        try:
+            response = await client.list_sources()
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        return _answer(shapes.sources_out(response))
 
     async def search_docs(
         self, query: Query, maxResults: MaxResults = 10
@@ -301,6 +317,7 @@ TOOL_DESCRIPTIONS = {
     "expand_related": EXPAND_RELATED,
     "summarize_flow": SUMMARIZE_FLOW,
     "guide_implementation": GUIDE_IMPLEMENTATION,
+    "list_sources": LIST_SOURCES,
 }
 
 
