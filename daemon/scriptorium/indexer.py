@@ -22,6 +22,7 @@ from scriptorium.index.generation import (
     Manifest,
     SourceEntry,
 )
+from scriptorium.index.native import release_free_memory
 from scriptorium.index.parallel import helper_count, load_shared
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
@@ -329,6 +330,7 @@ class IndexingMixin:
         self.store.prune(KEEP_GENERATIONS, in_use=[manifest.generation], blobs=prune_blobs)
         if prune_blobs:
             self._blobs_pruned_at = now_mono
+        release_free_memory()  # the tantivy writer's freed arenas (see index/native.py)
         summary = BuildSummary(
             generation=manifest.generation,
             documents=manifest.document_count,

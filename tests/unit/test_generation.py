@@ -165,3 +165,29 @@ def test_loading_a_generation_keeps_its_table_encodings_for_the_next_write(tmp_p
     # Reading a generation for pruning only parses it: nothing is encoded.
     store.load_manifest(written.generation, verify=False)
     assert len(encoded) == 1
+
+
+def test_native_heap_is_handed_back_after_each_update(tmp_path, monkeypatch):
+    import ctypes.util
+
+    from scriptorium import indexer
+    from scriptorium.index import native
+
+    if ctypes.util.find_library("c") and "libc.so" in ctypes.util.find_library("c"):
+        assert native.release_free_memory() is True  # glibc: malloc_trim is there
+    calls = []
+    monkeypatch.setattr(indexer, "release_free_memory", lambda: calls.append(1) or True)
+    from scriptorium.config import load_settings
+    from scriptorium.plugins import load_registry
+    from scriptorium.retrieval import LocalEngine
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\napple\n", "utf-8")
+    settings = load_settings(None, paths=[str(docs)], state_dir=str(tmp_path / "state"))
+    engine = LocalEngine(settings, load_registry())
+    engine.load_or_build()
+    (docs / "a.md").write_text("# A\n\napricot\n", "utf-8")
+    engine.reconcile()
+    assert len(calls) == 2  # the first build and the update
+    assert engine.reconcile() is None and len(calls) == 2  # nothing written, nothing to hand back
