@@ -405,6 +405,10 @@ _COMMANDS = {
 }
 
 
+# 128 + SIGPIPE, what a shell reports for a program whose reader closed the pipe.
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     eval_args = _passthrough_args(argv, "eval")
@@ -432,3 +436,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(exc)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): what it wanted it has. Point stdout at /dev/null
+        # so the interpreter's final flush does not fail again, and exit as a piped program.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE

@@ -230,3 +230,29 @@ def test_corrupt_generation_is_refused_and_previous_one_serves(tmp_path):
             health_pb2.HealthCheckRequest(service="scriptorium.v1.RetrievalService")
         )
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_search_into_a_closed_pipe_exits_quietly(tmp_path):
+    """``scriptorium search … | head -1``: the reader goes away; no traceback, status 141."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    write(docs / "guide.md", "# Guide\n\nInstall the widget.\n")
+    with running([str(docs)], tmp_path / "state") as daemon:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "scriptorium", "search", "widget", "--target", daemon.address],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        proc.stdout.close()  # the reader is gone before anything is printed
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 141
+        assert b"Traceback" not in err and b"BrokenPipe" not in err
+        # With a reader, the same command prints its results and exits 0.
+        done = subprocess.run(
+            [sys.executable, "-m", "scriptorium", "search", "widget", "--target", daemon.address],
+            capture_output=True,
+            timeout=60,
+        )
+        assert done.returncode == 0 and b"guide" in done.stdout
