@@ -27,7 +27,8 @@ BASE_CONFIG = HERE / "fastapi.toml"
 # "shipped" is the configuration as it ships; every other row changes ONE lever from it.
 VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "shipped": (
-        "shipped defaults (heading 1.0, path 0.5, stemming, diversify 2, blend 0.1, directive 0.8)",
+        "shipped defaults (heading 1.0, path 0.5, stemming, diversify 2, blend 0.1, directive 0.8,"
+        " definition 1.2)",
         {},
         {},
     ),
@@ -81,6 +82,36 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "round-2": (
         "the second round's defaults: no directive factor, no blend",
         {"directive_factor": 1.0, "fusion_blend": 0.0},
+        {},
+    ),
+    "definition-off": (
+        "no factor for code blocks defining a queried name",
+        {"definition_factor": 1.0},
+        {},
+    ),
+    "definition-1.1": (
+        "code blocks defining a queried name x1.1",
+        {"definition_factor": 1.1},
+        {},
+    ),
+    "definition-1.2": (
+        "code blocks defining a queried name x1.2",
+        {"definition_factor": 1.2},
+        {},
+    ),
+    "definition-1.3": (
+        "code blocks defining a queried name x1.3",
+        {"definition_factor": 1.3},
+        {},
+    ),
+    "definition-1.5": (
+        "code blocks defining a queried name x1.5",
+        {"definition_factor": 1.5},
+        {},
+    ),
+    "definition-2.0": (
+        "code blocks defining a queried name x2.0",
+        {"definition_factor": 2.0},
         {},
     ),
     "surface-off": ("surface prior off", {"surface_boost": 1.0}, {}),

@@ -72,6 +72,7 @@ export interface SearchResult {
   end_line: number;
   snippet: string;
   preview: string;
+  /** What results are ordered by; compare it only within one response (see the proto). */
   score: number;
   scores: Scores | null;
   reasons: Reason[];

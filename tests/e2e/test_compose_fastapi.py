@@ -159,3 +159,26 @@ def test_guide_says_when_the_corpus_has_no_support(stub):
     )
     assert any("ktor" in a for a in reply.assumptions)
     assert reply.confidence in (pb.CONFIDENCE_LOW, pb.CONFIDENCE_MEDIUM)
+
+
+def test_guide_names_the_specific_words_no_supporting_ref_mentions(stub):
+    # The corpus has deployment and background-task pages, but nothing on cron or periodic
+    # jobs: the guide still offers its leads, names what they do not cover, and says low.
+    uncovered = stub.GuideImplementation(
+        pb.GuideImplementationRequest(topic="run periodic cron jobs", framework="fastapi"),
+        timeout=60,
+    )
+    assert uncovered.docs or uncovered.sample_code
+    named = [a for a in uncovered.assumptions if a.startswith("no supporting ref mentions")]
+    assert named and "'cron'" in named[0] and "'periodic'" in named[0], uncovered.assumptions
+    assert uncovered.confidence == pb.CONFIDENCE_LOW
+    # Common words are not topic words: a covered topic phrased with them names nothing.
+    covered = stub.GuideImplementation(
+        pb.GuideImplementationRequest(
+            topic="run background tasks after returning a response to their client",
+            framework="fastapi",
+        ),
+        timeout=60,
+    )
+    assert not any(a.startswith("no supporting ref mentions") for a in covered.assumptions)
+    assert covered.confidence != pb.CONFIDENCE_LOW

@@ -1,4 +1,4 @@
-"""Fusion across corpora and the prior for API-reference directive blocks."""
+"""Fusion across corpora, and the priors for API-reference directives and definitions."""
 
 from __future__ import annotations
 
@@ -7,11 +7,18 @@ import math
 import pytest
 
 from scriptorium.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
-from scriptorium.ranking.pipeline import Pipeline, RankingSettings, renders_from_code
+from scriptorium.ranking.pipeline import (
+    Pipeline,
+    RankingSettings,
+    query_names,
+    renders_from_code,
+)
 from scriptorium.sources import content_hash
 
 
-def candidate(corpus: Corpus, path: str, body: str, score: float) -> Candidate:
+def candidate(
+    corpus: Corpus, path: str, body: str, score: float, symbol: str | None = None
+) -> Candidate:
     kind = RefKind.DOC if corpus is Corpus.DOCS else RefKind.CODE
     block = Block(
         kind=kind,
@@ -22,6 +29,7 @@ def candidate(corpus: Corpus, path: str, body: str, score: float) -> Candidate:
         anchor="t" if kind is RefKind.DOC else "L1",
         body=body,
         level=2,
+        symbol=symbol,
     )
     doc = SourceDocument(
         source=str(corpus),
@@ -79,4 +87,34 @@ def test_blocks_that_render_reference_from_code_are_weighed_down():
     off = Pipeline(RankingSettings(directive_factor=1.0), lambda doc: doc.text.splitlines())
     again = candidate(Corpus.DOCS, "reference/security.md", directive, 1.0)
     off.priors(Query(text="api key", terms=("api", "key")), [again], lambda source: "product")
+    assert again.score == 1.0
+
+
+def test_query_names_keep_identifiers_whole_and_split_only_dotted_ones():
+    assert query_names("def Depends") == {"def", "depends"}
+    assert query_names("APIRouter include_router") == {"apirouter", "include_router"}
+    assert query_names("app.include_router()") == {"app", "app.include_router", "include_router"}
+    # Stopwords name nothing: "how to get a user" asks for no definition of "to" or "a".
+    assert query_names("how to get a user") == {"get", "user"}
+
+
+def test_code_blocks_defining_a_queried_name_are_weighed_up():
+    cands = [
+        candidate(Corpus.CODE, "params.py", "def Depends(dependency=None):\n", 1.0, "Depends"),
+        candidate(Corpus.CODE, "utils.py", "def get_dependant(call):\n", 1.0, "get_dependant"),
+        candidate(Corpus.DOCS, "depends.md", "## Depends\n\nUse `Depends`.\n", 1.0),
+        candidate(Corpus.CODE, "routing.py", "def include_router(self):\n", 1.0, "include_router"),
+    ]
+    for cand in cands:
+        cand.explained = True
+    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    query = Query(text="def Depends app.include_router", terms=("def", "depend", "includ"))
+    pipeline.priors(query, cands, lambda source: "product")
+    # The definition of the name asked for, case-folded, and of a dotted name's last segment;
+    # a block that only uses a related word, and documentation, are left alone.
+    assert [c.score for c in cands] == [1.2, 1.0, 1.0, 1.2]
+    assert [r.name for r in cands[0].reasons] == ["definition"]
+    off = Pipeline(RankingSettings(definition_factor=1.0), lambda doc: doc.text.splitlines())
+    again = candidate(Corpus.CODE, "params.py", "def Depends():\n", 1.0, "Depends")
+    off.priors(query, [again], lambda source: "product")
     assert again.score == 1.0

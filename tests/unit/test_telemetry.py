@@ -352,6 +352,37 @@ def test_backfilled_candidates_are_not_reported_as_dropped(engine):
     assert len(dropped) == len(blocks) - 4
 
 
+def test_the_cap_is_named_only_for_blocks_that_would_have_made_the_cut(engine):
+    # Three blocks of one document ahead of another document's: with top_k 1 the third block
+    # of the first document is capped, but it would not have been shown anyway.
+    doc = engine.snapshot.docs[("docs", "tutorial/background-tasks.md")]
+    other = engine.snapshot.docs[("docs", "tutorial/old-background.md")]
+    blocks = [b for b in doc.blocks if b.anchor][:3]
+    cands = [Candidate("docs", doc, b, 10.0 - i) for i, b in enumerate(blocks)]
+    cands.append(Candidate("docs", other, other.blocks[0], 5.0))
+    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.lines_of)
+    location = lambda c: f"{c.document.path}#{c.block.anchor}"  # noqa: E731
+    query = Query(text="background", terms=("background",), top_k=1, explain=True)
+    window, _, dropped = pipeline.order(cands, 1, location, False, query)
+    assert [c.block for c in window] == [blocks[0]]
+    whys = {d.location: d.why for d in dropped}
+    assert whys[location(cands[2])] == "ranked below the top 1 (score 8.0000)"
+    assert not any("blocks from one document" in why for why in whys.values())
+    # With room for every block, the third one is missing because of the cap, and says so.
+    query = Query(text="background", terms=("background",), top_k=3, explain=True)
+    window, _, dropped = pipeline.order(
+        [
+            Candidate("docs", c.document, c.block, s)
+            for c, s in zip(cands, (10, 9, 8, 7.5), strict=True)
+        ],
+        3,
+        location,
+        False,
+        query,
+    )
+    assert [d.why for d in dropped] == ["more than 2 blocks from one document"]
+
+
 # -- configuration ------------------------------------------------------------------------------
 
 

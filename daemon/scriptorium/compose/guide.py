@@ -6,6 +6,8 @@ what the corpus does not support is said in ``assumptions``.
 
 from __future__ import annotations
 
+import re
+
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.flow import summarize
 from scriptorium.compose.related import expand_related, frameworks_in
@@ -13,8 +15,12 @@ from scriptorium.compose.seeds import load_seeds
 from scriptorium.model import Corpus, Query, RefKind
 from scriptorium.results import GuideOutcome, InvalidArgument, SearchHit
 from scriptorium.text import query_terms
+from scriptorium.text.tokenize import CJK_CHARS
 
 MAX_TOPIC_CHARS = 2000
+CJK_RUN = re.compile(f"[{CJK_CHARS}]")
+# A topic word held by at most this share of the indexed blocks is specific to the topic.
+RARE_SHARE = 0.01
 _EXAMPLE_DIRS = ("docs_src/", "examples/", "example/", "samples/", "sample/", "demo/")
 
 
@@ -86,13 +92,27 @@ def guide_implementation(
             assumptions.append(
                 f"the {name} {value.strip()!r} does not appear in the supporting refs"
             )
+    unmentioned = _unmentioned_terms(engine, docs + samples, topic) if docs or samples else []
+    if unmentioned:
+        listed = ", ".join(repr(term) for term in unmentioned)
+        assumptions.append(
+            f"no supporting ref mentions {listed}: that part of the topic is not covered"
+        )
     checkpoint()
     flow_refs = [h.ref_id for h in docs[:2] + samples[:2]]
     seeds_loaded, _ = load_seeds(engine.snapshot, flow_refs, engine.lines_of)
     steps, notes, confidence = summarize(engine, seeds_loaded, style, 8)
     assumptions += notes
-    if not docs or not samples:
-        confidence = "low" if not (docs or samples) else min(confidence, "medium", key=_rank)
+    # Well-structured steps can still answer another question, so how well the corpus
+    # supports the topic bounds the guide's confidence: each sign of weak support (no docs or
+    # no samples, the search unsure of its best match, specific words no ref mentions) caps
+    # it at medium, and two of them at low.
+    unsure = outcome.abstained and outcome.abstain_reason == "low_confidence"
+    doubts = sum((not docs or not samples, unsure, bool(unmentioned)))
+    if not (docs or samples) or doubts >= 2:
+        confidence = "low"
+    elif doubts:
+        confidence = min(confidence, "medium", key=_rank)
     return GuideOutcome(
         query=text,
         flow=steps,
@@ -132,6 +152,35 @@ def _mentioned(engine, hits: list[SearchHit], value: str) -> bool:
         if seeds[0].doc.language and seeds[0].doc.language.lower() in {t.lower() for t in terms}:
             return True
     return False
+
+
+def _unmentioned_terms(engine, hits: list[SearchHit], topic: str) -> list[str]:
+    """The topic's specific words that none of ``hits`` contains, in topic order.
+
+    A word is specific when at most :data:`RARE_SHARE` of the indexed blocks hold it: "cron"
+    or "orm" missing from every supporting ref means that part of the topic is not covered,
+    while "another" or "their" missing means nothing. Words are compared stemmed, so "jobs"
+    is mentioned by a ref that says "job". CJK text is searched as character bigrams, and a
+    missing bigram says nothing about a missing idea, so only words outside those scripts count.
+    """
+    words = [t for t in query_terms(topic) if not CJK_RUN.search(t)]
+    searcher = getattr(engine.snapshot, "searcher", None)
+    if not words or searcher is None:
+        return []
+    mentioned: set[str] = set()
+    for hit in hits:
+        seeds, _ = load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)
+        if seeds:
+            mentioned.update(query_terms(f"{hit.location} {seeds[0].text[:20000]}", stem=True))
+    limit = RARE_SHARE * searcher.num_docs
+    missing = []
+    for word in words:
+        stemmed = query_terms(word, stem=True)[0]
+        if stemmed in mentioned:
+            continue
+        if searcher.doc_freq("body", stemmed) + searcher.doc_freq("heading", stemmed) <= limit:
+            missing.append(word)
+    return missing
 
 
 def _from_related(engine, query: Query, hit) -> SearchHit:

@@ -26,6 +26,7 @@ from scriptorium.text import best_line, query_terms, tokenize
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
 # the API reference from the code's docstrings at build time.
+_NAME_SEGMENTS = re.compile(r"[./:-]+")
 _DIRECTIVE = re.compile(r"^:::[ \t]*[A-Za-z_][\w.]*", re.M)
 
 
@@ -62,6 +63,10 @@ class RankingSettings:
     # (mkdocstrings ``:::`` directives): in the source they hold little beyond the names they
     # match, and the code they point to is indexed itself.
     directive_factor: float = 0.8
+    # Factor for code blocks that define a name the query spells out (``def Depends``,
+    # ``APIRouter include_router``): asking for an identifier usually means its definition,
+    # which stemming alone cannot tell from every block that merely uses a related word.
+    definition_factor: float = 1.2
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
@@ -199,6 +204,7 @@ class Pipeline:
         now = as_of or _now()
         class_weights = settings.class_weights
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
+        named = query_names(query.text) if settings.definition_factor != 1.0 else frozenset()
         kept = []
         for cand in candidates:
             meta = cand.document.meta
@@ -221,6 +227,8 @@ class Pipeline:
                 cand.adjust(
                     "renders-from-code", settings.directive_factor, "API reference directive"
                 )
+            if named and cand.block.symbol and cand.block.symbol.casefold() in named:
+                cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:
                 block = cand.block
                 block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))
@@ -312,8 +320,12 @@ class Pipeline:
                 cand.location = location_of(cand)
             final = _one_result_per_file_level(final)
         kept = {id(c) for c in final}
+        # The cap is why a block is missing only if it scores as well as the last result kept;
+        # below that the cut would have left it out anyway, and saying so is the honest answer.
+        floor = final[-1].score if final else -math.inf
+        capped = f"more than {limit} blocks from one document"
         diversity_drops = [
-            _drop(c, f"more than {limit} blocks from one document", explain)
+            _drop(c, capped if c.score >= floor else _below_cut(top_k, c), explain)
             for c in overflow
             if id(c) not in kept
         ]
@@ -323,11 +335,13 @@ class Pipeline:
         if explain:
             # Why a candidate is missing is the usual question; below the cut is the usual answer.
             diversity_drops += [
-                _drop(c, f"ranked below the top {top_k} (score {c.score:.4f})", explain)
-                for c in below
-                if id(c) not in kept
+                _drop(c, _below_cut(top_k, c), explain) for c in below if id(c) not in kept
             ]
         return final, dedup_drops, diversity_drops
+
+
+def _below_cut(top_k: int, cand: Candidate) -> str:
+    return f"ranked below the top {top_k} (score {cand.score:.4f})"
 
 
 def _locate(candidates: list[Candidate], location_of: LocationOf, everyone: bool) -> None:
@@ -396,6 +410,20 @@ def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candid
         window = [*window[:-1], chosen]
         present.add(corpus)
     return window
+
+
+@functools.lru_cache(maxsize=1024)
+def query_names(text: str) -> frozenset[str]:
+    """The names a query spells out, case-folded: its words and identifiers kept whole, and
+    each segment of a dotted or path-like one (``app.include_router`` → ``include_router``).
+
+    Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``.
+    """
+    names = set(tokenize(text, split_identifiers=False))
+    for name in list(names):
+        if not name.isalnum():
+            names.update(part for part in _NAME_SEGMENTS.split(name) if part)
+    return frozenset(names)
 
 
 def coverage(
