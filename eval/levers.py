@@ -28,7 +28,7 @@ BASE_CONFIG = HERE / "fastapi.toml"
 VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "shipped": (
         "shipped defaults (heading 1.0, path 0.5, stemming, diversify 2, blend 0.1, directive 0.8,"
-        " definition 1.2)",
+        " definition 1.2, near-duplicates 0.8)",
         {},
         {},
     ),
@@ -49,6 +49,22 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "no-diversify": ("no per-document cap", {"max_per_document": 0}, {}),
     "diversify-1": ("at most 1 block per document", {"max_per_document": 1}, {}),
     "diversify-3": ("at most 3 blocks per document", {"max_per_document": 3}, {}),
+    "near-dup-off": ("near-duplicates not held back", {"near_duplicate_similarity": 0.0}, {}),
+    "near-dup-0.9": (
+        "hold back results sharing 90 % of a better one's words",
+        {"near_duplicate_similarity": 0.9},
+        {},
+    ),
+    "near-dup-0.7": (
+        "hold back results sharing 70 % of a better one's words",
+        {"near_duplicate_similarity": 0.7},
+        {},
+    ),
+    "near-dup-0.6": (
+        "hold back results sharing 60 % of a better one's words",
+        {"near_duplicate_similarity": 0.6},
+        {},
+    ),
     "candidates-20": (
         "min_candidates 20 (limit max(20, 4 * top_k): 40 at top_k 10)",
         {"min_candidates": 20},
@@ -203,6 +219,7 @@ def summarize(record: dict) -> dict:
     }
     row["abstain-recall"] = overall.get("abstain_recall")
     row["false-abstain"] = overall.get("false_abstain_rate")
+    row["redundant"] = overall.get("redundant_share")
     for lang in ("en", "ja", "zh"):
         if lang in by_lang:
             row[f"{lang}@5"] = by_lang[lang]["hit@5"]
@@ -213,7 +230,7 @@ def summarize(record: dict) -> dict:
     return row
 
 
-TAG_COLUMNS = ["cases", "hit@1", "hit@3", "hit@5", "hit@8", "mrr"]
+TAG_COLUMNS = ["cases", "hit@1", "hit@3", "hit@5", "hit@8", "mrr", "redundant"]
 
 
 def summarize_tag(record: dict, tag: str) -> dict:
@@ -221,7 +238,11 @@ def summarize_tag(record: dict, tag: str) -> dict:
     stats = record["aggregate"].get("by_tag", {}).get(tag)
     if not stats or not stats.get("search_case_count"):
         return {}
-    row = {"cases": stats["search_case_count"], "mrr": stats["mrr"]}
+    row = {
+        "cases": stats["search_case_count"],
+        "mrr": stats["mrr"],
+        "redundant": stats.get("redundant_share"),
+    }
     for cutoff in ("1", "3", "5", "8"):
         row[f"hit@{cutoff}"] = stats[f"hit@{cutoff}"]
     return row
@@ -242,6 +263,7 @@ def render(
         "identifier@5",
         "implementation@5",
         "surface@5",
+        "redundant",
     ]
     base = rows.get("shipped", {})
     lines = [

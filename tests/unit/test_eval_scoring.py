@@ -338,3 +338,15 @@ def test_top_k_below_five_is_rejected(capsys) -> None:
 def test_self_test_exits_zero(capsys) -> None:
     assert eval_main(["--self-test"]) == 0
     assert "self-test passed" in capsys.readouterr().out
+
+
+def test_redundant_results_count_snippets_repeating_a_better_one():
+    plain = "async def create_file(file: bytes = File()):\n    return {'size': len(file)}"
+    annotated = (
+        "async def create_file(file: Annotated[bytes, File()]):\n    return {'size': len(file)}"
+    )
+    other = "async def read_items(skip: int = 0, limit: int = 10):\n    return items[skip:limit]"
+    assert scoring.redundant_results([plain, annotated, other]) == 1
+    assert scoring.redundant_results([plain, other]) == 0
+    assert scoring.redundant_results([plain, plain, plain]) == 2
+    assert scoring.redundant_results(["", ""]) == 0

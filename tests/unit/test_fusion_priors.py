@@ -118,3 +118,33 @@ def test_code_blocks_defining_a_queried_name_are_weighed_up():
     again = candidate(Corpus.CODE, "params.py", "def Depends():\n", 1.0, "Depends")
     off.priors(query, [again], lambda source: "product")
     assert again.score == 1.0
+
+
+def test_near_duplicates_are_held_back_and_backfill_only_when_the_window_is_short():
+    plain = "@app.post('/files/')\nasync def create_file(file: bytes = File()):\n    return {}\n"
+    annotated = (
+        "@app.post('/files/')\n"
+        "async def create_file(file: Annotated[bytes, File()]):\n    return {}\n"
+    )
+    other = "@app.get('/items/')\nasync def read_items(skip: int = 0):\n    return []\n"
+    cands = [
+        candidate(Corpus.CODE, "tutorial001_py310.py", plain, 3.0),
+        candidate(Corpus.CODE, "tutorial001_an_py310.py", annotated, 2.9),
+        candidate(Corpus.CODE, "tutorial002_py310.py", other, 2.0),
+    ]
+    for cand in cands:
+        cand.explained = True
+    location = lambda c: c.document.path  # noqa: E731
+    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    query = Query(text="upload file", terms=("upload", "file"), top_k=2, explain=True)
+    window, _, dropped = pipeline.order(list(cands), 2, location, False, query)
+    # The Annotated variant repeats the first result word for word: the other example wins
+    # its place, and explain says which result it copies.
+    assert [c.document.path for c in window] == ["tutorial001_py310.py", "tutorial002_py310.py"]
+    assert [d.why for d in dropped] == ["near-duplicate of tutorial001_py310.py"]
+    # With room to spare the variant comes back rather than leaving the window short.
+    window, _, dropped = pipeline.order(list(cands), 3, location, False, query)
+    assert len(window) == 3 and not dropped
+    off = Pipeline(RankingSettings(near_duplicate_similarity=0.0), lambda doc: doc.text.split())
+    window, _, _ = off.order(list(cands), 2, location, False, query)
+    assert [c.document.path for c in window][1] == "tutorial001_an_py310.py"

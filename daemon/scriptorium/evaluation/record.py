@@ -142,6 +142,7 @@ TABLE_COLUMNS = (
     ("sec@5", "section_hit@5", "rate"),
     ("fetch", "fetch_success_rate", "rate"),
     ("stale", "stale_pass_rate", "rate"),
+    ("redun", "redundant_share", "rate"),
     ("prev", "mean_preview_chars", "chars"),
     ("min", "min_preview_chars", "chars"),
 )

@@ -308,6 +308,7 @@ def run_search_case(client: RetrievalClient, case: Case, top_k: int) -> dict[str
         return record
     score = scoring.score_search(search["returned"], case.acceptable, case.sections, top_k)
     record.update(score.as_dict())
+    record["redundant"] = scoring.redundant_results([r.snippet for r in results])
 
     previews = [r.preview for r in results[:PREVIEW_DEPTH]]
     record["previews"] = previews

@@ -7,6 +7,7 @@ self-test, the unit tests and any lever measurement that re-scores recorded resu
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +151,31 @@ def stale_location_passed(
     return True
 
 
+# Two results whose snippets share this share of their words (Jaccard) show the agent the
+# same thing twice.
+REDUNDANT_SIMILARITY = 0.8
+
+
+def redundant_results(snippets: Sequence[str]) -> int:
+    """How many results repeat a better-ranked one: snippets sharing at least
+    :data:`REDUNDANT_SIMILARITY` of their words (runs of word characters, case-folded) with
+    an earlier snippet's.
+
+    Judged on what the caller sees (the snippet), independently of how the ranking itself
+    compares blocks (their whole bodies).
+    """
+    seen: list[frozenset[str]] = []
+    repeats = 0
+    for snippet in snippets:
+        words = frozenset(re.findall(r"\w+", snippet.casefold()))
+        if words and any(
+            len(words & other) >= REDUNDANT_SIMILARITY * len(words | other) for other in seen
+        ):
+            repeats += 1
+        seen.append(words)
+    return repeats
+
+
 def preview_chars(preview: str) -> int:
     """Visible length of a preview: whitespace collapsed, as the preview contract defines it."""
     return len(" ".join(preview.split()))
@@ -227,6 +253,9 @@ def aggregate_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         1 for c in abstained if (c.get("hits") or {}).get("hit@1")
     )
     summary["false_abstain_rate"] = _rate(len(abstained), len(scored))
+    shown = sum(len(c.get("search", {}).get("returned", [])) for c in scored)
+    summary["redundant_count"] = sum(c.get("redundant", 0) for c in scored)
+    summary["redundant_share"] = _rate(summary["redundant_count"], shown)
     summary["mean_preview_chars"] = (sum(previews) / len(previews)) if previews else None
     summary["min_preview_chars"] = min(previews) if previews else None
     return summary

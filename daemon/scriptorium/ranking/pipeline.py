@@ -27,6 +27,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
 # the API reference from the code's docstrings at build time.
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
+_WORDS = re.compile(r"\w+")
 _DIRECTIVE = re.compile(r"^:::[ \t]*[A-Za-z_][\w.]*", re.M)
 
 
@@ -48,6 +49,10 @@ class RankingSettings:
     superseded_factor: float = 0.5
     expired_factor: float = 0.5
     max_per_document: int = 2
+    # Results whose words overlap a better result's by at least this share (Jaccard) are held
+    # back like the per-document cap holds blocks back (variants of one example program, a
+    # page copied into another tree); 0 is off.
+    near_duplicate_similarity: float = 0.8
     over_fetch: int = 4
     min_candidates: int = 50
     # How scores from the docs and code corpora are made comparable: "raw" BM25, "max"
@@ -292,11 +297,23 @@ class Pipeline:
         overflow: list[Candidate] = []
         per_doc: dict[tuple[str, str], int] = defaultdict(int)
         limit = self.settings.max_per_document
+        similarity = self.settings.near_duplicate_similarity
+        twins: dict[int, Candidate] = {}  # id of a held-back near-duplicate -> what it copies
+        shown: list[frozenset[str]] = []  # the words of the window's results, in order
         for cand in unique:
             doc_key = (cand.source, cand.document.path)
             if limit > 0 and per_doc[doc_key] >= limit:
                 overflow.append(cand)
                 continue
+            # Only the window's own results are compared: below the cut nothing is shown.
+            if similarity and len(window) < top_k:
+                words = _word_set(cand.block.body)
+                twin = _near_duplicate(words, shown, similarity)
+                if twin is not None:
+                    twins[id(cand)] = window[twin]
+                    overflow.append(cand)
+                    continue
+                shown.append(words)
             per_doc[doc_key] += 1
             window.append(cand)
         # Backfill from the overflow when diversification left the window short.
@@ -325,7 +342,7 @@ class Pipeline:
         floor = final[-1].score if final else -math.inf
         capped = f"more than {limit} blocks from one document"
         diversity_drops = [
-            _drop(c, capped if c.score >= floor else _below_cut(top_k, c), explain)
+            _drop(c, _held_back(c, twins, capped, floor, top_k), explain)
             for c in overflow
             if id(c) not in kept
         ]
@@ -338,6 +355,46 @@ class Pipeline:
                 _drop(c, _below_cut(top_k, c), explain) for c in below if id(c) not in kept
             ]
         return final, dedup_drops, diversity_drops
+
+
+def _held_back(
+    cand: Candidate, twins: dict[int, Candidate], capped: str, floor: float, top_k: int
+) -> str:
+    """Why a block held out of the window is missing from the results."""
+    if cand.score < floor:
+        return _below_cut(top_k, cand)
+    twin = twins.get(id(cand))
+    if twin is not None:
+        return f"near-duplicate of {twin.location or twin.document.path}"
+    return capped
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_set(body: str) -> frozenset[str]:
+    """A block's words (runs of word characters, case-folded): enough to tell a copy from a
+    different text, and blind to the punctuation that tells ``x: int`` from
+    ``x: Annotated[int, ...]``."""
+    return frozenset(_WORDS.findall(body.casefold()))
+
+
+def _near_duplicate(
+    words: frozenset[str], shown: list[frozenset[str]], similarity: float
+) -> int | None:
+    """The index of the first word set in ``shown`` that ``words`` shares at least
+    ``similarity`` of (Jaccard), if any: variants of one example program, a copied page."""
+    size = len(words)
+    for index, other in enumerate(shown):
+        other_size = len(other)
+        # |A ∩ B| / |A ∪ B| >= s needs min/max of the sizes >= s: most pairs stop here.
+        if size < other_size:
+            if size < similarity * other_size:
+                continue
+        elif other_size < similarity * size or not size:
+            continue
+        shared = len(words & other)
+        if shared >= similarity * (size + other_size - shared):
+            return index
+    return None
 
 
 def _below_cut(top_k: int, cand: Candidate) -> str:
