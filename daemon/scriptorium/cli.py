@@ -121,7 +121,38 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument(
         "--source", dest="sources", action="append", default=[], help="restrict to a source"
     )
+    search.add_argument("--surface", default="", help="a topic to prefer (a boost, not a filter)")
+    search.add_argument(
+        "--token-budget", type=_positive, default=0, help="cap snippet and preview text (tokens)"
+    )
+    search.add_argument(
+        "--snippet-lines", type=_positive, default=0, help="lines per snippet (default 8)"
+    )
     search.add_argument("--explain", action="store_true", help="show reasons and stages")
+
+    related = commands.add_parser(
+        "related", parents=[remote], help="supporting docs and code for refs or locations"
+    )
+    related.add_argument("refs", nargs="+", metavar="REF_OR_LOCATION")
+    related.add_argument("--top-k", type=_positive, default=0)
+    related.add_argument("--kinds", type=_kinds, default=None, help="docs, code or docs,code")
+    related.add_argument("--mode", default="", help="ranking mode (default: default)")
+
+    flow = commands.add_parser(
+        "flow", parents=[remote], help="the steps that refs or locations describe"
+    )
+    flow.add_argument("refs", nargs="*", metavar="REF_OR_LOCATION")
+    flow.add_argument("--topic", default="", help="what the steps are for (used without refs)")
+    flow.add_argument("--style", choices=("compact", "detailed"), default=None)
+    flow.add_argument("--max-steps", type=_positive, default=0)
+
+    guide = commands.add_parser(
+        "guide", parents=[remote], help="a grounded implementation guide for a topic"
+    )
+    guide.add_argument("topic")
+    guide.add_argument("--framework", default="")
+    guide.add_argument("--language", default="")
+    guide.add_argument("--style", choices=("compact", "detailed"), default=None)
 
     get = commands.add_parser("get", parents=[remote], help="fetch a ref or a location")
     get.add_argument("ref", metavar="REF_OR_LOCATION")
@@ -193,6 +224,61 @@ def format_search(response: pb.SearchResponse, explain: bool) -> str:
             u = response.understood
             out.append(f"understood: terms={list(u.terms)} mode={u.mode or 'default'}")
     out.append(f"trace: {response.trace_id}  provider: {response.provider}")
+    return "\n".join(out)
+
+
+def _confidence(value: int) -> str:
+    return pb.Confidence.Name(value).removeprefix("CONFIDENCE_").lower()
+
+
+def _ref_lines(rank: int, location: str, kind: int, detail: str, ref_id: str) -> list[str]:
+    name = pb.RefKind.Name(kind).removeprefix("REF_KIND_").lower()
+    return [f"{rank}. {location}  [{name}{detail}]", f"   ref: {ref_id}"]
+
+
+def format_related(response: pb.ExpandRelatedResponse) -> str:
+    out: list[str] = []
+    for rank, r in enumerate(response.related, start=1):
+        out.extend(_ref_lines(rank, r.location, r.kind, f", score {r.score:.3f}", r.ref_id))
+        out.extend(_reasons(r.reasons, "     + "))
+    if not response.related:
+        out.append("nothing related")
+    out.extend(f"unresolved: {ref}" for ref in response.unresolved_ref_ids)
+    out.append(f"trace: {response.trace_id}")
+    return "\n".join(out)
+
+
+def _flow_lines(steps: Sequence[pb.FlowStep]) -> list[str]:
+    out: list[str] = []
+    for step in steps:
+        out.append(f"{step.index}. {step.title}  ({step.origin})")
+        if step.description and step.description != step.title:
+            out.append(f"   {step.description}")
+        out.extend(f"   from {location}" for location in step.locations)
+    return out
+
+
+def format_flow(response: pb.SummarizeFlowResponse) -> str:
+    out = _flow_lines(response.flow) or ["no steps"]
+    out.extend(f"assumption: {a}" for a in response.assumptions)
+    out.extend(f"unresolved: {ref}" for ref in response.unresolved_ref_ids)
+    out.append(f"confidence: {_confidence(response.confidence)}  trace: {response.trace_id}")
+    return "\n".join(out)
+
+
+def format_guide(response: pb.GuideImplementationResponse) -> str:
+    out = [f"query: {response.query}", "", "steps:"]
+    out.extend(_flow_lines(response.flow) or ["  none"])
+    for heading, results in (("docs", response.docs), ("sample code", response.sample_code)):
+        out.extend(["", f"{heading}:"])
+        for rank, r in enumerate(results, start=1):
+            out.extend(_ref_lines(rank, r.location, r.kind, f", {r.source}", r.ref_id))
+        if not results:
+            out.append("  none")
+    if response.assumptions:
+        out.extend(["", "assumptions:"])
+        out.extend(f"- {a}" for a in response.assumptions)
+    out.extend(["", f"confidence: {_confidence(response.confidence)}  trace: {response.trace_id}"])
     return "\n".join(out)
 
 
@@ -328,12 +414,62 @@ def cmd_search(args: argparse.Namespace) -> int:
             kinds=args.kinds,
             mode=args.mode,
             sources=args.sources,
+            surface=args.surface,
+            token_budget=args.token_budget,
+            snippet_lines=args.snippet_lines,
             explain=args.explain,
         )
     if args.format == "json":
         _print_json(response)
     else:
         print(format_search(response, args.explain))
+    return EXIT_OK
+
+
+def _ref_ids(client: Client, refs: Sequence[str]) -> list[str]:
+    """Ref ids as given; a location is resolved to its ref by the daemon (GetContent)."""
+    return [
+        ref if ref.startswith("r1.") else client.get_content(location=ref, max_lines=1).ref_id
+        for ref in refs
+    ]
+
+
+def cmd_related(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        response = client.expand_related(
+            _ref_ids(client, args.refs), top_k=args.top_k, kinds=args.kinds, mode=args.mode
+        )
+    if args.format == "json":
+        _print_json(response)
+    else:
+        print(format_related(response))
+    return EXIT_OK
+
+
+def cmd_flow(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        response = client.summarize_flow(
+            _ref_ids(client, args.refs),
+            topic=args.topic,
+            style=args.style,
+            max_steps=args.max_steps,
+        )
+    if args.format == "json":
+        _print_json(response)
+    else:
+        print(format_flow(response))
+    return EXIT_OK
+
+
+def cmd_guide(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        response = client.guide_implementation(
+            args.topic, framework=args.framework, language=args.language, style=args.style
+        )
+    if args.format == "json":
+        _print_json(response)
+    else:
+        print(format_guide(response))
     return EXIT_OK
 
 
@@ -400,6 +536,9 @@ _COMMANDS = {
     "serve": cmd_serve,
     "search": cmd_search,
     "get": cmd_get,
+    "related": cmd_related,
+    "flow": cmd_flow,
+    "guide": cmd_guide,
     "sources": cmd_sources,
     "health": cmd_health,
 }
