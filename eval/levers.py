@@ -28,7 +28,7 @@ BASE_CONFIG = HERE / "fastapi.toml"
 VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "shipped": (
         "shipped defaults (heading 1.0, path 0.5, stemming, diversify 2, blend 0.1, directive 0.8,"
-        " definition 1.2, near-duplicates 0.8)",
+        " definition 1.2 with 10 extra candidates, near-duplicates 0.8)",
         {},
         {},
     ),
@@ -49,6 +49,21 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "no-diversify": ("no per-document cap", {"max_per_document": 0}, {}),
     "diversify-1": ("at most 1 block per document", {"max_per_document": 1}, {}),
     "diversify-3": ("at most 3 blocks per document", {"max_per_document": 3}, {}),
+    "definition-candidates-5": (
+        "up to 5 more candidates among code blocks defining a queried name",
+        {"definition_candidates": 5},
+        {},
+    ),
+    "definition-candidates-off": (
+        "no extra candidates among code blocks defining a queried name",
+        {"definition_candidates": 0},
+        {},
+    ),
+    "definition-candidates-20": (
+        "up to 20 more candidates among code blocks defining a queried name",
+        {"definition_candidates": 20},
+        {},
+    ),
     "near-dup-off": ("near-duplicates not held back", {"near_duplicate_similarity": 0.0}, {}),
     "near-dup-0.9": (
         "hold back results sharing 90 % of a better one's words",

@@ -13,7 +13,7 @@ from scriptorium.index.searcher import lexical_search
 from scriptorium.indexer import doc_version
 from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind
 from scriptorium.plugins import PluginError
-from scriptorium.ranking.pipeline import coverage
+from scriptorium.ranking.pipeline import coverage, query_names
 from scriptorium.refs import Ref
 from scriptorium.remote import RemotePage, SearchBatch, is_listing
 from scriptorium.results import (
@@ -163,13 +163,17 @@ class SearchMixin:
     def _lexical_hits(self, query: Query):
         snapshot = self.snapshot
         corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
+        ranking = self.ranking
         return lexical_search(
             snapshot,
             query.terms,
-            self.ranking.weights,
-            self.ranking.candidate_limit(query.top_k),
+            ranking.weights,
+            ranking.candidate_limit(query.top_k),
             corpora=corpora,
             sources=sorted(query.sources),
+            symbols=query_names(query.text) if ranking.definition_candidates else (),
+            symbol_limit=ranking.definition_candidates,
+            symbol_reach=(query.top_k, ranking.definition_factor),
         )
 
     def _listing(

@@ -30,6 +30,15 @@ def test_code_search_finds_definitions_by_identifier_and_its_parts(stub, query):
     assert "OAuth2PasswordBearer" in top.snippet
 
 
+@pytest.mark.parametrize("name", ["Depends", "Security", "APIRouter"])
+def test_a_bare_name_finds_its_definition_among_docs_and_code(stub, name):
+    # "Depends" is the token "depend", which hundreds of blocks about dependencies carry; the
+    # definition (a long docstring) must still be retrieved and lead the code results.
+    response = search(stub, name, top_k=5)
+    code = [r for r in response.results if r.kind == pb.REF_KIND_CODE]
+    assert code and code[0].title.split(".")[-1] == name, [r.location for r in response.results]
+
+
 def test_code_get_content_modes(stub):
     top = search(stub, "OAuth2PasswordBearer", kinds=[pb.CORPUS_CODE]).results[0]
     snippet = stub.GetContent(pb.GetContentRequest(ref_id=top.ref_id, mode=pb.CONTENT_MODE_SNIPPET))

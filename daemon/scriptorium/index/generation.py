@@ -553,6 +553,8 @@ class GenerationStore:
                 corpus=str(doc.corpus),
                 doc=term,
             )
+            if block.symbol:
+                record.add_text(S.SYMBOL, block.symbol.casefold())
             record.add_unsigned(S.BID, block_id(doc.source, doc.path, doc.content_hash, i))
             writer.add_document(record)
 

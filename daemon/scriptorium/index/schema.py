@@ -9,7 +9,7 @@ from __future__ import annotations
 import tantivy
 
 # Bumped whenever the schema or the meaning of a field changes: forces a rebuild.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 BODY = "body"
 HEADING = "heading"
@@ -18,6 +18,8 @@ SOURCE = "source"
 CORPUS = "corpus"
 DOC = "doc"
 BID = "bid"
+# The name a code block defines, case-folded and whole: found by exact lookup, never ranked on.
+SYMBOL = "symbol"
 TEXT_FIELDS = (BODY, HEADING, PATH)
 
 
@@ -28,6 +30,7 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field(SOURCE, stored=False, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(CORPUS, stored=False, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(DOC, stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field(SYMBOL, stored=False, tokenizer_name="raw", index_option="basic")
     builder.add_unsigned_field(BID, stored=False, indexed=False, fast=True)
     return builder.build()
 

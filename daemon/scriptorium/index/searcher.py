@@ -42,6 +42,18 @@ def _field_query(schema: tantivy.Schema, field: str, term: str, boost: float) ->
     return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
 
 
+def _any_term(schema: tantivy.Schema, field: str, values: Collection[str]) -> tantivy.Query:
+    """Blocks whose raw ``field`` is one of ``values``.
+
+    A union of term queries: ``term_set_query`` builds an automaton over the term dictionary,
+    which cost 0.3 ms per search here against 0.02 ms for the union.
+    """
+    terms = [tantivy.Query.term_query(schema, field, value) for value in sorted(values)]
+    if len(terms) == 1:
+        return terms[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, term) for term in terms])
+
+
 def build_query(
     schema: tantivy.Schema,
     terms: Collection[str],
@@ -49,7 +61,10 @@ def build_query(
     *,
     corpora: Collection[str] = (),
     sources: Collection[str] = (),
+    symbols: Collection[str] = (),
 ) -> tantivy.Query:
+    """BM25 over the text fields for ``terms``, restricted (without changing scores) to
+    ``corpora``, ``sources`` and blocks that define one of ``symbols``."""
     clauses = []
     for term in terms:
         for field, boost in (
@@ -60,11 +75,11 @@ def build_query(
             if boost > 0:
                 clauses.append((tantivy.Occur.Should, _field_query(schema, field, term, boost)))
     matcher = tantivy.Query.boolean_query(clauses)
-    filters = []
-    if corpora:
-        filters.append(tantivy.Query.term_set_query(schema, S.CORPUS, sorted(corpora)))
-    if sources:
-        filters.append(tantivy.Query.term_set_query(schema, S.SOURCE, sorted(sources)))
+    filters = [
+        _any_term(schema, field, values)
+        for field, values in ((S.CORPUS, corpora), (S.SOURCE, sources), (S.SYMBOL, symbols))
+        if values
+    ]
     if not filters:
         return matcher
     must = [(tantivy.Occur.Must, matcher)]
@@ -81,12 +96,48 @@ def lexical_search(
     *,
     corpora: Collection[str] = (),
     sources: Collection[str] = (),
+    symbols: Collection[str] = (),
+    symbol_limit: int = 0,
+    symbol_reach: tuple[int, float] = (10, 1.0),
 ) -> list[LexicalHit]:
+    """The ``limit`` best blocks for ``terms``, then up to ``symbol_limit`` more among the
+    blocks that define one of ``symbols`` (scored by the same query, so the two lists are
+    one ranking): a definition the query names is a candidate however long its body is.
+
+    ``symbol_reach`` is ``(window, factor)``: a definition joins only if its score times
+    ``factor`` (the ranking's definition prior) reaches the ``window``-th best score, i.e.
+    only if the prior could carry it into the results; the rest would cost candidates and
+    change nothing. (Fusion scales each corpus by its own best, so a floor per corpus would
+    admit more; measured, it found one more definition for 0.2 ms a search: not kept.)"""
     if not terms:
         return []
-    query = build_query(snapshot.index.schema, terms, weights, corpora=corpora, sources=sources)
+    schema = snapshot.index.schema
+    query = build_query(schema, terms, weights, corpora=corpora, sources=sources)
     # ``hits`` builds a new list on every access: read it once.
     found = snapshot.searcher.search(query, limit, count=False).hits
+    window, factor = symbol_reach
+    floor = found[min(window, len(found)) - 1][0] / factor if found else 0.0
+    # A block left out scores at most what the last one kept does: when that cannot reach the
+    # floor, or when fewer than ``limit`` blocks matched (none was left out), no left-out
+    # definition can matter and the second query is skipped.
+    if (
+        symbols
+        and symbol_limit > 0
+        and len(found) >= limit
+        and found[-1][0] >= floor
+        and (not corpora or "code" in corpora)
+    ):
+        named = build_query(
+            schema, terms, weights, corpora=corpora, sources=sources, symbols=symbols
+        )
+        seen = {(a.segment_ord, a.doc) for _, a in found}
+        extra = snapshot.searcher.search(named, symbol_limit, count=False).hits
+        found += [h for h in extra if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
+    return _resolve(snapshot, found)
+
+
+def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
+    """tantivy's (score, address) pairs as hits on the snapshot's blocks."""
     if not found:
         return []
     ids = snapshot.searcher.fast_field_values(S.BID, [address for _, address in found])

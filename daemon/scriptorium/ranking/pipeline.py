@@ -72,6 +72,10 @@ class RankingSettings:
     # ``APIRouter include_router``): asking for an identifier usually means its definition,
     # which stemming alone cannot tell from every block that merely uses a related word.
     definition_factor: float = 1.2
+    # Extra lexical candidates among the code blocks defining a name the query spells out
+    # (exact, case-folded): a definition with a long docstring can sit beyond the first
+    # candidates of a one-word query that every related block matches; 0 is off.
+    definition_candidates: int = 10
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
