@@ -96,6 +96,9 @@ def test_query_names_keep_identifiers_whole_and_split_only_dotted_ones():
     assert query_names("app.include_router()") == {"app", "app.include_router", "include_router"}
     # Stopwords name nothing: "how to get a user" asks for no definition of "to" or "a".
     assert query_names("how to get a user") == {"get", "user"}
+    # As many as a query has terms, however long the text.
+    many = query_names(" ".join(f"name{i}x" for i in range(500)))
+    assert len(many) == 64 and "name0x" in many and "name499x" not in many
 
 
 def test_code_blocks_defining_a_queried_name_are_weighed_up():

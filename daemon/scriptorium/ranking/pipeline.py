@@ -22,6 +22,7 @@ from scriptorium.ranking.modes import RankingMode
 from scriptorium.refs import Ref
 from scriptorium.results import StageDrop, StageReport
 from scriptorium.text import best_line, query_terms, tokenize
+from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
@@ -479,12 +480,16 @@ def query_names(text: str) -> frozenset[str]:
     each segment of a dotted or path-like one (``app.include_router`` → ``include_router``).
 
     Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``.
+    Like query terms, at most :data:`MAX_QUERY_TERMS` of them, in the order they appear.
     """
-    names = set(tokenize(text, split_identifiers=False))
-    for name in list(names):
+    names: dict[str, None] = {}
+    for name in tokenize(text, split_identifiers=False):
+        names[name] = None
         if not name.isalnum():
-            names.update(part for part in _NAME_SEGMENTS.split(name) if part)
-    return frozenset(names)
+            names.update(dict.fromkeys(part for part in _NAME_SEGMENTS.split(name) if part))
+        if len(names) >= MAX_QUERY_TERMS:
+            break
+    return frozenset(list(names)[:MAX_QUERY_TERMS])
 
 
 def coverage(
