@@ -368,6 +368,20 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
             self._derived[("symbols", snapshot.generation)] = cached
         return cached
 
+    def code_by_suffix(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:
+        """Every trailing run of path segments of every code file, lower-cased → the files
+        (in snapshot order), so finding the files a path ends with is one lookup (cached)."""
+        cached = self._derived.get(("code-suffixes", snapshot.generation))
+        if cached is None:
+            cached = defaultdict(list)
+            for doc in snapshot.docs.values():
+                if doc.corpus is Corpus.CODE:
+                    parts = doc.path.lower().split("/")
+                    for i in range(len(parts)):
+                        cached["/".join(parts[i:])].append(doc)
+            self._derived[("code-suffixes", snapshot.generation)] = cached
+        return cached
+
     def includers(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:
         """Code path → documents that include it with an include directive (cached)."""
         cached = self._derived.get(("includers", snapshot.generation))

@@ -83,6 +83,13 @@ class Target:
         return sum(r.weight for r in self.reasons.values())
 
 
+@lru_cache(maxsize=65_536)
+def _folder(path: str) -> str:
+    """The folder of a path as ``PurePosixPath`` spells it (``.`` at the top), remembered:
+    proximity asks it of every code file for every code seed."""
+    return str(PurePosixPath(path).parent)
+
+
 def frameworks_in(text: str) -> set[str]:
     return {name for name, pattern in _FRAMEWORKS.items() if pattern.search(text)}
 
@@ -163,12 +170,8 @@ class RelatedFinder:
         return found[:3]
 
     def _code_by_suffix(self, suffix: str) -> list[SourceDocument]:
-        suffix = suffix.lower()
-        return [
-            d
-            for d in self.code_docs
-            if d.path.lower() == suffix or d.path.lower().endswith("/" + suffix)
-        ]
+        """Code files whose path ends with ``suffix`` at a segment boundary, ignoring case."""
+        return self.engine.code_by_suffix(self.snapshot).get(suffix.lower(), [])
 
     def doc_links(self, seed: Seed) -> None:
         if seed.is_code:
@@ -207,16 +210,16 @@ class RelatedFinder:
                             )
 
     def proximity(self, seed: Seed) -> None:
-        folder = str(PurePosixPath(seed.doc.path).parent)
+        folder = _folder(seed.doc.path)
         for target in self.targets.values():
-            other = str(PurePosixPath(target.doc.path).parent)
+            other = _folder(target.doc.path)
             if target.doc.source == seed.doc.source and other == folder:
                 target.add("path-proximity", WEIGHTS["path-proximity"], f"same folder {folder}")
         if seed.is_code:
             siblings = [
                 d
                 for d in self.code_docs
-                if d.source == seed.doc.source and str(PurePosixPath(d.path).parent) == folder
+                if d.source == seed.doc.source and _folder(d.path) == folder
             ]
             for doc in sorted(siblings, key=lambda d: d.path)[:8]:
                 if doc is not seed.doc:
@@ -229,7 +232,7 @@ class RelatedFinder:
         if not wanted:
             return
         for target in self.targets.values():
-            shared = wanted & frameworks_in(self._text(target))
+            shared = wanted & self._frameworks(target)
             if shared:
                 target.add("framework", WEIGHTS["framework"], ", ".join(sorted(shared)))
 
@@ -263,6 +266,17 @@ class RelatedFinder:
                 found.append("startup")
             for kind in found:
                 target.add(f"impl-{kind}", WEIGHTS["impl"], f"{kind} material")
+
+    def _frameworks(self, target: Target) -> frozenset[str]:
+        """The frameworks a target's text names, remembered per block for the generation:
+        every call asks about dozens of targets, each a handful of regular expressions."""
+        doc = target.doc
+        key = ("frameworks", doc.source, doc.path, doc.content_hash, target.block_index)
+        found = self.snapshot.memo.get(key)
+        if found is None:
+            found = frozenset(frameworks_in(self._text(target)))
+            self.snapshot.remember(key, found)
+        return found
 
     def _text(self, target: Target) -> str:
         if target.block_index is None:

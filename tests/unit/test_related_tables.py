@@ -1,0 +1,61 @@
+"""The per-generation tables ExpandRelated looks things up in, tied to plain definitions."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.compose.related import _folder
+from scriptorium.config import load_settings
+from scriptorium.model import Corpus
+from scriptorium.plugins import load_registry
+from scriptorium.retrieval import LocalEngine
+from tests.support.daemon import copy_security_slice, write_fastapi_config
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
+    work = tmp_path_factory.mktemp("related")
+    corpus = copy_security_slice(work / "corpus", ("en",))
+    settings = load_settings(write_fastapi_config(work / "config.toml", corpus))
+    settings.state_dir = work / "state"
+    settings.build_workers = 1
+    engine = LocalEngine(settings, load_registry())
+    engine.load_or_build()
+    return engine
+
+
+def _linear(engine: LocalEngine, suffix: str) -> list[str]:
+    """What the lookup must equal: every code file ending with ``suffix`` at a segment
+    boundary, ignoring case, in snapshot order."""
+    suffix = suffix.lower()
+    return [
+        d.path
+        for d in engine.snapshot.docs.values()
+        if d.corpus is Corpus.CODE
+        and (d.path.lower() == suffix or d.path.lower().endswith("/" + suffix))
+    ]
+
+
+def test_code_by_suffix_is_the_segment_aligned_case_blind_suffix_match(engine):
+    table = engine.code_by_suffix(engine.snapshot)
+    paths = [d.path for d in engine.snapshot.docs.values() if d.corpus is Corpus.CODE]
+    assert paths
+    probes = {"py", "nowhere.py", "/".join(paths[0].split("/")[-2:]).upper(), paths[0][1:]}
+    for path in paths:
+        parts = path.split("/")
+        probes.update("/".join(parts[i:]) for i in range(len(parts)))
+    for probe in sorted(probes):
+        assert [d.path for d in table.get(probe.lower(), [])] == _linear(engine, probe), probe
+    # A suffix cut inside a segment ("ecurity/oauth2.py") finds nothing, like the scan.
+    cut = paths[0].split("/")[-1][1:]
+    assert cut and not table.get(cut.lower()) and not _linear(engine, cut)
+    # Cached per generation: the same table until the snapshot changes.
+    assert engine.code_by_suffix(engine.snapshot) is table
+
+
+@pytest.mark.parametrize(
+    ("path", "folder"),
+    [("a/b/c.py", "a/b"), ("c.py", "."), ("docs_src/app/main.py", "docs_src/app")],
+)
+def test_folder_is_the_parent_as_pure_posix_path_spells_it(path, folder):
+    assert _folder(path) == folder
