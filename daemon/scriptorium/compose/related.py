@@ -83,6 +83,27 @@ class Target:
         return sum(r.weight for r in self.reasons.values())
 
 
+_STARTUP_FILES = frozenset(
+    {"main.py", "app.py", "program.cs", "startup.cs", "main.go", "server.ts", "index.ts"}
+)
+
+
+def _implementation_kinds(lines: list[str], doc: SourceDocument) -> tuple[str, ...]:
+    language = doc.language
+    found = []
+    if doc.corpus is Corpus.CODE and route_lines(lines, language):
+        found.append("route")
+    if any(is_dependency_injection(line) for line in lines):
+        found.append("dependency-injection")
+    if any(is_decorator(line, language) for line in lines if line.lstrip().startswith(("@", "["))):
+        found.append("decorator")
+    if any(is_configuration(line) for line in lines):
+        found.append("configuration")
+    if PurePosixPath(doc.path).name.lower() in _STARTUP_FILES:
+        found.append("startup")
+    return tuple(found)
+
+
 @lru_cache(maxsize=65_536)
 def _folder(path: str) -> str:
     """The folder of a path as ``PurePosixPath`` spells it (``.`` at the top), remembered:
@@ -238,34 +259,20 @@ class RelatedFinder:
 
     def implementation(self) -> None:
         for target in self.targets.values():
-            lines = self._text(target).splitlines()
-            language = target.doc.language
-            found = []
-            if target.doc.corpus is Corpus.CODE and route_lines(lines, language):
-                found.append("route")
-            if any(is_dependency_injection(line) for line in lines):
-                found.append("dependency-injection")
-            if any(
-                is_decorator(line, language)
-                for line in lines
-                if line.lstrip().startswith(("@", "["))
-            ):
-                found.append("decorator")
-            if any(is_configuration(line) for line in lines):
-                found.append("configuration")
-            name = PurePosixPath(target.doc.path).name.lower()
-            if name in {
-                "main.py",
-                "app.py",
-                "program.cs",
-                "startup.cs",
-                "main.go",
-                "server.ts",
-                "index.ts",
-            }:
-                found.append("startup")
-            for kind in found:
+            for kind in self._implementation_kinds(target):
                 target.add(f"impl-{kind}", WEIGHTS["impl"], f"{kind} material")
+
+    def _implementation_kinds(self, target: Target) -> tuple[str, ...]:
+        """What implementation material a target holds (routes, injection, decorators,
+        configuration, a start-up file), remembered per block for the generation: it is a
+        pattern test per line of every target, and the same blocks come back call after call."""
+        doc = target.doc
+        key = ("impl-kinds", doc.source, doc.path, doc.content_hash, target.block_index)
+        found = self.snapshot.memo.get(key)
+        if found is None:
+            found = _implementation_kinds(self._text(target).splitlines(), doc)
+            self.snapshot.remember(key, found)
+        return found
 
     def _frameworks(self, target: Target) -> frozenset[str]:
         """The frameworks a target's text names, remembered per block for the generation:
