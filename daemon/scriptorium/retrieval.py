@@ -105,6 +105,8 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self._write_lock = threading.Lock()
         self._lines: LRUCache = LRUCache(maxsize=4096)
         self._derived: LRUCache = LRUCache(maxsize=8)
+        # (source, path, content hash) of a page -> the code files it includes.
+        self._includes: dict[tuple[str, str, str], tuple[str, ...]] = {}
         self._watch_task: asyncio.Task | None = None
         self._walked_cache: tuple[tuple[frozenset[str], ...], frozenset[str]] | None = None
         self._ready = False
@@ -396,12 +398,21 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                     parts = doc.path.split("/")
                     for i in range(len(parts)):
                         by_suffix["/".join(parts[i:])].append(doc.path)
+            # What each page includes is kept across generations (keyed by its content), so
+            # after an update only the changed pages are scanned again.
+            previous, seen = self._includes, {}
             for doc in snapshot.docs.values():
                 if doc.corpus is not Corpus.DOCS:
                     continue
-                for tail in includes_in(doc.text):
+                key = (doc.source, doc.path, doc.content_hash)
+                tails = previous.get(key)
+                if tails is None:
+                    tails = tuple(includes_in(doc.text))
+                seen[key] = tails
+                for tail in tails:
                     for path in by_suffix.get(tail, ()):
                         cached[path].append(doc)
+            self._includes = seen
             self._derived[("includers", snapshot.generation)] = cached
         return cached
 

@@ -59,3 +59,18 @@ def test_code_by_suffix_is_the_segment_aligned_case_blind_suffix_match(engine):
 )
 def test_folder_is_the_parent_as_pure_posix_path_spells_it(path, folder):
     assert _folder(path) == folder
+
+
+def test_includers_rebuilt_from_remembered_pages_equal_a_fresh_scan(engine):
+    def table() -> dict[str, list[str]]:
+        engine._derived.clear()  # as after an update: a new generation, the same pages
+        return {k: [d.path for d in v] for k, v in engine.includers(engine.snapshot).items()}
+
+    engine._includes = {}
+    fresh = table()
+    assert fresh and engine._includes  # the slice's tutorial pages include its examples
+    assert table() == fresh  # from the remembered pages this time
+    # A page whose remembered includes are stale (another content hash) is scanned again.
+    key = next(iter(engine._includes))
+    engine._includes = {(key[0], key[1], "stale"): ("nowhere.py",)}
+    assert table() == fresh
