@@ -67,6 +67,18 @@ def test_max_fusion_scales_each_corpus_by_its_best_and_blend_keeps_part_of_the_g
     assert all(math.isfinite(s) for s in fused(0.5))
 
 
+def test_one_corpus_is_scaled_by_its_best_too():
+    # Scores share one scale whatever matched: a docs-only answer is not raw BM25.
+    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    cands = [
+        candidate(Corpus.DOCS, "a.md", "## A\n\nprose\n", 34.0),
+        candidate(Corpus.DOCS, "b.md", "## B\n\nprose\n", 17.0),
+    ]
+    pipeline.fuse(cands)
+    assert [c.score for c in cands] == [1.0, 0.5]
+    assert [c.scores.fused for c in cands] == [1.0, 0.5]
+
+
 def test_blocks_that_render_reference_from_code_are_weighed_down():
     directive = "## API Key Security Schemes\n\n::: fastapi.security.APIKeyCookie\n"
     prose = "## Security\n\nUse `OAuth2PasswordBearer` for tokens; see `::: not a directive`.\n"

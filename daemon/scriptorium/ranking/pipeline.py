@@ -183,7 +183,7 @@ class Pipeline:
                 for rank, cand in enumerate(group, start=1):
                     cand.score = 1.0 / (self.settings.rrf_k + rank)
                     cand.reasons.append(Reason("fusion", cand.score, f"rrf rank {rank}"))
-        elif mode == "max" and len(by_corpus) > 1:
+        elif mode == "max" and by_corpus:
             bests = {corpus: max(c.score for c in g) or 1.0 for corpus, g in by_corpus.items()}
             overall = max(bests.values())
             blend = self.settings.fusion_blend
