@@ -171,7 +171,10 @@ class SearchMixin:
             ranking.candidate_limit(query.top_k),
             corpora=corpora,
             sources=sorted(query.sources),
-            symbols=query_names(query.text) if ranking.definition_candidates else (),
+            # Without a prior above 1 nothing could lift a left-out definition into the window.
+            symbols=query_names(query.text)
+            if ranking.definition_candidates and ranking.definition_factor > 1.0
+            else (),
             symbol_limit=ranking.definition_candidates,
             symbol_reach=(query.top_k, ranking.definition_factor),
         )

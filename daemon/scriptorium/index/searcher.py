@@ -116,7 +116,7 @@ def lexical_search(
     # ``hits`` builds a new list on every access: read it once.
     found = snapshot.searcher.search(query, limit, count=False).hits
     window, factor = symbol_reach
-    floor = found[min(window, len(found)) - 1][0] / factor if found else 0.0
+    floor = found[min(window, len(found)) - 1][0] / factor if found and factor > 0 else 0.0
     # A block left out scores at most what the last one kept does: when that cannot reach the
     # floor, or when fewer than ``limit`` blocks matched (none was left out), no left-out
     # definition can matter and the second query is skipped.
