@@ -24,7 +24,7 @@ from scriptorium import __version__, telemetry
 from scriptorium.cancel import run_in_thread
 from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
-from scriptorium.compose.related import expand_related, includes_in
+from scriptorium.compose.related import expand_related, folder_of, includes_in
 from scriptorium.compose.seeds import load_seeds
 from scriptorium.config import default_state_dir
 from scriptorium.engine import Engine
@@ -104,6 +104,8 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self._resolver: Resolver | None = None
         self._write_lock = threading.Lock()
         self._lines: LRUCache = LRUCache(maxsize=4096)
+        # Four tables per generation (symbols, includers, code suffixes and folders): room for
+        # the served generation and the one before it.
         self._derived: LRUCache = LRUCache(maxsize=8)
         # (source, path, content hash) of a page -> the code files it includes.
         self._includes: dict[tuple[str, str, str], tuple[str, ...]] = {}
@@ -382,6 +384,17 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
                     for i in range(len(parts)):
                         cached["/".join(parts[i:])].append(doc)
             self._derived[("code-suffixes", snapshot.generation)] = cached
+        return cached
+
+    def code_by_folder(self, snapshot: Snapshot) -> dict[tuple[str, str], list[SourceDocument]]:
+        """(source, folder) → the code files directly in it, in snapshot order (cached)."""
+        cached = self._derived.get(("code-folders", snapshot.generation))
+        if cached is None:
+            cached = defaultdict(list)
+            for doc in snapshot.docs.values():
+                if doc.corpus is Corpus.CODE:
+                    cached[(doc.source, folder_of(doc.path))].append(doc)
+            self._derived[("code-folders", snapshot.generation)] = cached
         return cached
 
     def includers(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scriptorium.compose.related import _folder
+from scriptorium.compose.related import folder_of
 from scriptorium.config import load_settings
 from scriptorium.model import Corpus
 from scriptorium.plugins import load_registry
@@ -58,7 +58,7 @@ def test_code_by_suffix_is_the_segment_aligned_case_blind_suffix_match(engine):
     [("a/b/c.py", "a/b"), ("c.py", "."), ("docs_src/app/main.py", "docs_src/app")],
 )
 def test_folder_is_the_parent_as_pure_posix_path_spells_it(path, folder):
-    assert _folder(path) == folder
+    assert folder_of(path) == folder
 
 
 def test_includers_rebuilt_from_remembered_pages_equal_a_fresh_scan(engine):

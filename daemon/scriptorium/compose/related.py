@@ -105,7 +105,7 @@ def _implementation_kinds(lines: list[str], doc: SourceDocument) -> tuple[str, .
 
 
 @lru_cache(maxsize=65_536)
-def _folder(path: str) -> str:
+def folder_of(path: str) -> str:
     """The folder of a path as ``PurePosixPath`` spells it (``.`` at the top), remembered:
     proximity asks it of every code file for every code seed."""
     return str(PurePosixPath(path).parent)
@@ -122,7 +122,6 @@ class RelatedFinder:
         self.engine = engine
         self.snapshot = snapshot
         self.targets: dict[tuple[str, str, int | None], Target] = {}
-        self.code_docs = [d for d in snapshot.docs.values() if d.corpus is Corpus.CODE]
 
     def target(self, doc: SourceDocument, block_index: int | None) -> Target:
         key = (doc.source, doc.path, block_index)
@@ -231,17 +230,13 @@ class RelatedFinder:
                             )
 
     def proximity(self, seed: Seed) -> None:
-        folder = _folder(seed.doc.path)
+        folder = folder_of(seed.doc.path)
         for target in self.targets.values():
-            other = _folder(target.doc.path)
+            other = folder_of(target.doc.path)
             if target.doc.source == seed.doc.source and other == folder:
                 target.add("path-proximity", WEIGHTS["path-proximity"], f"same folder {folder}")
         if seed.is_code:
-            siblings = [
-                d
-                for d in self.code_docs
-                if d.source == seed.doc.source and _folder(d.path) == folder
-            ]
+            siblings = self.engine.code_by_folder(self.snapshot).get((seed.doc.source, folder), [])
             for doc in sorted(siblings, key=lambda d: d.path)[:8]:
                 if doc is not seed.doc:
                     self.target(doc, None).add(
