@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,14 @@ def _positive(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return number
+
+
+def _moment(value: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected an ISO 8601 date or time") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument(
         "--snippet-lines", type=_positive, default=0, help="lines per snippet (default 8)"
+    )
+    search.add_argument(
+        "--as-of",
+        type=_moment,
+        default=None,
+        help="retrieve as of this date or time (ISO 8601, e.g. 2024-01-31; UTC when no zone)",
     )
     search.add_argument("--explain", action="store_true", help="show reasons and stages")
 
@@ -417,6 +432,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             surface=args.surface,
             token_budget=args.token_budget,
             snippet_lines=args.snippet_lines,
+            as_of=args.as_of,
             explain=args.explain,
         )
     if args.format == "json":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -97,6 +100,32 @@ def test_as_of_filters_documents_not_effective_then(daemon):
     assert pages(then) == ["expired"]
     expired = next(r for r in now.results if r.location.startswith("expired"))
     assert expired.effective_to.ToDatetime().year == 2020
+
+
+def test_the_cli_passes_as_of_and_refuses_a_malformed_one(daemon):
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "scriptorium",
+                "--format",
+                "json",
+                "search",
+                *args,
+                "--target",
+                daemon.address,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    then = cli("numbat policy exports", "--as-of", "2019-06-01")
+    assert then.returncode == 0, then.stderr
+    assert [r["location"].split("#")[0] for r in json.loads(then.stdout)["results"]] == ["expired"]
+    bad = cli("numbat policy exports", "--as-of", "last tuesday")
+    assert bad.returncode == 2 and "ISO 8601" in bad.stderr
 
 
 def test_page_boost_from_front_matter(daemon):
