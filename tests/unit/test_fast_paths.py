@@ -36,6 +36,7 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, write_fastapi_config
 
 tokenize_module = __import__("scriptorium.text.tokenize", fromlist=["_analyse"])
+snippets_module = __import__("scriptorium.text.snippets", fromlist=["FIRST_SLICE"])
 
 WORDS = [
     "user",
@@ -160,6 +161,56 @@ def test_best_line_matches_tokenizing_every_line():
         terms = [rng.choice(WORDS) for _ in range(rng.randint(0, 4))]
         start, end = rng.randint(-1, 5), rng.choice([None, rng.randint(0, 14)])
         assert best_line(lines, terms, start, end) == reference_best_line(lines, terms, start, end)
+
+
+@pytest.mark.parametrize("first_slice", [1, 2, 5])
+def test_best_line_screening_in_slices_matches_tokenizing_every_line(monkeypatch, first_slice):
+    # Small slices, so that ranges of a dozen lines are screened slice by slice and the scan
+    # stops early whenever a line holds every term that occurs in the range.
+    monkeypatch.setattr(snippets_module, "FIRST_SLICE", first_slice)
+    rng = random.Random(first_slice)
+    for _ in range(3000):
+        lines = [
+            rng.choice(["", "    "]) + " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 5)))
+            for _ in range(rng.randint(0, 14))
+        ]
+        terms = [rng.choice(WORDS) for _ in range(rng.randint(0, 4))]
+        start, end = rng.randint(-1, 5), rng.choice([None, rng.randint(0, 16)])
+        assert best_line(lines, terms, start, end) == reference_best_line(lines, terms, start, end)
+
+
+def test_best_line_with_a_shared_memo_matches_tokenizing_every_line(monkeypatch):
+    # One memo across many texts and term sets, keyed by each text's content, as searches
+    # share it: what one call screened must serve the next exactly.
+    monkeypatch.setattr(snippets_module, "FIRST_SLICE", 3)
+    memo = snippets_module.ScreenMemo(limit=500)  # small: emptied now and then too
+    rng = random.Random(11)
+    texts = [
+        [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 5))) for _ in range(n)]
+        for n in (0, 4, 9, 14, 14)
+    ]
+    for _ in range(4000):
+        lines = rng.choice(texts)
+        key = hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        terms = [rng.choice(WORDS) for _ in range(rng.randint(1, 4))]
+        start, end = rng.randint(-1, 5), rng.choice([None, rng.randint(0, 16)])
+        expected = reference_best_line(lines, terms, start, end)
+        assert best_line(lines, terms, start, end, memo=memo, key=key) == expected
+
+
+def test_best_line_on_a_long_class_matches_tokenizing_every_line():
+    # fastapi/applications.py: the FastAPI class is one block of about 4,700 lines, with a few
+    # non-ASCII lines; the answer is early for some queries, late or absent for others.
+    lines = (CORPUS / "fastapi" / "applications.py").read_text("utf-8").split("\n")
+    for terms in (
+        ["fastapi", "fast", "api"],
+        ["openapi_url", "openapi", "url"],
+        ["redirect", "slashes"],
+        ["lifespan", "shutdown", "deprecated"],
+        ["websocket", "route", "nothingatall"],
+        ["nothingatall"],
+    ):
+        assert best_line(lines, terms, 10) == reference_best_line(lines, terms, 10), terms
 
 
 def test_best_line_skips_substrings_that_are_not_tokens():

@@ -22,6 +22,7 @@ from scriptorium.ranking.modes import RankingMode
 from scriptorium.refs import Ref
 from scriptorium.results import StageDrop, StageReport
 from scriptorium.text import best_line, query_terms, tokenize
+from scriptorium.text.snippets import ScreenMemo
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -123,6 +124,8 @@ class Pipeline:
     def __init__(self, settings: RankingSettings, lines_of: Callable[[SourceDocument], list[str]]):
         self.settings = settings
         self.lines_of = lines_of
+        # What anchoring found in code texts per term, kept for later searches.
+        self.screens = ScreenMemo()
 
     # -- stage 1: candidates ------------------------------------------------------------------
 
@@ -160,7 +163,14 @@ class Pipeline:
             block = cand.block
             if block.kind is RefKind.CODE and cand.anchor_line is None:
                 lines = self.lines_of(cand.document)
-                best = best_line(lines, terms, block.start_line - 1, block.end_line)
+                best = best_line(
+                    lines,
+                    terms,
+                    block.start_line - 1,
+                    block.end_line,
+                    memo=self.screens,
+                    key=cand.document.content_hash,
+                )
                 if best is not None:
                     cand.anchor_line = best + 1
                 elif terms & set(tokenize(cand.document.path, **self.settings.token_options())):

@@ -8,77 +8,196 @@ are 1-based and inclusive, like the block ranges they come from.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Collection, Sequence
+from collections import Counter
+from collections.abc import Collection, Hashable, Sequence
 from itertools import accumulate
 
 from scriptorium.text.normalize import normalize
 from scriptorium.text.tokenize import tokenize
 
-__all__ = ["best_line", "code_snippet", "doc_snippet"]
+__all__ = ["ScreenMemo", "best_line", "code_snippet", "doc_snippet"]
+
+
+# Lines screened at a time: a long block is screened in growing slices, so a scan can stop
+# once a line holds every term that occurs anywhere in the range.
+FIRST_SLICE = 256
+
+
+class ScreenMemo:
+    """What screening found in a range of a text, per term, for the next search to reuse.
+
+    Keys start with the caller's key for the text (a content hash: equal texts screen
+    equally, so entries stay valid across generations). The table is emptied whole at its
+    cap, which keeps every step one dict operation, safe without a lock for concurrent
+    callers. Queries about one code base share many terms ("app", "router", "path"), and the
+    same large classes answer many of them.
+    """
+
+    __slots__ = ("_table", "limit")
+
+    def __init__(self, limit: int = 16_384) -> None:
+        self._table: dict[tuple, object] = {}
+        self.limit = limit
+
+    def get(self, key: tuple) -> object:
+        return self._table.get(key)
+
+    def put(self, key: tuple, value: object) -> None:
+        if len(self._table) >= self.limit:
+            self._table = {}
+        self._table[key] = value
 
 
 def best_line(
-    lines: Sequence[str], terms: Collection[str], start: int = 0, end: int | None = None
+    lines: Sequence[str],
+    terms: Collection[str],
+    start: int = 0,
+    end: int | None = None,
+    *,
+    memo: ScreenMemo | None = None,
+    key: Hashable = None,
 ) -> int | None:
     """Index into ``lines`` of the line in ``[start, end)`` holding the most distinct terms.
 
     Lines are matched on their unstemmed tokens (stopwords included), so an identifier part such
     as ``user`` finds ``getUserName``. Terms are normalised here, so both query terms and raw
     words work. Ties go to the earliest line; None when no line holds any term.
+
+    ``memo`` with a ``key`` naming the text of ``lines`` (its content hash) keeps what the
+    screening found per term, for later calls on the same text.
     """
     wanted = {normalize(t) for t in terms if t}
     if not wanted:
         return None
+    start = max(start, 0)
     stop = len(lines) if end is None else min(end, len(lines))
-    # The answer is the earliest line with the highest count. Lines are visited by their
-    # bound, highest first, so the scan ends as soon as no remaining line can reach the best.
-    checks = _lines_to_check(lines, wanted, max(start, 0), stop)
-    checks.sort(key=lambda check: (-check[1], check[0]))
+    screen = _Screen(lines, memo if key is not None else None, key)
+    # No line holds more terms than occur in the range at all (every token of a line is a
+    # substring of the line normalised). A long range is screened slice by slice, in order,
+    # and once the best line holds that many no later line can beat it: a query naming a
+    # class finds its line in the first slice of a 4,700-line class, not after all of it.
+    reachable = len(wanted)
+    if stop - start > FIRST_SLICE:
+        reachable = screen.occurring(wanted, start, stop)
     best_index = -1
     best_count = 0
-    for index, most in checks:
-        if most < best_count:
-            break
-        if most == best_count and index > best_index:
-            continue
-        count = len(wanted.intersection(tokenize(lines[index], drop_stopwords=False)))
-        if count > best_count or (count == best_count and count and index < best_index):
-            best_index, best_count = index, count
+    low, size = start, FIRST_SLICE
+    while low < stop and best_count < reachable:
+        high = min(stop, low + size)
+        # The answer is the earliest line with the highest count. Lines are visited by their
+        # bound, highest first, so the scan ends as soon as no remaining line can reach the
+        # best (lines of earlier slices come first, so they win ties).
+        checks = screen.lines_to_check(wanted, low, high)
+        checks.sort(key=lambda check: (-check[1], check[0]))
+        for index, most in checks:
+            if most < best_count:
+                break
+            if most == best_count and index > best_index:
+                continue
+            count = len(wanted.intersection(tokenize(lines[index], drop_stopwords=False)))
+            if count > best_count or (count == best_count and count and index < best_index):
+                best_index, best_count = index, count
+        low, size = high, size * 2
     return best_index if best_count else None
 
 
-def _lines_to_check(
-    lines: Sequence[str], wanted: set[str], start: int, stop: int
-) -> list[tuple[int, int]]:
-    """``(index, most)`` for the lines in ``[start, stop)`` that may hold a wanted token.
+class _Screen:
+    """Screening of ranges of ``lines`` for the terms of one :func:`best_line` call."""
 
-    ``most`` bounds how many distinct wanted tokens the line can hold. Tokenizing every line
-    of a long definition would dominate a search, so lines are screened first: every token
-    of an ASCII line is a lower-cased substring of it that starts and ends where the tokenizer
-    can split (:func:`_token_bounds`), so only lines where a term occurs that way can count,
-    and no more terms than occur there. A line with other characters (where NFKC and
-    casefolding may change lengths) is kept unscreened, bounded by every term.
+    __slots__ = ("key", "lines", "memo")
 
-    The lines are searched joined without separators, so every search runs in C; an
-    occurrence straddling two lines belongs to neither and is skipped.
-    """
-    if start >= stop:
-        return []
-    window = lines[start:stop]
-    text = "".join(window)
-    unscreened: list[tuple[int, int]] = []
-    if not text.isascii():
-        unscreened = [(start + i, len(wanted)) for i, ln in enumerate(window) if not ln.isascii()]
-        window = [line if line.isascii() else "" for line in window]
-        text = "".join(window)
-    text = text.lower()
-    ends = list(accumulate(map(len, window)))  # where each line ends in ``text``
-    counts: dict[int, int] = {}
-    find = text.find
-    for term in wanted:
-        if not term.isascii():
-            continue
+    def __init__(self, lines: Sequence[str], memo: ScreenMemo | None, key: Hashable) -> None:
+        self.lines, self.memo, self.key = lines, memo, key
+
+    def occurring(self, wanted: set[str], start: int, stop: int) -> int:
+        """How many of ``wanted`` occur in ``[start, stop)`` at all, as substrings of its
+        normalised lines.
+
+        ASCII lines are only lower-cased; the rest (few, in code) are normalised on their own,
+        since normalising a long text that holds one non-ASCII character costs milliseconds.
+        """
+        memo, key = self.memo, self.key
+        known = {}
+        if memo is not None:
+            for term in wanted:
+                found = memo.get((key, start, stop, "in", term))
+                if isinstance(found, bool):
+                    known[term] = found
+        if len(known) < len(wanted):
+            window = self.lines[start:stop]
+            ascii_lines = [line for line in window if line.isascii()]
+            texts = ["\n".join(ascii_lines).lower()]
+            if len(ascii_lines) < len(window):
+                texts.append(normalize("\n".join(line for line in window if not line.isascii())))
+            for term in wanted.difference(known):
+                known[term] = found = any(term in text for text in texts)
+                if memo is not None:
+                    memo.put((key, start, stop, "in", term), found)
+        return sum(known.values())
+
+    def lines_to_check(self, wanted: set[str], start: int, stop: int) -> list[tuple[int, int]]:
+        """``(index, most)`` for the lines in ``[start, stop)`` that may hold a wanted token.
+
+        ``most`` bounds how many distinct wanted tokens the line can hold. Tokenizing every
+        line of a long definition would dominate a search, so lines are screened first: every
+        token of an ASCII line is a lower-cased substring of it that starts and ends where the
+        tokenizer can split (:func:`_token_bounds`), so only lines where a term occurs that way
+        can count, and no more terms than occur there. A line with other characters (where
+        NFKC and casefolding may change lengths) is kept unscreened, bounded by every term.
+        """
+        if start >= stop:
+            return []
+        memo, key = self.memo, self.key
+        prepared: _Prepared | None = None
+        counts: Counter[int] = Counter()
+        for term in wanted:
+            if not term.isascii():
+                continue
+            found = memo.get((key, start, stop, term)) if memo is not None else None
+            if not isinstance(found, tuple):
+                if prepared is None:
+                    prepared = _Prepared(self.lines[start:stop])
+                found = prepared.term_lines(term)
+                if memo is not None:
+                    memo.put((key, start, stop, term), found)
+            counts.update(found)
+        unscreened = memo.get((key, start, stop, None)) if memo is not None else None
+        if not isinstance(unscreened, tuple):
+            window = self.lines[start:stop] if prepared is None else prepared.lines
+            unscreened = ()
+            if not (prepared.ascii if prepared is not None else "".join(window).isascii()):
+                unscreened = tuple(i for i, line in enumerate(window) if not line.isascii())
+            if memo is not None:
+                memo.put((key, start, stop, None), unscreened)
+        screened = [(start + i, counts[i]) for i in sorted(counts)]
+        if not unscreened:
+            return screened
+        return sorted(screened + [(start + i, len(wanted)) for i in unscreened])
+
+
+class _Prepared:
+    """A range of lines joined for searching: ASCII lines lower-cased, other lines blanked."""
+
+    __slots__ = ("ascii", "ends", "lines", "text", "window")
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        window = lines
+        self.ascii = "".join(lines).isascii()
+        if not self.ascii:
+            window = [line if line.isascii() else "" for line in lines]
+        self.window = window
+        # The lines are searched joined without separators, so every search runs in C; an
+        # occurrence straddling two lines belongs to neither and is skipped.
+        self.text = "".join(window).lower()
+        self.ends = list(accumulate(map(len, window)))  # where each line ends in ``text``
+
+    def term_lines(self, term: str) -> tuple[int, ...]:
+        """The lines (relative to the range) where ``term`` occurs as it could as a token."""
+        text, window, ends = self.text, self.window, self.ends
+        find = text.find
         size = len(term)
+        lines: list[int] = []
         found = find(term)
         while found >= 0:
             index = bisect_right(ends, found)
@@ -87,11 +206,10 @@ def _lines_to_check(
             if not _token_bounds(line, begin, begin + size):
                 found = find(term, found + 1)
                 continue
-            counts[index] = counts.get(index, 0) + 1
+            lines.append(index)
             # One occurrence per line is enough: continue from the next line.
             found = find(term, ends[index])
-    screened = [(start + i, counts[i]) for i in sorted(counts)]
-    return sorted(screened + unscreened) if unscreened else screened
+        return tuple(lines)
 
 
 def _token_bounds(line: str, begin: int, end: int) -> bool:
