@@ -19,6 +19,7 @@ from scriptorium.text import (
     normalize,
     preview,
     query_terms,
+    split_lines,
     tokenize,
     trim_to_tokens,
 )
@@ -73,6 +74,24 @@ def test_normalize_is_nfkc_then_casefold(raw: str, expected: str) -> None:
 )
 def test_collapse_whitespace(raw: str, expected: str) -> None:
     assert collapse_whitespace(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("", []),
+        ("a", ["a"]),
+        ("a\n", ["a"]),
+        ("a\n\n", ["a", ""]),
+        ("\n", [""]),
+        ("a\r\nb\r\n", ["a", "b"]),
+        ("a\r\nb", ["a", "b"]),
+        ("a\rb\nc\r", ["a\rb", "c"]),  # only a carriage return ending a line goes
+        ("x\fy\u2028z\n", ["x\fy\u2028z"]),  # form feeds and U+2028 do not split
+    ],
+)
+def test_split_lines_counts_lines_as_editors_do(raw: str, expected: list[str]) -> None:
+    assert split_lines(raw) == expected
 
 
 # -- tokenize ---------------------------------------------------------------------------------
