@@ -183,7 +183,7 @@ def test_best_line_with_a_shared_memo_matches_tokenizing_every_line(monkeypatch)
     # One memo across many texts and term sets, keyed by each text's content, as searches
     # share it: what one call screened must serve the next exactly.
     monkeypatch.setattr(snippets_module, "FIRST_SLICE", 3)
-    memo = snippets_module.ScreenMemo(limit=500)  # small: emptied now and then too
+    memo = snippets_module.ScreenMemo(limit=500, max_items=2_000)  # small: emptied now and then
     rng = random.Random(11)
     texts = [
         [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 5))) for _ in range(n)]
@@ -196,6 +196,20 @@ def test_best_line_with_a_shared_memo_matches_tokenizing_every_line(monkeypatch)
         start, end = rng.randint(-1, 5), rng.choice([None, rng.randint(0, 16)])
         expected = reference_best_line(lines, terms, start, end)
         assert best_line(lines, terms, start, end, memo=memo, key=key) == expected
+
+
+def test_screen_memo_is_bounded_by_entries_and_by_line_numbers_held():
+    memo = snippets_module.ScreenMemo(limit=3, max_items=10)
+    memo.put(("a",), (1, 2, 3, 4))
+    memo.put(("b",), (5, 6, 7, 8))
+    assert memo.get(("a",)) == (1, 2, 3, 4)
+    memo.put(("c",), (9, 10, 11))  # 11 line numbers: over the cap, so the table starts again
+    assert memo.get(("a",)) is None and memo.get(("b",)) is None
+    assert memo.get(("c",)) == (9, 10, 11)
+    memo.put(("d",), True)
+    memo.put(("e",), ())
+    memo.put(("f",), ())  # a fourth entry: over the entry cap
+    assert [memo.get((k,)) for k in "cdef"] == [None, None, None, ()]
 
 
 def test_best_line_on_a_long_class_matches_tokenizing_every_line():

@@ -27,25 +27,30 @@ class ScreenMemo:
     """What screening found in a range of a text, per term, for the next search to reuse.
 
     Keys start with the caller's key for the text (a content hash: equal texts screen
-    equally, so entries stay valid across generations). The table is emptied whole at its
-    cap, which keeps every step one dict operation, safe without a lock for concurrent
-    callers. Queries about one code base share many terms ("app", "router", "path"), and the
-    same large classes answer many of them.
+    equally, so entries stay valid across generations). The table is emptied whole when it
+    holds ``limit`` entries or ``max_items`` line numbers (about 40 bytes each), which keeps
+    every step one dict operation, safe without a lock for concurrent callers. Queries about
+    one code base share many terms ("app", "router", "path"), and the same large classes
+    answer many of them.
     """
 
-    __slots__ = ("_table", "limit")
+    __slots__ = ("_items", "_table", "limit", "max_items")
 
-    def __init__(self, limit: int = 16_384) -> None:
+    def __init__(self, limit: int = 16_384, max_items: int = 500_000) -> None:
         self._table: dict[tuple, object] = {}
+        self._items = 0
         self.limit = limit
+        self.max_items = max_items
 
     def get(self, key: tuple) -> object:
         return self._table.get(key)
 
     def put(self, key: tuple, value: object) -> None:
-        if len(self._table) >= self.limit:
-            self._table = {}
+        items = len(value) if isinstance(value, tuple) else 1
+        if len(self._table) >= self.limit or self._items + items > self.max_items:
+            self._table, self._items = {}, 0
         self._table[key] = value
+        self._items += items
 
 
 def best_line(
