@@ -14,7 +14,7 @@ from scriptorium.compose.related import expand_related, frameworks_in
 from scriptorium.compose.seeds import load_seeds
 from scriptorium.model import Corpus, Query, RefKind
 from scriptorium.results import GuideOutcome, InvalidArgument, SearchHit
-from scriptorium.text import query_terms, tokenize
+from scriptorium.text import query_terms, token_set
 from scriptorium.text.tokenize import CJK_CHARS
 
 MAX_TOPIC_CHARS = 2000
@@ -133,8 +133,7 @@ def _on_topic(engine, ref_id: str, wanted: set[str]) -> bool:
     seeds, _ = load_seeds(engine.snapshot, [ref_id], engine.lines_of)
     if not seeds:
         return False
-    tokens = set(tokenize(seeds[0].text[:20000]))
-    return bool(wanted & tokens)
+    return bool(wanted & token_set(seeds[0].text[:20000]))
 
 
 def _mentioned(engine, hits: list[SearchHit], value: str) -> bool:
@@ -147,7 +146,7 @@ def _mentioned(engine, hits: list[SearchHit], value: str) -> bool:
         if not seeds:
             continue
         text = seeds[0].doc.text[:50000]
-        if wanted_frameworks & frameworks_in(text) or terms & set(tokenize(text[:5000])):
+        if wanted_frameworks & frameworks_in(text) or terms & token_set(text[:5000]):
             return True
         if seeds[0].doc.language and seeds[0].doc.language.lower() in {t.lower() for t in terms}:
             return True
@@ -171,7 +170,9 @@ def _unmentioned_terms(engine, hits: list[SearchHit], topic: str) -> list[str]:
     for hit in hits:
         seeds, _ = load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)
         if seeds:
-            mentioned.update(tokenize(f"{hit.location} {seeds[0].text[:20000]}", stem=True))
+            # The location's tokens and the text's, as one text of both would give them.
+            mentioned.update(token_set(hit.location, stem=True))
+            mentioned.update(token_set(seeds[0].text[:20000], stem=True))
     limit = RARE_SHARE * searcher.num_docs
     missing = []
     for word in words:

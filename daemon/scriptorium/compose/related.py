@@ -29,7 +29,7 @@ from scriptorium.index.searcher import lexical_search
 from scriptorium.model import Block, Corpus, Reason, RefKind, SourceDocument
 from scriptorium.refs import Ref
 from scriptorium.results import RelatedHit, RelatedOutcome
-from scriptorium.text import tokenize
+from scriptorium.text import token_set, tokenize
 from scriptorium.text.code import (
     import_targets,
     is_configuration,
@@ -111,8 +111,12 @@ def folder_of(path: str) -> str:
     return str(PurePosixPath(path).parent)
 
 
-def frameworks_in(text: str) -> set[str]:
-    return {name for name, pattern in _FRAMEWORKS.items() if pattern.search(text)}
+@lru_cache(maxsize=256)
+def frameworks_in(text: str) -> frozenset[str]:
+    """The frameworks ``text`` names (remembered: guides ask it of the same pages call after
+    call, each a handful of regular expressions over up to 50,000 characters; 256 of those
+    hold at most 13 MB)."""
+    return frozenset(name for name, pattern in _FRAMEWORKS.items() if pattern.search(text))
 
 
 class RelatedFinder:
@@ -157,7 +161,9 @@ class RelatedFinder:
         best = hits[0].score or 1.0
         wanted = set(terms)
         for hit in hits:
-            shared = sorted(wanted & set(tokenize(hit.block.body)))[:6]
+            # Token sets are remembered: the 60 hits are mostly the last call's blocks again,
+            # and tokenizing them was 80 % of an ExpandRelated.
+            shared = sorted(wanted & token_set(hit.block.body))[:6]
             self.target(hit.doc, hit.block_index).add(
                 "shared-terms",
                 WEIGHTS["shared-terms"] * hit.score / best,

@@ -11,6 +11,7 @@ from scriptorium.text.tokenize import (
     MAX_TOKEN_CHARS,
     TOKENIZER_VERSION,
     query_terms,
+    token_set,
     tokenize,
 )
 
@@ -28,6 +29,7 @@ __all__ = [
     "preview",
     "query_terms",
     "split_lines",
+    "token_set",
     "tokenize",
     "trim_to_tokens",
 ]

@@ -39,6 +39,7 @@ repeat the same words heavily; that keeps tokenizing a whole corpus to a few C-l
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "TOKENIZER_VERSION",
     "query_terms",
+    "token_set",
     "tokenize",
 ]
 
@@ -287,3 +289,12 @@ def query_terms(text: str, *, stem: bool = False, **options: bool) -> list[str]:
         text, drop_stopwords=False, stem=stem, **options
     )
     return list(dict.fromkeys(tokens))[:MAX_QUERY_TERMS]
+
+
+@functools.lru_cache(maxsize=512)
+def token_set(text: str, *, stem: bool = False) -> frozenset[str]:
+    """The distinct tokens of ``text`` (stopwords dropped), remembered for the texts asked about
+    again and again: the blocks and pages that composing calls check for a term, call after
+    call. (Callers pass block bodies, which a generation holds anyway, or texts of at most
+    20,000 characters, which bounds what this keeps alive.)"""
+    return frozenset(tokenize(text, stem=stem))

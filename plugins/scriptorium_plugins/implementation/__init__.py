@@ -110,9 +110,30 @@ def _is_code(candidate: Candidate) -> bool:
 
 def code_signals(candidate: Candidate) -> Iterator[Signal]:
     """The implementation signals a code candidate shows, strongest evidence first."""
-    path = candidate.document.path
-    language = candidate.document.language
-    lines = candidate.block.body.split("\n")
+    document = candidate.document
+    return iter(_code_signals(document.path, document.language, candidate.block.body))
+
+
+def doc_signals(candidate: Candidate) -> Iterator[Signal]:
+    """Docs earn a smaller boost when they show code: a fence or an included example file."""
+    return iter(_doc_signals(candidate.block.body))
+
+
+# Signals depend on the block alone, and a search asks about its 50 candidates, most of them
+# the blocks the last implementation search asked about: they are remembered, since finding
+# them tests patterns on every line (70 % of an implementation-mode rerank).
+@functools.lru_cache(maxsize=4096)
+def _code_signals(path: str, language: str | None, body: str) -> tuple[Signal, ...]:
+    return tuple(_find_code_signals(path, language, body))
+
+
+@functools.lru_cache(maxsize=4096)
+def _doc_signals(body: str) -> tuple[Signal, ...]:
+    return tuple(_find_doc_signals(body))
+
+
+def _find_code_signals(path: str, language: str | None, body: str) -> Iterator[Signal]:
+    lines = body.split("\n")
     file_name = path.rsplit("/", 1)[-1]
 
     found_routes = routes(lines, language)
@@ -120,7 +141,6 @@ def code_signals(candidate: Candidate) -> Iterator[Signal]:
         yield "route", f"route handler {found_routes[0].title}"
     if is_entrypoint(path):
         yield "entrypoint", f"{file_name} is an application entry point"
-    body = candidate.block.body
     injected = is_dependency_injection(body) and _first(lines, is_dependency_injection)
     if injected:
         yield "dependency-injection", injected
@@ -141,9 +161,7 @@ def code_signals(candidate: Candidate) -> Iterator[Signal]:
         yield "example", "example program"
 
 
-def doc_signals(candidate: Candidate) -> Iterator[Signal]:
-    """Docs earn a smaller boost when they show code: a fence or an included example file."""
-    body = candidate.block.body
+def _find_doc_signals(body: str) -> Iterator[Signal]:
     include = _INCLUDE.search(body)
     if include:
         target = include.group("target") or include.group("old") or "a snippet"
