@@ -36,7 +36,22 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def steps_from_seed(seed: Seed, engine) -> list[tuple[str, str, str, int]]:
-    """(origin, title, description, line) candidates from one seed, in document order."""
+    """(origin, title, description, line) candidates from one seed, in document order.
+
+    Remembered per seed range for the generation: guides summarise the same pages call after
+    call, and reading a page's structure is a Markdown parse of it."""
+    doc = seed.doc
+    key = ("flow-steps", doc.source, doc.path, doc.content_hash, seed.start_line, seed.end_line)
+    snapshot = getattr(engine, "snapshot", None)
+    found = snapshot.memo.get(key) if snapshot is not None else None
+    if found is None:
+        found = tuple(_steps_from_seed(seed))
+        if snapshot is not None:
+            snapshot.remember(key, found)
+    return list(found)
+
+
+def _steps_from_seed(seed: Seed) -> list[tuple[str, str, str, int]]:
     lines = seed.lines[seed.start_line - 1 : seed.end_line]
     if seed.is_code:
         return [
