@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from scriptorium.compose.related import folder_of
+from scriptorium.compose.related import _FRAMEWORKS, folder_of, frameworks_in
 from scriptorium.config import load_settings
 from scriptorium.model import Corpus
 from scriptorium.plugins import load_registry
@@ -74,3 +76,23 @@ def test_includers_rebuilt_from_remembered_pages_equal_a_fresh_scan(engine):
     key = next(iter(engine._includes))
     engine._includes = {(key[0], key[1], "stale"): ("nowhere.py",)}
     assert table() == fresh
+
+
+def _frameworks_plainly(text: str) -> frozenset[str]:
+    return frozenset(name for name, pattern in _FRAMEWORKS.items() if pattern.search(text))
+
+
+def test_frameworks_in_matches_trying_every_pattern():
+    # The word prefilter skips patterns in ASCII text; it must never skip one that matches.
+    pieces = [
+        "FastAPI", "fastapi_app", "from fastapi import", "FASTAPI2", "starlette.", "Pydantic",
+        "SQLModel", "sqlalchemy", "flask", "Flask(", "DJANGO", "express()", "Express ()",
+        "require('express')", 'require("express")', "@SpringBootApplication", "springframework",
+        "WebApplication", "WebApplicationFactory", "Microsoft.AspNetCore", "gin.Default()",
+        "gin-gonic", "gin.default", "ſtarlette", "\u212aelvin", "é", "—", "_", ".", " ",
+        "\n", "x", "9",
+    ]  # fmt: skip
+    rng = random.Random(7)
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        assert frameworks_in(text) == _frameworks_plainly(text), text

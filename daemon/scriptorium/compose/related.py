@@ -111,12 +111,38 @@ def folder_of(path: str) -> str:
     return str(PurePosixPath(path).parent)
 
 
+# A lower-cased word every match of each pattern holds: in ASCII text a pattern whose words
+# are all missing cannot match, and looking for a word is many times cheaper than a
+# case-insensitive regular expression with word boundaries.
+_FRAMEWORK_WORDS = {
+    "fastapi": ("fastapi",),
+    "starlette": ("starlette",),
+    "pydantic": ("pydantic",),
+    "sqlalchemy": ("sqlalchemy", "sqlmodel"),
+    "flask": ("flask",),
+    "django": ("django",),
+    "express": ("express",),
+    "spring": ("@springbootapplication", "springframework"),
+    "aspnet": ("webapplication", "microsoft.aspnetcore"),
+    "gin": ("gin.default()", "gin-gonic"),
+}
+
+
 @lru_cache(maxsize=256)
 def frameworks_in(text: str) -> frozenset[str]:
     """The frameworks ``text`` names (remembered: guides ask it of the same pages call after
     call, each a handful of regular expressions over up to 50,000 characters; 256 of those
     hold at most 13 MB)."""
-    return frozenset(name for name, pattern in _FRAMEWORKS.items() if pattern.search(text))
+    if not text.isascii():
+        # Outside ASCII, case-insensitive matching also lets a few other letters stand for
+        # ASCII ones (the long s, the Kelvin sign): every pattern is tried.
+        return frozenset(name for name, pattern in _FRAMEWORKS.items() if pattern.search(text))
+    lowered = text.lower()
+    return frozenset(
+        name
+        for name, pattern in _FRAMEWORKS.items()
+        if any(word in lowered for word in _FRAMEWORK_WORDS[name]) and pattern.search(text)
+    )
 
 
 class RelatedFinder:
