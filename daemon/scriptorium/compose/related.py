@@ -29,7 +29,7 @@ from scriptorium.index.searcher import lexical_search
 from scriptorium.model import Block, Corpus, Reason, RefKind, SourceDocument
 from scriptorium.refs import Ref
 from scriptorium.results import RelatedHit, RelatedOutcome
-from scriptorium.text import token_set, tokenize
+from scriptorium.text import tokenize
 from scriptorium.text.code import (
     import_targets,
     is_configuration,
@@ -187,9 +187,7 @@ class RelatedFinder:
         best = hits[0].score or 1.0
         wanted = set(terms)
         for hit in hits:
-            # Token sets are remembered: the 60 hits are mostly the last call's blocks again,
-            # and tokenizing them was 80 % of an ExpandRelated.
-            shared = sorted(wanted & token_set(hit.block.body))[:6]
+            shared = sorted(wanted & _body_terms(hit.block.body))[:6]
             self.target(hit.doc, hit.block_index).add(
                 "shared-terms",
                 WEIGHTS["shared-terms"] * hit.score / best,
@@ -445,6 +443,14 @@ def _normalise(path: PurePosixPath) -> str | None:
 def _module_matches(path: str, package: list[str]) -> bool:
     folder = PurePosixPath(path).parent.parts
     return not package or tuple(package) == folder[-len(package) :] or package[0] in folder
+
+
+@lru_cache(maxsize=4096)
+def _body_terms(body: str) -> frozenset[str]:
+    """A block body's tokens, remembered: every ExpandRelated names the shared terms of its 60
+    distinctive-term hits, mostly blocks that earlier calls asked about too (tokenizing them
+    was 80 % of a call). Bodies are held by the generation anyway; the sets are about 4 KB."""
+    return frozenset(tokenize(body))
 
 
 @lru_cache(maxsize=1024)
