@@ -27,6 +27,8 @@ from scriptorium.text.preview import (
     _CJK_RE,
     ELLIPSIS,
     MAX_OCCURRENCES,
+    _best_start,
+    _best_start_sweep,
     _fold,
     _preview_terms,
     prepare,
@@ -130,11 +132,40 @@ def test_preview_matches_the_plain_computation_on_random_texts():
         assert preview(prepare(text), query, width) == expected
 
 
+def test_preview_sweep_and_window_scoring_agree():
+    # Long queries take the sweep, short ones score windows term by term: both must find the
+    # same window, also for terms longer than the window and windows of a few characters.
+    rng = random.Random(17)
+    for _ in range(4000):
+        prepared = prepare(" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 90))))
+        terms = _preview_terms(" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))))
+        width = rng.choice([200, 60, 12, 5])
+        if len(prepared.collapsed) <= width:
+            continue
+        args = (prepared.collapsed, prepared.folded, terms, width)
+        assert _best_start_sweep(*args) == _best_start(*args), args
+
+
+def test_long_queries_preview_as_the_plain_computation():
+    rng = random.Random(23)
+    for _ in range(1500):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 90)))
+        query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(7, 14)))
+        width = rng.choice([200, 60, 12])
+        assert preview(prepare(text), query, width) == reference_preview(text, query, width)
+
+
 def test_preview_of_corpus_pages_matches_the_plain_computation(tmp_path: Path):
     page = tmp_path / "page.md"
     shutil.copyfile(CORPUS / "docs/en/docs/tutorial/dependencies/dependencies-with-yield.md", page)
     text = page.read_text("utf-8")[:4000]
-    for query in ("dependencies with yield", "yield", "finally cleanup code", "nothing-here"):
+    for query in (
+        "dependencies with yield",
+        "yield",
+        "finally cleanup code",
+        "nothing-here",
+        "use a dependency with yield to open a database session and close it after the response",
+    ):
         assert preview(text, query) == reference_preview(text, query)
 
 

@@ -36,6 +36,10 @@ ELLIPSIS = "..."
 MIN_TERM_CHARS = 3
 MAX_OCCURRENCES = 20
 MAX_PREVIEW_TERMS = 64
+# Queries with more terms than this find their window by a sweep over every occurrence instead
+# of scoring each proposed window term by term: measured on the evaluation queries, the sweep
+# is 30 % faster from seven terms on and slower below (both give the same window).
+SWEEP_TERMS = 6
 
 # CJK text has no spaces between words, so a window start inside it (or on its punctuation) stays.
 _CJK_RE = re.compile(f"[{CJK_CHARS}\u3000-\u303f\uff00-\uffef]")
@@ -105,8 +109,74 @@ def preview(text: str | PreviewText, query: str, max_chars: int = 200) -> str:
         return collapsed
     terms = _preview_terms(query)
     haystack = prepared.folded if prepared else _fold(collapsed)
-    start = _best_start(collapsed, haystack, terms, max_chars)
+    best_start = _best_start_sweep if len(terms) > SWEEP_TERMS else _best_start
+    start = best_start(collapsed, haystack, terms, max_chars)
     return _decorate(collapsed, start, min(start + max_chars, size))
+
+
+def _propose(collapsed: str, found: int, lead: int, last: int, cjk: bool) -> int:
+    """The start of the window an occurrence at ``found`` proposes (see the contract)."""
+    start = min(max(found - lead, 0), last)
+    if (
+        start > 0
+        and collapsed[start - 1] != " "
+        and collapsed[start] != " "
+        and not (cjk and (_CJK_RE.match(collapsed, start - 1) or _CJK_RE.match(collapsed, start)))
+    ):
+        gap = collapsed.find(" ", start, found + 1)
+        if gap >= 0:
+            start = gap + 1
+    return start
+
+
+def _best_start_sweep(collapsed: str, haystack: str, terms: tuple[str, ...], max_chars: int) -> int:
+    """What :func:`_best_start` returns, found by one sweep over all occurrences.
+
+    An occurrence at ``p`` of a term ``n`` characters long lies inside the windows that start
+    in ``[p + n - max_chars, p]``; each term's such ranges are merged, and a window's score is
+    the number of terms whose ranges hold its start. The proposed starts, sorted, are scored
+    in one pass over the ranges' ends, so the cost grows with the occurrences rather than with
+    proposals times terms. Only called when the text is longer than ``max_chars``.
+    """
+    size = len(collapsed)
+    lead = max_chars // 3
+    last = max(size - max_chars, 0)
+    cjk = not collapsed.isascii()
+    find = haystack.find
+    starts: set[int] = set()
+    events: list[tuple[int, int]] = []
+    for term in terms:
+        found = find(term)
+        if found < 0:
+            continue
+        reach = len(term) - max_chars  # a window holding it starts at most this far before it
+        seen = 0
+        low = high = -1
+        while found >= 0:
+            if seen < MAX_OCCURRENCES:
+                seen += 1
+                starts.add(_propose(collapsed, found, lead, last, cjk))
+            if reach <= 0:  # a term longer than a window fits in none
+                if high >= 0 and found + reach <= high + 1:
+                    high = found
+                else:
+                    if high >= 0:
+                        events += ((low, 1), (high + 1, -1))
+                    low, high = found + reach, found
+            found = find(term, found + 1)
+        if high >= 0:
+            events += ((low, 1), (high + 1, -1))
+    if not starts:
+        return 0
+    events.sort()
+    best_start, best_score, score, i, count = 0, -1, 0, 0, len(events)
+    for start in sorted(starts):
+        while i < count and events[i][0] <= start:
+            score += events[i][1]
+            i += 1
+        if score > best_score:
+            best_start, best_score = start, score
+    return best_start
 
 
 def _best_start(collapsed: str, haystack: str, terms: tuple[str, ...], max_chars: int) -> int:
