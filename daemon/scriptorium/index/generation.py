@@ -32,6 +32,7 @@ try:  # POSIX advisory locks; elsewhere writers are not serialised across proces
 except ImportError:  # pragma: no cover - not on the platforms this is tested on
     fcntl = None  # type: ignore[assignment]
 
+from scriptorium import faults
 from scriptorium.index import schema as S
 from scriptorium.index.store import BlobStore, blob_name, encode_document
 from scriptorium.model import SourceDocument
@@ -492,6 +493,7 @@ class GenerationStore:
             for source, path in change.removed:
                 writer.delete_documents_by_term(S.DOC, S.doc_term(source, path))
             with BlobWriter(self.blobs) as blobs:
+                faults.pause("build.write")
                 for doc in change.added:
                     blobs.put(blob_name(doc, extractors), doc)
                     self._add_blocks(writer, doc, tokens_for)

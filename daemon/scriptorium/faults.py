@@ -1,0 +1,58 @@
+"""Pause points that let a test hold the daemon at a named stage, deterministically.
+
+A test that must act *while* something happens (kill a build mid-write, let a deadline expire
+mid-call) cannot rely on the machine being slow enough. Instead it names a stage and a file in
+``SCRIPTORIUM_FAULT_PAUSE``::
+
+    SCRIPTORIUM_FAULT_PAUSE="build.write=/tmp/t/release,rpc.guide=/tmp/t/go"
+
+When the code reaches ``pause("build.write")``, it creates ``/tmp/t/release.reached`` (so the
+test knows the stage is under way) and waits until ``/tmp/t/release`` exists. The variable is
+read once at import; without it ``pause`` is one dictionary lookup, so production pays nothing.
+A pause can be given a ``stop`` callable (a cancellation flag): it then returns early when that
+says true, so a paused stage still honours cancellation.
+
+Stages: ``build.write`` (a generation's blocks are being written, before its commit),
+``rpc.search``, ``rpc.get_content``, ``rpc.guide`` (inside the handler's worker thread, before
+the work starts).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+ENV = "SCRIPTORIUM_FAULT_PAUSE"
+_POLL_SECONDS = 0.01
+
+
+def _parse(spec: str) -> dict[str, Path]:
+    points: dict[str, Path] = {}
+    for item in spec.split(","):
+        stage, sep, path = item.strip().partition("=")
+        if sep and stage.strip() and path.strip():
+            points[stage.strip()] = Path(path.strip())
+    return points
+
+
+_POINTS: dict[str, Path] = _parse(os.environ.get(ENV, ""))
+
+
+def reached_marker(release: Path) -> Path:
+    """The file a pause creates when its stage is reached."""
+    return release.with_name(release.name + ".reached")
+
+
+def pause(stage: str, stop: Callable[[], bool] | None = None) -> None:
+    """Hold here until the test's release file exists (only when ``stage`` is configured)."""
+    release = _POINTS.get(stage)
+    if release is None:
+        return
+    reached_marker(release).touch()
+    waiter = threading.Event()
+    while not release.exists():
+        if stop is not None and stop():
+            return
+        waiter.wait(_POLL_SECONDS)
