@@ -141,6 +141,30 @@ def test_stage_spans_carry_counts_and_scores(engine, otel):
     diversify = named(spans, T.DIVERSIFY)[0].attributes
     assert diversify[T.KEPT] == 3
     assert named(spans, T.BUILD_RESULTS)[0].attributes[T.RESULT_COUNT] == 3
+    assert retrieve.attributes[T.CANDIDATE_LIMIT] > 0
+    priors = named(spans, T.PRIORS)[0].attributes
+    assert priors[T.KEPT] + priors[T.DROPPED] > 0
+    assert named(spans, T.RERANK)[0].attributes[T.CANDIDATE_COUNT] > 0
+
+
+def test_describers_read_stage_arguments_by_name(otel):
+    exporter, _ = otel
+
+    @T.traced("stage", T.describe_priors)
+    def stage(query, *, candidates, extra=None):
+        return ["dropped"]
+
+    stage("q", candidates=[1, 2, 3])
+    attributes = exporter.get_finished_spans()[0].attributes
+    assert (attributes[T.KEPT], attributes[T.DROPPED]) == (3, 1)
+
+
+def test_a_stage_without_the_parameter_its_describer_reads_fails_at_import():
+    with pytest.raises(TypeError, match="limit"):
+
+        @T.traced("retrieve", T.describe_retrieval)
+        def renamed(snapshot, terms, weights, cap):  # 'limit' renamed: the span would lie
+            return []
 
 
 def test_no_span_attribute_or_event_repeats_the_query(engine, otel):
