@@ -25,7 +25,7 @@ help:
 	@echo "make venv       create .venv and install the project with dev extras"
 	@echo "make node       npm ci for buf (repo root) and the Node client"
 	@echo "make gen        regenerate Python stubs from proto/"
-	@echo "make lint       ruff check + format check, buf lint, buf breaking"
+	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking"
 	@echo "make test       lint, pytest, Node client tests, with a summary"
 	@echo "make run        serve this repository on 127.0.0.1:50051"
 	@echo "make bench      run bench/run.py (BENCH_ARGS=...)"
@@ -56,6 +56,7 @@ lint: venv node
 	check() { local name="$$1"; shift; echo "--> $$name: $$*"; "$$@" || failed+=" [$$name]"; }; \
 	check "ruff check" $(RUFF) check $(LINT_PATHS); \
 	check "ruff format" $(RUFF) format --check $(LINT_PATHS); \
+	check "import contracts" $(VENV)/bin/lint-imports --no-cache; \
 	check "buf lint" $(BUF) lint; \
 	check "buf breaking" scripts/buf_breaking.sh; \
 	if [ -n "$$failed" ]; then echo "lint failed:$$failed"; exit 1; fi; \

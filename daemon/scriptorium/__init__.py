@@ -1,6 +1,19 @@
-"""Scriptorium: a retrieval daemon for documentation and source code."""
+"""Scriptorium: a retrieval daemon for documentation and source code.
 
-from scriptorium.plugins import hookimpl
+The package's face is small on purpose: ``import scriptorium.client`` must not load the
+server (pluggy, pathspec, tantivy), so ``hookimpl`` is resolved only when asked for. Plugins
+import it, and everything else they may use, from ``scriptorium.plugin``.
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "hookimpl"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "hookimpl":
+        from scriptorium.plugins import hookimpl
+
+        return hookimpl
+    raise AttributeError(f"module 'scriptorium' has no attribute {name!r}")

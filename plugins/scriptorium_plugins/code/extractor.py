@@ -15,9 +15,7 @@ from pathlib import PurePosixPath
 
 from tree_sitter import Node, QueryCursor
 
-from scriptorium.extractors import Extraction
-from scriptorium.model import Block, Corpus, RefKind
-from scriptorium.text.normalize import split_lines
+from scriptorium.plugin import Block, Corpus, Extraction, RefKind, split_lines
 from scriptorium_plugins.code.languages import (
     definitions_query,
     has_grammar,

@@ -14,10 +14,12 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
-from scriptorium.model import Candidate, Corpus, Query
-from scriptorium.plugins import hookimpl
-from scriptorium.ranking.modes import RankingMode
-from scriptorium.text.code import (
+from scriptorium.plugin import (
+    Candidate,
+    Corpus,
+    Query,
+    RankingMode,
+    hookimpl,
     is_configuration,
     is_decorator,
     is_dependency_injection,

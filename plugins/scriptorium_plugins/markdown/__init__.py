@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scriptorium.extractors import BlockExtractor
-from scriptorium.plugins import hookimpl
-from scriptorium.sources import SourceFactory
+from scriptorium.plugin import BlockExtractor, SourceFactory, hookimpl
 from scriptorium_plugins.markdown.extractor import MarkdownExtractor
 from scriptorium_plugins.markdown.source import MarkdownSource
 

@@ -10,11 +10,16 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from scriptorium.extractors import Extraction
-from scriptorium.model import Block, Corpus, RefKind
-from scriptorium.text.markdown import Heading, parse_headings
-from scriptorium.text.normalize import split_lines
-from scriptorium.text.slugs import SlugAllocator
+from scriptorium.plugin import (
+    Block,
+    Corpus,
+    Extraction,
+    Heading,
+    RefKind,
+    SlugAllocator,
+    parse_headings,
+    split_lines,
+)
 from scriptorium_plugins.markdown.frontmatter import parse_front_matter
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")

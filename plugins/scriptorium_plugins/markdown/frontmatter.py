@@ -15,8 +15,7 @@ from typing import Any
 
 import yaml
 
-from scriptorium.model import DocMeta, SourceClass
-from scriptorium.text.normalize import split_lines
+from scriptorium.plugin import DocMeta, SourceClass, split_lines
 
 _OPEN = re.compile(r"^---[ \t]*$")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")

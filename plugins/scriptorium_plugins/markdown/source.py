@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from scriptorium.model import Corpus
-from scriptorium.sources import LocalTreeSource
+from scriptorium.plugin import Corpus, LocalTreeSource
 from scriptorium_plugins.markdown.extractor import MARKDOWN_SUFFIXES
 
 

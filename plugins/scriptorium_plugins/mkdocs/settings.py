@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from scriptorium.remote import option_number
-from scriptorium.sources import SourceConfig
+from scriptorium.plugin import SourceConfig, option_number
 
 DEFAULT_INDEX_PATH = "/search/search_index.json"
 DEFAULT_CACHE_TEMPLATE = "{site}-search-index.json"

@@ -18,12 +18,21 @@ from urllib.parse import unquote
 
 import tantivy
 
-from scriptorium.index import schema as S
-from scriptorium.index.searcher import FieldWeights, build_query
-from scriptorium.model import Block, Candidate, Corpus, DocMeta, Reason, RefKind, Scores
-from scriptorium.remote import RemotePage
-from scriptorium.sources import content_hash
-from scriptorium.text import tokenize
+from scriptorium.plugin import (
+    Block,
+    Candidate,
+    Corpus,
+    DocMeta,
+    FieldWeights,
+    Reason,
+    RefKind,
+    RemotePage,
+    Scores,
+    build_query,
+    content_hash,
+    tokenize,
+)
+from scriptorium.plugin import index_schema as S
 
 _PAGE_SUFFIXES = (".html", ".htm")
 _BLOCK_TAGS = frozenset(

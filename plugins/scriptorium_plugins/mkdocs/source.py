@@ -17,26 +17,37 @@ from urllib.parse import urljoin
 import httpx
 from cachetools import TTLCache
 
-from scriptorium.content import cut_doc, find_doc_block
-from scriptorium.indexer import doc_version
-from scriptorium.model import Block, Candidate, Corpus, DocMeta, Query, RefKind, SourceDocument
-from scriptorium.refs import Ref
-from scriptorium.remote import (
+from scriptorium.plugin import (
+    Block,
+    Candidate,
+    ContentOutcome,
+    Corpus,
+    DocMeta,
     FetchMiss,
     FetchRequest,
     FetchResult,
+    Query,
+    Ref,
+    RefKind,
     RemoteContext,
     RemotePage,
     RemoteSource,
+    Resolution,
     SearchBatch,
+    SourceConfig,
+    SourceContext,
+    SourceDocument,
+    SourceReport,
+    content_hash,
+    cut_doc,
+    doc_version,
+    find_doc_block,
     is_listing,
+    normalize_location,
     round_robin,
     skew,
+    split_lines,
 )
-from scriptorium.resolve import normalize_location
-from scriptorium.results import ContentOutcome, Resolution, SourceReport
-from scriptorium.sources import SourceConfig, SourceContext, content_hash
-from scriptorium.text import split_lines
 from scriptorium_plugins.mkdocs import pages as content
 from scriptorium_plugins.mkdocs.loader import (
     FAILED,

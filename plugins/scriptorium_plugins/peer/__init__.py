@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scriptorium.plugins import hookimpl
-from scriptorium.sources import SourceFactory, deferred_factory
+from scriptorium.plugin import SourceFactory, deferred_factory, hookimpl
 
 
 @hookimpl

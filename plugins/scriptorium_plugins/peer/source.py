@@ -14,34 +14,37 @@ from pathlib import Path
 
 import grpc
 
-from scriptorium import convert
-from scriptorium.content import DEFAULT_MAX_LINES
-from scriptorium.model import (
+from scriptorium.plugin import (
+    DEFAULT_COOLDOWN_SECONDS,
+    DEFAULT_MAX_LINES,
     Block,
     Candidate,
+    ContentOutcome,
+    Cooldown,
     Corpus,
     DocMeta,
-    Query,
-    Reason,
-    RefKind,
-    Scores,
-)
-from scriptorium.refs import Ref
-from scriptorium.remote import (
-    DEFAULT_COOLDOWN_SECONDS,
-    Cooldown,
     FetchMiss,
     FetchRequest,
     FetchResult,
+    Query,
+    RangeMark,
+    Reason,
+    Ref,
+    RefKind,
     RemotePage,
     RemoteSource,
+    Resolution,
+    Scores,
     SearchBatch,
+    SourceConfig,
+    SourceContext,
+    SourceReport,
+    content_hash,
+    normalize_location,
     option_number,
+    resolution_from_error,
+    wire,
 )
-from scriptorium.resolve import normalize_location
-from scriptorium.results import ContentOutcome, RangeMark, Resolution, SourceReport
-from scriptorium.sources import SourceConfig, SourceContext, content_hash
-from scriptorium.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 
@@ -85,7 +88,7 @@ def unqualify(name: str, location: str) -> str:
 def candidate_from_result(name: str, default: bool, result: pb.SearchResult) -> Candidate | None:
     """One peer result as a candidate for our pipeline (its text is its snippet and preview)."""
     try:
-        kind = convert.ref_kind_from_pb(result.kind)
+        kind = wire.ref_kind_from_pb(result.kind)
     except Exception:
         return None
     page, _, fragment = result.location.partition("#")
@@ -108,8 +111,8 @@ def candidate_from_result(name: str, default: bool, result: pb.SearchResult) -> 
     meta = DocMeta(
         title=result.title or None,
         superseded_by=result.superseded_by or None,
-        effective_from=convert.datetime_from_pb(result, "effective_from"),
-        effective_to=convert.datetime_from_pb(result, "effective_to"),
+        effective_from=wire.datetime_from_pb(result, "effective_from"),
+        effective_to=wire.datetime_from_pb(result, "effective_to"),
         source_class=result.source_class or None,
         parse_confidence=result.parse_confidence or 1.0,
     )
@@ -251,11 +254,11 @@ class PeerSource(RemoteSource):
             query=query.text,
             top_k=PEER_TOP_K,
             snippet_lines=query.snippet_lines,
-            kinds=[convert.corpus_to_pb(c) for c in sorted(query.corpora)],
+            kinds=[wire.corpus_to_pb(c) for c in sorted(query.corpora)],
             surface=query.surface,
         )
         if query.as_of is not None:
-            convert.datetime_to_pb(query.as_of, request.as_of)
+            wire.datetime_to_pb(query.as_of, request.as_of)
         try:
             reply, _ = await asyncio.gather(
                 self._stub().Search(request, timeout=self.timeout, metadata=self._metadata),
@@ -300,7 +303,7 @@ class PeerSource(RemoteSource):
             seen = request.ref.content_hash
         message = pb.GetContentRequest(
             location=location,
-            mode=convert.content_mode_to_pb(request.mode),
+            mode=wire.content_mode_to_pb(request.mode),
             max_lines=request.max_lines if request.max_lines != DEFAULT_MAX_LINES else 0,
             seen_doc_version=seen,
         )
@@ -323,7 +326,7 @@ class PeerSource(RemoteSource):
         """A peer's refusal keeps its resolution; a peer that cannot answer cools down."""
         detail = resolution_from_error(exc)
         if detail is not None:
-            resolution = convert.resolution_from_pb(detail)
+            resolution = wire.resolution_from_pb(detail)
             resolution.candidates = [
                 qualify(self.name, c, self.is_default) for c in resolution.candidates
             ]
@@ -336,7 +339,7 @@ class PeerSource(RemoteSource):
         return FetchMiss(Resolution("not_found", site=self.name, detail=exc.details() or ""))
 
     def _outcome(self, reply: pb.GetContentResponse, requested: str) -> ContentOutcome:
-        kind = convert.ref_kind_from_pb(reply.kind) if reply.kind else RefKind.DOC
+        kind = wire.ref_kind_from_pb(reply.kind) if reply.kind else RefKind.DOC
         page, _, fragment = reply.location.partition("#")
         line = reply.start_line
         if kind is RefKind.CODE and fragment.upper().startswith("L"):
@@ -350,7 +353,7 @@ class PeerSource(RemoteSource):
             line,
             reply.doc_version,
         )
-        resolution = convert.resolution_from_pb(reply.resolution)
+        resolution = wire.resolution_from_pb(reply.resolution)
         resolution.requested_location = requested
         resolution.resolved_location = qualify(
             self.name, resolution.resolved_location or page, self.is_default

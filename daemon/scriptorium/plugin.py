@@ -1,0 +1,138 @@
+"""Everything a plugin may import from Scriptorium, and nothing else.
+
+A plugin adds a source kind, a block extractor or a ranking mode through the hooks in
+``scriptorium.hookspecs``, implemented with ``@hookimpl``. The names below are the API those
+plugins program against: the domain model they produce (documents, blocks, candidates), the
+helpers every source needs (tokenizing, splitting lines, cutting a Markdown block, resolving a
+location), and the remote-source protocol. Internals may move; these names stay. The
+first-party plugins under ``scriptorium_plugins`` import only from here (and the generated
+stubs in ``scriptorium.v1``), and ``make lint`` checks that with an import contract.
+"""
+
+from __future__ import annotations
+
+from scriptorium import convert as wire
+from scriptorium.content import DEFAULT_MAX_LINES, cut_doc, find_doc_block
+from scriptorium.extractors import BlockExtractor, Extraction
+from scriptorium.index import schema as index_schema
+from scriptorium.index.searcher import FieldWeights, build_query
+from scriptorium.indexer import doc_version
+from scriptorium.model import (
+    Block,
+    Candidate,
+    Corpus,
+    DocMeta,
+    Query,
+    Reason,
+    RefKind,
+    Scores,
+    SourceClass,
+    SourceDocument,
+)
+from scriptorium.plugins import hookimpl
+from scriptorium.ranking.modes import RankingMode
+from scriptorium.refs import Ref
+from scriptorium.remote import (
+    DEFAULT_COOLDOWN_SECONDS,
+    Cooldown,
+    FetchMiss,
+    FetchRequest,
+    FetchResult,
+    RemoteContext,
+    RemotePage,
+    RemoteSource,
+    SearchBatch,
+    is_listing,
+    option_number,
+    round_robin,
+    skew,
+)
+from scriptorium.resolve import normalize_location
+from scriptorium.results import ContentOutcome, RangeMark, Resolution, SourceReport
+from scriptorium.sources import (
+    LocalTreeSource,
+    Source,
+    SourceConfig,
+    SourceContext,
+    SourceFactory,
+    content_hash,
+    deferred_factory,
+)
+from scriptorium.status import resolution_from_error
+from scriptorium.text import split_lines, tokenize
+from scriptorium.text.code import (
+    is_configuration,
+    is_decorator,
+    is_dependency_injection,
+    routes,
+)
+from scriptorium.text.markdown import Heading, parse_headings
+from scriptorium.text.slugs import SlugAllocator
+
+__all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
+    # hooks
+    "hookimpl",
+    # the domain model a source produces
+    "Block",
+    "Candidate",
+    "Corpus",
+    "DocMeta",
+    "Query",
+    "Reason",
+    "Ref",
+    "RefKind",
+    "Scores",
+    "SourceClass",
+    "SourceDocument",
+    "doc_version",
+    # sources and extractors
+    "BlockExtractor",
+    "Extraction",
+    "LocalTreeSource",
+    "Source",
+    "SourceConfig",
+    "SourceContext",
+    "SourceFactory",
+    "content_hash",
+    "deferred_factory",
+    # remote sources (searched and fetched over the network)
+    "ContentOutcome",
+    "Cooldown",
+    "DEFAULT_COOLDOWN_SECONDS",
+    "FetchMiss",
+    "FetchRequest",
+    "FetchResult",
+    "RangeMark",
+    "RemoteContext",
+    "RemotePage",
+    "RemoteSource",
+    "Resolution",
+    "SearchBatch",
+    "SourceReport",
+    "is_listing",
+    "option_number",
+    "resolution_from_error",
+    "round_robin",
+    "skew",
+    "wire",
+    # ranking modes
+    "RankingMode",
+    # text helpers
+    "DEFAULT_MAX_LINES",
+    "Heading",
+    "SlugAllocator",
+    "cut_doc",
+    "find_doc_block",
+    "is_configuration",
+    "is_decorator",
+    "is_dependency_injection",
+    "normalize_location",
+    "parse_headings",
+    "routes",
+    "split_lines",
+    "tokenize",
+    # a lexical index of a plugin's own (a remote site's search index, for instance)
+    "FieldWeights",
+    "build_query",
+    "index_schema",
+]
