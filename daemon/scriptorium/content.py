@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scriptorium import telemetry
+from scriptorium import limits, telemetry
 from scriptorium.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.results import RangeMark
 from scriptorium.text.code import interesting_code_ranges
 from scriptorium.text.markdown import interesting_ranges
 
-DEFAULT_MAX_LINES = 2000
-MAX_LINES_CAP = 50_000
-DEFAULT_SNIPPET_LINES = 20
+DEFAULT_MAX_LINES = limits.CONTENT_MAX_LINES_DEFAULT
+MAX_LINES_CAP = limits.CONTENT_MAX_LINES_CAP
+DEFAULT_SNIPPET_LINES = limits.CONTENT_SNIPPET_LINES
 
 
 @dataclass(slots=True)

@@ -34,11 +34,6 @@ from scriptorium.sources import PathEscapeError
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 8192
-TOP_K_DEFAULT, TOP_K_MAX = 10, 25
-SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
-KEEP_GENERATIONS = 3
-
 
 class FetchMixin:
     """Resolves refs and locations to content cuts."""

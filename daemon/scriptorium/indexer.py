@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from scriptorium import telemetry
+from scriptorium import limits, telemetry
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.index.generation import (
@@ -33,7 +33,7 @@ from scriptorium.text import split_lines
 
 log = logging.getLogger(__name__)
 
-KEEP_GENERATIONS = 3
+KEEP_GENERATIONS = limits.KEEP_GENERATIONS
 # Unreferenced blobs are deleted after an update of at least this many files, or when this long
 # has passed since the last time they were.
 BLOB_PRUNE_FILES = 100

@@ -11,6 +11,7 @@ import base64
 import binascii
 from dataclasses import dataclass
 
+from scriptorium import limits
 from scriptorium.model import RefKind
 from scriptorium.results import InvalidArgument
 
@@ -18,7 +19,7 @@ PREFIX = "r1."
 _SEP = "\x1f"
 _KIND_CODES = {RefKind.DOC: "d", RefKind.CODE: "c", RefKind.FILE: "f"}
 _CODE_KINDS = {v: k for k, v in _KIND_CODES.items()}
-MAX_REF_CHARS = 4096
+MAX_REF_CHARS = limits.MAX_REF_CHARS
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from scriptorium import telemetry
+from scriptorium import limits, telemetry
 from scriptorium.index.catalog import Snapshot
 from scriptorium.model import SourceDocument
 from scriptorium.results import InvalidArgument, NotFound, Resolution
 from scriptorium.sources import Source
 
-MAX_LOCATION_CHARS = 2048
+MAX_LOCATION_CHARS = limits.MAX_LOCATION_CHARS
 _VARIANT_SUFFIXES = (".md", ".markdown", ".html", ".htm")
 _LINE_ANCHOR = re.compile(r"^L(\d+)(?:-L?(\d+))?$", re.IGNORECASE)
 

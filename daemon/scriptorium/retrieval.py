@@ -36,6 +36,7 @@ from scriptorium.index.generation import (
 )
 from scriptorium.index.searcher import FieldWeights
 from scriptorium.indexer import IndexingMixin, SourceState
+from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.model import Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.plugins import Registry
 from scriptorium.providers import ProviderChain, build_chain
@@ -52,7 +53,7 @@ from scriptorium.results import (
     SourceReport,
     Unavailable,
 )
-from scriptorium.search import MAX_QUERY_CHARS, SearchMixin
+from scriptorium.search import SearchMixin
 from scriptorium.sources import LocalTreeSource, Source, SourceContext
 from scriptorium.text import (
     TOKENIZER_VERSION,

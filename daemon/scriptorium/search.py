@@ -11,6 +11,13 @@ from datetime import UTC, datetime
 from scriptorium import telemetry
 from scriptorium.index.searcher import lexical_search
 from scriptorium.indexer import doc_version
+from scriptorium.limits import (
+    MAX_QUERY_CHARS,
+    SNIPPET_DEFAULT,
+    SNIPPET_MAX,
+    TOP_K_DEFAULT,
+    TOP_K_MAX,
+)
 from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind
 from scriptorium.plugins import PluginError
 from scriptorium.ranking.pipeline import coverage, query_names
@@ -38,16 +45,8 @@ from scriptorium.text.preview import PreviewText, prepare
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 8192
 # A preview window is ~200 characters; scanning more of a long block only costs time.
 PREVIEW_SOURCE_CHARS = 4000
-TOP_K_DEFAULT, TOP_K_MAX = 10, 25
-SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
-KEEP_GENERATIONS = 3
-
-MAX_QUERY_CHARS = 8192
-TOP_K_DEFAULT, TOP_K_MAX = 10, 25
-SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40
 
 
 class SearchMixin:

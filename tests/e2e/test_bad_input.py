@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon
@@ -24,7 +25,6 @@ from tests.support.daemon import CORPUS, Daemon
 pytestmark = pytest.mark.e2e
 
 MAX_RECEIVE = 200_000
-MAX_QUERY_CHARS = 8192  # the engine's documented query limit (scriptorium.search)
 CALL_TIMEOUT = 15.0
 SECRET = "quuxplughsecret"
 

@@ -7,6 +7,7 @@ definitions and recognisable operations. The same refs always give the same flow
 
 from __future__ import annotations
 
+from scriptorium import limits
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.model import RefKind
@@ -15,7 +16,7 @@ from scriptorium.text import collapse_whitespace
 from scriptorium.text.code import code_flow_candidates
 from scriptorium.text.markdown import flow_candidates
 
-MAX_STEPS_DEFAULT, MAX_STEPS_CAP = 8, 25
+MAX_STEPS_DEFAULT, MAX_STEPS_CAP = limits.FLOW_STEPS_DEFAULT, limits.FLOW_STEPS_MAX
 _STRONG = {"numbered", "labelled"}
 _ORIGIN_QUALITY = {
     "numbered": 3,

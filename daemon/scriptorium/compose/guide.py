@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from scriptorium import limits
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.flow import summarize
 from scriptorium.compose.related import expand_related, frameworks_in
@@ -17,7 +18,7 @@ from scriptorium.results import GuideOutcome, InvalidArgument, SearchHit
 from scriptorium.text import query_terms, token_set
 from scriptorium.text.tokenize import CJK_CHARS
 
-MAX_TOPIC_CHARS = 2000
+MAX_TOPIC_CHARS = limits.MAX_TOPIC_CHARS
 CJK_RUN = re.compile(f"[{CJK_CHARS}]")
 # A topic word held by at most this share of the indexed blocks is specific to the topic.
 RARE_SHARE = 0.01

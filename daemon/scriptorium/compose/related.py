@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from scriptorium import limits
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.index.catalog import Snapshot
@@ -47,7 +48,7 @@ WEIGHTS = {
     "impl": 0.25,
 }
 DISTINCTIVE_TERMS = 12
-TOP_K_DEFAULT, TOP_K_MAX = 10, 50
+TOP_K_DEFAULT, TOP_K_MAX = limits.RELATED_TOP_K_DEFAULT, limits.RELATED_TOP_K_MAX
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)(?:#[^)]*)?\)")
 _INCLUDE = re.compile(r"\{\*\s*([^\s*]+)[^*]*\*\}|\{!\s*([^\s!]+)\s*!\}|--8<--\s*\"([^\"]+)\"")
 _FRAMEWORKS = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scriptorium import limits
 from scriptorium.content import block_for_line, find_doc_block
 from scriptorium.index.catalog import Snapshot
 from scriptorium.model import Block, Corpus, RefKind, SourceDocument
@@ -11,7 +12,7 @@ from scriptorium.refs import Ref, decode_ref
 from scriptorium.results import InvalidArgument, RetrievalError
 from scriptorium.sources import PathEscapeError, safe_relative_path
 
-MAX_SEEDS = 25
+MAX_SEEDS = limits.MAX_SEEDS
 CODE_CONTEXT_LINES = 40
 
 

@@ -18,14 +18,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from scriptorium import __version__
+from scriptorium import __version__, limits
 from scriptorium.client import AsyncClient, ResolutionError, ScriptoriumError
 from scriptorium.content import MAX_LINES_CAP
 from scriptorium.mcp import shapes
 from scriptorium.mcp.backend import Backend
 from scriptorium.refs import looks_like_ref
 
-MAX_RESULTS = 25
+MAX_RESULTS = limits.TOP_K_MAX
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = """\

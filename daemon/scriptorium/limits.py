@@ -1,0 +1,28 @@
+"""Every default and cap a request can meet, in one place.
+
+A caller's input is clamped or refused against these numbers wherever it arrives (gRPC, the
+MCP bridge, the CLI), so each lives here once and the modules that enforce it import it.
+"""
+
+from __future__ import annotations
+
+# Search
+MAX_QUERY_CHARS = 8192  # longer queries are refused with INVALID_ARGUMENT
+TOP_K_DEFAULT, TOP_K_MAX = 10, 25  # results per search; top_k is clamped to 1..TOP_K_MAX
+SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40  # snippet lines per search result
+
+# GetContent
+MAX_LOCATION_CHARS = 2048
+MAX_REF_CHARS = 4096
+CONTENT_MAX_LINES_DEFAULT = 2000  # lines of one GetContent answer unless max_lines says otherwise
+CONTENT_MAX_LINES_CAP = 50_000
+CONTENT_SNIPPET_LINES = 20  # lines of a SNIPPET-mode answer
+
+# Composing calls
+MAX_TOPIC_CHARS = 2000  # GuideImplementation's topic
+MAX_SEEDS = 25  # refs one ExpandRelated or SummarizeFlow call takes
+RELATED_TOP_K_DEFAULT, RELATED_TOP_K_MAX = 10, 50
+FLOW_STEPS_DEFAULT, FLOW_STEPS_MAX = 8, 25
+
+# Index generations kept on disk (the serving one and those before it)
+KEEP_GENERATIONS = 3
