@@ -20,7 +20,7 @@ from scriptorium.index.searcher import FieldWeights, LexicalHit
 from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind, Scores, SourceDocument
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.refs import Ref
-from scriptorium.results import StageDrop, StageReport
+from scriptorium.results import StageDrop
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.snippets import ScreenMemo
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
@@ -98,13 +98,6 @@ class RankingSettings:
 
     def candidate_limit(self, top_k: int) -> int:
         return max(self.min_candidates, top_k * self.over_fetch)
-
-
-@dataclass(slots=True)
-class RankedWindow:
-    candidates: list[Candidate]
-    stages: list[StageReport]
-    coverage: float  # fraction of query terms present in the best result
 
 
 LocationOf = Callable[[Candidate], str]
