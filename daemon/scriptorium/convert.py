@@ -22,6 +22,7 @@ from scriptorium.results import (
     FlowStep,
     GuideOutcome,
     InvalidArgument,
+    RangeMark,
     RelatedHit,
     RelatedOutcome,
     Resolution,
@@ -406,6 +407,32 @@ def content_response(outcome: ContentOutcome) -> pb.GetContentResponse:
         source_revision=outcome.source_revision,
         section_path=list(outcome.section_path),
         trace_id=outcome.trace_id,
+    )
+
+
+def content_outcome_from_pb(reply: pb.GetContentResponse) -> ContentOutcome:
+    """The inverse of ``content_response``: a peer's answer in domain terms, as it sent it."""
+    return ContentOutcome(
+        location=reply.location,
+        requested_location=reply.requested_location,
+        url=reply.url,
+        source=reply.source,
+        content=reply.content,
+        ranges=[RangeMark(r.start_line, r.end_line, r.reason) for r in reply.ranges],
+        truncated=reply.truncated,
+        total_lines=reply.total_lines,
+        doc_version=reply.doc_version,
+        resolution=resolution_from_pb(reply.resolution),
+        ref_id=reply.ref_id,
+        kind=ref_kind_from_pb(reply.kind) if reply.kind else RefKind.DOC,
+        title=reply.title,
+        start_line=reply.start_line,
+        end_line=reply.end_line,
+        provider=reply.provider,
+        revision_skew=reply.revision_skew,
+        source_revision=reply.source_revision,
+        section_path=list(reply.section_path),
+        trace_id=reply.trace_id,
     )
 
 

@@ -27,7 +27,6 @@ from scriptorium.plugin import (
     FetchRequest,
     FetchResult,
     Query,
-    RangeMark,
     Reason,
     Ref,
     RefKind,
@@ -339,46 +338,28 @@ class PeerSource(RemoteSource):
         return FetchMiss(Resolution("not_found", site=self.name, detail=exc.details() or ""))
 
     def _outcome(self, reply: pb.GetContentResponse, requested: str) -> ContentOutcome:
-        kind = wire.ref_kind_from_pb(reply.kind) if reply.kind else RefKind.DOC
+        """The peer's answer as ours: its locations qualified by this source, its ref re-issued
+        for this source (so a later fetch by ref comes back here), and this peer as provider."""
+        outcome = wire.content_outcome_from_pb(reply)
         page, _, fragment = reply.location.partition("#")
         line = reply.start_line
-        if kind is RefKind.CODE and fragment.upper().startswith("L"):
+        if outcome.kind is RefKind.CODE and fragment.upper().startswith("L"):
             digits = fragment[1:].split("-", 1)[0]
             line = int(digits) if digits.isdigit() else line
-        ref = Ref(
-            self.name,
-            kind,
-            page,
-            fragment if kind is RefKind.DOC else "",
-            line,
-            reply.doc_version,
-        )
-        resolution = wire.resolution_from_pb(reply.resolution)
+        anchor = fragment if outcome.kind is RefKind.DOC else ""
+        ref = Ref(self.name, outcome.kind, page, anchor, line, reply.doc_version)
+        resolution = outcome.resolution
         resolution.requested_location = requested
         resolution.resolved_location = qualify(
             self.name, resolution.resolved_location or page, self.is_default
         )
-        return ContentOutcome(
-            location=qualify(self.name, reply.location, self.is_default),
-            requested_location=requested,
-            url=reply.url,
-            source=self.name,
-            content=reply.content,
-            ranges=[RangeMark(r.start_line, r.end_line, r.reason) for r in reply.ranges],
-            truncated=reply.truncated,
-            total_lines=reply.total_lines,
-            doc_version=reply.doc_version,
-            resolution=resolution,
-            ref_id=ref.encode(),
-            kind=kind,
-            title=reply.title,
-            start_line=reply.start_line,
-            end_line=reply.end_line,
-            provider=self.name,
-            revision_skew=reply.revision_skew,
-            source_revision=reply.source_revision,
-            section_path=list(reply.section_path),
-        )
+        outcome.location = qualify(self.name, reply.location, self.is_default)
+        outcome.requested_location = requested
+        outcome.source = self.name
+        outcome.ref_id = ref.encode()
+        outcome.provider = self.name
+        outcome.trace_id = ""
+        return outcome
 
     # -- status --------------------------------------------------------------------------------
 
