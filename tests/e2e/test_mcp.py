@@ -298,6 +298,23 @@ def test_get_doc_ambiguous_location_lists_the_candidates(mcp):
     assert chosen["Content"].startswith("# Beta onboarding")
 
 
+def test_get_doc_shared_leaf_lists_the_pages_that_share_it(mcp):
+    page = ok(mcp.call("get_doc", {"location": "first-steps"}))
+    assert page["NotFound"] is True
+    assert page["Reason"] == "not_found"
+    assert page["Candidates"] == ["tutorial/first-steps", "tutorial/security/first-steps"]
+    assert all(c in page["Message"] for c in page["Candidates"])
+    chosen = ok(mcp.call("get_doc", {"location": page["Candidates"][1]}))
+    assert chosen["Location"] == "tutorial/security/first-steps"
+
+    content = ok(mcp.call("get_content", {"location": "first-steps"}))
+    assert content["found"] is False
+    assert content["error"]["code"] == "NOT_FOUND"
+    assert content["resolution"]["reason"] == "not_found"
+    assert content["resolution"]["candidates"] == page["Candidates"]
+    assert "names 2 pages" in content["resolution"]["detail"]
+
+
 def test_get_doc_unknown_site_says_so(mcp):
     page = ok(mcp.call("get_doc", {"location": "iac-modules/release-notes/4.2.0"}))
     assert page["NotFound"] is True
