@@ -9,6 +9,7 @@ listeners attached here; ``scriptorium index build`` and ``scriptorium serve`` a
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import threading
 import time
@@ -25,6 +26,14 @@ class BuildListener(Protocol):
 
     def advanced(self, files_done: int, bytes_done: int) -> None: ...
 
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Before a log line on the same stream: wipe the bar; the next report redraws it."""
+        with self._lock:
+            if self._active and self.tty:
+                self._write("\r\x1b[K")
+                self._last_drawn = -math.inf
+        return True
+
     def close(self) -> None: ...
 
 
@@ -33,12 +42,28 @@ _listeners: list[BuildListener] = []
 
 @contextlib.contextmanager
 def attach(listener: BuildListener) -> Iterator[BuildListener]:
-    """Listen to every build while the block runs; the listener is closed on the way out."""
+    """Listen to every build while the block runs; the listener is closed on the way out.
+
+    A listener that draws on the stream a logging handler writes to also filters that
+    handler's records, so a log line never lands in the middle of a bar.
+    """
+    stream = getattr(listener, "stream", None)
+    handlers = [
+        h
+        for h in logging.getLogger().handlers
+        if stream is not None
+        and getattr(h, "stream", None) is stream
+        and hasattr(listener, "filter")
+    ]
+    for handler in handlers:
+        handler.addFilter(listener)
     _listeners.append(listener)
     try:
         yield listener
     finally:
         _listeners.remove(listener)
+        for handler in handlers:
+            handler.removeFilter(listener)
         listener.close()
 
 
@@ -136,6 +161,14 @@ class ProgressRenderer:
                 self._last_step = max(step, self._last_step)
                 self._last_drawn = now
                 self._write(self.plain_line(now) + "\n")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Before a log line on the same stream: wipe the bar; the next report redraws it."""
+        with self._lock:
+            if self._active and self.tty:
+                self._write("\r\x1b[K")
+                self._last_drawn = -math.inf
+        return True
 
     def close(self) -> None:
         """A build that stopped before the end (cancelled, failed) leaves a finished line."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 
 from scriptorium import progress
 from scriptorium.progress import MB, ProgressRenderer, format_duration
@@ -134,3 +135,21 @@ def test_durations_are_short() -> None:
     assert format_duration(59.2) == "1:00"
     assert format_duration(3599) == "59:59"
     assert format_duration(3600 * 2 + 125) == "2h02m"
+
+
+def test_a_log_line_on_the_same_terminal_wipes_the_bar_and_the_next_report_redraws_it() -> None:
+    clock, term = Clock(), Terminal()
+    handler = logging.StreamHandler(term)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with progress.attach(ProgressRenderer(term, clock=clock)):
+            progress.build_started(10, 10 * MB)
+            logging.getLogger("scriptorium.test").warning("helpers are slow")
+            progress.build_advanced(1, 1 * MB)  # no time has passed: redrawn all the same
+        assert not handler.filters
+    finally:
+        root.removeHandler(handler)
+    frames = term.getvalue().split("\r\x1b[K")
+    assert frames[2] == "helpers are slow\n"
+    assert frames[3].startswith("indexing [") and "1/10 files" in frames[3]
