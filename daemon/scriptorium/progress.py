@@ -77,6 +77,10 @@ def build_advanced(files_done: int, bytes_done: int) -> None:
         listener.advanced(files_done, bytes_done)
 
 
+def files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
+
+
 def format_mb(size: int) -> str:
     return f"{size / MB:.1f} MB"
 
@@ -139,7 +143,7 @@ class ProgressRenderer:
                 self._draw()
             else:
                 self._write(
-                    f"{self.label}: {files_total} files, {format_mb(self._bytes_total)} to read\n"
+                    f"{self.label}: {files(files_total)}, {format_mb(self._bytes_total)} to read\n"
                 )
 
     def advanced(self, files_done: int, bytes_done: int) -> None:
@@ -219,7 +223,7 @@ class ProgressRenderer:
         elapsed = now - self._started
         rate = f", {self._bytes_done / elapsed / MB:.1f} MB/s" if elapsed > 0 else ""
         return (
-            f"{self.label}: read {self._files_done} files, {format_mb(self._bytes_done)}"
+            f"{self.label}: read {files(self._files_done)}, {format_mb(self._bytes_done)}"
             f" in {elapsed:.1f} s{rate}"
         )
 

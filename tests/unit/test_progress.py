@@ -130,6 +130,18 @@ def test_a_broken_stream_does_not_break_the_build() -> None:
     renderer.advanced(1, 1)
 
 
+def test_a_one_file_update_reads_as_one_file() -> None:
+    clock, out = Clock(), io.StringIO()
+    renderer = ProgressRenderer(out, clock=clock)
+    renderer.started(1, 2_500_000)
+    clock.now += 0.5
+    renderer.advanced(1, 2_500_000)
+    assert out.getvalue().splitlines() == [
+        "indexing: 1 file, 2.5 MB to read",
+        "indexing: read 1 file, 2.5 MB in 0.5 s, 5.0 MB/s",
+    ]
+
+
 def test_durations_are_short() -> None:
     assert format_duration(0) == "0:00"
     assert format_duration(59.2) == "1:00"
