@@ -30,7 +30,7 @@ def cold_start(config: Path, state: Path, work: Path, runs: int) -> dict:
         ready = work / f"ready-{run}.port"
         ready.unlink(missing_ok=True)
         log = work / f"cold-{run}.log"
-        cmd = [sys.executable, "-m", "scriptorium", "serve", "--config", str(config)]
+        cmd = [sys.executable, "-P", "-m", "scriptorium", "serve", "--config", str(config)]
         cmd += ["--state-dir", str(state), "--listen", "127.0.0.1:0", "--ready-file", str(ready)]
         with log.open("wb") as sink:
             started = time.perf_counter()

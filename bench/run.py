@@ -106,7 +106,7 @@ def build(config: Path, state: Path, megabytes: float, workers: int | None = Non
     ``workers`` is ``--build-workers`` (None: the default, one worker process per core).
     """
     started = time.perf_counter()
-    command = [sys.executable, "-m", "scriptorium", "--format", "json", "index", "build"]
+    command = [sys.executable, "-P", "-m", "scriptorium", "--format", "json", "index", "build"]
     if workers is not None:
         command += ["--build-workers", str(workers)]
     done = subprocess.run(

@@ -200,6 +200,7 @@ def run_variant(
     proc = subprocess.run(
         [
             sys.executable,
+            "-P",  # the working folder must not shadow the installed package
             "-m",
             "scriptorium",
             "eval",

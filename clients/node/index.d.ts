@@ -16,6 +16,11 @@ export type ContentMode =
   | 'CONTENT_MODE_FULL'
   | 'CONTENT_MODE_MULTI_RANGE';
 export type FlowStyle = 'FLOW_STYLE_UNSPECIFIED' | 'FLOW_STYLE_COMPACT' | 'FLOW_STYLE_DETAILED';
+// Requests also take the short words (any case, '-' for '_'); an unknown word rejects with a
+// RangeError naming the accepted ones, before anything is sent.
+export type CorpusWord = 'docs' | 'code';
+export type ContentModeWord = 'snippet' | 'full' | 'multi_range';
+export type FlowStyleWord = 'compact' | 'detailed';
 export type Confidence =
   | 'CONFIDENCE_UNSPECIFIED'
   | 'CONFIDENCE_LOW'
@@ -51,7 +56,7 @@ export interface SearchRequest {
   query: string;
   top_k?: number;
   snippet_lines?: number;
-  kinds?: Array<Corpus | number>;
+  kinds?: Array<Corpus | CorpusWord | number>;
   mode?: string;
   sources?: string[];
   surface?: string;
@@ -140,7 +145,7 @@ export interface SearchResponse {
 export interface GetContentRequest {
   ref_id?: string;
   location?: string;
-  mode?: ContentMode | number;
+  mode?: ContentMode | ContentModeWord | number;
   max_lines?: number;
   seen_doc_version?: string;
 }
@@ -187,7 +192,7 @@ export interface GetContentResponse {
 export interface ExpandRelatedRequest {
   ref_ids: string[];
   top_k?: number;
-  kinds?: Array<Corpus | number>;
+  kinds?: Array<Corpus | CorpusWord | number>;
   mode?: string;
   sources?: string[];
 }
@@ -224,7 +229,7 @@ export interface FlowStep {
 export interface SummarizeFlowRequest {
   ref_ids?: string[];
   topic?: string;
-  style?: FlowStyle | number;
+  style?: FlowStyle | FlowStyleWord | number;
   max_steps?: number;
 }
 
@@ -242,7 +247,7 @@ export interface GuideImplementationRequest {
   language?: string;
   max_docs?: number;
   max_samples?: number;
-  style?: FlowStyle | number;
+  style?: FlowStyle | FlowStyleWord | number;
   sources?: string[];
 }
 

@@ -19,6 +19,8 @@ const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
 const HEALTH_PROTO_DIR = path.join(__dirname, 'proto');
 const RETRIEVAL_PROTO = 'scriptorium/v1/retrieval.proto';
 const HEALTH_PROTO = 'grpc/health/v1/health.proto';
+const PACKAGE = 'scriptorium.v1';
+const RETRIEVAL_SERVICE = 'scriptorium.v1.RetrievalService';
 const RESOLUTION_TYPE = 'scriptorium.v1.Resolution';
 const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
 
@@ -58,10 +60,79 @@ function loadServices(protoDir = process.env.SCRIPTORIUM_PROTO_DIR || DEFAULT_PR
       RetrievalService: pkg.scriptorium.v1.RetrievalService,
       Health: pkg.grpc.health.v1.Health,
       resolutionFields: definition[RESOLUTION_TYPE].type.field,
+      requestEnums: requestEnums(definition),
     };
     loadedByDir.set(root, loaded);
   }
   return loaded;
+}
+
+/**
+ * Per RetrievalService method, the enum fields of its request and the words each accepts.
+ * protobufjs turns a word it does not know into the zero value (`*_UNSPECIFIED`), so a typo
+ * would silently become the default; the client refuses it instead, as the Python client does.
+ */
+function requestEnums(definition) {
+  const byMethod = new Map();
+  for (const [method, spec] of Object.entries(definition[RETRIEVAL_SERVICE])) {
+    const fields = [];
+    for (const field of spec.requestType.type.field) {
+      if (field.type !== 'TYPE_ENUM') continue;
+      const typeName = field.typeName.replace(/^\./, '');
+      const qualified = typeName.includes('.') ? typeName : `${PACKAGE}.${typeName}`;
+      fields.push(enumField(field, definition[qualified].type));
+    }
+    if (fields.length) byMethod.set(method, fields);
+  }
+  return byMethod;
+}
+
+/** One enum field: its value names by accepted word (`full`, `content_mode_full`, ...). */
+function enumField(field, enumType) {
+  const names = enumType.value.map((value) => value.name);
+  const zero = enumType.value.find((value) => value.number === 0)?.name || '';
+  const prefix = zero.endsWith('UNSPECIFIED') ? zero.slice(0, -'UNSPECIFIED'.length) : '';
+  const words = new Map();
+  const shown = [];
+  for (const name of names) {
+    const short = name.startsWith(prefix) ? name.slice(prefix.length).toLowerCase() : name;
+    words.set(name.toLowerCase(), name);
+    words.set(short.toLowerCase(), name);
+    if (name !== zero) shown.push(short);
+  }
+  const label = enumType.name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  const accepted = shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown.at(-1)}` : shown[0];
+  return {
+    name: field.name,
+    repeated: field.label === 'LABEL_REPEATED',
+    words,
+    describe: (value) => `unknown ${label} ${JSON.stringify(value)} in ${field.name}; use ${accepted}`,
+  };
+}
+
+/** The enum value name a request gives (a word or a name in any case, or a number). */
+function enumValue(field, value) {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value !== 'string') throw new TypeError(field.describe(value));
+  const name = field.words.get(value.trim().toLowerCase().replace(/-/g, '_'));
+  if (name === undefined) throw new RangeError(field.describe(value));
+  return name;
+}
+
+/** `request` with its enum words checked and spelled as value names; throws on unknown ones. */
+function checkEnums(fields, request) {
+  if (!fields || !request || typeof request !== 'object') return request;
+  const message = { ...request };
+  for (const field of fields) {
+    const value = message[field.name];
+    if (value === undefined || value === null || value === '') continue;
+    if (field.repeated) {
+      message[field.name] = (Array.isArray(value) ? value : [value]).map((v) => enumValue(field, v));
+    } else {
+      message[field.name] = enumValue(field, value);
+    }
+  }
+  return message;
 }
 
 /** Convert a Date (or epoch milliseconds) to a google.protobuf.Timestamp object. */
@@ -214,6 +285,7 @@ class ScriptoriumClient {
     this.deadlineMs = deadlineMs;
     this._token = token;
     this._resolutionFields = services.resolutionFields;
+    this._requestEnums = services.requestEnums;
     this._retrieval = new services.RetrievalService(target, credentials, channelOptions);
     this._health = new services.Health(target, credentials, {
       ...channelOptions,
@@ -282,7 +354,9 @@ class ScriptoriumClient {
     const { deadlineMs = this.deadlineMs, metadata } = callOptions;
     const options = { deadline: new Date(Date.now() + deadlineMs) };
     return new Promise((resolve, reject) => {
-      client[method](request, this._metadata(metadata), options, (error, response) => {
+      // An unknown enum word rejects here, before anything is sent.
+      const message = checkEnums(this._requestEnums.get(method), request);
+      client[method](message, this._metadata(metadata), options, (error, response) => {
         if (error) reject(new ScriptoriumError(method, error, this._resolutionFields));
         else resolve(response);
       });

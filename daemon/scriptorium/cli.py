@@ -24,7 +24,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2
 
-from scriptorium import __version__
+from scriptorium import __version__, progress
 from scriptorium.client import Client, ResolutionError, ScriptoriumError, resolve_target
 from scriptorium.config import ConfigError, Settings, load_settings
 from scriptorium.plugins import PluginError
@@ -395,7 +395,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise ConfigError("--watch-interval must be greater than 0")
         settings.watch_interval = args.watch_interval
     _configure_logging(settings.log_level)
-    return asyncio.run(serve(settings, ready_file=args.ready_file))
+    with progress.attach(progress.ProgressRenderer(sys.stderr)):
+        return asyncio.run(serve(settings, ready_file=args.ready_file))
 
 
 def cmd_index_build(args: argparse.Namespace) -> int:
@@ -410,9 +411,10 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     _configure_logging(settings.log_level)
     registry = load_registry()
     validate_source_kinds(settings, registry)
-    summary = build_index(settings, registry)
-    if inspect.isawaitable(summary):
-        summary = asyncio.run(summary)
+    with progress.attach(progress.ProgressRenderer(sys.stderr)):
+        summary = build_index(settings, registry)
+        if inspect.isawaitable(summary):
+            summary = asyncio.run(summary)
     if args.format == "json":
         _print_json(dict(summary))
     else:

@@ -27,6 +27,7 @@ from scriptorium.index.parallel import helper_count, load_shared
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
 from scriptorium.model import Block, FileStat, SourceDocument
+from scriptorium.progress import build_advanced, build_started
 from scriptorium.resolve import Resolver
 from scriptorium.sources import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import split_lines
@@ -49,6 +50,9 @@ class SourceState:
     # The build under way: files of this source it has to read, and has read (for ListSources).
     build_files_total: int = 0
     build_files_done: int = 0
+    # And their sizes in bytes, as listed (for a progress bar's MB and rate).
+    build_bytes_total: int = 0
+    build_bytes_done: int = 0
 
 
 @dataclass(slots=True)
@@ -95,26 +99,43 @@ class _Scan:
 
 
 class _Progress:
-    """Counts a build's files as they are read, per source, and logs long builds now and then.
+    """Counts a build's files and bytes as they are read, per source, and reports them.
 
     The counters live in each source's state (read by ListSources from another thread: plain
-    integer stores). The log names counts only, never paths.
+    integer stores); the totals go to :mod:`scriptorium.progress` listeners (a terminal's bar),
+    and long builds are logged now and then. The log names counts only, never paths.
     """
 
     LOG_EVERY_S = 10.0
 
-    def __init__(self, states: dict[str, SourceState], wanted: list[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        states: dict[str, SourceState],
+        wanted: list[tuple[str, str]],
+        sizes: Mapping[tuple[str, str], int] | None = None,
+    ) -> None:
         self._states = states
+        self._sizes = sizes or {}
         self._total = len(wanted)
-        self._done = 0
+        self._done = self._bytes_done = 0
         self._started = self._logged = time.monotonic()
-        for name, _path in wanted:
-            states[name].build_files_total += 1
+        total_bytes = 0
+        for item in wanted:
+            size = self._sizes.get(item, 0)
+            states[item[0]].build_files_total += 1
+            states[item[0]].build_bytes_total += size
+            total_bytes += size
+        build_started(self._total, total_bytes)
 
     def advance(self, items: Iterable[tuple[str, str]]) -> None:
-        for name, _path in items:
-            self._states[name].build_files_done += 1
+        for item in items:
+            size = self._sizes.get(item, 0)
+            state = self._states[item[0]]
+            state.build_files_done += 1
+            state.build_bytes_done += size
             self._done += 1
+            self._bytes_done += size
+        build_advanced(self._done, self._bytes_done)
         now = time.monotonic()
         if now - self._logged >= self.LOG_EVERY_S and self._done < self._total:
             self._logged = now
@@ -181,6 +202,7 @@ class IndexingMixin:
                 # The build is over (landed, found nothing to do, or failed).
                 for state in self.states.values():
                     state.build_files_total = state.build_files_done = 0
+                    state.build_bytes_total = state.build_bytes_done = 0
 
     def _reconcile(self, changed: Mapping[str, Iterable[str]] | None) -> BuildSummary | None:
         started = time.perf_counter()
@@ -409,7 +431,8 @@ class IndexingMixin:
             for stat in scan.stats
             if not _unchanged(scan.old_files.get(stat.path), stat)
         ]
-        progress = _Progress(self.states, wanted)
+        sizes = {(scan.source.name, stat.path): stat.size for scan in scans for stat in scan.stats}
+        progress = _Progress(self.states, wanted, sizes)
         docs: dict[tuple[str, str], SourceDocument] = {}
         tokens: dict[int, Tokens] = {}
         helpers = helper_count(getattr(self.settings, "build_workers", 0), len(wanted))

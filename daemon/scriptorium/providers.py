@@ -236,8 +236,10 @@ def best_miss(misses: Sequence[tuple[str, Resolution]], requested: str) -> Resol
     """The most informative miss, with every provider's verdict in the detail."""
     if not misses:
         return Resolution("not_found", detail="no provider is configured", requested_location="")
-    _, _, best = max(
-        (MISS_PRIORITY.get(res.reason, 0), -i, res) for i, (_, res) in enumerate(misses)
+    # Among equally bad misses, one that names candidates (a shared leaf) tells the caller more.
+    _, _, _, best = max(
+        (MISS_PRIORITY.get(res.reason, 0), bool(res.candidates), -i, res)
+        for i, (_, res) in enumerate(misses)
     )
     if len(misses) > 1:
         summary = "; ".join(f"{name}: {res.reason}" for name, res in misses)

@@ -119,6 +119,15 @@ class SourcePages:
             return Outcome("resolved", "canonical-leaf", hit[0])
         return None
 
+    def leaf_pages(self, path: str) -> list[SourceDocument]:
+        """The pages whose last segment is the path's, when several share it (a leaf miss).
+
+        They are what a caller can choose from: the leaf rule refuses to guess among them.
+        """
+        leaf = _strip_variant(path.lower()).rsplit("/", 1)[-1]
+        hit = self.leaf.get(leaf, [])
+        return list(hit) if len(hit) > 1 else []
+
 
 def _outcome(source: Source, docs: list[SourceDocument], rule: str) -> Outcome:
     if len(docs) == 1:
@@ -206,6 +215,9 @@ class Resolver:
             if outcome is None:
                 outcome = self.pages[named.name].resolve(path)
             if outcome is None:
+                shared = self._shared_leaf([named], rest or path, raw)
+                if shared:
+                    raise shared
                 raise self._miss(raw, "not_found", f"no page at that location in {named.name}")
             return self._finish(raw, named, outcome, fragment)
         defaults = [s for s in self.sources if s.is_default]
@@ -243,6 +255,9 @@ class Resolver:
         ):
             # The detail never quotes the request: it becomes the status message.
             raise self._miss(raw, "unknown_site", "its first segment names no configured source")
+        shared = self._shared_leaf(self.sources, path, raw)
+        if shared:
+            raise shared
         raise self._miss(raw, "not_found", "no page at that location; search to find it")
 
     def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:
@@ -259,9 +274,31 @@ class Resolver:
         )
         return Resolved(source, outcome.doc, fragment, resolution)
 
+    def _shared_leaf(self, sources: list[Source], path: str, raw: str) -> NotFound | None:
+        """The not_found for a leaf several pages share, naming them; None when no leaf is shared.
+
+        The reason stays not_found (the leaf rule never guesses); the candidates let the caller
+        pick. The detail names the leaf, which is a segment of pages the caller may read.
+        """
+        candidates: list[str] = []
+        for source in sources:
+            for doc in self.pages[source.name].leaf_pages(path):
+                candidates.append(self.qualify(source, source.page_location(doc.path)))
+        if not candidates:
+            return None
+        leaf = _strip_variant(path.lower()).rsplit("/", 1)[-1]
+        detail = f"the leaf {leaf!r} names {len(candidates)} pages; pass one of the candidates"
+        return self._miss(raw, "not_found", detail, sorted(candidates))
+
     @staticmethod
-    def _miss(raw: str, reason: str, detail: str) -> NotFound:
-        resolution = Resolution(reason=reason, rule="none", detail=detail, requested_location=raw)
+    def _miss(raw: str, reason: str, detail: str, candidates: list[str] | None = None) -> NotFound:
+        resolution = Resolution(
+            reason=reason,
+            rule="none",
+            candidates=list(candidates or []),
+            detail=detail,
+            requested_location=raw,
+        )
         return NotFound(f"{reason}: {detail}", resolution)
 
     @staticmethod

@@ -45,10 +45,17 @@ SHARED_PAGE = "handbook/onboarding"
 class McpSession:
     """One MCP client session on a background event loop, called synchronously from tests."""
 
-    def __init__(self, args: list[str], *, env: dict[str, str] | None = None, errlog=None):
-        self.params = StdioServerParameters(
-            command=sys.executable, args=["-m", "scriptorium.mcp", *args], env=env
-        )
+    def __init__(
+        self,
+        args: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        errlog=None,
+        command: list[str] | None = None,
+        cwd: Path | None = None,
+    ):
+        program, *head = command or [sys.executable, "-m", "scriptorium.mcp"]
+        self.params = StdioServerParameters(command=program, args=[*head, *args], env=env, cwd=cwd)
         self.errlog = errlog
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -298,6 +305,23 @@ def test_get_doc_ambiguous_location_lists_the_candidates(mcp):
     assert chosen["Content"].startswith("# Beta onboarding")
 
 
+def test_get_doc_shared_leaf_lists_the_pages_that_share_it(mcp):
+    page = ok(mcp.call("get_doc", {"location": "first-steps"}))
+    assert page["NotFound"] is True
+    assert page["Reason"] == "not_found"
+    assert page["Candidates"] == ["tutorial/first-steps", "tutorial/security/first-steps"]
+    assert all(c in page["Message"] for c in page["Candidates"])
+    chosen = ok(mcp.call("get_doc", {"location": page["Candidates"][1]}))
+    assert chosen["Location"] == "tutorial/security/first-steps"
+
+    content = ok(mcp.call("get_content", {"location": "first-steps"}))
+    assert content["found"] is False
+    assert content["error"]["code"] == "NOT_FOUND"
+    assert content["resolution"]["reason"] == "not_found"
+    assert content["resolution"]["candidates"] == page["Candidates"]
+    assert "names 2 pages" in content["resolution"]["detail"]
+
+
 def test_get_doc_unknown_site_says_so(mcp):
     page = ok(mcp.call("get_doc", {"location": "iac-modules/release-notes/4.2.0"}))
     assert page["NotFound"] is True
@@ -525,3 +549,31 @@ def test_without_a_target_an_embedded_daemon_serves_the_paths_and_stops(tree, tm
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(pid), "the embedded daemon outlived its bridge"
+
+
+def test_the_embedded_daemon_starts_from_a_folder_that_holds_a_scriptorium_package(tree, tmp_path):
+    """The parent of a clone holds ``scriptorium/``: the bridge's own daemon must not import it."""
+    cwd = tmp_path / "parent-of-a-clone"
+    (cwd / "scriptorium").mkdir(parents=True)
+    (cwd / "scriptorium" / "__init__.py").write_text(
+        'raise ImportError("the scriptorium folder in the working folder was imported")\n',
+        encoding="utf-8",
+    )
+    shutil.copytree(tree / "alpha", cwd / "notes")
+    console = Path(sys.executable).with_name("scriptorium")  # what `scriptorium mcp` runs
+    log = tmp_path / "bridge.log"
+    with (
+        log.open("w") as errlog,
+        McpSession(
+            ["mcp", "notes", "--state-dir", "state"], command=[str(console)], cwd=cwd, errlog=errlog
+        ) as session,
+    ):
+        hits = session.call("search_docs", {"query": "onboarding toolchain"})
+        assert not hits.is_error, log.read_text()
+        assert ok(hits)["result"][0]["Path"] == SHARED_PAGE
+        page = ok(session.call("get_doc", {"location": SHARED_PAGE}))
+        assert page["Content"].startswith("# Alpha onboarding")
+        assert ok(session.call("list_sources", {}))
+    # The relative paths meant the user's folder: the index landed in cwd/state.
+    assert (cwd / "state").is_dir()
+    assert "ImportError" not in log.read_text()

@@ -325,6 +325,20 @@ def test_ambiguous_across_sites_lists_site_qualified_candidates(stub) -> None:
         assert fetch(stub, candidate).resolution.reason == "resolved"
 
 
+@pytest.mark.parametrize("location", ["old/cloud", "deploy-notes/old/cloud.html"])
+def test_a_shared_leaf_is_not_found_with_the_pages_that_share_it(stub, location: str) -> None:
+    code, resolution = fetch_error(stub, location)
+    assert (code, resolution.reason) == (grpc.StatusCode.NOT_FOUND, "not_found")
+    # The local provider misses without candidates; the chain reports the site's richer miss.
+    assert list(resolution.candidates) == [
+        "deploy-notes/deploy-notes/cloud",
+        "deploy-notes/providers/cloud",
+    ]
+    assert "the leaf 'cloud' names 2 pages" in resolution.detail
+    for candidate in resolution.candidates:
+        assert fetch(stub, candidate).location == candidate
+
+
 @pytest.mark.parametrize(
     ("location", "code", "reason"),
     [

@@ -149,6 +149,48 @@ def test_shared_leaf_is_not_found_not_guessed(stub):
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
     resolution = resolution_from_error(err.value)
     assert resolution is not None and resolution.reason == "not_found"
+    # The pages that share the leaf come back so the caller can choose (each site-qualified).
+    expected = [
+        f"{site}{page}"
+        for site in ("", "ja/", "zh/")
+        for page in ("tutorial/first-steps", "tutorial/security/first-steps")
+    ]
+    assert list(resolution.candidates) == sorted(expected)
+    assert "the leaf 'first-steps' names 6 pages" in resolution.detail
+    assert "pass one of the candidates" in err.value.details()
+
+
+def test_shared_leaf_candidates_each_fetch(stub):
+    with pytest.raises(grpc.RpcError) as err:
+        stub.GetContent(pb.GetContentRequest(location="middleware"))
+    resolution = resolution_from_error(err.value)
+    assert (resolution.reason, resolution.rule) == ("not_found", "none")
+    assert len(resolution.candidates) == 7  # three English pages, two each in ja and zh
+    assert {"advanced/middleware", "reference/middleware", "tutorial/middleware"} <= set(
+        resolution.candidates
+    )
+    for candidate in resolution.candidates:
+        reply = stub.GetContent(pb.GetContentRequest(location=candidate))
+        assert (reply.resolution.reason, reply.location) == ("resolved", candidate)
+
+
+def test_shared_leaf_in_a_named_source_lists_only_that_source(stub):
+    with pytest.raises(grpc.RpcError) as err:
+        stub.GetContent(pb.GetContentRequest(location="ja/middleware.md"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    resolution = resolution_from_error(err.value)
+    assert resolution.reason == "not_found"
+    assert list(resolution.candidates) == ["ja/advanced/middleware", "ja/tutorial/middleware"]
+    assert "names 2 pages" in resolution.detail
+
+
+def test_python_client_surfaces_shared_leaf_candidates(fastapi_daemon):
+    from scriptorium.client import Client, ResolutionError
+
+    with Client(fastapi_daemon.address) as client, pytest.raises(ResolutionError) as err:
+        client.get_content(location="ja/middleware")
+    assert err.value.reason == "not_found"
+    assert err.value.candidates == ["ja/advanced/middleware", "ja/tutorial/middleware"]
 
 
 def test_unknown_site_is_distinguished(stub):

@@ -46,6 +46,7 @@ class Daemon:
         self.log_path = log_path or state_dir.parent / f"daemon-{self.port}.log"
         self.cmd = [
             sys.executable,
+            "-P",  # the working folder must not shadow the installed package
             "-m",
             "scriptorium",
             "serve",

@@ -87,6 +87,25 @@ def test_a_shared_leaf_is_a_miss_not_a_guess() -> None:
     assert view().sites["guide"].resolve("first-steps") is None
 
 
+def test_a_shared_leaf_miss_names_the_pages_that_share_it() -> None:
+    decision = select("old/first-steps.md", view())
+    assert (decision.reason, decision.rule) == ("not_found", "none")
+    assert decision.candidates == ["tutorial/first-steps", "tutorial/security/first-steps"]
+    assert decision.detail == "the leaf 'first-steps' names 2 pages; pass one of the candidates"
+    # Across sites every loaded site's pages count, site-qualified.
+    decision = select("cloud", view())
+    assert decision.candidates == [
+        "deploy-notes/deploy-notes/cloud",
+        "deploy-notes/providers/cloud",
+    ]
+    # On a named site only that site's.
+    named = select("deploy-notes/old/cloud", view())
+    assert (named.reason, named.site) == ("not_found", "deploy-notes")
+    assert named.candidates == ["deploy-notes/deploy-notes/cloud", "deploy-notes/providers/cloud"]
+    # A plain miss still names nothing.
+    assert select("tutorial/nothing-here", view()).candidates == []
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

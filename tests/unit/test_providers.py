@@ -361,6 +361,15 @@ def test_best_miss_and_status_mapping() -> None:
     assert isinstance(miss_error(Resolution("ambiguous")), FailedPrecondition)
 
 
+def test_among_plain_misses_the_one_naming_shared_leaf_candidates_is_reported() -> None:
+    shared = Resolution("not_found", candidates=["advanced/x", "tutorial/x"], detail="leaf")
+    res = best_miss([("site", Resolution("not_found", detail="no page")), ("local", shared)], "x")
+    assert res.candidates == ["advanced/x", "tutorial/x"]
+    assert res.detail == "leaf (site: not_found; local: not_found)"
+    outage = Resolution("site_unavailable", detail="down")
+    assert best_miss([("local", shared), ("site", outage)], "x").reason == "site_unavailable"
+
+
 # -- building the chain -------------------------------------------------------------------------
 
 

@@ -87,9 +87,12 @@ describe('client behaviour against an in-process server', () => {
       Search(call, callback) {
         seen.authorization = call.metadata.get('authorization');
         seen.asOf = call.request.as_of;
+        seen.kinds = call.request.kinds;
         callback(null, { trace_id: 'fake', results: [{ location: 'a.md', kind: 'REF_KIND_DOC' }] });
       },
       GetContent(call, callback) {
+        seen.contentCalls = (seen.contentCalls || 0) + 1;
+        seen.mode = call.request.mode;
         const resolution = Buffer.concat([
           stringField(1, 'ambiguous'),
           stringField(2, 'none'),
@@ -115,6 +118,7 @@ describe('client behaviour against an in-process server', () => {
         callback({ code: grpc.status.UNIMPLEMENTED, details: 'not yet' });
       },
       SummarizeFlow(call, callback) {
+        seen.style = call.request.style;
         callback(null, {});
       },
       GuideImplementation(call, callback) {
@@ -190,6 +194,43 @@ describe('client behaviour against an in-process server', () => {
   it('applies per-call deadlines', async () => {
     const error = await rejection(client.listSources({ deadlineMs: 200 }));
     assert.equal(error.code, grpc.status.DEADLINE_EXCEEDED);
+  });
+
+  it('refuses an enum word it does not know, naming the accepted ones, and sends nothing', async () => {
+    const before = seen.contentCalls || 0;
+    const mode = await rejection(client.getContent({ location: 'docs/x.md', mode: 'fulll' }));
+    assert.ok(mode instanceof RangeError, `${mode.name}: ${mode.message}`);
+    assert.equal(mode.message, 'unknown content mode "fulll" in mode; use snippet, full or multi_range');
+    assert.equal(seen.contentCalls || 0, before, 'the request reached the server');
+
+    const kinds = await rejection(client.search({ query: 'x', kinds: ['CORPUS_DOCS', 'prose'] }));
+    assert.ok(kinds instanceof RangeError);
+    assert.match(kinds.message, /unknown corpus "prose" in kinds; use docs or code/);
+
+    const style = await rejection(client.summarizeFlow({ topic: 't', style: 'verbose' }));
+    assert.ok(style instanceof RangeError);
+    assert.match(style.message, /use compact or detailed/);
+
+    const wrongType = await rejection(client.getContent({ location: 'docs/x.md', mode: { full: 1 } }));
+    assert.ok(wrongType instanceof TypeError);
+  });
+
+  it('sends known enum words, value names and numbers as the value they name', async () => {
+    await client.search({ query: 'x', kinds: ['docs', 'CORPUS_CODE', 1] });
+    assert.deepEqual(seen.kinds, ['CORPUS_DOCS', 'CORPUS_CODE', 'CORPUS_DOCS']);
+    for (const [given, sent] of [
+      ['multi-range', 'CONTENT_MODE_MULTI_RANGE'],
+      ['Full', 'CONTENT_MODE_FULL'],
+      ['CONTENT_MODE_SNIPPET', 'CONTENT_MODE_SNIPPET'],
+      [2, 'CONTENT_MODE_FULL'],
+      [undefined, 'CONTENT_MODE_UNSPECIFIED'],
+    ]) {
+      const error = await rejection(client.getContent({ location: 'docs/x.md', mode: given }));
+      assert.ok(error instanceof ScriptoriumError, error.message);
+      assert.equal(seen.mode, sent, String(given));
+    }
+    await client.summarizeFlow({ topic: 't', style: 'detailed' });
+    assert.equal(seen.style, 'FLOW_STYLE_DETAILED');
   });
 
   it('reports health and rejects unknown services with NOT_FOUND', async () => {

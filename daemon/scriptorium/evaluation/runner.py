@@ -85,6 +85,7 @@ class DaemonProcess:
     def command(self, port: int) -> list[str]:
         return [
             sys.executable,
+            "-P",  # the working folder must not shadow the installed package
             "-m",
             "scriptorium",
             "serve",

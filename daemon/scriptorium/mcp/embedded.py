@@ -51,6 +51,16 @@ def _log_target() -> int:
         return subprocess.DEVNULL
 
 
+def daemon_command(python: str = sys.executable) -> list[str]:
+    """``python -m scriptorium`` such that the working folder cannot shadow the package.
+
+    ``-m`` puts the current folder first on ``sys.path``, so a ``scriptorium/`` folder there
+    (the parent of a clone, say) would be imported instead of the installed package; ``-P``
+    (Python 3.11+) leaves the folder off the path and the cwd as the user chose it.
+    """
+    return [python, "-P", "-m", "scriptorium"]
+
+
 class EmbeddedDaemon:
     """``scriptorium serve PATH ...`` as a child process with a throwaway state directory."""
 
@@ -62,15 +72,16 @@ class EmbeddedDaemon:
         state_dir: Path | None = None,
         python: str = sys.executable,
     ) -> None:
+        # Relative paths mean what they meant to the user, whatever the child makes of its cwd.
         self.paths = [str(Path(p).resolve()) for p in paths]
-        self.config = config
+        self.config = Path(config).resolve() if config is not None else None
         self._own_work = tempfile.mkdtemp(prefix="scriptorium-mcp-")
         self.work = Path(self._own_work)
-        self.state_dir = state_dir or self.work / "state"
+        self.state_dir = Path(state_dir).resolve() if state_dir else self.work / "state"
         self.ready_file = self.work / "port"
-        self.cmd = [python, "-m", "scriptorium", "serve", *self.paths]
-        if config is not None:
-            self.cmd += ["--config", str(config)]
+        self.cmd = [*daemon_command(python), "serve", *self.paths]
+        if self.config is not None:
+            self.cmd += ["--config", str(self.config)]
         self.cmd += [
             "--listen",
             "127.0.0.1:0",

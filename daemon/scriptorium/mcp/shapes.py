@@ -88,8 +88,8 @@ class DocPage(BaseModel):
     """A whole page from get_doc, or why there is none.
 
     On success: Location, Url, Content. When the location does not resolve: NotFound, Location
-    (as asked) and Message; an ambiguous location or an unknown site also carries Reason and
-    Candidates (locations to pass back to get_doc).
+    (as asked) and Message; an ambiguous location, an unknown site or a last segment several
+    pages share also carries Reason and Candidates (locations to pass back to get_doc).
     """
 
     Location: str
@@ -150,7 +150,7 @@ def doc_page(response: pb.GetContentResponse) -> DocPage:
 
 
 def doc_missing(location: str, resolution: pb.Resolution | None) -> DocPage:
-    """The not-found answer; ambiguity and unknown sites add the reason and the candidates."""
+    """The not-found answer; ambiguity, unknown sites and shared leaves add why and candidates."""
     reason = resolution.reason if resolution is not None else "not_found"
     if reason == "ambiguous":
         candidates = list(resolution.candidates) if resolution is not None else []
@@ -176,6 +176,19 @@ def doc_missing(location: str, resolution: pb.Resolution | None) -> DocPage:
                 "Use 'search_docs' to find available documents."
             ),
         )
+    if resolution is not None and resolution.candidates:
+        # A last segment several pages share: not a guess, but the pages to choose from.
+        candidates = list(resolution.candidates)
+        return DocPage(
+            Location=location,
+            NotFound=True,
+            Reason=reason,
+            Candidates=candidates,
+            Message=(
+                f"No page at location '{location}', but its last segment names several pages: "
+                f"{', '.join(candidates)}. Call 'get_doc' again with one of the candidates."
+            ),
+        )
     return DocPage(
         Location=location, NotFound=True, Message=NOT_FOUND_MESSAGE.format(location=location)
     )
@@ -190,7 +203,10 @@ class ResolutionOut(BaseModel):
         "site_unavailable or fetch_failed."
     )
     rule: str = Field(description="exact, variant, canonical-leaf, moved, ref or none.")
-    candidates: list[str] = Field(description="Locations to choose from when ambiguous.")
+    candidates: list[str] = Field(
+        description="Locations to choose from when ambiguous, or when not_found because the "
+        "last segment names several pages."
+    )
     detail: str
     requested_location: str
     site: str

@@ -48,8 +48,9 @@ Read the full Markdown of one documentation page (never cut short). Pass a Path 
 or a page location you know (e.g. 'tutorial/path-params'); a '#section' suffix is ignored.
 Returns Location (the page actually served, which can differ from what you passed after
 normalisation), Url and Content. When nothing matches: NotFound, Location and Message. When the
-location matches several pages, NotFound comes with Reason 'ambiguous' and Candidates: call
-get_doc again with one of them. To read only one section or a few lines, use get_content."""
+location matches several pages (or its last segment names several), NotFound comes with Reason
+and Candidates: call get_doc again with one of them. To read only one section or a few lines,
+use get_content."""
 
 SEARCH_CODE = """\
 Search the indexed source code for definitions (functions, classes, methods) that match a
@@ -72,8 +73,8 @@ whole source file for code; 'multi_range' the same plus highlighted line ranges,
 reason it matters (steps, lists, signatures, handlers...). max_lines caps long answers.
 location takes a Path from search_docs/search_code, optionally with '#section' or '#Lnn'. The
 answer has line numbers, the ref_id, and how the location was resolved. When it does not
-resolve, found is false and resolution says why; if resolution.reason is 'ambiguous', call again
-with one of resolution.candidates."""
+resolve, found is false and resolution says why; if resolution.candidates is not empty (an
+ambiguous location, or a last segment several pages share), call again with one of them."""
 
 EXPAND_RELATED = """\
 Find supporting material for refs you already have: the docs that explain a piece of code, the

@@ -5,7 +5,7 @@ Within a site the rules run in order, case-insensitively, over canonical pages o
 ``index`` meaning the root); ``moved`` (a page declared the old path in its ``moved_from``
 front matter, or a redirect stub pointed at it: an explicit statement beats a guess);
 ``canonical-leaf`` (the last segment names exactly one page; a leaf several pages share is a
-miss, never a guess).
+miss, never a guess, whose candidates are those pages).
 
 Across sites a site-qualified location goes to that site (retrying the unstripped path, for a
 directory named like a site); a bare one tries the default site first, then every other loaded
@@ -109,6 +109,12 @@ class SitePages:
                 return SiteOutcome(RESOLVED, LEAF, hit[0])
         return None
 
+    def leaf_pages(self, path: str) -> list[str]:
+        """The pages sharing the path's last segment, when several do (the leaf rule's miss)."""
+        leaf = strip_variant(path).rsplit("/", 1)[-1].lower()
+        hit = self.leaf.get(leaf, []) if leaf else []
+        return list(hit) if len(hit) > 1 else []
+
 
 def _pick(pages: list[str], wanted: str, rule: str) -> SiteOutcome:
     if len(pages) == 1:
@@ -201,8 +207,33 @@ def _in_named_site(path: str, segments: list[str], site: str, view: SiteView) ->
     if outcome is None and rest:
         outcome = pages.resolve(path)
     if outcome is None:
+        shared = _shared_leaf(rest or path, [site], view)
+        if shared is not None:
+            shared.site = site
+            return shared
         return Decision(NOT_FOUND, site=site, detail=f"no page at that location on {site!r}")
     return _decide(view, site, outcome)
+
+
+def _shared_leaf(path: str, sites: list[str], view: SiteView) -> Decision | None:
+    """A not_found naming the pages that share the path's last segment; None when none do.
+
+    Still a miss (the leaf rule never guesses), but the caller gets the pages to choose from.
+    """
+    candidates = [
+        view.qualify(site, page)
+        for site in sites
+        if (pages := view.sites.get(site)) is not None
+        for page in pages.leaf_pages(path)
+    ]
+    if not candidates:
+        return None
+    leaf = strip_variant(path).rsplit("/", 1)[-1].lower()
+    return Decision(
+        NOT_FOUND,
+        candidates=sorted(candidates),
+        detail=f"the leaf {leaf!r} names {len(candidates)} pages; pass one of the candidates",
+    )
 
 
 def _decide(view: SiteView, site: str, outcome: SiteOutcome) -> Decision:
@@ -235,6 +266,9 @@ def _miss(path: str, segments: list[str], view: SiteView, default_down: bool) ->
             detail=f"the default site {view.default_site!r} cannot be loaded, so the location"
             " was never checked against it",
         )
+    shared = _shared_leaf(path, list(view.sites), view)
+    if shared is not None:
+        return shared
     return Decision(NOT_FOUND, detail="no page at that location; search to find it")
 
 
