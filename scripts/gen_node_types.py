@@ -132,6 +132,10 @@ class Generator:
         clashes = {_short(full) for full, _ in self.imported} & set(names)
         if len(set(names)) != len(names) or clashes:
             raise SystemExit(f"type names would clash in TypeScript: {sorted(clashes)}")
+        fields = {(m.name, f.name) for m in self.file.message_type for f in m.field}
+        named = {(m, f) for m, names in REQUIRED.items() for f in names} | set(CONVERTED)
+        if named - fields:
+            raise SystemExit(f"REQUIRED/CONVERTED name fields the contract lacks: {named - fields}")
 
     def render(self) -> str:
         blocks = [HEADER.rstrip("\n")]
