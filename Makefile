@@ -24,7 +24,7 @@ PIP_AUDIT_VERSION := 2.10.1
 help:
 	@echo "make venv       create .venv and install the project with dev extras"
 	@echo "make node       npm ci for buf (repo root) and the Node client"
-	@echo "make gen        regenerate Python stubs from proto/"
+	@echo "make gen        regenerate the Python stubs and the Node message types from proto/"
 	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking"
 	@echo "make test       lint, pytest, Node client tests, with a summary"
 	@echo "make run        serve this repository on 127.0.0.1:50051"
@@ -49,6 +49,7 @@ $(CLIENT_STAMP): $(CLIENT_DIR)/package.json $(CLIENT_DIR)/package-lock.json
 
 gen: venv
 	scripts/gen_stubs.sh daemon
+	$(PY) scripts/gen_node_types.py
 
 # Every check runs even when an earlier one fails; the last line names the failed ones.
 lint: venv node

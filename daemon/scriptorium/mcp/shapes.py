@@ -3,8 +3,10 @@ and pure functions that build them from protobuf responses.
 
 ``search_docs``, ``search_code`` and ``get_doc`` use PascalCase keys, the shape documentation
 agents already know from other doc tools. The tools that mirror an RPC (``get_content``,
-``expand_related``, ``summarize_flow``, ``guide_implementation``) use the proto field names in
-snake_case, like ``scriptorium ... --format json``, with enums as short lower-case words.
+``expand_related``, ``summarize_flow``, ``guide_implementation``, ``list_sources``) use the proto
+field names in snake_case, like ``scriptorium ... --format json``, with enums as short lower-case
+words; their models are derived from the message descriptors (mcp/derive.py), so they follow the
+contract rather than a copy of it.
 """
 
 from __future__ import annotations
@@ -13,27 +15,13 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from scriptorium.mcp.derive import enum_word, model_for, shape
 from scriptorium.v1 import retrieval_pb2 as pb
 
 NOT_FOUND_MESSAGE = (
     "Document not found at location '{location}'. Use 'search_docs' to find available documents."
 )
 _SCORE_DIGITS = 4
-
-
-def _enum_word(enum: object, value: int, prefix: str) -> str:
-    """``REF_KIND_DOC`` -> ``doc``; the zero value -> ``""``."""
-    if value == 0:
-        return ""
-    return enum.Name(value).removeprefix(prefix).lower()  # type: ignore[attr-defined]
-
-
-def ref_kind_word(value: int) -> str:
-    return _enum_word(pb.RefKind, value, "REF_KIND_")
-
-
-def confidence_word(value: int) -> str:
-    return _enum_word(pb.Confidence, value, "CONFIDENCE_")
 
 
 def page_of(location: str) -> str:
@@ -195,270 +183,126 @@ def doc_missing(location: str, resolution: pb.Resolution | None) -> DocPage:
 
 
 # -- RPC mirrors -----------------------------------------------------------------------------------
+#
+# Derived from the message descriptors (mcp/derive.py): the proto's field names and types. What
+# is spelled out here is what a tool shows differently: which fields, in which order (the order
+# of the answer's keys), extra fields, rounding, and the descriptions in the output schemas.
+
+ResolutionOut = model_for(
+    pb.Resolution.DESCRIPTOR,
+    descriptions={
+        "reason": "resolved, not_found, unknown_site, ambiguous, site_unavailable or fetch_failed.",
+        "rule": "exact, variant, canonical-leaf, moved, ref or none.",
+        "candidates": "Locations to choose from when ambiguous, or when not_found because the "
+        "last segment names several pages.",
+    },
+)
 
 
-class ResolutionOut(BaseModel):
-    reason: str = Field(
-        description="resolved, not_found, unknown_site, ambiguous, "
-        "site_unavailable or fetch_failed."
-    )
-    rule: str = Field(description="exact, variant, canonical-leaf, moved, ref or none.")
-    candidates: list[str] = Field(
-        description="Locations to choose from when ambiguous, or when not_found because the "
-        "last segment names several pages."
-    )
-    detail: str
-    requested_location: str
-    site: str
-    resolved_location: str
-
-
-class RangeOut(BaseModel):
-    start_line: int
-    end_line: int
-    reason: str
-
-
+# Hand-written: the gRPC status of a failed call, not a message of the contract.
 class ErrorOut(BaseModel):
     code: str = Field(description="gRPC status name, for example NOT_FOUND.")
     message: str
 
 
-class ContentOut(BaseModel):
-    """A GetContent answer. ``found`` is false when the ref or location did not resolve; then
+ContentOut = model_for(
+    pb.GetContentResponse.DESCRIPTOR,
+    name="ContentOut",
+    doc="""A GetContent answer. ``found`` is false when the ref or location did not resolve; then
     only ``requested_location``, ``resolution`` (why, with ``candidates`` when ambiguous) and
-    ``error`` (the status) are present."""
+    ``error`` (the status) are present.""",
+    include=(
+        *("found", "location", "requested_location", "url", "source", "ref_id", "kind", "title"),
+        *("section_path", "content", "start_line", "end_line", "total_lines", "truncated"),
+        *("ranges", "doc_version", "revision_skew", "resolution", "error", "trace_id"),
+    ),
+    extra={"found": (bool, ...), "error": (ErrorOut | None, None)},
+    descriptions={
+        "kind": "doc, code or file.",
+        "ranges": "Highlighted line ranges (multi_range mode), each with its reason.",
+        "revision_skew": "True when the document changed since the ref was issued.",
+    },
+    nested={"resolution": ResolutionOut},
+    optional=True,
+)
 
-    found: bool
-    location: str | None = None
-    requested_location: str | None = None
-    url: str | None = None
-    source: str | None = None
-    ref_id: str | None = None
-    kind: str | None = Field(None, description="doc, code or file.")
-    title: str | None = None
-    section_path: list[str] | None = None
-    content: str | None = None
-    start_line: int | None = None
-    end_line: int | None = None
-    total_lines: int | None = None
-    truncated: bool | None = None
-    ranges: list[RangeOut] | None = Field(
-        None, description="Highlighted line ranges (multi_range mode), each with its reason."
-    )
-    doc_version: str | None = None
-    revision_skew: bool | None = Field(
-        None, description="True when the document changed since the ref was issued."
-    )
-    resolution: ResolutionOut | None = None
-    error: ErrorOut | None = None
-    trace_id: str | None = None
+RelatedOut = model_for(pb.RelatedRef.DESCRIPTOR, name="RelatedOut", digits={"score": _SCORE_DIGITS})
 
+ExpandOut = model_for(
+    pb.ExpandRelatedResponse.DESCRIPTOR,
+    name="ExpandOut",
+    descriptions={
+        "unresolved_ref_ids": "Inputs that named nothing (stale refs, unknown locations)."
+    },
+    nested={"related": RelatedOut},
+)
 
-class ReasonOut(BaseModel):
-    name: str
-    weight: float
-    detail: str
+FlowStepOut = model_for(
+    pb.FlowStep.DESCRIPTOR,
+    descriptions={
+        "origin": "numbered, labelled, bullet, heading, paragraph, code or topic.",
+    },
+)
 
+FlowOut = model_for(
+    pb.SummarizeFlowResponse.DESCRIPTOR,
+    name="FlowOut",
+    include=("flow", "assumptions", "confidence", "unresolved_ref_ids", "trace_id"),
+    descriptions={"confidence": "low, medium or high."},
+    nested={"flow": FlowStepOut},
+)
 
-class RelatedOut(BaseModel):
-    ref_id: str
-    kind: str
-    location: str
-    title: str
-    score: float
-    reasons: list[ReasonOut]
-    source: str
-    start_line: int
-    end_line: int
-    snippet: str
-    url: str
+RefOut = model_for(
+    pb.SearchResult.DESCRIPTOR,
+    name="RefOut",
+    doc="A search result as GuideImplementation returns it.",
+    include=(
+        *("ref_id", "kind", "location", "url", "title", "section_path", "start_line", "end_line"),
+        *("snippet", "preview", "score", "source", "language"),
+    ),
+    digits={"score": _SCORE_DIGITS},
+)
 
-
-class ExpandOut(BaseModel):
-    related: list[RelatedOut]
-    unresolved_ref_ids: list[str] = Field(
-        description="Inputs that named nothing (stale refs, unknown locations)."
-    )
-    trace_id: str
-
-
-class FlowStepOut(BaseModel):
-    index: int
-    title: str
-    description: str
-    ref_ids: list[str]
-    locations: list[str]
-    origin: str = Field(
-        description="numbered, labelled, bullet, heading, paragraph, code or topic."
-    )
+GuideOut = model_for(
+    pb.GuideImplementationResponse.DESCRIPTOR,
+    name="GuideOut",
+    nested={"flow": FlowStepOut, "docs": RefOut, "sample_code": RefOut},
+)
 
 
-class FlowOut(BaseModel):
-    flow: list[FlowStepOut]
-    assumptions: list[str]
-    confidence: str = Field(description="low, medium or high.")
-    unresolved_ref_ids: list[str]
-    trace_id: str
-
-
-class RefOut(BaseModel):
-    """A search result as GuideImplementation returns it."""
-
-    ref_id: str
-    kind: str
-    location: str
-    url: str
-    title: str
-    section_path: list[str]
-    start_line: int
-    end_line: int
-    snippet: str
-    preview: str
-    score: float
-    source: str
-    language: str
-
-
-class GuideOut(BaseModel):
-    query: str
-    flow: list[FlowStepOut]
-    docs: list[RefOut]
-    sample_code: list[RefOut]
-    assumptions: list[str]
-    confidence: str
-    trace_id: str
-
-
-def resolution_out(message: pb.Resolution) -> ResolutionOut:
-    return ResolutionOut(
-        reason=message.reason,
-        rule=message.rule,
-        candidates=list(message.candidates),
-        detail=message.detail,
-        requested_location=message.requested_location,
-        site=message.site,
-        resolved_location=message.resolved_location,
-    )
-
-
-def content_out(response: pb.GetContentResponse) -> ContentOut:
-    return ContentOut(
-        found=True,
-        location=response.location,
-        requested_location=response.requested_location,
-        url=response.url,
-        source=response.source,
-        ref_id=response.ref_id,
-        kind=ref_kind_word(response.kind),
-        title=response.title,
-        section_path=list(response.section_path),
-        content=response.content,
-        start_line=response.start_line,
-        end_line=response.end_line,
-        total_lines=response.total_lines,
-        truncated=response.truncated,
-        ranges=[
-            RangeOut(start_line=r.start_line, end_line=r.end_line, reason=r.reason)
-            for r in response.ranges
-        ],
-        doc_version=response.doc_version,
-        revision_skew=response.revision_skew,
-        resolution=resolution_out(response.resolution),
-        trace_id=response.trace_id,
-    )
+def content_out(response: pb.GetContentResponse) -> BaseModel:
+    return shape(response, ContentOut, found=True)
 
 
 def content_failed(
     code: str, message: str, resolution: pb.Resolution | None, requested: str
-) -> ContentOut:
+) -> BaseModel:
     return ContentOut(
         found=False,
         requested_location=requested,
-        resolution=resolution_out(resolution) if resolution is not None else None,
+        resolution=shape(resolution, ResolutionOut) if resolution is not None else None,
         error=ErrorOut(code=code, message=message),
     )
 
 
-def _reasons(reasons: Sequence[pb.Reason]) -> list[ReasonOut]:
-    return [ReasonOut(name=r.name, weight=r.weight, detail=r.detail) for r in reasons]
+def expand_out(response: pb.ExpandRelatedResponse, unresolved: Sequence[str] = ()) -> BaseModel:
+    """Inputs the bridge could not resolve come first, then those the daemon reported."""
+    merged = [*unresolved, *response.unresolved_ref_ids]
+    return shape(response, ExpandOut, unresolved_ref_ids=merged)
 
 
-def expand_out(response: pb.ExpandRelatedResponse, unresolved: Sequence[str] = ()) -> ExpandOut:
-    return ExpandOut(
-        related=[
-            RelatedOut(
-                ref_id=r.ref_id,
-                kind=ref_kind_word(r.kind),
-                location=r.location,
-                title=r.title,
-                score=round(r.score, _SCORE_DIGITS),
-                reasons=_reasons(r.reasons),
-                source=r.source,
-                start_line=r.start_line,
-                end_line=r.end_line,
-                snippet=r.snippet,
-                url=r.url,
-            )
-            for r in response.related
-        ],
-        unresolved_ref_ids=[*unresolved, *response.unresolved_ref_ids],
-        trace_id=response.trace_id,
-    )
+def flow_out(response: pb.SummarizeFlowResponse, unresolved: Sequence[str] = ()) -> BaseModel:
+    merged = [*unresolved, *response.unresolved_ref_ids]
+    return shape(response, FlowOut, unresolved_ref_ids=merged)
 
 
-def _steps(steps: Sequence[pb.FlowStep]) -> list[FlowStepOut]:
-    return [
-        FlowStepOut(
-            index=s.index,
-            title=s.title,
-            description=s.description,
-            ref_ids=list(s.ref_ids),
-            locations=list(s.locations),
-            origin=s.origin,
-        )
-        for s in steps
-    ]
+def guide_out(response: pb.GuideImplementationResponse) -> BaseModel:
+    return shape(response, GuideOut)
 
 
-def flow_out(response: pb.SummarizeFlowResponse, unresolved: Sequence[str] = ()) -> FlowOut:
-    return FlowOut(
-        flow=_steps(response.flow),
-        assumptions=list(response.assumptions),
-        confidence=confidence_word(response.confidence),
-        unresolved_ref_ids=[*unresolved, *response.unresolved_ref_ids],
-        trace_id=response.trace_id,
-    )
-
-
-def _ref_out(r: pb.SearchResult) -> RefOut:
-    return RefOut(
-        ref_id=r.ref_id,
-        kind=ref_kind_word(r.kind),
-        location=r.location,
-        url=r.url,
-        title=r.title,
-        section_path=list(r.section_path),
-        start_line=r.start_line,
-        end_line=r.end_line,
-        snippet=r.snippet,
-        preview=r.preview,
-        score=round(r.score, _SCORE_DIGITS),
-        source=r.source,
-        language=r.language,
-    )
-
-
-def guide_out(response: pb.GuideImplementationResponse) -> GuideOut:
-    return GuideOut(
-        query=response.query,
-        flow=_steps(response.flow),
-        docs=[_ref_out(r) for r in response.docs],
-        sample_code=[_ref_out(r) for r in response.sample_code],
-        assumptions=list(response.assumptions),
-        confidence=confidence_word(response.confidence),
-        trace_id=response.trace_id,
-    )
+# list_sources: hand-written, because its published names are not the proto's (documents and
+# blocks for document_count and block_count; building for the two build_files_* counters, absent
+# when no build is under way). The list around it is derived.
 
 
 class BuildOut(BaseModel):
@@ -480,30 +324,29 @@ class SourceOut(BaseModel):
     )
 
 
-class SourcesOut(BaseModel):
-    sources: list[SourceOut]
-    generation: int
-    server_version: str
+SourcesOut = model_for(
+    pb.ListSourcesResponse.DESCRIPTOR,
+    name="SourcesOut",
+    include=("sources", "generation", "server_version"),
+    nested={"sources": SourceOut},
+)
 
 
-def sources_out(response: pb.ListSourcesResponse) -> SourcesOut:
-    return SourcesOut(
-        sources=[
-            SourceOut(
-                name=s.name,
-                kind=s.kind,
-                state=_enum_word(pb.SourceState, s.state, "SOURCE_STATE_"),
-                documents=s.document_count,
-                blocks=s.block_count,
-                generation=s.generation,
-                staleness_seconds=round(s.staleness_seconds, 3),
-                last_error=s.last_error,
-                building=BuildOut(files_total=s.build_files_total, files_done=s.build_files_done)
-                if s.build_files_total
-                else None,
-            )
-            for s in response.sources
-        ],
-        generation=response.generation,
-        server_version=response.server_version,
+def source_out(s: pb.SourceStatus) -> SourceOut:
+    return SourceOut(
+        name=s.name,
+        kind=s.kind,
+        state=enum_word(pb.SourceState.DESCRIPTOR, s.state),
+        documents=s.document_count,
+        blocks=s.block_count,
+        generation=s.generation,
+        staleness_seconds=round(s.staleness_seconds, 3),
+        last_error=s.last_error,
+        building=BuildOut(files_total=s.build_files_total, files_done=s.build_files_done)
+        if s.build_files_total
+        else None,
     )
+
+
+def sources_out(response: pb.ListSourcesResponse) -> BaseModel:
+    return shape(response, SourcesOut, sources=[source_out(s) for s in response.sources])

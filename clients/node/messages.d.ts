@@ -1,0 +1,380 @@
+// Generated from proto/scriptorium/v1/retrieval.proto by scripts/gen_node_types.py (make gen).
+// Do not edit: tests/unit/test_node_types_fresh.py fails when this file is stale.
+//
+// Messages as @scriptorium/client sends and receives them: snake_case field names, enums as
+// their string names, 64-bit integers as numbers. A response carries every field (unset ones
+// with their defaults, unset messages as null); a request takes any subset of its fields (the
+// required ones aside), with enums as names or numbers.
+
+/** RefKind says what a reference points at. */
+export type RefKind =
+  | 'REF_KIND_UNSPECIFIED'
+  // A heading block of a Markdown document or documentation page.
+  | 'REF_KIND_DOC'
+  // A line anchor (and its surrounding definition) in a source file.
+  | 'REF_KIND_CODE'
+  // A whole file without a line anchor.
+  | 'REF_KIND_FILE';
+
+/** Corpus selects documentation, code, or both (when none is given). */
+export type Corpus = 'CORPUS_UNSPECIFIED' | 'CORPUS_DOCS' | 'CORPUS_CODE';
+
+/** AbstainReason explains why a search declined to answer confidently. */
+export type AbstainReason =
+  | 'ABSTAIN_REASON_UNSPECIFIED'
+  | 'ABSTAIN_REASON_NO_CANDIDATES'
+  | 'ABSTAIN_REASON_LOW_CONFIDENCE'
+  | 'ABSTAIN_REASON_CONFLICTING_SOURCES';
+
+/** ContentMode chooses how much of a resolved ref GetContent returns. */
+export type ContentMode =
+  | 'CONTENT_MODE_UNSPECIFIED'
+  // A focused range: the block start for docs, centred on the anchor for code.
+  | 'CONTENT_MODE_SNIPPET'
+  // The whole block (docs) or the whole file (code), subject to max_lines.
+  | 'CONTENT_MODE_FULL'
+  // The block with highlighted ranges, each with a reason.
+  | 'CONTENT_MODE_MULTI_RANGE';
+
+/** FlowStyle changes how compact flow steps are rendered. */
+export type FlowStyle = 'FLOW_STYLE_UNSPECIFIED' | 'FLOW_STYLE_COMPACT' | 'FLOW_STYLE_DETAILED';
+
+/** Confidence is a qualitative confidence derived from source quality and merge stability. */
+export type Confidence =
+  | 'CONFIDENCE_UNSPECIFIED'
+  | 'CONFIDENCE_LOW'
+  | 'CONFIDENCE_MEDIUM'
+  | 'CONFIDENCE_HIGH';
+
+/** SourceState is the lifecycle state of a configured source. */
+export type SourceState =
+  | 'SOURCE_STATE_UNSPECIFIED'
+  | 'SOURCE_STATE_LOADING'
+  | 'SOURCE_STATE_READY'
+  | 'SOURCE_STATE_FAILED'
+  | 'SOURCE_STATE_STALE';
+
+// Corpus in a request may also be one of these words (any case, '-' for '_');
+// an unknown word rejects with a RangeError naming them, before anything is sent.
+export type CorpusWord = 'docs' | 'code';
+
+// ContentMode in a request may also be one of these words (any case, '-' for '_');
+// an unknown word rejects with a RangeError naming them, before anything is sent.
+export type ContentModeWord = 'snippet' | 'full' | 'multi_range';
+
+// FlowStyle in a request may also be one of these words (any case, '-' for '_');
+// an unknown word rejects with a RangeError naming them, before anything is sent.
+export type FlowStyleWord = 'compact' | 'detailed';
+
+/** google.protobuf.Timestamp */
+export interface Timestamp {
+  seconds: number;
+  nanos: number;
+}
+
+/** Scores carries the per-retriever and fused scores of one result. */
+export interface Scores {
+  /** BM25 score from the lexical retriever, before fusion. */
+  lexical: number;
+  /** Dense (embedding) similarity; zero when no dense retriever is configured. */
+  dense: number;
+  /** Score after fusion across retrievers and sources. */
+  fused: number;
+  /** Score after mode re-weighing, diversification and priors. */
+  rerank: number;
+}
+
+/** Reason is one named, weighted contribution to a score. */
+export interface Reason {
+  name: string;
+  weight: number;
+  detail: string;
+}
+
+export interface SearchRequest {
+  query: string;
+  /** Number of results; default 10, clamped to 1..25. */
+  top_k?: number;
+  /** Lines of snippet per result; default 8, clamped to 1..40. */
+  snippet_lines?: number;
+  /** Corpora to search; empty means both. */
+  kinds?: Array<Corpus | CorpusWord | number>;
+  /** Ranking mode name; empty means "default". */
+  mode?: string;
+  /** Restrict to these source names; empty means all. */
+  sources?: string[];
+  /** A soft topical prior, never a filter. */
+  surface?: string;
+  /**
+   * Effective-dated retrieval; unset means now.
+   * Takes a Date or epoch milliseconds too; the client converts them.
+   */
+  as_of?: Date | number | Timestamp;
+  /** Cap on estimated tokens of snippet and preview text; zero means unlimited. */
+  token_budget?: number;
+  /** Return named reasons, the understood query and per-stage reports. */
+  explain?: boolean;
+}
+
+export interface SearchResult {
+  ref_id: string;
+  kind: RefKind;
+  /** Human path to pass back to GetContent (site-qualified for non-default sites). */
+  location: string;
+  url: string;
+  title: string;
+  /** Heading breadcrumb from the document title down to this block. */
+  section_path: string[];
+  start_line: number;
+  end_line: number;
+  snippet: string;
+  /** Query-centred, whitespace-collapsed excerpt of about 200 characters. */
+  preview: string;
+  /**
+   * What results are ordered by; compare it only within one response. Each corpus's BM25
+   * is scaled by its best match (when docs and code both matched, the weaker corpus keeps a
+   * tenth of the gap), then priors and the ranking mode multiply it, so the best result is
+   * near 1.0 and a boosted one can pass it. `scores` holds the figure of each stage.
+   */
+  score: number;
+  scores: Scores | null;
+  reasons: Reason[];
+  source: string;
+  /** Content hash of the document this result came from. */
+  doc_version: string;
+  superseded_by: string;
+  effective_from: Timestamp | null;
+  effective_to: Timestamp | null;
+  /** Source class: product, reference, ledger or archive. */
+  source_class: string;
+  /** Confidence that the block was parsed correctly from its input (1.0 for clean input). */
+  parse_confidence: number;
+  /** Revision of the source (for example a git commit) when known. */
+  source_revision: string;
+  /** Language of a code result (python, go, ...), empty for docs. */
+  language: string;
+  /** The anchor line a code ref is centred on. */
+  anchor_line: number;
+}
+
+/** Conflict names currently-effective results that disagree. */
+export interface Conflict {
+  key: string;
+  ref_ids: string[];
+  locations: string[];
+  note: string;
+}
+
+/** UnderstoodQuery is what the service made of the request (never the raw text). */
+export interface UnderstoodQuery {
+  terms: string[];
+  kinds: Corpus[];
+  sources: string[];
+  surface: string;
+  as_of: Timestamp | null;
+  mode: string;
+  query_chars: number;
+  term_count: number;
+}
+
+/** StageDrop is one candidate a stage removed, and why. */
+export interface StageDrop {
+  ref_id: string;
+  location: string;
+  why: string;
+}
+
+/** StageReport says what one ranking stage kept and dropped. */
+export interface StageReport {
+  stage: string;
+  kept: number;
+  dropped: number;
+  drops: StageDrop[];
+}
+
+/** SourceFailure reports a source that could not answer. */
+export interface SourceFailure {
+  source: string;
+  detail: string;
+}
+
+export interface SearchResponse {
+  results: SearchResult[];
+  trace_id: string;
+  abstained: boolean;
+  abstain_reason: AbstainReason;
+  conflicts: Conflict[];
+  tokens_used: number;
+  /** The provider (source) that answered the search, or "none". */
+  provider: string;
+  understood: UnderstoodQuery | null;
+  stages: StageReport[];
+  failed_sources: SourceFailure[];
+}
+
+export interface GetContentRequest {
+  /** Either ref_id or location. */
+  ref_id?: string;
+  location?: string;
+  mode?: ContentMode | ContentModeWord | number;
+  /** Cap on returned lines; zero means the server default. */
+  max_lines?: number;
+  /** The doc_version the caller saw at search time, to detect revision skew. */
+  seen_doc_version?: string;
+}
+
+/** Range is a highlighted line range with the reason it matters. */
+export interface Range {
+  start_line: number;
+  end_line: number;
+  reason: string;
+}
+
+/** Resolution records how a ref or location was resolved. */
+export interface Resolution {
+  /** resolved, not_found, unknown_site, ambiguous, site_unavailable or fetch_failed. */
+  reason: string;
+  /** exact, variant, canonical-leaf, moved, ref or none. */
+  rule: string;
+  /** Candidate locations when ambiguous (site/location for non-default sites). */
+  candidates: string[];
+  detail: string;
+  requested_location: string;
+  site: string;
+  resolved_location: string;
+}
+
+export interface GetContentResponse {
+  location: string;
+  requested_location: string;
+  url: string;
+  source: string;
+  content: string;
+  ranges: Range[];
+  truncated: boolean;
+  total_lines: number;
+  doc_version: string;
+  resolution: Resolution | null;
+  ref_id: string;
+  kind: RefKind;
+  title: string;
+  start_line: number;
+  end_line: number;
+  /** The provider (source) that served the fetch. */
+  provider: string;
+  /** True when seen_doc_version was given and differs from doc_version. */
+  revision_skew: boolean;
+  source_revision: string;
+  section_path: string[];
+  trace_id: string;
+}
+
+export interface ExpandRelatedRequest {
+  ref_ids: string[];
+  top_k?: number;
+  kinds?: Array<Corpus | CorpusWord | number>;
+  mode?: string;
+  sources?: string[];
+}
+
+/** RelatedRef is one supporting reference with the reasons it relates. */
+export interface RelatedRef {
+  ref_id: string;
+  kind: RefKind;
+  location: string;
+  title: string;
+  score: number;
+  reasons: Reason[];
+  source: string;
+  start_line: number;
+  end_line: number;
+  snippet: string;
+  url: string;
+}
+
+export interface ExpandRelatedResponse {
+  related: RelatedRef[];
+  unresolved_ref_ids: string[];
+  trace_id: string;
+}
+
+/** FlowStep is one step of a flow, grounded in the refs it came from. */
+export interface FlowStep {
+  index: number;
+  title: string;
+  description: string;
+  ref_ids: string[];
+  locations: string[];
+  /** How the step was extracted: numbered, labelled, bullet, heading, paragraph, code or topic. */
+  origin: string;
+}
+
+export interface SummarizeFlowRequest {
+  ref_ids?: string[];
+  topic?: string;
+  style?: FlowStyle | FlowStyleWord | number;
+  max_steps?: number;
+}
+
+export interface SummarizeFlowResponse {
+  flow: FlowStep[];
+  assumptions: string[];
+  confidence: Confidence;
+  trace_id: string;
+  unresolved_ref_ids: string[];
+}
+
+export interface GuideImplementationRequest {
+  topic: string;
+  framework?: string;
+  language?: string;
+  max_docs?: number;
+  max_samples?: number;
+  style?: FlowStyle | FlowStyleWord | number;
+  sources?: string[];
+}
+
+export interface GuideImplementationResponse {
+  query: string;
+  flow: FlowStep[];
+  docs: SearchResult[];
+  sample_code: SearchResult[];
+  assumptions: string[];
+  confidence: Confidence;
+  trace_id: string;
+}
+
+export interface ListSourcesRequest {}
+
+/** SourceStatus is one configured source as the daemon sees it now. */
+export interface SourceStatus {
+  name: string;
+  /** The source kind (plugin name), for example markdown or code. */
+  kind: string;
+  state: SourceState;
+  document_count: number;
+  block_count: number;
+  /** Index generation the source is served from. */
+  generation: number;
+  indexed_at: Timestamp | null;
+  last_error: string;
+  source_class: string;
+  root: string;
+  bytes: number;
+  corpus: Corpus;
+  /** Seconds since the source was last known to match its root. */
+  staleness_seconds: number;
+  /**
+   * While a build or an update reads this source's new and changed files: how many it has to
+   * read, and how many it has read so far. Both are 0 when no build is under way. The first
+   * build of a large tree reports its progress here (the source is LOADING meanwhile).
+   */
+  build_files_total: number;
+  build_files_done: number;
+}
+
+export interface ListSourcesResponse {
+  sources: SourceStatus[];
+  server_version: string;
+  generation: number;
+}
