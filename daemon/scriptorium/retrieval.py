@@ -26,7 +26,7 @@ from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
 from scriptorium.compose.related import expand_related, folder_of, includes_in
 from scriptorium.compose.seeds import load_seeds
-from scriptorium.config import default_state_dir
+from scriptorium.config import ConfigError, default_state_dir
 from scriptorium.engine import Engine
 from scriptorium.extractors import ExtractorChain
 from scriptorium.fetch import FetchMixin
@@ -39,9 +39,10 @@ from scriptorium.indexer import IndexingMixin, SourceState
 from scriptorium.model import Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.plugins import Registry
 from scriptorium.providers import ProviderChain, build_chain
-from scriptorium.ranking.pipeline import Pipeline, RankingSettings
+from scriptorium.ranking.pipeline import RANKING_KEYS, Pipeline, RankingSettings
 from scriptorium.remote import RemoteContext, RemoteSource
 from scriptorium.resolve import Resolver
+from scriptorium.schema import check_table
 from scriptorium.results import (
     FlowOutcome,
     GuideOutcome,
@@ -86,7 +87,12 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self.remote_sources: list[RemoteSource] = []
         for config in settings.sources:
             factory = registry.source_factory(config.kind)
-            source = factory(config, context)
+            try:
+                source = factory(config, context)
+            except ConfigError:
+                raise
+            except ValueError as exc:  # a plugin refusing its settings: say so, no traceback
+                raise ConfigError(str(exc)) from exc
             if isinstance(source, RemoteSource):
                 self.remote_sources.append(source)
             else:
@@ -478,6 +484,7 @@ def ranking_settings(raw: dict) -> RankingSettings:
     """Ranking levers from the ``[ranking]`` configuration table (used by measurement runs)."""
     if not raw:
         return RankingSettings()
+    check_table(raw, RANKING_KEYS, "[ranking]")
     fields = dict(raw)
     defaults = FieldWeights()
     weights = FieldWeights(
@@ -486,15 +493,6 @@ def ranking_settings(raw: dict) -> RankingSettings:
         path=float(fields.pop("path_weight", defaults.path)),
     )
     classes = fields.pop("class_weights", None)
-    known = set(RankingSettings.__dataclass_fields__) - {"weights", "class_weights"}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-        allowed = ", ".join(
-            sorted(known | {"body_weight", "heading_weight", "path_weight", "class_weights"})
-        )
-        raise ValueError(
-            f"unknown key(s) in [ranking]: {', '.join(unknown)}; known keys: {allowed}"
-        )
     settings = RankingSettings(weights=weights, **fields)
     if classes:
         merged = {**settings.class_weights, **{k: float(v) for k, v in classes.items()}}
