@@ -178,7 +178,7 @@ def _check_tables(data: Mapping[str, Any]) -> None:
         if key not in TABLES:
             close = difflib.get_close_matches(key, TABLES, n=1)
             hint = f"; did you mean [{close[0]}]?" if close else f"; known: {', '.join(TABLES)}"
-            raise ConfigError(f"unknown table [{key}] at the top level{hint}")
+            raise ConfigError(f"unknown table [{key}]{hint}")
 
 
 def _parse_ranking(value: Any) -> dict[str, Any]:
@@ -200,6 +200,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _resolve(value: Any, base: Path, key: str) -> Path:
@@ -349,7 +351,9 @@ _COMMON_SOURCE_KEYS = frozenset(k.name for k in SOURCE_KEYS)
 
 def _parse_sources(items: Any, base: Path) -> list[SourceConfig]:
     if not isinstance(items, list):
-        raise ConfigError(f"sources must be an array of tables ([[sources]]), got {describe(items)}")
+        raise ConfigError(
+            f"sources must be an array of tables ([[sources]]), got {describe(items)}"
+        )
     return [_parse_source(item, index, base) for index, item in enumerate(items, start=1)]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from scriptorium import __version__, telemetry
+from scriptorium import __version__, statedirs, telemetry
 from scriptorium.cancel import run_in_thread
 from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
@@ -42,7 +42,6 @@ from scriptorium.providers import ProviderChain, build_chain
 from scriptorium.ranking.pipeline import RANKING_KEYS, Pipeline, RankingSettings
 from scriptorium.remote import RemoteContext, RemoteSource
 from scriptorium.resolve import Resolver
-from scriptorium.schema import check_table
 from scriptorium.results import (
     FlowOutcome,
     GuideOutcome,
@@ -53,6 +52,7 @@ from scriptorium.results import (
     SourceReport,
     Unavailable,
 )
+from scriptorium.schema import check_table
 from scriptorium.search import MAX_QUERY_CHARS, SearchMixin
 from scriptorium.sources import LocalTreeSource, Source, SourceContext
 from scriptorium.text import (
@@ -102,6 +102,8 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self.ranking = ranking_settings(getattr(settings, "ranking", None) or {})
         state_dir = settings.state_dir or default_state_dir([s.config for s in self.sources])
         self.store = GenerationStore(Path(state_dir))
+        # Held while this engine lives: ``scriptorium state prune`` never removes the directory.
+        self._state_claim = statedirs.claim(Path(state_dir), settings)
         for remote in self.remote_sources:
             remote.bind(RemoteContext(ranking=self.ranking, state_dir=Path(state_dir)))
         self.providers: ProviderChain | None = build_chain(self, settings)

@@ -118,10 +118,11 @@ def check_value(key: Key, value: Any, subject: str) -> None:
         if len(key.choices) > 2:
             options = "one of " + ", ".join(f'"{c}"' for c in key.choices)
         raise ConfigError(f"{subject} {key.name} must be {options}, got {describe(value)}")
-    if key.minimum is not None and _is_number(value):
-        if value < key.minimum or (key.strict and value == key.minimum):
-            bound = "greater than" if key.strict else "at least"
-            raise ConfigError(f"{subject} {key.name} must be {bound} {key.minimum:g}")
+    if key.minimum is None or not _is_number(value):
+        return
+    if value < key.minimum or (key.strict and value == key.minimum):
+        bound = "greater than" if key.strict else "at least"
+        raise ConfigError(f"{subject} {key.name} must be {bound} {key.minimum:g}")
 
 
 def check_table(

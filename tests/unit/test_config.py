@@ -311,12 +311,24 @@ def _docs_and_code(tree: Path, docs_extra: str = "", code_extra: str = "") -> st
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ("[server]\nwatch_intervall = 1\n", "unknown key 'watch_intervall' in [server]; did you mean 'watch_interval'?"),  # noqa: E501
-        ("[telemetry]\nexportr = 'none'\n", "unknown key 'exportr' in [telemetry]; did you mean 'exporter'?"),  # noqa: E501
-        ("[ranking]\nsurface_bost = 1.2\n", "unknown key 'surface_bost' in [ranking]; did you mean 'surface_boost'?"),  # noqa: E501
+        (
+            "[server]\nwatch_intervall = 1\n",
+            "unknown key 'watch_intervall' in [server]; did you mean 'watch_interval'?",
+        ),
+        (
+            "[telemetry]\nexportr = 'none'\n",
+            "unknown key 'exportr' in [telemetry]; did you mean 'exporter'?",
+        ),
+        (
+            "[ranking]\nsurface_bost = 1.2\n",
+            "unknown key 'surface_bost' in [ranking]; did you mean 'surface_boost'?",
+        ),
         ("[ranking]\nstem = 'yes'\n", '[ranking] stem must be true or false, got a string ("yes")'),
         ("[ranking]\nmax_per_document = 2.5\n", "[ranking] max_per_document must be an integer"),
-        ("[servr]\nlisten = 'x'\n", "unknown table [servr] at the top level; did you mean [server]?"),
+        (
+            "[servr]\nlisten = 'x'\n",
+            "unknown table [servr]; did you mean [server]?",
+        ),
         ("[server]\nwatch = 'yes'\n", '[server] watch must be true or false, got a string ("yes")'),
         ("[server]\nlisten = 5\n", "[server] listen must be a string, got an integer (5)"),
         ("server = 3\n", "[server] must be a table, got an integer (3)"),

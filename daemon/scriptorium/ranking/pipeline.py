@@ -7,12 +7,12 @@ supports (see docs/ranking.md for the measurements).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
