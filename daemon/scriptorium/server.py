@@ -77,8 +77,9 @@ def validate_source_kinds(settings: Settings, registry: Registry) -> None:
         except PluginError:
             known = ", ".join(sorted(registry.source_kinds)) or "none"
             close = difflib.get_close_matches(source.kind, list(registry.source_kinds), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            hint += f" (known kinds: {known})"
+            hint = f"; known kinds: {known}"
+            if close:
+                hint = f"; did you mean {close[0]!r}?{hint}"
             raise ConfigError(
                 f'[[sources]] "{source.name}": unknown kind {source.kind!r}{hint}'
             ) from None
