@@ -35,7 +35,6 @@ _LOG_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
 TELEMETRY_EXPORTERS = ("none", "console", "otlp-grpc", "otlp-http")
 # The top-level tables a configuration file may hold.
 TABLES = ("server", "sources", "ranking", "telemetry")
-__all__ = ["ConfigError", "Settings", "load_settings"]
 
 
 def default_state_dir(sources: Sequence[SourceConfig]) -> Path:
@@ -232,6 +231,17 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("tls_key", "string", None, "server key (PEM)"),
     Key("tls_client_ca", "string", None, "CA that client certificates must be signed by"),
 )
+# Keys taken as they are once their declaration has checked them, and numbers kept as floats.
+_PLAIN_KEYS = frozenset(
+    {
+        "max_concurrent_rpcs",
+        "max_receive_message_bytes",
+        "watch",
+        "watch_mode",
+        "build_workers",
+        "provider_chain",
+    }
+)
 _FLOAT_KEYS = frozenset({"grace_seconds", "watch_interval", "rescan_interval"})
 _PATH_KEYS = ("state_dir", "tls_cert", "tls_key", "tls_client_ca")
 
@@ -240,12 +250,8 @@ def _parse_server(value: Any, base: Path) -> dict[str, Any]:
     table = table_of(value, "[server]")
     check_table(table, SERVER_KEYS, "[server]")
     out: dict[str, Any] = {}
-    for key in ("max_concurrent_rpcs", "max_receive_message_bytes", "watch", "watch_mode"):
-        if key in table:
-            out[key] = table[key]
-    for key in ("build_workers", "provider_chain"):
-        if key in table:
-            out[key] = table[key]
+    for key in _PLAIN_KEYS & set(table):
+        out[key] = table[key]
     for key in _FLOAT_KEYS & set(table):
         out[key] = float(table[key])
     if "listen" in table:
