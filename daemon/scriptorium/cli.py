@@ -17,14 +17,14 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2
 
-from scriptorium import __version__, progress
+from scriptorium import __version__, progress, statedirs
 from scriptorium.client import Client, ResolutionError, ScriptoriumError, resolve_target
 from scriptorium.config import ConfigError, Settings, load_settings
 from scriptorium.plugins import PluginError
@@ -46,36 +46,86 @@ def _kinds(value: str) -> list[str]:
     return kinds
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line naming the command, plus where to find its help.
+
+    argparse's default reprints the whole usage block, which for ``search`` buries the one line
+    that says what was wrong.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_UNAVAILABLE, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+
+
 def _positive(value: str) -> int:
-    number = int(value)
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
     if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
     return number
+
+
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+    return number
+
+
+def _days(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of days, got {value!r}") from None
+    if not number >= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return number
+
+
+def _log_level(value: str) -> str:
+    level = value.strip().upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise argparse.ArgumentTypeError(f"expected DEBUG, INFO, WARNING or ERROR, got {value!r}")
+    return level
+
+
+def _text(value: str) -> str:
+    """A query, topic, ref or location: blank ones are refused before anything is sent."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return value
 
 
 def _moment(value: str) -> datetime:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise argparse.ArgumentTypeError("expected an ISO 8601 date or time") from None
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO 8601 date or time such as 2024-01-31, got {value!r}"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentParser(add_help=False)
+    fmt = _Parser(add_help=False)
     fmt.add_argument(
         "--format",
         choices=("text", "json"),
         default=argparse.SUPPRESS,
         help="output format (default: text)",
     )
-    remote = argparse.ArgumentParser(add_help=False, parents=[fmt])
+    remote = _Parser(add_help=False, parents=[fmt])
     remote.add_argument(
         "--target",
         default=None,
         help="daemon address (default: $SCRIPTORIUM_TARGET or 127.0.0.1:50051)",
     )
-    remote.add_argument("--timeout", type=float, default=None, help="deadline in seconds")
+    remote.add_argument("--timeout", type=_seconds, default=None, help="deadline in seconds")
     remote.add_argument(
         "--token",
         default=os.environ.get("SCRIPTORIUM_TOKEN"),
@@ -86,11 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--tls-cert", type=Path, default=None, help="client certificate for mutual TLS"
     )
     remote.add_argument("--tls-key", type=Path, default=None, help="client key for mutual TLS")
-    local = argparse.ArgumentParser(add_help=False)
+    local = _Parser(add_help=False)
     local.add_argument("paths", nargs="*", metavar="PATH", help="directories to index")
     local.add_argument("--config", type=Path, default=None, help="TOML configuration file")
     local.add_argument("--state-dir", default=None, help="index and cache directory")
-    local.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")
+    local.add_argument(
+        "--log-level", type=_log_level, default=None, help="DEBUG, INFO, WARNING or ERROR"
+    )
     local.add_argument(
         "--build-workers",
         type=int,
@@ -98,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes for large builds (0: one per core, 1: none)",
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="scriptorium",
         description="Retrieval daemon for documentation and source code.",
         parents=[fmt],
@@ -123,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     index_commands.add_parser("build", parents=[local, fmt], help="build an index generation")
 
     search = commands.add_parser("search", parents=[remote], help="search a running daemon")
-    search.add_argument("query")
+    search.add_argument("query", type=_text)
     search.add_argument("--top-k", type=_positive, default=0)
     search.add_argument("--kinds", type=_kinds, default=None, help="docs, code or docs,code")
     search.add_argument("--mode", default="", help="ranking mode (default: default)")
@@ -148,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     related = commands.add_parser(
         "related", parents=[remote], help="supporting docs and code for refs or locations"
     )
-    related.add_argument("refs", nargs="+", metavar="REF_OR_LOCATION")
+    related.add_argument("refs", nargs="+", type=_text, metavar="REF_OR_LOCATION")
     related.add_argument("--top-k", type=_positive, default=0)
     related.add_argument("--kinds", type=_kinds, default=None, help="docs, code or docs,code")
     related.add_argument("--mode", default="", help="ranking mode (default: default)")
@@ -156,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     flow = commands.add_parser(
         "flow", parents=[remote], help="the steps that refs or locations describe"
     )
-    flow.add_argument("refs", nargs="*", metavar="REF_OR_LOCATION")
+    flow.add_argument("refs", nargs="*", type=_text, metavar="REF_OR_LOCATION")
     flow.add_argument("--topic", default="", help="what the steps are for (used without refs)")
     flow.add_argument("--style", choices=("compact", "detailed"), default=None)
     flow.add_argument("--max-steps", type=_positive, default=0)
@@ -164,13 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
     guide = commands.add_parser(
         "guide", parents=[remote], help="a grounded implementation guide for a topic"
     )
-    guide.add_argument("topic")
+    guide.add_argument("topic", type=_text)
     guide.add_argument("--framework", default="")
     guide.add_argument("--language", default="")
     guide.add_argument("--style", choices=("compact", "detailed"), default=None)
 
     get = commands.add_parser("get", parents=[remote], help="fetch a ref or a location")
-    get.add_argument("ref", metavar="REF_OR_LOCATION")
+    get.add_argument("ref", type=_text, metavar="REF_OR_LOCATION")
     get.add_argument("--mode", choices=("snippet", "full", "multi_range"), default="snippet")
     get.add_argument("--max-lines", type=_positive, default=0)
 
@@ -178,6 +230,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     health = commands.add_parser("health", parents=[remote], help="check the daemon's health")
     health.add_argument("--service", default="", help="service name (default: the whole server)")
+
+    state = commands.add_parser("state", help="list or prune default state directories")
+    state_commands = state.add_subparsers(dest="state_command", required=True, metavar="ACTION")
+    state_commands.add_parser(
+        "list", parents=[fmt], help="each state directory: what it serves, size, last use"
+    )
+    prune = state_commands.add_parser(
+        "prune", parents=[fmt], help="remove state directories unused for a while"
+    )
+    prune.add_argument(
+        "--older-than",
+        type=_days,
+        default=30.0,
+        metavar="DAYS",
+        help="remove directories unused for at least this many days (default: 30)",
+    )
+    prune.add_argument(
+        "--dry-run", action="store_true", help="say what would be removed, remove nothing"
+    )
 
     commands.add_parser("eval", help="run the retrieval evaluation (see 'scriptorium eval --help')")
     commands.add_parser(
@@ -297,6 +368,20 @@ def format_guide(response: pb.GuideImplementationResponse) -> str:
     return "\n".join(out)
 
 
+def _provenance(response: pb.GetContentResponse) -> str:
+    """How the content was found, when not plainly at the location asked for."""
+    resolution = response.resolution
+    rule = resolution.rule
+    if rule == "ref":
+        return "  fetched by ref"
+    requested = response.requested_location or resolution.requested_location
+    if rule and rule not in ("exact", "none") and requested:
+        return f"  resolved from {requested} by {rule}"
+    if rule and rule not in ("exact", "none"):
+        return f"  resolved by {rule}"
+    return ""
+
+
 def format_content_header(response: pb.GetContentResponse) -> str:
     parts = [f"{response.location}  ({_lines(response.start_line, response.end_line)}"]
     parts.append(f" of {response.total_lines})")
@@ -304,16 +389,25 @@ def format_content_header(response: pb.GetContentResponse) -> str:
         parts.append("  [truncated]")
     if response.revision_skew:
         parts.append("  [changed since search]")
-    rule = response.resolution.rule
-    if rule and rule not in ("exact", "none"):
-        parts.append(f"  resolved from {response.requested_location} by {rule}")
+    parts.append(_provenance(response))
     header = ["".join(parts)]
+    if response.resolution.detail:
+        header.append(f"  note: {response.resolution.detail}")
     header.extend(f"  {_lines(r.start_line, r.end_line)}: {r.reason}" for r in response.ranges)
     return "\n".join(header)
 
 
+def _build_progress(source: pb.SourceStatus) -> str:
+    """``done/total`` files read by the build under way, or ``-`` when none is."""
+    if not source.build_files_total:
+        return "-"
+    return f"{source.build_files_done}/{source.build_files_total}"
+
+
 def format_sources(response: pb.ListSourcesResponse) -> str:
-    rows = [("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "GEN", "CLASS", "ROOT")]
+    """One row per source: its state, what the served generation holds of it, and how far a
+    build under way has read (during a first build the counts are still 0: BUILD says why)."""
+    rows = [("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "BUILD", "GEN", "CLASS", "ROOT")]
     for s in response.sources:
         state = pb.SourceState.Name(s.state).removeprefix("SOURCE_STATE_").lower()
         rows.append(
@@ -323,6 +417,7 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
                 state,
                 str(s.document_count),
                 str(s.block_count),
+                _build_progress(s),
                 str(s.generation),
                 s.source_class,
                 s.root,
@@ -333,11 +428,8 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
-    out.extend(
-        f"{s.name}: building, {s.build_files_done} of {s.build_files_total} files read"
-        for s in response.sources
-        if s.build_files_total
-    )
+    if any(s.build_files_total for s in response.sources):
+        out.append("BUILD: files read by the build under way (done/total)")
     out.extend(f"{s.name}: {s.last_error}" for s in response.sources if s.last_error)
     out.append(f"server {response.server_version}, generation {response.generation}")
     return "\n".join(out)
@@ -355,13 +447,33 @@ def _report(err: ScriptoriumError) -> int:
 # -- commands ------------------------------------------------------------------------------------
 
 
+class UsageError(Exception):
+    """Command-line input that cannot be used; the message says which and why."""
+
+
+def _pem(path: Path | None, flag: str) -> bytes | None:
+    """A PEM file's bytes, read here so a wrong path is a sentence and a non-PEM file is refused
+    before gRPC sees it (it aborts the process on a key it cannot parse)."""
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: {exc.strerror or exc}") from None
+    if b"-----BEGIN " not in data:
+        raise UsageError(f"{flag} {path}: not a PEM file")
+    return data
+
+
 def _client(args: argparse.Namespace, *, attempts: int = 3) -> Client:
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key must be given together")
     return Client(
         resolve_target(args.target),
         token=args.token or None,
-        root_certificates=args.tls_ca,
-        client_cert=args.tls_cert,
-        client_key=args.tls_key,
+        root_certificates=_pem(args.tls_ca, "--tls-ca"),
+        client_cert=_pem(args.tls_cert, "--tls-cert"),
+        client_key=_pem(args.tls_key, "--tls-key"),
         timeout=args.timeout if args.timeout is not None else 30.0,
         attempts=attempts,
     )
@@ -465,6 +577,8 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 
 def cmd_flow(args: argparse.Namespace) -> int:
+    if not args.refs and not args.topic.strip():
+        raise UsageError("flow needs REF_OR_LOCATION arguments or a non-empty --topic")
     with _client(args) as client:
         response = client.summarize_flow(
             _ref_ids(client, args.refs),
@@ -530,6 +644,79 @@ def cmd_health(args: argparse.Namespace) -> int:
     return EXIT_OK if response.status == health_pb2.HealthCheckResponse.SERVING else EXIT_FAILED
 
 
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def _when(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M") if moment else "-"
+
+
+def format_state_dirs(entries: Sequence[statedirs.StateDir]) -> str:
+    rows = [("STATE DIR", "SIZE", "GENS", "LAST USED (UTC)", "IN USE", "SERVES")]
+    for d in entries:
+        serves = d.config or ", ".join(d.roots) or "(not recorded)"
+        rows.append(
+            (
+                d.path,
+                _size(d.size_bytes),
+                str(d.generations),
+                _when(d.last_used),
+                "yes" if d.in_use else "no",
+                serves,
+            )
+        )
+    if len(rows) == 1:
+        return f"no state directories under {statedirs.cache_root()}"
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    """``state list`` and ``state prune``: local, no daemon needed."""
+    if args.state_command == "list":
+        entries = statedirs.list_state_dirs()
+        if args.format == "json":
+            _print_json(
+                {"root": str(statedirs.cache_root()), "state_dirs": [e.to_json() for e in entries]}
+            )
+        else:
+            print(format_state_dirs(entries))
+        return EXIT_OK
+    result = statedirs.prune(args.older_than, dry_run=args.dry_run)
+    if args.format == "json":
+        _print_json(
+            {
+                "dry_run": args.dry_run,
+                "removed": [e.to_json() for e in result.removed],
+                "kept_in_use": [e.to_json() for e in result.kept_in_use],
+                "kept_recent": [e.to_json() for e in result.kept_recent],
+            }
+        )
+        return EXIT_OK
+    verb = "would remove" if args.dry_run else "removed"
+    for entry in result.removed:
+        print(
+            f"{verb} {entry.path} ({_size(entry.size_bytes)}, last used {_when(entry.last_used)})"
+        )
+    for entry in result.kept_in_use:
+        print(f"kept {entry.path}: in use")
+    freed = sum(e.size_bytes for e in result.removed)
+    print(
+        f"{verb} {len(result.removed)} state director{'y' if len(result.removed) == 1 else 'ies'}"
+        f" ({_size(freed)}); kept {len(result.kept_in_use)} in use,"
+        f" {len(result.kept_recent)} used in the last {args.older_than:g} days"
+    )
+    return EXIT_OK
+
+
 def _passthrough_args(argv: Sequence[str], name: str) -> list[str] | None:
     """The arguments after ``name`` (global ``--format`` may precede it), or None.
 
@@ -559,6 +746,7 @@ _COMMANDS = {
     "guide": cmd_guide,
     "sources": cmd_sources,
     "health": cmd_health,
+    "state": cmd_state,
 }
 
 
@@ -583,7 +771,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "index":
             return cmd_index_build(args)
         return _COMMANDS[args.command](args)
-    except (ConfigError, PluginError) as exc:
+    except (ConfigError, PluginError, UsageError) as exc:
         print(f"scriptorium: error: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     except ScriptoriumError as exc:

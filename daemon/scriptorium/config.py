@@ -7,6 +7,7 @@ that names the offending key or source.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import tomllib
@@ -16,18 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.model import SourceClass
+from scriptorium.schema import (
+    ConfigError,
+    Key,
+    check_table,
+    check_value,
+    describe,
+    table_of,
+    unknown_key_message,
+)
 from scriptorium.sources import SourceConfig
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 # Kinds that read a directory tree and therefore cannot work without a root.
 LOCAL_KINDS = frozenset({"markdown", "code"})
-_SOURCE_KEYS = frozenset({"name", "kind", "root", "class", "default", "url_base", "options"})
 _LOG_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
 TELEMETRY_EXPORTERS = ("none", "console", "otlp-grpc", "otlp-http")
-
-
-class ConfigError(ValueError):
-    """The configuration cannot be used; the message says why and where."""
+# The top-level tables a configuration file may hold.
+TABLES = ("server", "sources", "ranking", "telemetry")
 
 
 def default_state_dir(sources: Sequence[SourceConfig]) -> Path:
@@ -107,8 +114,8 @@ class Settings:
     # The [ranking] table: ranking levers, validated by the engine that applies them.
     ranking: dict[str, Any] = field(default_factory=dict)
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
-    # Other top-level tables, kept for the components that own them.
-    extra: dict[str, Any] = field(default_factory=dict)
+    # The configuration file the settings came from, when there was one.
+    config_path: Path | None = None
 
     def __post_init__(self) -> None:
         if self.state_dir is None:
@@ -136,6 +143,7 @@ def load_settings(
         config_path = Path(config_path)
         data = _read_toml(config_path)
         config_dir = config_path.resolve().parent
+    _check_tables(data)
 
     server = _parse_server(data.get("server", {}), config_dir)
     sources = _parse_sources(data.get("sources", []), config_dir)
@@ -153,21 +161,32 @@ def load_settings(
         server["listen_explicit"] = True
     if state_dir is not None:
         server["state_dir"] = Path(state_dir).expanduser().resolve()
-    ranking = data.get("ranking", {})
-    if not isinstance(ranking, Mapping):
-        raise ConfigError("[ranking] must be a table")
-    telemetry = parse_telemetry(data.get("telemetry", {}))
-    extra = {
-        k: v for k, v in data.items() if k not in ("server", "sources", "ranking", "telemetry")
-    }
     return Settings(
         **server,
         sources=sources,
         config_dir=config_dir,
-        ranking=dict(ranking),
-        telemetry=telemetry,
-        extra=extra,
+        config_path=config_path.resolve() if config_path is not None else None,
+        ranking=_parse_ranking(data.get("ranking", {})),
+        telemetry=parse_telemetry(data.get("telemetry", {})),
     )
+
+
+def _check_tables(data: Mapping[str, Any]) -> None:
+    """Every top-level key of the file must be one of the tables below."""
+    for key in data:
+        if key not in TABLES:
+            close = difflib.get_close_matches(key, TABLES, n=1)
+            hint = f"; did you mean [{close[0]}]?" if close else f"; known: {', '.join(TABLES)}"
+            raise ConfigError(f"unknown table [{key}]{hint}")
+
+
+def _parse_ranking(value: Any) -> dict[str, Any]:
+    table = table_of(value, "[ranking]")
+    if table:
+        from scriptorium.ranking.pipeline import RANKING_KEYS
+
+        check_table(table, RANKING_KEYS, "[ranking]")
+    return dict(table)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -180,6 +199,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _resolve(value: Any, base: Path, key: str) -> Path:
@@ -191,104 +212,60 @@ def _resolve(value: Any, base: Path, key: str) -> Path:
 
 # -- [server] ------------------------------------------------------------------------------------
 
-
-def _number(value: Any, key: str, *, integer: bool, minimum: float, strict: bool) -> Any:
-    kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise ConfigError(f"[server] {key} must be {'an integer' if integer else 'a number'}")
-    if value < minimum or (strict and value == minimum):
-        bound = "greater than" if strict else "at least"
-        raise ConfigError(f"[server] {key} must be {bound} {minimum}")
-    return value if integer else float(value)
-
-
-def _parse_server(table: Any, base: Path) -> dict[str, Any]:
-    if not isinstance(table, Mapping):
-        raise ConfigError("[server] must be a table")
-    known = {
-        "listen",
-        "state_dir",
-        "grace_seconds",
+SERVER_KEYS: tuple[Key, ...] = (
+    Key("listen", "string", DEFAULT_LISTEN, "address to bind (host:port); loopback by default"),
+    Key("state_dir", "string", None, "index generations (default: ~/.cache/scriptorium/<hash>)"),
+    Key("grace_seconds", "number", 10.0, "how long in-flight calls may finish", minimum=0),
+    Key("max_concurrent_rpcs", "integer", 64, "calls in flight before refusing", minimum=1),
+    Key("max_receive_message_bytes", "integer", 4 * 1024 * 1024, "request size cap", minimum=1024),
+    Key("watch", "bool", True, "re-index when files change"),
+    Key("watch_mode", "string", "events", "file-system events or listing", choices=WATCH_MODES),
+    Key("watch_interval", "number", 0.5, "seconds between listings", minimum=0, strict=True),
+    Key("rescan_interval", "number", 300.0, "seconds between safety listings", minimum=0),
+    Key("build_workers", "integer", 0, "worker processes for large builds", minimum=0),
+    Key("provider_chain", "string", "first", "how providers answer", choices=("first", "fuse")),
+    Key("log_level", "string", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL"),
+    Key("auth_token", "string", None, "bearer token every call must carry"),
+    Key("auth_token_env", "string", None, "environment variable holding auth_token"),
+    Key("tls_cert", "string", None, "server certificate (PEM)"),
+    Key("tls_key", "string", None, "server key (PEM)"),
+    Key("tls_client_ca", "string", None, "CA that client certificates must be signed by"),
+)
+# Keys taken as they are once their declaration has checked them, and numbers kept as floats.
+_PLAIN_KEYS = frozenset(
+    {
         "max_concurrent_rpcs",
         "max_receive_message_bytes",
         "watch",
         "watch_mode",
-        "watch_interval",
-        "rescan_interval",
         "build_workers",
         "provider_chain",
-        "log_level",
-        "auth_token",
-        "auth_token_env",
-        "tls_cert",
-        "tls_key",
-        "tls_client_ca",
     }
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) in [server]: {', '.join(unknown)};"
-            f" known keys: {', '.join(sorted(known))}"
-        )
+)
+_FLOAT_KEYS = frozenset({"grace_seconds", "watch_interval", "rescan_interval"})
+_PATH_KEYS = ("state_dir", "tls_cert", "tls_key", "tls_client_ca")
+
+
+def _parse_server(value: Any, base: Path) -> dict[str, Any]:
+    table = table_of(value, "[server]")
+    check_table(table, SERVER_KEYS, "[server]")
     out: dict[str, Any] = {}
+    for key in _PLAIN_KEYS & set(table):
+        out[key] = table[key]
+    for key in _FLOAT_KEYS & set(table):
+        out[key] = float(table[key])
     if "listen" in table:
-        if not isinstance(table["listen"], str) or not table["listen"].strip():
+        if not table["listen"].strip():
             raise ConfigError("[server] listen must be a non-empty 'host:port' string")
         out["listen"] = table["listen"].strip()
         out["listen_explicit"] = True
-    if "state_dir" in table:
-        out["state_dir"] = _resolve(table["state_dir"], base, "[server] state_dir")
-    if "grace_seconds" in table:
-        out["grace_seconds"] = _number(
-            table["grace_seconds"], "grace_seconds", integer=False, minimum=0, strict=False
-        )
-    if "max_concurrent_rpcs" in table:
-        out["max_concurrent_rpcs"] = _number(
-            table["max_concurrent_rpcs"],
-            "max_concurrent_rpcs",
-            integer=True,
-            minimum=1,
-            strict=False,
-        )
-    if "max_receive_message_bytes" in table:
-        out["max_receive_message_bytes"] = _number(
-            table["max_receive_message_bytes"],
-            "max_receive_message_bytes",
-            integer=True,
-            minimum=1024,
-            strict=False,
-        )
-    if "watch" in table:
-        if not isinstance(table["watch"], bool):
-            raise ConfigError("[server] watch must be true or false")
-        out["watch"] = table["watch"]
-    if "provider_chain" in table:
-        if table["provider_chain"] not in ("first", "fuse"):
-            raise ConfigError('[server] provider_chain must be "first" or "fuse"')
-        out["provider_chain"] = table["provider_chain"]
-    if "watch_interval" in table:
-        out["watch_interval"] = _number(
-            table["watch_interval"], "watch_interval", integer=False, minimum=0, strict=True
-        )
-    if "watch_mode" in table:
-        if table["watch_mode"] not in WATCH_MODES:
-            raise ConfigError('[server] watch_mode must be "events" or "poll"')
-        out["watch_mode"] = table["watch_mode"]
-    if "rescan_interval" in table:
-        out["rescan_interval"] = _number(
-            table["rescan_interval"], "rescan_interval", integer=False, minimum=0, strict=False
-        )
-    if "build_workers" in table:
-        out["build_workers"] = _number(
-            table["build_workers"], "build_workers", integer=True, minimum=0, strict=False
-        )
     if "log_level" in table:
-        level = str(table["log_level"]).upper()
+        level = table["log_level"].upper()
         if level not in _LOG_LEVELS:
             raise ConfigError(f"[server] log_level must be one of {', '.join(sorted(_LOG_LEVELS))}")
         out["log_level"] = level
     out["auth_token"] = _auth_token(table)
-    for key in ("tls_cert", "tls_key", "tls_client_ca"):
+    for key in _PATH_KEYS:
         if key in table:
             out[key] = _resolve(table[key], base, f"[server] {key}")
     if ("tls_cert" in out) != ("tls_key" in out):
@@ -302,13 +279,12 @@ def _auth_token(table: Mapping[str, Any]) -> str | None:
     if "auth_token" in table and "auth_token_env" in table:
         raise ConfigError("[server] give auth_token or auth_token_env, not both")
     if "auth_token" in table:
-        token = table["auth_token"]
-        if not isinstance(token, str) or not token:
+        if not table["auth_token"]:
             raise ConfigError("[server] auth_token must be a non-empty string")
-        return token
+        return table["auth_token"]
     if "auth_token_env" in table:
         var = table["auth_token_env"]
-        if not isinstance(var, str) or not var:
+        if not var:
             raise ConfigError("[server] auth_token_env must name an environment variable")
         token = os.environ.get(var)
         if not token:
@@ -319,111 +295,146 @@ def _auth_token(table: Mapping[str, Any]) -> str | None:
 
 # -- [telemetry] ---------------------------------------------------------------------------------
 
+TELEMETRY_KEYS: tuple[Key, ...] = (
+    Key("exporter", "string", "none", "traces: none, console, otlp-grpc or otlp-http"),
+    Key("metrics_exporter", "string", "none", "metrics: none, console, otlp-grpc or otlp-http"),
+    Key("endpoint", "string", "", "OTLP endpoint shared by both signals"),
+    Key("headers", "string_table", {}, "headers sent with every export"),
+    Key("service_name", "string", "scriptorium", "service.name of every span and metric"),
+    Key("sample_ratio", "number", 1.0, "share of traces kept (0 to 1)"),
+    Key("metrics_interval_seconds", "number", 60.0, "seconds between metric exports"),
+    Key("export_timeout_seconds", "number", 5.0, "deadline of one export"),
+)
 
-def parse_telemetry(table: Any) -> TelemetrySettings:
+
+def parse_telemetry(value: Any) -> TelemetrySettings:
     """The [telemetry] table, validated; an empty table leaves telemetry off."""
-    if not isinstance(table, Mapping):
-        raise ConfigError("[telemetry] must be a table")
-    known = set(TelemetrySettings.__dataclass_fields__)
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) in [telemetry]: {', '.join(unknown)};"
-            f" known keys: {', '.join(sorted(known))}"
-        )
+    table = table_of(value, "[telemetry]")
+    check_table(table, TELEMETRY_KEYS, "[telemetry]")
     out: dict[str, Any] = {}
     for key in ("exporter", "metrics_exporter"):
         if key in table:
-            value = table[key]
-            if not isinstance(value, str) or value.strip().lower() not in TELEMETRY_EXPORTERS:
+            if table[key].strip().lower() not in TELEMETRY_EXPORTERS:
                 raise ConfigError(
                     f"[telemetry] {key} must be one of {', '.join(TELEMETRY_EXPORTERS)}"
                 )
-            out[key] = value.strip().lower()
+            out[key] = table[key].strip().lower()
     for key in ("endpoint", "service_name"):
         if key in table:
-            if not isinstance(table[key], str):
-                raise ConfigError(f"[telemetry] {key} must be a string")
             out[key] = table[key].strip()
     if out.get("service_name") == "":
         raise ConfigError("[telemetry] service_name must not be empty")
     if "headers" in table:
-        headers = table["headers"]
-        if not isinstance(headers, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
-        ):
+        if not all(isinstance(k, str) for k in table["headers"]):
             raise ConfigError("[telemetry] headers must be a table of strings")
-        out["headers"] = dict(headers)
+        out["headers"] = dict(table["headers"])
     if "sample_ratio" in table:
-        ratio = table["sample_ratio"]
-        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 <= ratio <= 1:
+        if not 0 <= table["sample_ratio"] <= 1:
             raise ConfigError("[telemetry] sample_ratio must be a number from 0 to 1")
-        out["sample_ratio"] = float(ratio)
+        out["sample_ratio"] = float(table["sample_ratio"])
     for key in ("metrics_interval_seconds", "export_timeout_seconds"):
         if key in table:
-            value = table[key]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            if table[key] <= 0:
                 raise ConfigError(f"[telemetry] {key} must be a number greater than 0")
-            out[key] = float(value)
+            out[key] = float(table[key])
     return TelemetrySettings(**out)
 
 
 # -- [[sources]] ---------------------------------------------------------------------------------
 
 
+SOURCE_KEYS: tuple[Key, ...] = (
+    Key("name", "string", None, "the source's name; non-default sources qualify locations"),
+    Key("kind", "string", None, "which plugin reads it: markdown, code, mkdocs, peer, ..."),
+    Key("root", "string", None, "the directory a local kind reads"),
+    Key("class", "string", "product", "product, reference, ledger or archive"),
+    Key("default", "bool", False, "whether bare locations are looked up here"),
+    Key("url_base", "string", "", "base URL of the published pages"),
+    Key("options", "table", {}, "kind-specific keys, as an alternative to writing them inline"),
+)
+_COMMON_SOURCE_KEYS = frozenset(k.name for k in SOURCE_KEYS)
+
+
 def _parse_sources(items: Any, base: Path) -> list[SourceConfig]:
     if not isinstance(items, list):
-        raise ConfigError("sources must be an array of tables ([[sources]])")
+        raise ConfigError(
+            f"sources must be an array of tables ([[sources]]), got {describe(items)}"
+        )
     return [_parse_source(item, index, base) for index, item in enumerate(items, start=1)]
 
 
+def source_label(index: int, name: str | None) -> str:
+    """How an unknown-key error names a source: ``[[sources]] #2 ("code")``."""
+    return f'[[sources]] #{index} ("{name}")' if name else f"[[sources]] #{index}"
+
+
 def _parse_source(item: Any, index: int, base: Path) -> SourceConfig:
-    where = f"[[sources]] #{index}"
-    if not isinstance(item, Mapping):
-        raise ConfigError(f"{where} must be a table")
-    name = item.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError(f"{where}: name is required")
-    name = name.strip()
-    where = f"source {name!r}"
+    item = table_of(item, f"[[sources]] #{index}")
+    raw_name = item.get("name")
+    if not isinstance(raw_name, str) or not raw_name.strip():
+        got = "" if raw_name is None else f", got {describe(raw_name)}"
+        raise ConfigError(f"[[sources]] #{index}: name is required (a non-empty string){got}")
+    name = raw_name.strip()
+    where = f'[[sources]] "{name}":'
+    common = {k: v for k, v in item.items() if k in _COMMON_SOURCE_KEYS}
+    check_table(common, SOURCE_KEYS, source_label(index, name), where)
     _check_name(name, where)
-    kind = item.get("kind")
-    if not isinstance(kind, str) or not kind.strip():
-        raise ConfigError(f"{where}: kind is required")
-    kind = kind.strip()
-    root = _resolve(item["root"], base, f"{where}: root") if "root" in item else None
+    kind = item.get("kind", "").strip()
+    if not kind:
+        raise ConfigError(f"{where} kind is required")
+    root = _resolve(item["root"], base, f"{where} root") if "root" in item else None
     if root is None and kind in LOCAL_KINDS:
-        raise ConfigError(f"{where}: kind {kind!r} needs a root directory")
-    source_class = str(item.get("class", SourceClass.PRODUCT.value)).lower()
+        raise ConfigError(f"{where} kind {kind!r} needs a root directory")
+    source_class = item.get("class", SourceClass.PRODUCT.value).lower()
     if source_class not in {c.value for c in SourceClass}:
         known = ", ".join(c.value for c in SourceClass)
-        raise ConfigError(f"{where}: class must be one of {known}, not {item.get('class')!r}")
-    default = item.get("default", False)
-    if not isinstance(default, bool):
-        raise ConfigError(f"{where}: default must be true or false")
-    url_base = item.get("url_base", "")
-    if not isinstance(url_base, str):
-        raise ConfigError(f"{where}: url_base must be a string")
-    nested = item.get("options", {})
-    if not isinstance(nested, Mapping):
-        raise ConfigError(f"{where}: options must be a table")
-    options = {k: v for k, v in item.items() if k not in _SOURCE_KEYS}
-    options.update(nested)
+        raise ConfigError(f"{where} class must be one of {known}, not {item.get('class')!r}")
+    options = {k: v for k, v in item.items() if k not in _COMMON_SOURCE_KEYS}
+    for key, value in item.get("options", {}).items():
+        if key in options:
+            raise ConfigError(f"{where} {key} is given both inline and in [sources.options]")
+        options[key] = value
     return SourceConfig(
         name=name,
         kind=kind,
         root=root,
         source_class=source_class,
-        default=default,
-        url_base=url_base,
+        default=item.get("default", False),
+        url_base=item.get("url_base", ""),
         options=options,
+        index=index,
     )
+
+
+def check_source_options(sources: Sequence[SourceConfig], declared: Mapping[str, Any]) -> None:
+    """Each source's kind-specific keys against what the plugin owning its kind declares.
+
+    ``declared`` maps a kind to its keys (a sequence of :class:`Key`), or to None for a plugin
+    that declares none: its sources' keys are then passed through unchecked.
+    """
+    for source in sources:
+        keys = declared.get(source.kind)
+        if keys is None or not source.options:
+            continue
+        label = source_label(source.index, source.name) if source.index else repr(source.name)
+        common = [k.name for k in SOURCE_KEYS]
+        declared_names = {k.name for k in keys}
+        for key in source.options:
+            if key not in declared_names:
+                hint_pool = declared_names | set(common)
+                raise ConfigError(
+                    unknown_key_message(str(key), label, hint_pool)
+                    + ("" if keys else f" (kind {source.kind!r} takes no other keys)")
+                )
+        for key in keys:
+            if key.name in source.options:
+                check_value(key, source.options[key.name], f'[[sources]] "{source.name}":')
 
 
 def _check_name(name: str, where: str) -> None:
     # Names qualify locations ("site/path#anchor"), so they must not contain either separator.
     if "/" in name or "#" in name:
-        raise ConfigError(f"{where}: a source name must not contain '/' or '#'")
+        raise ConfigError(f"{where} a source name must not contain '/' or '#'")
 
 
 def _sources_from_paths(paths: Sequence[str], taken: set[str]) -> list[SourceConfig]:

@@ -18,7 +18,6 @@ import pluggy
 if TYPE_CHECKING:
     from scriptorium.extractors import BlockExtractor
     from scriptorium.ranking.modes import RankingMode
-    from scriptorium.sources import SourceFactory
 
 hookspec = pluggy.HookspecMarker("scriptorium")
 
@@ -28,11 +27,16 @@ hookspec = pluggy.HookspecMarker("scriptorium")
 
 
 @hookspec
-def scriptorium_register_source_kinds(register: Callable[[str, SourceFactory], None]) -> None:
-    """Register source kinds: ``register(kind_name, factory)``.
+def scriptorium_register_source_kinds(register: Callable[..., None]) -> None:
+    """Register source kinds: ``register(kind_name, factory, settings=None)``.
 
     ``factory(config: SourceConfig, context: SourceContext) -> Source`` builds one configured
     source. The kind name is what ``kind = "..."`` selects in the configuration file.
+    ``settings`` declares the kind's own ``[[sources]]`` keys (a sequence of
+    ``scriptorium.schema.Key``; default: the factory's ``settings`` attribute): any other key in
+    a source of this kind is refused at start-up, naming the closest declared one, and values of
+    the wrong type are refused with one sentence. A kind that declares nothing (``None``) gets
+    its keys unchecked in ``config.options``.
     """
 
 

@@ -49,7 +49,9 @@ from scriptorium.remote import (
 )
 from scriptorium.resolve import normalize_location
 from scriptorium.results import ContentOutcome, RangeMark, Resolution, SourceReport
+from scriptorium.schema import Key
 from scriptorium.sources import (
+    ORDER_KEY,
     LocalTreeSource,
     Source,
     SourceConfig,
@@ -87,6 +89,8 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "doc_version",
     # sources and extractors
     "BlockExtractor",
+    "Key",
+    "ORDER_KEY",
     "Extraction",
     "LocalTreeSource",
     "Source",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pluggy
@@ -16,6 +17,7 @@ import pluggy
 from scriptorium import hookspecs
 from scriptorium.extractors import BlockExtractor, ExtractorChain
 from scriptorium.ranking.modes import DefaultMode, RankingMode
+from scriptorium.schema import Key
 from scriptorium.sources import SourceFactory
 
 ENTRY_POINT_GROUP = "scriptorium"
@@ -31,6 +33,9 @@ class Registry:
     """Everything the loaded plugins contributed."""
 
     source_kinds: dict[str, SourceFactory] = field(default_factory=dict)
+    # The kind-specific [[sources]] keys each kind declares; None: the kind declares none, so
+    # its keys are not checked (a plugin written before kinds could declare them).
+    source_settings: dict[str, tuple[Key, ...] | None] = field(default_factory=dict)
     modes: dict[str, RankingMode] = field(default_factory=dict)
     extractors: list[BlockExtractor] = field(default_factory=list)
 
@@ -80,10 +85,17 @@ def collect(pm: pluggy.PluginManager) -> Registry:
     registry = Registry()
     registry.modes["default"] = DefaultMode()
 
-    def register_kind(name: str, factory: SourceFactory) -> None:
+    def register_kind(
+        name: str, factory: SourceFactory, settings: Sequence[Key] | None = None
+    ) -> None:
         if name in registry.source_kinds:
             raise PluginError(f"source kind {name!r} is registered twice")
+        if settings is None:
+            settings = getattr(factory, "settings", None)
+        if settings is not None and not all(isinstance(k, Key) for k in settings):
+            raise PluginError(f"source kind {name!r}: settings must be scriptorium.schema.Key")
         registry.source_kinds[name] = factory
+        registry.source_settings[name] = tuple(settings) if settings is not None else None
 
     def register_mode(mode: RankingMode) -> None:
         if not isinstance(mode, RankingMode):

@@ -20,13 +20,13 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from scriptorium import __version__, telemetry
+from scriptorium import __version__, statedirs, telemetry
 from scriptorium.cancel import run_in_thread
 from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
 from scriptorium.compose.related import expand_related, folder_of, includes_in
 from scriptorium.compose.seeds import load_seeds
-from scriptorium.config import default_state_dir
+from scriptorium.config import ConfigError, default_state_dir
 from scriptorium.engine import Engine
 from scriptorium.extractors import ExtractorChain
 from scriptorium.fetch import FetchMixin
@@ -40,7 +40,7 @@ from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.model import Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.plugins import Registry
 from scriptorium.providers import ProviderChain, build_chain
-from scriptorium.ranking.pipeline import Pipeline, RankingSettings
+from scriptorium.ranking.pipeline import RANKING_KEYS, Pipeline, RankingSettings
 from scriptorium.remote import RemoteContext, RemoteSource
 from scriptorium.resolve import Resolver
 from scriptorium.results import (
@@ -53,6 +53,7 @@ from scriptorium.results import (
     SourceReport,
     Unavailable,
 )
+from scriptorium.schema import check_table
 from scriptorium.search import SearchMixin
 from scriptorium.sources import LocalTreeSource, Source, SourceContext
 from scriptorium.text import (
@@ -87,7 +88,12 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self.remote_sources: list[RemoteSource] = []
         for config in settings.sources:
             factory = registry.source_factory(config.kind)
-            source = factory(config, context)
+            try:
+                source = factory(config, context)
+            except ConfigError:
+                raise
+            except ValueError as exc:  # a plugin refusing its settings: say so, no traceback
+                raise ConfigError(str(exc)) from exc
             if isinstance(source, RemoteSource):
                 self.remote_sources.append(source)
             else:
@@ -97,6 +103,8 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self.ranking = ranking_settings(getattr(settings, "ranking", None) or {})
         state_dir = settings.state_dir or default_state_dir([s.config for s in self.sources])
         self.store = GenerationStore(Path(state_dir))
+        # Held while this engine lives: ``scriptorium state prune`` never removes the directory.
+        self._state_claim = statedirs.claim(Path(state_dir), settings)
         for remote in self.remote_sources:
             remote.bind(RemoteContext(ranking=self.ranking, state_dir=Path(state_dir)))
         self.providers: ProviderChain | None = build_chain(self, settings)
@@ -479,6 +487,7 @@ def ranking_settings(raw: dict) -> RankingSettings:
     """Ranking levers from the ``[ranking]`` configuration table (used by measurement runs)."""
     if not raw:
         return RankingSettings()
+    check_table(raw, RANKING_KEYS, "[ranking]")
     fields = dict(raw)
     defaults = FieldWeights()
     weights = FieldWeights(
@@ -487,15 +496,6 @@ def ranking_settings(raw: dict) -> RankingSettings:
         path=float(fields.pop("path_weight", defaults.path)),
     )
     classes = fields.pop("class_weights", None)
-    known = set(RankingSettings.__dataclass_fields__) - {"weights", "class_weights"}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-        allowed = ", ".join(
-            sorted(known | {"body_weight", "heading_weight", "path_weight", "class_weights"})
-        )
-        raise ValueError(
-            f"unknown key(s) in [ranking]: {', '.join(unknown)}; known keys: {allowed}"
-        )
     settings = RankingSettings(weights=weights, **fields)
     if classes:
         merged = {**settings.class_weights, **{k: float(v) for k, v in classes.items()}}

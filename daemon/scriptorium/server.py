@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import ipaddress
 import logging
 import os
@@ -24,7 +25,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from scriptorium import telemetry
-from scriptorium.config import ConfigError, Settings
+from scriptorium.config import ConfigError, Settings, check_source_options
 from scriptorium.engine import Engine
 from scriptorium.interceptors import ConcurrencyLimitInterceptor, build_interceptors
 from scriptorium.plugins import PluginError, Registry, load_registry
@@ -68,15 +69,21 @@ class RunningServer:
 
 
 def validate_source_kinds(settings: Settings, registry: Registry) -> None:
-    """Every configured kind must be registered by a plugin; checked before anything binds."""
+    """Every configured kind must be registered by a plugin, and each source's kind-specific
+    keys must be ones that plugin declares; checked before anything binds."""
     for source in settings.sources:
         try:
             registry.source_factory(source.kind)
         except PluginError:
             known = ", ".join(sorted(registry.source_kinds)) or "none"
+            close = difflib.get_close_matches(source.kind, list(registry.source_kinds), n=1)
+            hint = f"; known kinds: {known}"
+            if close:
+                hint = f"; did you mean {close[0]!r}?{hint}"
             raise ConfigError(
-                f"source {source.name!r}: unknown kind {source.kind!r}; known kinds: {known}"
+                f'[[sources]] "{source.name}": unknown kind {source.kind!r}{hint}'
             ) from None
+    check_source_options(settings.sources, registry.source_settings)
 
 
 def listen_host(listen: str) -> str:

@@ -23,6 +23,7 @@ import pathspec
 
 from scriptorium.extractors import ExtractorChain
 from scriptorium.model import Block, Corpus, FileStat, RefKind, SourceDocument
+from scriptorium.schema import Key
 
 # Directories never worth indexing: VCS metadata, dependency and build output, caches.
 ALWAYS_SKIPPED_DIRS = frozenset(
@@ -49,6 +50,18 @@ ALWAYS_SKIPPED_DIRS = frozenset(
     }
 )
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+# Keys every remote kind understands (its place in the provider chain).
+ORDER_KEY = Key("order", "number", None, "place in the provider chain (lower answers first)")
+# The kind-specific [[sources]] keys of every local tree kind (markdown, code).
+LOCAL_TREE_KEYS: tuple[Key, ...] = (
+    Key("include", "strings", None, "gitignore-style patterns of the files to index"),
+    Key("exclude", "strings", [], "patterns of files never to index"),
+    Key("skip_dirs", "strings", [], "directory names never entered, on top of the built-in ones"),
+    Key("max_file_bytes", "integer", DEFAULT_MAX_FILE_BYTES, "larger files are skipped", minimum=1),
+    Key("class_rules", "string_table", {}, "per-path source classes: pattern = class"),
+    Key("snapshot", "bool", False, "index once; never watch this root"),
+    ORDER_KEY,
+)
 # Include/exclude answers kept per path, bounded for trees that keep growing new names.
 _SELECTION_LIMIT = 1_000_000
 
@@ -68,6 +81,9 @@ class SourceConfig:
     default: bool = False
     url_base: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    # Position among the file's [[sources]] tables (1-based), for error messages; 0 when the
+    # source came from a bare path.
+    index: int = 0
 
 
 @dataclass(slots=True)
@@ -157,6 +173,8 @@ class Source:
 class LocalTreeSource(Source):
     """A directory tree on disk, filtered by file patterns and ignore rules."""
 
+    #: The kind-specific ``[[sources]]`` keys this kind understands (checked at start-up).
+    settings: tuple[Key, ...] = LOCAL_TREE_KEYS
     #: Glob patterns (gitwildmatch) of files this source indexes.
     include: tuple[str, ...] = ("*",)
     #: Patterns this kind never indexes (generated files, lock files), on top of configured ones.

@@ -61,12 +61,17 @@ class Daemon:
         self.channel: grpc.Channel | None = None
 
     def start(self, timeout: float = 120.0) -> Daemon:
+        self.start_process()
+        self.wait_serving(timeout)
+        return self
+
+    def start_process(self) -> Daemon:
+        """Start the subprocess without waiting for SERVING (a test holding its first build)."""
         self._log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env
         )
         self.channel = grpc.insecure_channel(self.address)
-        self.wait_serving(timeout)
         return self
 
     def wait_serving(self, timeout: float = 120.0) -> None:

@@ -72,9 +72,6 @@ default = true
 
 [ranking]
 stem = true
-
-[evaluation]
-top_k = 5
 """,
     )
     settings = load_settings(config)
@@ -94,7 +91,7 @@ top_k = 5
     assert settings.auth_token == "t0ken"
     assert settings.config_dir == (tmp_path / "etc").resolve()
     assert settings.ranking == {"stem": True}
-    assert settings.extra == {"evaluation": {"top_k": 5}}
+    assert settings.config_path == config.resolve()
 
     guide, app = settings.sources
     assert (guide.name, guide.kind, guide.source_class) == ("guide", "markdown", "reference")
@@ -245,7 +242,7 @@ def test_tls_paths_resolve_against_the_config_file(tree: Path, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ("[server]\nlisen = 'x'\n", "unknown key(s) in [server]: lisen"),
+        ("[server]\nlisen = 'x'\n", "unknown key 'lisen' in [server]; did you mean 'listen'?"),
         ("[server]\nmax_concurrent_rpcs = 0\n", "max_concurrent_rpcs must be at least 1"),
         ("[server]\ngrace_seconds = 'soon'\n", "grace_seconds must be a number"),
         ("[server]\nwatch = 'yes'\n", "watch must be true or false"),
@@ -299,3 +296,135 @@ def test_provider_chain_is_first_or_fuse(tree: Path, tmp_path: Path) -> None:
     assert fused.provider_chain == "fuse"
     with pytest.raises(ConfigError, match="provider_chain"):
         load_settings(write(tmp_path / "c.toml", '[server]\nprovider_chain = "all"\n' + source))
+
+
+# -- every table refuses keys it does not declare, and wrong types in one sentence ---------------
+
+
+def _docs_and_code(tree: Path, docs_extra: str = "", code_extra: str = "") -> str:
+    return (
+        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{tree}"\n{docs_extra}\n'
+        f'[[sources]]\nname = "code"\nkind = "code"\nroot = "{tree}"\n{code_extra}\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (
+            "[server]\nwatch_intervall = 1\n",
+            "unknown key 'watch_intervall' in [server]; did you mean 'watch_interval'?",
+        ),
+        (
+            "[telemetry]\nexportr = 'none'\n",
+            "unknown key 'exportr' in [telemetry]; did you mean 'exporter'?",
+        ),
+        (
+            "[ranking]\nsurface_bost = 1.2\n",
+            "unknown key 'surface_bost' in [ranking]; did you mean 'surface_boost'?",
+        ),
+        ("[ranking]\nstem = 'yes'\n", '[ranking] stem must be true or false, got a string ("yes")'),
+        ("[ranking]\nmax_per_document = 2.5\n", "[ranking] max_per_document must be an integer"),
+        (
+            "[servr]\nlisten = 'x'\n",
+            "unknown table [servr]; did you mean [server]?",
+        ),
+        ("[server]\nwatch = 'yes'\n", '[server] watch must be true or false, got a string ("yes")'),
+        ("[server]\nlisten = 5\n", "[server] listen must be a string, got an integer (5)"),
+        ("server = 3\n", "[server] must be a table, got an integer (3)"),
+        ("sources = 'docs'\n", "sources must be an array of tables"),
+        ("[[sources]]\nname = 3\nkind = 'code'\n", "[[sources]] #1: name is required"),
+        (
+            "[[sources]]\nname = 'docs'\nkind = 'markdown'\nroot = '.'\ndefault = 'yes'\n",
+            '[[sources]] "docs": default must be true or false, got a string ("yes")',
+        ),
+        (
+            "[[sources]]\nname = 'docs'\nkind = ['markdown']\nroot = '.'\n",
+            '[[sources]] "docs": kind must be a string, got a list',
+        ),
+    ],
+)
+def test_each_table_names_the_key_and_the_nearest_known_one(
+    tmp_path: Path, tree: Path, toml: str, message: str
+) -> None:
+    sources = "" if "[[sources]]" in toml or "sources =" in toml else _docs_and_code(tree)
+    config = write(tmp_path / "bad.toml", toml + sources)
+    with pytest.raises(ConfigError) as info:
+        load_settings(config)
+    assert str(info.value) == message or message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def _validate(config: Path) -> None:
+    """What ``serve`` and ``index build`` check before anything binds: kinds and their keys."""
+    from scriptorium.plugins import load_registry
+    from scriptorium.server import validate_source_kinds
+
+    validate_source_kinds(load_settings(config), load_registry())
+
+
+@pytest.mark.parametrize(
+    ("docs_extra", "code_extra", "message"),
+    [
+        (
+            "",
+            'incldue = ["*.py"]',
+            "unknown key 'incldue' in [[sources]] #2 (\"code\"); did you mean 'include'?",
+        ),
+        (
+            'include = "*.md"',
+            "",
+            '[[sources]] "docs": include must be a list of strings, got a string ("*.md")',
+        ),
+        ("max_file_bytes = '1MB'", "", '[[sources]] "docs": max_file_bytes must be an integer'),
+        ("[sources.options]\nskipdirs = ['x']", "", "did you mean 'skip_dirs'?"),
+        ("class_rules = { 'a.md' = 3 }", "", "class_rules must be a table of strings"),
+    ],
+)
+def test_local_kinds_refuse_unknown_and_mistyped_keys(
+    tmp_path: Path, tree: Path, docs_extra: str, code_extra: str, message: str
+) -> None:
+    config = write(tmp_path / "bad.toml", _docs_and_code(tree, docs_extra, code_extra))
+    with pytest.raises(ConfigError) as info:
+        _validate(config)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            'kind = "mkdocs"\norigin = "http://127.0.0.1:1"\nsites = ["a"]\ncache_hour = 2\n',
+            "unknown key 'cache_hour' in [[sources]] #1 (\"site\"); did you mean 'cache_hours'?",
+        ),
+        (
+            'kind = "mkdocs"\norigin = "http://127.0.0.1:1"\nsites = "a"\n',
+            '[[sources]] "site": sites must be a list of strings, got a string ("a")',
+        ),
+        (
+            'kind = "peer"\ntarget = "127.0.0.1:1"\ntimeout = 3\n',
+            "unknown key 'timeout' in [[sources]] #1 (\"site\"); did you mean 'timeout_seconds'?",
+        ),
+        (
+            'kind = "peer"\ntarget = 50051\n',
+            '[[sources]] "site": target must be a string, got an integer (50051)',
+        ),
+        ('kind = "mkdoc"\n', "unknown kind 'mkdoc'; did you mean 'mkdocs'?"),
+    ],
+)
+def test_plugin_kinds_declare_their_keys(tmp_path: Path, table: str, message: str) -> None:
+    config = write(tmp_path / "remote.toml", f'[[sources]]\nname = "site"\n{table}')
+    with pytest.raises(ConfigError) as info:
+        _validate(config)
+    assert message in str(info.value)
+
+
+def test_declared_keys_accept_the_documented_examples(tmp_path: Path) -> None:
+    """The example configurations of the repository pass the same checks they are run with."""
+    repo = Path(__file__).resolve().parents[2]
+    for example in sorted((repo / "eval").glob("*.toml")):
+        settings = load_settings(example)
+        from scriptorium.plugins import load_registry
+        from scriptorium.server import validate_source_kinds
+
+        validate_source_kinds(settings, load_registry())

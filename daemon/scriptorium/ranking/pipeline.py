@@ -7,6 +7,7 @@ supports (see docs/ranking.md for the measurements).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -21,6 +22,7 @@ from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind, Scores,
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.refs import Ref
 from scriptorium.results import StageDrop
+from scriptorium.schema import Key
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.snippets import ScreenMemo
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
@@ -98,6 +100,32 @@ class RankingSettings:
 
     def candidate_limit(self, top_k: int) -> int:
         return max(self.min_candidates, top_k * self.over_fetch)
+
+
+_KEY_TYPES = {bool: "bool", int: "integer", float: "number", str: "string", dict: "number_table"}
+
+
+def _ranking_keys() -> tuple[Key, ...]:
+    """The [ranking] table: every lever of :class:`RankingSettings`, plus the field weights.
+
+    Derived from the dataclass so a new lever is a known key the moment it exists.
+    """
+    defaults = RankingSettings()
+    weights = FieldWeights()
+    keys = [
+        Key("body_weight", "number", weights.body, "BM25 boost of block bodies"),
+        Key("heading_weight", "number", weights.heading, "BM25 boost of headings"),
+        Key("path_weight", "number", weights.path, "BM25 boost of paths"),
+    ]
+    for item in dataclasses.fields(RankingSettings):
+        if item.name == "weights":
+            continue
+        value = getattr(defaults, item.name)
+        keys.append(Key(item.name, _KEY_TYPES[type(value)], value))
+    return tuple(keys)
+
+
+RANKING_KEYS: tuple[Key, ...] = _ranking_keys()
 
 
 LocationOf = Callable[[Candidate], str]
