@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+# The exit status of a daemon stopped before it was ready, when no signal is known (SIGINT's).
+EXIT_INTERRUPTED = 130
+# While no source can be served, how often health looks again (a root may appear).
+HEALTH_RECHECK_S = 1.0
 
 
 class BindError(ConfigError):
@@ -48,11 +52,19 @@ class Shutdown:
 
     requested: asyncio.Event = field(default_factory=asyncio.Event)
     forced: asyncio.Event = field(default_factory=asyncio.Event)
+    signal: int | None = None  # the first signal that asked, if one did
 
-    def request(self) -> None:
+    def request(self, sig: int | None = None) -> None:
         if self.requested.is_set():
             self.forced.set()
+        elif sig is not None:
+            self.signal = int(sig)
         self.requested.set()
+
+    def interrupted_status(self) -> int:
+        """The exit status of a daemon stopped before it was ready: 128 + the signal, as a
+        shell reports a program a signal ended (130 for Ctrl-C)."""
+        return 128 + self.signal if self.signal is not None else EXIT_INTERRUPTED
 
 
 @dataclass
@@ -200,6 +212,34 @@ def _log_ready(engine: Engine, seconds: float) -> None:
             log.warning("source %s failed: %s", report.name, report.last_error)
 
 
+async def _set_health(running: RunningServer, status: int) -> None:
+    await running.health.set("", status)
+    await running.health.set(SERVICE_NAME, status)
+
+
+async def _follow_health(engine: Engine, running: RunningServer, ready_file: Path | None) -> None:
+    """SERVING while some source can be served; NOT_SERVING while none can (every source
+    failed: a balancer must not send calls that can only come back empty).
+
+    Said in the log at each change; the ready file is written the first time it is SERVING.
+    """
+    serving: bool | None = None
+    announced = False
+    while True:
+        why = engine.unserviceable()
+        if (why is None) != serving:
+            serving = why is None
+            await _set_health(running, SERVING if serving else NOT_SERVING)
+            if serving:
+                if ready_file is not None and not announced:
+                    _write_ready_file(ready_file, running.port)
+                    announced = True
+                log.info("health SERVING")
+            else:
+                log.error("no source can be served, health stays NOT_SERVING: %s", why)
+        await asyncio.sleep(HEALTH_RECHECK_S)
+
+
 # -- running -------------------------------------------------------------------------------------
 
 
@@ -210,7 +250,8 @@ async def run_server(
     *,
     ready_file: Path | None = None,
 ) -> int:
-    """Serve ``engine`` until ``shutdown`` is requested; 0 on a clean stop, 1 if loading failed."""
+    """Serve ``engine`` until ``shutdown`` is requested; 0 on a clean stop, 1 if loading failed,
+    128 + the signal when the stop came before the engine was ready (its build is cancelled)."""
     running = await start_server(settings, engine)
     log.info(
         "listening on %s (port %d, %s, %d sources configured); loading sources",
@@ -223,23 +264,27 @@ async def run_server(
     status = 0
     start_task = asyncio.create_task(engine.start(), name="engine-start")
     stop_task = asyncio.create_task(shutdown.requested.wait(), name="shutdown-wait")
+    health_task: asyncio.Task | None = None
     try:
         await asyncio.wait({start_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
         if start_task.done() and start_task.exception() is None:
-            await running.health.set("", SERVING)
-            await running.health.set(SERVICE_NAME, SERVING)
-            if ready_file is not None:
-                _write_ready_file(ready_file, running.port)
             _log_ready(engine, time.monotonic() - started)
+            health_task = asyncio.create_task(
+                _follow_health(engine, running, ready_file), name="health-follow"
+            )
             await stop_task
         elif start_task.done():
             exc = start_task.exception()
             log.error("engine failed to start: %s: %s", type(exc).__name__, exc)
             status = 1
+        else:
+            log.info("shutdown requested while loading: cancelling the index build")
+            status = shutdown.interrupted_status()
     finally:
-        for task in (start_task, stop_task):
+        tasks = [t for t in (start_task, stop_task, health_task) if t is not None]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(start_task, stop_task, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await _drain(settings, engine, running, shutdown, ready_file)
     return status
 
@@ -321,4 +366,4 @@ async def serve(
 
 def _on_signal(sig: signal.Signals, shutdown: Shutdown) -> None:
     log.info("received %s: shutdown requested", sig.name)
-    shutdown.request()
+    shutdown.request(sig)
