@@ -226,18 +226,28 @@ async def _follow_health(engine: Engine, running: RunningServer, ready_file: Pat
     serving: bool | None = None
     announced = False
     while True:
-        why = engine.unserviceable()
+        why = _unserviceable(engine)
         if (why is None) != serving:
+            if why is None and serving is False:
+                log.info("a source can be served now: health SERVING")
+            elif why is not None:
+                log.error("no source can be served, health stays NOT_SERVING: %s", why)
             serving = why is None
             await _set_health(running, SERVING if serving else NOT_SERVING)
-            if serving:
-                if ready_file is not None and not announced:
-                    _write_ready_file(ready_file, running.port)
-                    announced = True
-                log.info("health SERVING")
-            else:
-                log.error("no source can be served, health stays NOT_SERVING: %s", why)
+            if serving and ready_file is not None and not announced:
+                _write_ready_file(ready_file, running.port)
+                announced = True
         await asyncio.sleep(HEALTH_RECHECK_S)
+
+
+def _unserviceable(engine: Engine) -> str | None:
+    """``engine.unserviceable()``; an engine that fails to tell is taken as serviceable (a
+    bug there must not keep a working daemon out of its balancer)."""
+    try:
+        return engine.unserviceable()
+    except Exception:
+        log.exception("cannot tell whether any source can be served; reporting SERVING")
+        return None
 
 
 # -- running -------------------------------------------------------------------------------------
