@@ -4,15 +4,24 @@ A cancelled or expired gRPC call cancels its handler task, but a thread started 
 ``asyncio.to_thread`` keeps running. ``run_in_thread`` hands the thread a flag (through a
 context variable, which ``to_thread`` copies) and sets it when the caller goes away; long
 computations call ``checkpoint()`` between stages and stop there.
+
+Index builds are stopped the same way, by a flag of their own: a shutdown (or ``BuildSignals``
+in ``index build``) sets it, and the build calls ``build_checkpoint`` per file and before its
+commit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
+import signal
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from types import FrameType
+from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -23,6 +32,16 @@ _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
 
 class Cancelled(Exception):
     """The call this work belongs to was cancelled or ran out of time."""
+
+
+class BuildCancelled(Exception):
+    """An index build was asked to stop (a shutdown or an interrupt); it keeps nothing."""
+
+
+def build_checkpoint(stop: Callable[[], bool] | None) -> None:
+    """Stop a build here if ``stop`` says so: between files, and before a commit."""
+    if stop is not None and stop():
+        raise BuildCancelled()
 
 
 def checkpoint() -> None:
@@ -42,3 +61,35 @@ async def run_in_thread(fn: Callable[..., T], *args) -> T:
         raise
     finally:
         _FLAG.reset(token)
+
+
+class BuildSignals:
+    """While inside: SIGINT and SIGTERM ask the build to stop instead of interrupting it.
+
+    The first signal sets ``event`` (the build's stop flag, see ``build_checkpoint``), so the
+    build ends at its next checkpoint and removes what it wrote; a second one raises
+    KeyboardInterrupt at once. Main thread only (where Python runs signal handlers).
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.signal = signum
+        log.warning("received %s: cancelling the index build", signal.Signals(signum).name)
+        self.event.set()
+
+    def __enter__(self) -> BuildSignals:
+        for sig in self.SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)

@@ -1,8 +1,10 @@
 """The ``scriptorium`` command: run the daemon, build an index, and query a running daemon.
 
 Exit status: 0 on success; 1 when the daemon answered with an error (or, for ``health``, with
-anything but SERVING); 2 when the daemon could not be reached or could not start (bad
-configuration, a broken plugin, an unbindable address).
+anything but SERVING), or ``index build`` could not write its generation; 2 when the daemon
+could not be reached or could not start (bad configuration, a broken plugin, an unbindable
+address); 128 + the signal (130 for Ctrl-C) when ``serve`` or ``index build`` was interrupted
+while building.
 """
 
 from __future__ import annotations
@@ -512,9 +514,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_index_build(args: argparse.Namespace) -> int:
+    from scriptorium.cancel import BuildCancelled, BuildSignals
+    from scriptorium.index.generation import GenerationWriteError
     from scriptorium.plugins import load_registry
     from scriptorium.retrieval import build_index
-    from scriptorium.server import validate_source_kinds
+    from scriptorium.server import EXIT_INTERRUPTED, validate_source_kinds
 
     settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
     if args.log_level:
@@ -523,10 +527,16 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     _configure_logging(settings.log_level)
     registry = load_registry()
     validate_source_kinds(settings, registry)
-    with progress.attach(progress.ProgressRenderer(sys.stderr)):
-        summary = build_index(settings, registry)
-        if inspect.isawaitable(summary):
-            summary = asyncio.run(summary)
+    with BuildSignals() as signals, progress.attach(progress.ProgressRenderer(sys.stderr)):
+        try:
+            summary = build_index(settings, registry, stop=signals.event)
+            if inspect.isawaitable(summary):
+                summary = asyncio.run(summary)
+        except BuildCancelled:  # the log has said so; nothing was written
+            return 128 + signals.signal if signals.signal else EXIT_INTERRUPTED
+        except GenerationWriteError as exc:
+            print(f"scriptorium: error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
     if args.format == "json":
         _print_json(dict(summary))
     else:

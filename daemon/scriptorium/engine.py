@@ -35,6 +35,14 @@ class Engine:
     def ready(self) -> bool:
         raise NotImplementedError
 
+    def unserviceable(self) -> str | None:
+        """Why no call can be answered now (every source failed), or None when some can.
+
+        Health reports NOT_SERVING while this says why. Asked every second, so it must be
+        cheap; an engine that cannot tell answers None.
+        """
+        return None
+
     async def search(self, params: SearchParams) -> SearchOutcome:
         raise NotImplementedError
 

@@ -13,12 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from scriptorium import limits, telemetry
+from scriptorium.cancel import BuildCancelled, build_checkpoint
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.index.generation import (
     Change,
     CorruptGenerationError,
     FileEntry,
+    GenerationWriteError,
     Manifest,
     SourceEntry,
 )
@@ -187,6 +189,17 @@ class IndexingMixin:
             and manifest.extractors == self.index_fingerprint
         )
 
+    def cancel_builds(self) -> None:
+        """Stop the build under way at its next checkpoint (and any later one at its first).
+
+        For a shutdown: the build ends with ``BuildCancelled`` between two files or before its
+        commit, and what it had written is removed.
+        """
+        self._build_stop.set()
+
+    def _build_stopped(self) -> bool:
+        return self._build_stop.is_set()
+
     def reconcile(self, changed: Mapping[str, Iterable[str]] | None = None) -> BuildSummary | None:
         """Bring the index in line with the source roots; a new generation only if needed.
 
@@ -194,10 +207,20 @@ class IndexingMixin:
         name to the relative paths that changed), only those paths are looked at, and sources
         it does not name are taken as unchanged; a source the index does not hold yet, or a
         change only a listing can judge (a new directory, an ignore file), is listed whole.
+
+        Raises ``BuildCancelled`` after :meth:`cancel_builds`, and ``GenerationWriteError``
+        when the new generation cannot be written (the sources it carried say so in their
+        state; whatever generation was served still is).
         """
         with self._write_lock:
             try:
                 return self._reconcile(changed)
+            except BuildCancelled:
+                log.warning(
+                    "index build cancelled: its partial generation was removed and no "
+                    "generation was added"
+                )
+                raise
             finally:
                 # The build is over (landed, found nothing to do, or failed).
                 for state in self.states.values():
@@ -214,6 +237,7 @@ class IndexingMixin:
         metadata_changed = False
         scans: list[_Scan] = []
         for source in self.sources:
+            build_checkpoint(self._build_stopped)
             state = self.states[source.name]
             previous = base.sources.get(source.name) if base else None
             fingerprint = source_fingerprint(source)
@@ -312,10 +336,6 @@ class IndexingMixin:
                 table.files = dict(sorted(table.files.items()))
             if table.files == old_files:
                 table.files = old_files  # unchanged: share the (immutable) previous table
-            state = self.states[source.name]
-            state.state = "ready"
-            state.last_error = ""
-            state.last_scan_ok = time.time()
         if base is not None:
             for name, entry in base.sources.items():
                 if name not in tables:
@@ -327,14 +347,21 @@ class IndexingMixin:
                 if n in base.sources
             )
         if current is not None and not (change.added or change.removed or metadata_changed):
+            self._scanned_ok(scans)
             return None
-        manifest = self.store.write(
-            parent=base,
-            change=change,
-            sources=tables,
-            extractors=self.index_fingerprint,
-            tokens_for=self._tokens_from(tokens),
-        )
+        try:
+            manifest = self.store.write(
+                parent=base,
+                change=change,
+                sources=tables,
+                extractors=self.index_fingerprint,
+                tokens_for=self._tokens_from(tokens),
+                stop=self._build_stopped,
+            )
+        except GenerationWriteError as exc:
+            self._write_failed(exc, scans, base)
+            raise
+        self._scanned_ok(scans)
         snapshot = Snapshot.load(
             self.store, manifest, current, change.added, removed=change.removed
         )
@@ -374,6 +401,31 @@ class IndexingMixin:
         )
         telemetry.record_index_build(summary)
         return summary
+
+    def _scanned_ok(self, scans: list[_Scan]) -> None:
+        """The scanned sources match their roots now (their changes are served)."""
+        now = time.time()
+        for scan in scans:
+            state = self.states[scan.source.name]
+            state.state, state.last_error, state.last_scan_ok = "ready", "", now
+
+    def _write_failed(
+        self, exc: GenerationWriteError, scans: list[_Scan], base: Manifest | None
+    ) -> None:
+        """Sources whose update could not be written: stale when a generation still serves
+        them (the previous one keeps serving), failed when none holds them; either way their
+        ``last_error`` is the reason, for ListSources."""
+        names = set(exc.sources) or {scan.source.name for scan in scans}
+        for name in names:
+            state = self.states.get(name)
+            if state is None:
+                continue
+            entry = base.sources.get(name) if base is not None else None
+            held = entry is not None and bool(entry.files)
+            state.state = "stale" if held else "failed"
+            state.last_error = (
+                f"update not applied, serving the previous index: {exc}" if held else str(exc)
+            )
 
     @staticmethod
     def _partial_scan(
@@ -445,6 +497,7 @@ class IndexingMixin:
                 helpers=helpers,
                 on_fallback=lambda why: log.warning("building without helper processes: %s", why),
                 on_loaded=progress.advance,
+                stop=self._build_stopped,
             )
             for key, result in zip(wanted, loaded, strict=True):
                 if result.doc is not None:
@@ -453,6 +506,7 @@ class IndexingMixin:
                         tokens[id(block)] = block_tokens
             return docs, tokens
         for item in wanted:
+            build_checkpoint(self._build_stopped)
             name, path = item
             try:
                 doc = self.by_name[name].load(path)

@@ -21,7 +21,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from scriptorium import __version__, statedirs, telemetry
-from scriptorium.cancel import run_in_thread
+from scriptorium.cancel import BuildCancelled, run_in_thread
 from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
 from scriptorium.compose.related import expand_related, folder_of, includes_in
@@ -33,6 +33,7 @@ from scriptorium.fetch import FetchMixin
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.generation import (
     GenerationStore,
+    GenerationWriteError,
 )
 from scriptorium.index.searcher import FieldWeights
 from scriptorium.indexer import IndexingMixin, SourceState
@@ -78,7 +79,9 @@ LIST_AFTER_EVENTS = 2_000
 class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
     """An engine over locally indexed sources (Markdown trees, code trees)."""
 
-    def __init__(self, settings: Any, registry: Registry) -> None:
+    def __init__(
+        self, settings: Any, registry: Registry, *, build_stop: threading.Event | None = None
+    ) -> None:
         self.settings = settings
         self.registry = registry
         self.extractors: ExtractorChain = registry.extractor_chain
@@ -112,6 +115,9 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         self._snapshot: Snapshot | None = None
         self._resolver: Resolver | None = None
         self._write_lock = threading.Lock()
+        # Set once, to stop building for good (a shutdown): see cancel_builds.
+        self._build_stop = build_stop or threading.Event()
+        self._loading: asyncio.Future | None = None
         self._lines: LRUCache = LRUCache(maxsize=4096)
         # Four tables per generation (symbols, includers, code suffixes and folders): room for
         # the served generation and the one before it.
@@ -142,19 +148,45 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
         return self._snapshot
 
     async def start(self) -> None:
-        await asyncio.to_thread(self.load_or_build)
+        # A cancelled task cannot stop the worker thread the build runs in: the build is
+        # shielded from it, and ``stop`` cancels the build itself and waits for it to end.
+        loading = self._loading = asyncio.ensure_future(asyncio.to_thread(self.load_or_build))
+        try:
+            await asyncio.shield(loading)
+        finally:
+            if loading.done():  # its outcome reached the caller; stop has nothing to wait for
+                self._loading = None
         self._ready = True
         if getattr(self.settings, "watch", True):
             self._watch_task = asyncio.create_task(self._watch_loop(), name="scriptorium-watch")
 
     async def stop(self) -> None:
         self._stopping.set()
+        self.cancel_builds()
         if self._watch_task is not None:
             self._watch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._watch_task
+        await self._builds_ended()
         if self.providers is not None:
             await self.providers.aclose()
+
+    async def _builds_ended(self) -> None:
+        """Wait until no build runs: the first one (cancelled or not) and any update."""
+        loading, self._loading = self._loading, None
+        if loading is not None:  # start was interrupted while it ran
+            try:
+                await loading
+            except BuildCancelled:
+                pass  # reconcile has said so
+            except Exception as exc:
+                log.error("index build failed: %s", exc)
+        # An update the watcher started is in a thread too; it holds the write lock.
+        await asyncio.to_thread(self._wait_for_writer)
+
+    def _wait_for_writer(self) -> None:
+        with self._write_lock:
+            pass
 
     async def _watch_loop(self) -> None:
         if getattr(self.settings, "watch_mode", "events") == "events":
@@ -182,6 +214,11 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
     async def _refresh(self, changed: dict[str, set[str]] | None) -> None:
         try:
             await asyncio.to_thread(self.reconcile, changed)
+        except BuildCancelled:
+            pass  # a shutdown; reconcile has said so
+        except GenerationWriteError as exc:
+            # Reported per source too (ListSources); the previous generation keeps serving.
+            log.error("index update failed, the previous generation keeps serving: %s", exc)
         except Exception:  # the watcher must never die; the error is reported per source
             log.exception("index refresh failed")
 
@@ -440,6 +477,19 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
 
     # -- status --------------------------------------------------------------------------------
 
+    def unserviceable(self) -> str | None:
+        """Every local source failed (no root on disk and no index holding it, or a first build
+        that could not be written) and no remote source can answer instead."""
+        if self.remote_sources or not self.sources:
+            return None  # a remote source's failures are per call and retried: not counted
+        failed = [s for s in self.sources if self.states[s.name].state == "failed"]
+        if len(failed) < len(self.sources):
+            return None
+        return "every source failed: " + "; ".join(
+            f"{s.name} ({s.config.root}): {self.states[s.name].last_error or 'failed'}"
+            for s in failed
+        )
+
     def list_sources(self) -> list[SourceReport]:
         """Every configured source in configuration order, local and remote alike."""
         local = {r.name: r for r in self._local_reports()}
@@ -507,9 +557,12 @@ def create_engine(settings: Any, registry: Registry) -> LocalEngine:
     return LocalEngine(settings, registry)
 
 
-def build_index(settings: Any, registry: Registry) -> dict:
-    """Build (or bring up to date) the index generation for ``settings`` without serving."""
-    engine = LocalEngine(settings, registry)
+def build_index(settings: Any, registry: Registry, *, stop: threading.Event | None = None) -> dict:
+    """Build (or bring up to date) the index generation for ``settings`` without serving.
+
+    Setting ``stop`` cancels the build (``BuildCancelled``; nothing it wrote is kept).
+    """
+    engine = LocalEngine(settings, registry, build_stop=stop)
     summary = engine.load_or_build()
     snapshot = engine.snapshot
     return {

@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+# The exit status of a daemon stopped before it was ready, when no signal is known (SIGINT's).
+EXIT_INTERRUPTED = 130
+# While no source can be served, how often health looks again (a root may appear).
+HEALTH_RECHECK_S = 1.0
 
 
 class BindError(ConfigError):
@@ -49,11 +53,19 @@ class Shutdown:
 
     requested: asyncio.Event = field(default_factory=asyncio.Event)
     forced: asyncio.Event = field(default_factory=asyncio.Event)
+    signal: int | None = None  # the first signal that asked, if one did
 
-    def request(self) -> None:
+    def request(self, sig: int | None = None) -> None:
         if self.requested.is_set():
             self.forced.set()
+        elif sig is not None:
+            self.signal = int(sig)
         self.requested.set()
+
+    def interrupted_status(self) -> int:
+        """The exit status of a daemon stopped before it was ready: 128 + the signal, as a
+        shell reports a program a signal ended (130 for Ctrl-C)."""
+        return 128 + self.signal if self.signal is not None else EXIT_INTERRUPTED
 
 
 @dataclass
@@ -207,6 +219,44 @@ def _log_ready(engine: Engine, seconds: float) -> None:
             log.warning("source %s failed: %s", report.name, report.last_error)
 
 
+async def _set_health(running: RunningServer, status: int) -> None:
+    await running.health.set("", status)
+    await running.health.set(SERVICE_NAME, status)
+
+
+async def _follow_health(engine: Engine, running: RunningServer, ready_file: Path | None) -> None:
+    """SERVING while some source can be served; NOT_SERVING while none can (every source
+    failed: a balancer must not send calls that can only come back empty).
+
+    Said in the log at each change; the ready file is written the first time it is SERVING.
+    """
+    serving: bool | None = None
+    announced = False
+    while True:
+        why = _unserviceable(engine)
+        if (why is None) != serving:
+            if why is None and serving is False:
+                log.info("a source can be served now: health SERVING")
+            elif why is not None:
+                log.error("no source can be served, health stays NOT_SERVING: %s", why)
+            serving = why is None
+            await _set_health(running, SERVING if serving else NOT_SERVING)
+            if serving and ready_file is not None and not announced:
+                _write_ready_file(ready_file, running.port)
+                announced = True
+        await asyncio.sleep(HEALTH_RECHECK_S)
+
+
+def _unserviceable(engine: Engine) -> str | None:
+    """``engine.unserviceable()``; an engine that fails to tell is taken as serviceable (a
+    bug there must not keep a working daemon out of its balancer)."""
+    try:
+        return engine.unserviceable()
+    except Exception:
+        log.exception("cannot tell whether any source can be served; reporting SERVING")
+        return None
+
+
 # -- running -------------------------------------------------------------------------------------
 
 
@@ -217,7 +267,8 @@ async def run_server(
     *,
     ready_file: Path | None = None,
 ) -> int:
-    """Serve ``engine`` until ``shutdown`` is requested; 0 on a clean stop, 1 if loading failed."""
+    """Serve ``engine`` until ``shutdown`` is requested; 0 on a clean stop, 1 if loading failed,
+    128 + the signal when the stop came before the engine was ready (its build is cancelled)."""
     running = await start_server(settings, engine)
     log.info(
         "listening on %s (port %d, %s, %d sources configured); loading sources",
@@ -230,23 +281,27 @@ async def run_server(
     status = 0
     start_task = asyncio.create_task(engine.start(), name="engine-start")
     stop_task = asyncio.create_task(shutdown.requested.wait(), name="shutdown-wait")
+    health_task: asyncio.Task | None = None
     try:
         await asyncio.wait({start_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
         if start_task.done() and start_task.exception() is None:
-            await running.health.set("", SERVING)
-            await running.health.set(SERVICE_NAME, SERVING)
-            if ready_file is not None:
-                _write_ready_file(ready_file, running.port)
             _log_ready(engine, time.monotonic() - started)
+            health_task = asyncio.create_task(
+                _follow_health(engine, running, ready_file), name="health-follow"
+            )
             await stop_task
         elif start_task.done():
             exc = start_task.exception()
             log.error("engine failed to start: %s: %s", type(exc).__name__, exc)
             status = 1
+        else:
+            log.info("shutdown requested while loading: cancelling the index build")
+            status = shutdown.interrupted_status()
     finally:
-        for task in (start_task, stop_task):
+        tasks = [t for t in (start_task, stop_task, health_task) if t is not None]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(start_task, stop_task, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await _drain(settings, engine, running, shutdown, ready_file)
     return status
 
@@ -328,4 +383,4 @@ async def serve(
 
 def _on_signal(sig: signal.Signals, shutdown: Shutdown) -> None:
     log.info("received %s: shutdown requested", sig.name)
-    shutdown.request()
+    shutdown.request(sig)

@@ -2,7 +2,8 @@
 
 Exit codes: 0 for a completed measurement (even when cases fail: read the aggregate, not the
 exit code), a completed comparison, or a passing self-test; 1 for a failing self-test; 2 when
-the inputs are unusable or the daemon cannot be started or reached.
+the inputs are unusable (a config whose source roots are missing among them: the daemon is
+not started, no run record is written) or the daemon cannot be started or reached.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scriptorium.config import ConfigError, load_settings
 from scriptorium.evaluation import compare, record, runner
 from scriptorium.evaluation.evalset import EvalSetError, file_digest, load_eval_set
 from scriptorium.evaluation.selftest import run_self_test
@@ -23,6 +25,8 @@ DEFAULT_CONFIG = "eval/fastapi.toml"
 MIN_TOP_K, MAX_TOP_K = 5, 25
 REPO_ROOT = Path(__file__).resolve().parents[3]
 TARGET_WAIT_S = 30.0
+# Where the evaluation corpora live: a folder ``shared/corpora`` beside the clone.
+SHARED_CORPORA = Path("shared") / "corpora"
 
 
 def default_path(relative: str) -> Path:
@@ -109,6 +113,10 @@ def _measure(args: argparse.Namespace) -> int:
         if not config.is_file():
             print(f"scriptorium eval: config not found: {config}", file=sys.stderr)
             return 2
+        problem = corpus_problem(config)
+        if problem is not None:
+            print(f"scriptorium eval: {problem}", file=sys.stderr)
+            return 2
         daemon = runner.DaemonProcess(
             config=config.resolve(), startup_timeout_s=args.startup_timeout
         )
@@ -160,6 +168,51 @@ def _measure(args: argparse.Namespace) -> int:
         print(record.format_summary(run))
         print(f"\nrun record: {output}")
     return 0
+
+
+def corpus_problem(config: Path) -> str | None:
+    """Why ``config`` cannot be measured before any daemon starts (None when it can).
+
+    A daemon over missing roots serves nothing and reports every source failed; measuring it
+    would record a table of zeros as if it were a result. The message names each missing root
+    and where the corpus is expected to come from.
+    """
+    try:
+        settings = load_settings(config)
+    except ConfigError as exc:
+        return str(exc)
+    missing = [(s.name, s.root) for s in settings.sources if s.root and not s.root.is_dir()]
+    if not missing:
+        return None
+    lines = [
+        f"{config}: {len(missing)} of {len(settings.sources)} source roots do not exist, "
+        "so nothing would be measured (no daemon started, no run record written):"
+    ]
+    lines += [f"  {name}: {root}" for name, root in missing]
+    lines.append(_corpus_hint(config, [root for _, root in missing]))
+    return "\n".join(lines)
+
+
+def _corpus_hint(config: Path, roots: list[Path]) -> str:
+    """Where the missing corpus comes from: the shared corpus folder beside the clone when the
+    roots point into one, else just the folder they are relative to."""
+    base = config.resolve().parent
+    for root in roots:
+        parts = root.parts
+        for i in range(len(parts) - 2):
+            if Path(*parts[i : i + 2]) == SHARED_CORPORA:
+                corpus = Path(*parts[: i + 3])
+                beside = Path("..") / SHARED_CORPORA / parts[i + 2]
+                return (
+                    f"The corpus is the shared corpus folder {beside} beside the clone "
+                    f"({corpus}; relative roots are resolved from {base}): put a copy of it "
+                    "there (its SOURCE.md names the upstream snapshot), or pass --config with "
+                    "roots that exist."
+                )
+    return (
+        f"Relative roots are resolved from {base}; put the corpus there or pass --config "
+        "with roots that exist."
+    )
 
 
 def _attribution(client: runner.RetrievalClient) -> dict[str, Any]:

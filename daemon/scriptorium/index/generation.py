@@ -13,14 +13,16 @@ changed documents, then the engine swaps to it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,7 @@ except ImportError:  # pragma: no cover - not on the platforms this is tested on
     fcntl = None  # type: ignore[assignment]
 
 from scriptorium import faults
+from scriptorium.cancel import build_checkpoint
 from scriptorium.index import schema as S
 from scriptorium.index.store import BlobStore, blob_name, encode_document
 from scriptorium.model import SourceDocument
@@ -49,6 +52,44 @@ WRITER_LOCK = "writer.lock"
 
 class CorruptGenerationError(RuntimeError):
     """A generation failed verification and must not be served."""
+
+
+class GenerationWriteError(RuntimeError):
+    """A generation could not be written (a full disk, a read-only state directory).
+
+    The message is one sentence for a person: which sources, where, and why (for a full disk,
+    how much the new text needs against the space that is free). Nothing of the attempt is
+    left behind, and ``sources`` names the sources whose update it carried.
+    """
+
+    def __init__(self, message: str, sources: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.sources = sources
+
+
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# How tantivy passes an OS error on: a ValueError ("An IO error occurred: ...", "Internal
+# error: ...") whose text ends with the OS message and "(os error N)".
+_TANTIVY_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def _write_failure(exc: BaseException) -> tuple[str, bool] | None:
+    """Why a generation's write failed when it is the file system's doing, and whether the
+    disk is full; None for anything else (a bug, a cancellation)."""
+    if isinstance(exc, OSError):
+        code, why = exc.errno, exc.strerror or str(exc)
+    elif isinstance(exc, ValueError) and (found := _TANTIVY_OS_ERROR.search(str(exc))):
+        code = int(found.group(1))
+        why = os.strerror(code)
+    elif isinstance(exc, ValueError) and os.strerror(errno.ENOSPC) in str(exc):
+        code, why = errno.ENOSPC, os.strerror(errno.ENOSPC)
+    else:
+        return None
+    return why[:1].lower() + why[1:], code in _DISK_FULL_ERRNOS
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
 
 
 @dataclass(slots=True)
@@ -290,14 +331,16 @@ class BlobWriter:
         self._blobs = blobs
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-blobs")
         self._pending: list[Future] = []
+        # Blobs this writer created (not those already there): an abandoned generation's.
+        self.created: list[str] = []
 
     def put(self, name: str, doc: SourceDocument) -> None:
         self._pending.append(self._pool.submit(self._write, name, doc))
 
     def _write(self, name: str, doc: SourceDocument) -> None:
         # Checked here rather than by the caller: a stat call is cheap in this thread.
-        if not self._blobs.exists(name):
-            self._blobs.put(name, encode_document(doc))
+        if not self._blobs.exists(name) and self._blobs.put(name, encode_document(doc)):
+            self.created.append(name)
 
     def __enter__(self) -> BlobWriter:
         return self
@@ -452,12 +495,15 @@ class GenerationStore:
         sources: dict[str, SourceEntry],
         extractors: str,
         tokens_for,
+        stop: Callable[[], bool] | None = None,
     ) -> Manifest:
         """Write a new generation = ``parent`` + ``change``; returns its verified manifest.
 
         ``sources`` is the complete file table of the new generation. ``tokens_for(doc,
         block)`` returns the (body, heading, path) token strings for one block. Written under
-        the writer lock (see :meth:`writing`).
+        the writer lock (see :meth:`writing`). When ``stop()`` turns true the write ends with
+        ``BuildCancelled`` at its next document or before its commit, leaving nothing behind;
+        a file-system failure ends it with ``GenerationWriteError``, likewise.
         """
         with self.writing():
             return self._write(
@@ -466,6 +512,7 @@ class GenerationStore:
                 sources=sources,
                 extractors=extractors,
                 tokens_for=tokens_for,
+                stop=stop,
             )
 
     def _write(
@@ -476,14 +523,15 @@ class GenerationStore:
         sources: dict[str, SourceEntry],
         extractors: str,
         tokens_for,
+        stop: Callable[[], bool] | None = None,
     ) -> Manifest:
-        self.generations_dir.mkdir(parents=True, exist_ok=True)
         existing = self.complete_generations()
         generation = (existing[0] if existing else 0) + 1
         tmp = self.generations_dir / f"{_TMP_PREFIX}{generation:06d}-{uuid.uuid4().hex[:8]}"
         index_dir = tmp / "index"
-        index_dir.mkdir(parents=True)
+        blob_writer: BlobWriter | None = None
         try:
+            index_dir.mkdir(parents=True)
             if parent is not None:
                 self._link_index(self.generation_dir(parent.generation) / "index", index_dir)
                 index = tantivy.Index.open(str(index_dir))
@@ -492,11 +540,14 @@ class GenerationStore:
             writer = index.writer(heap_size=64_000_000, num_threads=1)
             for source, path in change.removed:
                 writer.delete_documents_by_term(S.DOC, S.doc_term(source, path))
-            with BlobWriter(self.blobs) as blobs:
-                faults.pause("build.write")
+            blob_writer = BlobWriter(self.blobs)
+            with blob_writer as blobs:
+                faults.pause("build.write", stop)
                 for doc in change.added:
+                    build_checkpoint(stop)
                     blobs.put(blob_name(doc, extractors), doc)
                     self._add_blocks(writer, doc, tokens_for)
+                build_checkpoint(stop)  # the last moment a build can stop cheaply
                 # The commit runs without the GIL, so the last blobs are written meanwhile.
                 writer.commit()
                 writer.wait_merging_threads()
@@ -528,10 +579,52 @@ class GenerationStore:
             os.rename(tmp, self.generation_dir(generation))
             _fsync_dir(self.generations_dir)
             self._manifests[generation] = manifest
-        except BaseException:
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            if blob_writer is not None:  # its writes are over (see BlobWriter.__exit__)
+                self.blobs.remove(blob_writer.created)
+            failure = _write_failure(exc)
+            if failure is None:
+                raise
+            raise self._write_error(generation, change, *failure) from exc
         return manifest
+
+    def _write_error(
+        self, generation: int, change: Change, why: str, disk_full: bool
+    ) -> GenerationWriteError:
+        """One sentence on a failed write: the sources, the directory, the reason, the sizes.
+
+        Free space is measured after the partial generation is removed: it is what the build
+        had to work with. The new text is a floor for what the generation needs (the index and
+        the stored documents take about as much again).
+        """
+        names = tuple(
+            dict.fromkeys([d.source for d in change.added] + [s for s, _ in change.removed])
+        )
+        if not names:
+            which = ""
+        elif len(names) == 1:
+            which = f" for source {names[0]!r}"
+        else:
+            which = " for sources " + ", ".join(repr(n) for n in names)
+        message = (
+            f"cannot write index generation {generation}{which} to {self.generations_dir}: {why}"
+        )
+        if disk_full:
+            try:
+                free = _megabytes(shutil.disk_usage(self.state_dir).free) + " free"
+            except OSError:
+                free = "free space unknown"
+            text = sum(len(d.text.encode("utf-8")) for d in change.added)
+            files = len(change.added)
+            needed = (
+                f"the new text of {files} file{'s' if files != 1 else ''} alone is "
+                f"{_megabytes(text)}; "
+                if files
+                else ""
+            )
+            message += f" ({needed}{free})"
+        return GenerationWriteError(message, names)
 
     def _index_dir(self, manifest: Manifest | None) -> Path | None:
         return self.generation_dir(manifest.generation) / "index" if manifest else None

@@ -18,12 +18,14 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from scriptorium.cancel import build_checkpoint
 from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.model import SourceDocument
 from scriptorium.sources import PathEscapeError, Source, SourceConfig, SourceContext
@@ -35,6 +37,7 @@ MIN_FILES = 200
 # Files per task: large enough to amortise a round trip, small enough to balance the load.
 CHUNK_FILES = 16
 MAX_AUTO_HELPERS = 3
+_STOP_POLL_S = 0.1
 
 Item = tuple[str, str]  # (source name, path)
 
@@ -93,6 +96,11 @@ class _ForeignPlugins(RuntimeError):
 def _start_helper(configs: list[SourceConfig], options: dict[str, bool], fingerprint: str) -> None:
     from scriptorium.plugins import load_registry
 
+    # Ctrl-C reaches the whole process group: the building process decides what stops (it
+    # cancels the build and shuts the pool down); a helper must not die mid-chunk with a
+    # KeyboardInterrupt traceback on the terminal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     registry = load_registry()
     chain = registry.extractor_chain
     if chain.fingerprint != fingerprint:
@@ -123,13 +131,16 @@ def load_shared(
     helpers: int,
     on_fallback: Callable[[str], None] = lambda why: None,
     on_loaded: Callable[[Sequence[Item]], None] = lambda items: None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[Loaded]:
     """``Loaded`` for every item, in order, shared between this process and ``helpers``.
 
     Chunks are handed to the helpers from the front of the list while this process takes
     them from the back, so the work ends when the two meet. If the helpers cannot start (or
     refuse), ``on_fallback`` is told why and this process loads what they had not returned.
-    ``on_loaded`` is told the items of every chunk once it is loaded, wherever it was.
+    ``on_loaded`` is told the items of every chunk once it is loaded, wherever it was. When
+    ``stop()`` turns true, ``BuildCancelled`` is raised before the next chunk (a few files) or
+    within a tenth of a second while the helpers work, and the queued chunks are dropped.
     """
     chunks = [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
     results: list[list[Loaded] | None] = [None] * len(chunks)
@@ -147,6 +158,7 @@ def load_shared(
         on_fallback(str(exc))
     try:
         while front <= back or pending:
+            build_checkpoint(stop)
             if pool is not None:
                 try:
                     for future in [f for f in pending if f.done()]:
@@ -159,6 +171,7 @@ def load_shared(
                     pool.shutdown(wait=True, cancel_futures=True)
                     pool = None
                     for index in pending.values():
+                        build_checkpoint(stop)
                         results[index] = load_files(sources, chunks[index], options)
                         on_loaded(chunks[index])
                     pending.clear()
@@ -171,7 +184,8 @@ def load_shared(
                 on_loaded(chunks[back])
                 back -= 1
             elif pending:
-                wait(pending, return_when=FIRST_COMPLETED)
+                # Woken now and then to notice a cancellation while the helpers work.
+                wait(pending, timeout=_STOP_POLL_S, return_when=FIRST_COMPLETED)
     finally:
         if pool is not None:
             # An abandoned build (an error here) drops the queued chunks.

@@ -8,10 +8,12 @@ must hash to the content hash recorded inside.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import zlib
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -127,24 +129,40 @@ class BlobStore:
     def exists(self, name: str) -> bool:
         return os.path.isfile(os.path.join(self.root, name[:2], name))
 
-    def put(self, name: str, data: bytes) -> None:
-        """Write a blob atomically. Durability is the caller's: the generation writer flushes
-        every blob to disk once, before its manifest makes them reachable."""
+    def put(self, name: str, data: bytes) -> bool:
+        """Write a blob atomically; True when it was written, False when it was there.
+
+        Durability is the caller's: the generation writer flushes every blob to disk once,
+        before its manifest makes them reachable. A failed write (a full disk) leaves no
+        temporary file behind.
+        """
         # Plain ``os`` calls, and the shard directory is created only when missing: a build
         # writes one blob per document.
         shard = os.path.join(self.root, name[:2])
         target = os.path.join(shard, name)
         if os.path.isfile(target):
-            return
+            return False
         tmp = os.path.join(shard, f".{name}.{os.getpid()}.tmp")
         try:
             handle = open(tmp, "wb")  # noqa: SIM115 - closed below, on every path
         except FileNotFoundError:
             os.makedirs(shard, exist_ok=True)
             handle = open(tmp, "wb")  # noqa: SIM115
-        with handle:
-            handle.write(data)
-        os.replace(tmp, target)
+        try:
+            with handle:
+                handle.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return True
+
+    def remove(self, names: Iterable[str]) -> None:
+        """Delete these blobs (those an abandoned generation wrote, which nothing references)."""
+        for name in names:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path(name))
 
     def get(self, name: str, source: str) -> SourceDocument:
         # Plain ``os`` paths: loading a generation reads one blob per document.

@@ -1,0 +1,117 @@
+"""A generation write that fails or is cancelled leaves nothing behind and says why in one line.
+
+The real full disk is exercised end to end (tests/e2e/test_build_lifecycle.py, a small tmpfs);
+here the blob store is made to fail on its third blob, so the blobs written before it are
+there to be cleaned up, and the flag a shutdown sets is set between two documents.
+"""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from scriptorium.cancel import BuildCancelled
+from scriptorium.index.generation import (
+    Change,
+    FileEntry,
+    GenerationStore,
+    GenerationWriteError,
+    SourceEntry,
+    _write_failure,
+)
+from scriptorium.index.store import BlobStore, blob_name
+from scriptorium.model import Block, Corpus, RefKind, SourceDocument
+from scriptorium.sources import content_hash
+
+FINGERPRINT = "test=1"
+
+
+def make_doc(path: str, text: str) -> SourceDocument:
+    block = Block(RefKind.DOC, 1, 1, path, (path,), "", text)
+    return SourceDocument("docs", path, text, Corpus.DOCS, content_hash(text), blocks=(block,))
+
+
+def tokens_for(doc, block):
+    return block.body.lower(), "", doc.path
+
+
+def write(store: GenerationStore, docs: list[SourceDocument], stop=None):
+    files = {
+        d.path: FileEntry(d.content_hash, len(d.text), 0, blob_name(d, FINGERPRINT), 1)
+        for d in docs
+    }
+    return store.write(
+        parent=None,
+        change=Change(added=docs),
+        sources={"docs": SourceEntry("markdown", "/x", "fp", files)},
+        extractors=FINGERPRINT,
+        tokens_for=tokens_for,
+        stop=stop,
+    )
+
+
+def leftovers(store: GenerationStore) -> list[str]:
+    found = [p for p in store.state_dir.rglob("*") if p.is_file() and p.name != "writer.lock"]
+    return sorted(str(p.relative_to(store.state_dir)) for p in found)
+
+
+DOCS = [make_doc(f"p{i}.md", f"page {i} about capybaras " * 50) for i in range(5)]
+
+
+def test_a_full_disk_is_one_sentence_and_leaves_no_blob_or_generation(tmp_path, monkeypatch):
+    store = GenerationStore(tmp_path / "state")
+    real_put = BlobStore.put
+    calls = []
+
+    def put(self, name, data):
+        calls.append(name)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_put(self, name, data)
+
+    monkeypatch.setattr(BlobStore, "put", put)
+    with pytest.raises(GenerationWriteError) as info:
+        write(store, DOCS)
+    message = str(info.value)
+    assert message.startswith(
+        f"cannot write index generation 1 for source 'docs' to {store.generations_dir}: "
+        "no space left on device (the new text of 5 files alone is "
+    ), message
+    assert message.endswith(" MB free)") and "\n" not in message, message
+    assert info.value.sources == ("docs",)
+    assert leftovers(store) == [], "the abandoned generation left files behind"
+
+
+def test_a_cancelled_write_leaves_nothing(tmp_path):
+    store = GenerationStore(tmp_path / "state")
+    asked = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return len(asked) > 3  # past the pause and two documents
+
+    with pytest.raises(BuildCancelled):
+        write(store, DOCS, stop=stop)
+    assert leftovers(store) == []
+    assert store.complete_generations() == []
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (ValueError("An IO error occurred: 'No space left on device (os error 28)'"), True),
+        (ValueError("Internal error: 'No space left on device (os error 28)'"), True),
+        (ValueError("An IO error occurred: 'No space left on device'"), True),
+        (OSError(errno.EDQUOT, "Disk quota exceeded"), True),
+        (OSError(errno.EROFS, "Read-only file system"), False),
+    ],
+)
+def test_file_system_failures_are_recognised(error, expected):
+    failure = _write_failure(error)
+    assert failure is not None and failure[1] is expected
+
+
+def test_other_errors_are_not_write_failures():
+    assert _write_failure(ValueError("schema mismatch")) is None
+    assert _write_failure(BuildCancelled()) is None
