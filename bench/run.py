@@ -258,11 +258,11 @@ def composing(stub, n: int) -> dict:
 
 def in_process(config: Path, state: Path, n: int) -> dict:
     """The same queries in this process: the tantivy query alone, then the whole local search."""
-    from scriptorium.config import load_settings
+    from scriptorium.domain.outcomes import SearchParams
+    from scriptorium.engine.local import LocalEngine
     from scriptorium.index.searcher import lexical_search
     from scriptorium.plugins import load_registry
-    from scriptorium.results import SearchParams
-    from scriptorium.retrieval import LocalEngine
+    from scriptorium.settings.config import load_settings
 
     settings = load_settings(config, state_dir=str(state))
     engine = LocalEngine(settings, load_registry())

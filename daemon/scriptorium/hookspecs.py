@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from scriptorium.extractors import BlockExtractor
+    from scriptorium.blocks.extractors import BlockExtractor
     from scriptorium.ranking.modes import RankingMode
 
 hookspec = pluggy.HookspecMarker("scriptorium")

@@ -11,13 +11,10 @@ stubs in ``scriptorium.v1``), and ``make lint`` checks that with an import contr
 
 from __future__ import annotations
 
-from scriptorium import convert as wire
-from scriptorium.content import DEFAULT_MAX_LINES, cut_doc, find_doc_block
-from scriptorium.extractors import BlockExtractor, Extraction
-from scriptorium.index import schema as index_schema
-from scriptorium.index.searcher import FieldWeights, build_query
-from scriptorium.indexer import doc_version
-from scriptorium.model import (
+from scriptorium.blocks.extractors import BlockExtractor, Extraction
+from scriptorium.content.cut import DEFAULT_MAX_LINES, cut_doc, find_doc_block
+from scriptorium.content.resolve import normalize_location
+from scriptorium.domain.model import (
     Block,
     Candidate,
     Corpus,
@@ -29,10 +26,27 @@ from scriptorium.model import (
     SourceClass,
     SourceDocument,
 )
+from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution, SourceReport
+from scriptorium.domain.refs import Ref
+from scriptorium.grpc import convert as wire
+from scriptorium.grpc.status import resolution_from_error
+from scriptorium.index import schema as index_schema
+from scriptorium.index.builder import doc_version
+from scriptorium.index.searcher import FieldWeights, build_query
 from scriptorium.plugins import hookimpl
 from scriptorium.ranking.modes import RankingMode
-from scriptorium.refs import Ref
-from scriptorium.remote import (
+from scriptorium.settings.schema import Key
+from scriptorium.sources.base import (
+    ORDER_KEY,
+    LocalTreeSource,
+    Source,
+    SourceConfig,
+    SourceContext,
+    SourceFactory,
+    content_hash,
+    deferred_factory,
+)
+from scriptorium.sources.remote import (
     DEFAULT_COOLDOWN_SECONDS,
     Cooldown,
     FetchMiss,
@@ -47,20 +61,6 @@ from scriptorium.remote import (
     round_robin,
     skew,
 )
-from scriptorium.resolve import normalize_location
-from scriptorium.results import ContentOutcome, RangeMark, Resolution, SourceReport
-from scriptorium.schema import Key
-from scriptorium.sources import (
-    ORDER_KEY,
-    LocalTreeSource,
-    Source,
-    SourceConfig,
-    SourceContext,
-    SourceFactory,
-    content_hash,
-    deferred_factory,
-)
-from scriptorium.status import resolution_from_error
 from scriptorium.text import split_lines, tokenize
 from scriptorium.text.code import (
     is_configuration,

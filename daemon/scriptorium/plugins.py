@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import pluggy
 
 from scriptorium import hookspecs
-from scriptorium.extractors import BlockExtractor, ExtractorChain
+from scriptorium.blocks.extractors import BlockExtractor, ExtractorChain
 from scriptorium.ranking.modes import DefaultMode, RankingMode
-from scriptorium.schema import Key
-from scriptorium.sources import SourceFactory
+from scriptorium.settings.schema import Key
+from scriptorium.sources.base import SourceFactory
 
 ENTRY_POINT_GROUP = "scriptorium"
 hookimpl = pluggy.HookimplMarker("scriptorium")

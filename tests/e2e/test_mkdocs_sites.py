@@ -27,12 +27,12 @@ import grpc
 import pytest
 import yaml
 
-from scriptorium.config import Settings
+from scriptorium.domain.outcomes import SearchParams
+from scriptorium.engine.local import LocalEngine
+from scriptorium.grpc.status import resolution_from_error
 from scriptorium.plugins import load_registry
-from scriptorium.results import SearchParams
-from scriptorium.retrieval import LocalEngine
-from scriptorium.sources import SourceConfig
-from scriptorium.status import resolution_from_error
+from scriptorium.settings.config import Settings
+from scriptorium.sources.base import SourceConfig
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon, free_port, running
 

@@ -16,8 +16,8 @@ import pytest
 from grpc_health.v1 import health_pb2
 
 from scriptorium import telemetry as T
-from scriptorium.model import RefKind
-from scriptorium.refs import Ref
+from scriptorium.domain.model import RefKind
+from scriptorium.domain.refs import Ref
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon
 

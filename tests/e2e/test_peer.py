@@ -16,7 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from scriptorium.status import resolution_from_error
+from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon, running
 

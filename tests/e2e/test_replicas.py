@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from scriptorium.client import Client, ScriptoriumError
-from scriptorium.config import load_settings
+from scriptorium.settings.config import load_settings
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, REPO, Daemon
 

@@ -7,7 +7,7 @@ import base64
 import grpc
 import pytest
 
-from scriptorium.status import resolution_from_error
+from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 
 pytestmark = pytest.mark.e2e

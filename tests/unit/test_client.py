@@ -30,10 +30,8 @@ from scriptorium.client import (
     content_request,
     search_request,
 )
-from scriptorium.config import Settings
-from scriptorium.engine import Engine
-from scriptorium.model import Corpus, RefKind, Scores
-from scriptorium.results import (
+from scriptorium.domain.model import Corpus, RefKind, Scores
+from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     NotFound,
@@ -44,7 +42,9 @@ from scriptorium.results import (
     SourceReport,
     Unavailable,
 )
-from scriptorium.server import start_server
+from scriptorium.engine.base import Engine
+from scriptorium.grpc.server import start_server
+from scriptorium.settings.config import Settings
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.extractors import ExtractorChain
-from scriptorium.model import Block, Corpus, RefKind
+from scriptorium.blocks.extractors import ExtractorChain
+from scriptorium.domain.model import Block, Corpus, RefKind
 from scriptorium.plugins import build_plugin_manager, collect
-from scriptorium.sources import SourceConfig, SourceContext
+from scriptorium.sources.base import SourceConfig, SourceContext
 from scriptorium.text import split_lines
 from scriptorium.text.code import (
     code_flow_candidates,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.config import ConfigError, Settings, default_state_dir, load_settings
+from scriptorium.settings.config import ConfigError, Settings, default_state_dir, load_settings
 from tests.support.daemon import CORPUS
 
 
@@ -211,7 +211,7 @@ def test_paths_are_added_to_configured_sources_without_name_clashes(
 
 
 def test_state_dir_hash_depends_on_sources_not_their_order(tmp_path: Path) -> None:
-    from scriptorium.sources import SourceConfig
+    from scriptorium.sources.base import SourceConfig
 
     a = SourceConfig("a", "markdown", tmp_path / "x")
     b = SourceConfig("b", "code", tmp_path / "y")
@@ -357,8 +357,8 @@ def test_each_table_names_the_key_and_the_nearest_known_one(
 
 def _validate(config: Path) -> None:
     """What ``serve`` and ``index build`` check before anything binds: kinds and their keys."""
+    from scriptorium.grpc.server import validate_source_kinds
     from scriptorium.plugins import load_registry
-    from scriptorium.server import validate_source_kinds
 
     validate_source_kinds(load_settings(config), load_registry())
 
@@ -424,7 +424,7 @@ def test_declared_keys_accept_the_documented_examples(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parents[2]
     for example in sorted((repo / "eval").glob("*.toml")):
         settings = load_settings(example)
+        from scriptorium.grpc.server import validate_source_kinds
         from scriptorium.plugins import load_registry
-        from scriptorium.server import validate_source_kinds
 
         validate_source_kinds(settings, load_registry())

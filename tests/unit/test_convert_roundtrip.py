@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from scriptorium import convert
-from scriptorium.model import RefKind
-from scriptorium.results import ContentOutcome, RangeMark, Resolution
+from scriptorium.domain.model import RefKind
+from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution
+from scriptorium.grpc import convert
 
 
 def _outcome() -> ContentOutcome:

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium import convert
-from scriptorium.config import load_settings
+from scriptorium.domain.model import RefKind, Scores
+from scriptorium.domain.outcomes import SearchHit, SearchParams
+from scriptorium.engine.local import LocalEngine
+from scriptorium.grpc import convert
 from scriptorium.index.catalog import MEMO_LIMIT, Snapshot
 from scriptorium.index.generation import GenerationStore, SourceFragments
 from scriptorium.index.store import BlobStore
-from scriptorium.model import RefKind, Scores
 from scriptorium.plugins import load_registry
-from scriptorium.results import SearchHit, SearchParams
-from scriptorium.retrieval import LocalEngine
+from scriptorium.settings.config import load_settings
 from scriptorium.text import best_line, normalize, tokenize
 from scriptorium.text.normalize import collapse_whitespace
 from scriptorium.text.preview import (

@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from scriptorium.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
+from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.ranking.pipeline import (
     Pipeline,
     RankingSettings,
     query_names,
     renders_from_code,
 )
-from scriptorium.sources import content_hash
+from scriptorium.sources.base import content_hash
 
 
 def candidate(

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.generation import (
     Change,
@@ -17,8 +18,7 @@ from scriptorium.index.generation import (
 )
 from scriptorium.index.searcher import FieldWeights, lexical_search
 from scriptorium.index.store import blob_name
-from scriptorium.model import Block, Corpus, RefKind, SourceDocument
-from scriptorium.sources import content_hash
+from scriptorium.sources.base import content_hash
 
 FINGERPRINT = "test=1"
 
@@ -170,16 +170,16 @@ def test_loading_a_generation_keeps_its_table_encodings_for_the_next_write(tmp_p
 def test_native_heap_is_handed_back_after_each_update(tmp_path, monkeypatch):
     import ctypes.util
 
-    from scriptorium import indexer
+    from scriptorium.index import builder as indexer
     from scriptorium.index import native
 
     if ctypes.util.find_library("c") and "libc.so" in ctypes.util.find_library("c"):
         assert native.release_free_memory() is True  # glibc: malloc_trim is there
     calls = []
     monkeypatch.setattr(indexer, "release_free_memory", lambda: calls.append(1) or True)
-    from scriptorium.config import load_settings
+    from scriptorium.engine.local import LocalEngine
     from scriptorium.plugins import load_registry
-    from scriptorium.retrieval import LocalEngine
+    from scriptorium.settings.config import load_settings
 
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -12,6 +12,7 @@ import errno
 import pytest
 
 from scriptorium.cancel import BuildCancelled
+from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.index.generation import (
     Change,
     FileEntry,
@@ -21,8 +22,7 @@ from scriptorium.index.generation import (
     _write_failure,
 )
 from scriptorium.index.store import BlobStore, blob_name
-from scriptorium.model import Block, Corpus, RefKind, SourceDocument
-from scriptorium.sources import content_hash
+from scriptorium.sources.base import content_hash
 
 FINGERPRINT = "test=1"
 

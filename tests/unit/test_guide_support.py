@@ -6,10 +6,10 @@ import pytest
 
 from scriptorium.compose.guide import _mentioned, _unmentioned_terms
 from scriptorium.compose.seeds import load_seeds
-from scriptorium.config import load_settings
+from scriptorium.domain.outcomes import SearchParams
+from scriptorium.engine.local import LocalEngine
 from scriptorium.plugins import load_registry
-from scriptorium.results import SearchParams
-from scriptorium.retrieval import LocalEngine
+from scriptorium.settings.config import load_settings
 from scriptorium.text import query_terms, tokenize
 from tests.support.daemon import copy_security_slice, write_fastapi_config
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from scriptorium.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
+from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.plugins import build_plugin_manager, collect
 from scriptorium.ranking.modes import RankingMode
-from scriptorium.sources import content_hash
+from scriptorium.sources.base import content_hash
 from scriptorium_plugins.code.extractor import CodeExtractor
 from scriptorium_plugins.implementation import (
     BOOSTS,

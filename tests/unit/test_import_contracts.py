@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-SERVER_ONLY = ("pluggy", "pathspec", "tantivy", "scriptorium.plugins", "scriptorium.retrieval")
+SERVER_ONLY = ("pluggy", "pathspec", "tantivy", "scriptorium.plugins", "scriptorium.engine.local")
 
 
 def _loaded_after(statement: str) -> set[str]:

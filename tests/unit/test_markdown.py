@@ -13,10 +13,10 @@ import pytest
 
 import scriptorium_plugins.markdown as markdown_plugin
 from scriptorium import hookspecs
-from scriptorium.extractors import BlockExtractor, ExtractorChain
-from scriptorium.model import Corpus, RefKind
+from scriptorium.blocks.extractors import BlockExtractor, ExtractorChain
+from scriptorium.domain.model import Corpus, RefKind
 from scriptorium.plugins import collect
-from scriptorium.sources import PathEscapeError, SourceConfig, SourceContext
+from scriptorium.sources.base import PathEscapeError, SourceConfig, SourceContext
 from scriptorium.text.markdown import (
     fenced_code_spans,
     flow_candidates,

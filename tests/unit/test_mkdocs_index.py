@@ -13,7 +13,7 @@ import math
 import pytest
 
 from scriptorium.index.searcher import FieldWeights
-from scriptorium.remote import round_robin
+from scriptorium.sources.remote import round_robin
 from scriptorium.text import query_terms
 from scriptorium_plugins.mkdocs.siteindex import (
     IndexFormatError,

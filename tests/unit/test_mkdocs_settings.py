@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.sources import SourceConfig
+from scriptorium.sources.base import SourceConfig
 from scriptorium_plugins.mkdocs.settings import (
     cache_file_name,
     dedupe_sites,

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium import indexer
-from scriptorium.config import load_settings
-from scriptorium.extractors import Extraction
+from scriptorium.blocks.extractors import Extraction
+from scriptorium.domain.model import Corpus
+from scriptorium.domain.outcomes import SearchParams
+from scriptorium.engine.local import LocalEngine
+from scriptorium.index import builder as indexer
 from scriptorium.index import parallel
 from scriptorium.index.catalog import Snapshot
-from scriptorium.model import Corpus
 from scriptorium.plugins import Registry, load_registry
-from scriptorium.results import SearchParams
-from scriptorium.retrieval import LocalEngine
+from scriptorium.settings.config import load_settings
 from tests.support.daemon import copy_security_slice, write_fastapi_config
 
 QUERIES = ["OAuth2PasswordBearer", "get current user", "パスワード", "scopes security", "token"]
@@ -155,7 +155,7 @@ def test_workers_with_other_extractors_refuse_and_the_build_runs_here(
     monkeypatch.setattr(parallel, "MIN_FILES", 1)
     registry = load_registry()
     registry.extractors.append(_AcceptsNothing())  # registered in code: workers lack it
-    caplog.set_level(logging.WARNING, logger="scriptorium.indexer")
+    caplog.set_level(logging.WARNING, logger="scriptorium.index.builder")
     engine, summary = build(tmp_path, corpus, "fallback", workers=2, registry=registry)
     assert summary.documents > 30
     messages = [record.getMessage() for record in caplog.records]

@@ -68,7 +68,7 @@ def test_remote_source_libraries_load_only_when_such_a_source_is_configured():
 
 
 def test_a_deferred_factory_imports_its_module_when_called(tmp_path):
-    from scriptorium.sources import SourceConfig, SourceContext, deferred_factory
+    from scriptorium.sources.base import SourceConfig, SourceContext, deferred_factory
     from scriptorium_plugins.peer.source import PeerSource
 
     factory = deferred_factory("scriptorium_plugins.peer.source", "PeerSource")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import logging
 
-from scriptorium import progress
-from scriptorium.progress import MB, ProgressRenderer, format_duration
+from scriptorium.index import progress
+from scriptorium.index.progress import MB, ProgressRenderer, format_duration
 
 
 class Clock:

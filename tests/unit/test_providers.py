@@ -8,19 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from scriptorium.model import Block, Candidate, Corpus, Query, RefKind, Scores, SourceDocument
-from scriptorium.providers import (
-    LocalProvider,
-    ProviderChain,
-    best_miss,
-    build_chain,
-    chain_mode,
-    local_order,
-    miss_error,
-    ordered,
+from scriptorium.domain.model import (
+    Block,
+    Candidate,
+    Corpus,
+    Query,
+    RefKind,
+    Scores,
+    SourceDocument,
 )
-from scriptorium.remote import FetchMiss, FetchRequest, SearchBatch
-from scriptorium.results import (
+from scriptorium.domain.outcomes import (
     ContentOutcome,
     FailedPrecondition,
     InvalidArgument,
@@ -30,6 +27,17 @@ from scriptorium.results import (
     SearchOutcome,
     Unavailable,
 )
+from scriptorium.retrieval.providers import (
+    LocalProvider,
+    ProviderChain,
+    best_miss,
+    build_chain,
+    chain_mode,
+    local_order,
+    miss_error,
+    ordered,
+)
+from scriptorium.sources.remote import FetchMiss, FetchRequest, SearchBatch
 
 SECRET_QUERY = "find the token sk-live-123 in settings"
 
@@ -147,7 +155,7 @@ def test_a_low_confidence_answer_waits_for_a_confident_one() -> None:
 def test_a_raising_provider_is_logged_without_the_query_and_skipped(caplog) -> None:
     broken = Fake("broken", 0, search=boom)
     good = Fake("good", 1, search=lambda: SearchBatch([candidate("good", "y", 1)]))
-    with caplog.at_level(logging.WARNING, logger="scriptorium.providers"):
+    with caplog.at_level(logging.WARNING, logger="scriptorium.retrieval.providers"):
         outcome = run(ProviderChain([broken, good], rank).search(query()))
     assert outcome.provider == "good"
     assert ("broken", "search failed: RuntimeError") in outcome.failed_sources

@@ -7,10 +7,10 @@ import random
 import pytest
 
 from scriptorium.compose.related import _FRAMEWORKS, folder_of, frameworks_in
-from scriptorium.config import load_settings
-from scriptorium.model import Corpus
+from scriptorium.domain.model import Corpus
+from scriptorium.engine.local import LocalEngine
 from scriptorium.plugins import load_registry
-from scriptorium.retrieval import LocalEngine
+from scriptorium.settings.config import load_settings
 from tests.support.daemon import copy_security_slice, write_fastapi_config
 
 

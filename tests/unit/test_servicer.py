@@ -26,13 +26,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from scriptorium import convert
 from scriptorium.client import Client, ResolutionError, ScriptoriumError
-from scriptorium.config import ConfigError, Settings
-from scriptorium.engine import Engine
-from scriptorium.model import Corpus, Reason, RefKind, Scores
-from scriptorium.plugins import Registry
-from scriptorium.results import (
+from scriptorium.domain.model import Corpus, Reason, RefKind, Scores
+from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     FlowOutcome,
@@ -47,7 +43,9 @@ from scriptorium.results import (
     SourceReport,
     UnderstoodQuery,
 )
-from scriptorium.server import (
+from scriptorium.engine.base import Engine
+from scriptorium.grpc import convert
+from scriptorium.grpc.server import (
     Shutdown,
     check_listen_address,
     is_loopback,
@@ -56,8 +54,10 @@ from scriptorium.server import (
     start_server,
     validate_source_kinds,
 )
-from scriptorium.sources import SourceConfig
-from scriptorium.status import INTERNAL_MESSAGE, resolution_from_error, to_status
+from scriptorium.grpc.status import INTERNAL_MESSAGE, resolution_from_error, to_status
+from scriptorium.plugins import Registry
+from scriptorium.settings.config import ConfigError, Settings
+from scriptorium.sources.base import SourceConfig
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 from tests.support.daemon import CORPUS
@@ -576,9 +576,9 @@ def test_serve_handles_sigterm_and_writes_the_bound_port(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = FakeEngine(tmp_path, ready=False)
-    fake = types.ModuleType("scriptorium.retrieval")
+    fake = types.ModuleType("scriptorium.engine.local")
     fake.create_engine = lambda settings, registry: engine
-    monkeypatch.setitem(sys.modules, "scriptorium.retrieval", fake)
+    monkeypatch.setitem(sys.modules, "scriptorium.engine.local", fake)
     ready_file = tmp_path / "ready"
     observed: dict[str, int] = {}
 

@@ -18,15 +18,15 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from scriptorium import telemetry as T
-from scriptorium.config import ConfigError, Settings, TelemetrySettings, parse_telemetry
-from scriptorium.model import Candidate, Query
+from scriptorium.domain.model import Candidate, Query
+from scriptorium.domain.outcomes import ContentParams, NotFound, SearchParams
+from scriptorium.domain.refs import decode_ref
+from scriptorium.engine.local import LocalEngine
+from scriptorium.grpc.servicer import RetrievalServicer
 from scriptorium.plugins import load_registry
 from scriptorium.ranking.pipeline import Pipeline, RankingSettings
-from scriptorium.refs import decode_ref
-from scriptorium.results import ContentParams, NotFound, SearchParams
-from scriptorium.retrieval import LocalEngine
-from scriptorium.servicer import RetrievalServicer
-from scriptorium.sources import SourceConfig
+from scriptorium.settings.config import ConfigError, Settings, TelemetrySettings, parse_telemetry
+from scriptorium.sources.base import SourceConfig
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS
 

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium import retrieval, watcher
-from scriptorium.config import load_settings
+from scriptorium.content.resolve import Resolver
+from scriptorium.engine import local as retrieval
+from scriptorium.engine.local import LocalEngine
 from scriptorium.index.catalog import Snapshot
 from scriptorium.plugins import load_registry
-from scriptorium.resolve import Resolver
-from scriptorium.retrieval import LocalEngine
-from scriptorium.sources import SourceConfig, SourceContext
-from scriptorium.watcher import RootMap, WatchedRoot
+from scriptorium.settings.config import load_settings
+from scriptorium.sources import watcher
+from scriptorium.sources.base import SourceConfig, SourceContext
+from scriptorium.sources.watcher import RootMap, WatchedRoot
 from tests.support.daemon import copy_security_slice, write_fastapi_config
 
 
@@ -156,7 +157,7 @@ def served(engine: LocalEngine, snapshot=None, resolver=None) -> tuple:
 
 
 def hits(engine: LocalEngine, query: str) -> list[str]:
-    from scriptorium.results import SearchParams
+    from scriptorium.domain.outcomes import SearchParams
 
     outcome = engine.search_query(engine.make_query(SearchParams(query=query, top_k=10)))
     return [hit.location for hit in outcome.hits]
@@ -233,7 +234,7 @@ def test_events_unavailable_falls_back_to_listing_every_tick(tmp_path, corpus, m
 
 
 def test_source_pages_changed_equals_a_rebuild(registry, tmp_path):
-    from scriptorium.resolve import SourcePages
+    from scriptorium.content.resolve import SourcePages
 
     source = source_over(registry, tmp_path)
 
@@ -304,10 +305,10 @@ def test_a_build_reports_its_progress_per_source_while_it_reads(tmp_path, corpus
 
 
 def test_list_sources_carries_build_progress_to_the_wire_and_the_command():
-    from scriptorium import convert
     from scriptorium.cli import format_sources
-    from scriptorium.model import Corpus
-    from scriptorium.results import SourceReport
+    from scriptorium.domain.model import Corpus
+    from scriptorium.domain.outcomes import SourceReport
+    from scriptorium.grpc import convert
 
     report = SourceReport(
         name="code",

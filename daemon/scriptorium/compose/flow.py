@@ -10,8 +10,8 @@ from __future__ import annotations
 from scriptorium import limits
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.seeds import Seed, load_seeds
-from scriptorium.model import RefKind
-from scriptorium.results import FlowOutcome, FlowStep
+from scriptorium.domain.model import RefKind
+from scriptorium.domain.outcomes import FlowOutcome, FlowStep
 from scriptorium.text import collapse_whitespace
 from scriptorium.text.code import code_flow_candidates
 from scriptorium.text.markdown import flow_candidates

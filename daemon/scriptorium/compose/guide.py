@@ -13,8 +13,8 @@ from scriptorium.cancel import checkpoint
 from scriptorium.compose.flow import summarize
 from scriptorium.compose.related import expand_related, frameworks_in
 from scriptorium.compose.seeds import load_seeds
-from scriptorium.model import Corpus, Query, RefKind
-from scriptorium.results import GuideOutcome, InvalidArgument, SearchHit
+from scriptorium.domain.model import Corpus, Query, RefKind
+from scriptorium.domain.outcomes import GuideOutcome, InvalidArgument, SearchHit
 from scriptorium.text import query_terms, token_set
 from scriptorium.text.tokenize import CJK_CHARS
 

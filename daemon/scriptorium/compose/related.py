@@ -25,11 +25,11 @@ from pathlib import PurePosixPath
 from scriptorium import limits
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.seeds import Seed, load_seeds
+from scriptorium.domain.model import Block, Corpus, Reason, RefKind, SourceDocument
+from scriptorium.domain.outcomes import RelatedHit, RelatedOutcome
+from scriptorium.domain.refs import Ref
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.searcher import lexical_search
-from scriptorium.model import Block, Corpus, Reason, RefKind, SourceDocument
-from scriptorium.refs import Ref
-from scriptorium.results import RelatedHit, RelatedOutcome
 from scriptorium.text import tokenize
 from scriptorium.text.code import (
     import_targets,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scriptorium import limits
-from scriptorium.content import block_for_line, find_doc_block
+from scriptorium.content.cut import block_for_line, find_doc_block
+from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
+from scriptorium.domain.outcomes import InvalidArgument, RetrievalError
+from scriptorium.domain.refs import Ref, decode_ref
 from scriptorium.index.catalog import Snapshot
-from scriptorium.model import Block, Corpus, RefKind, SourceDocument
-from scriptorium.refs import Ref, decode_ref
-from scriptorium.results import InvalidArgument, RetrievalError
-from scriptorium.sources import PathEscapeError, safe_relative_path
+from scriptorium.sources.base import PathEscapeError, safe_relative_path
 
 MAX_SEEDS = limits.MAX_SEEDS
 CODE_CONTEXT_LINES = 40

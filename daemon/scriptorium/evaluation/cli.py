@@ -15,10 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scriptorium.config import ConfigError, load_settings
 from scriptorium.evaluation import compare, record, runner
 from scriptorium.evaluation.evalset import EvalSetError, file_digest, load_eval_set
 from scriptorium.evaluation.selftest import run_self_test
+from scriptorium.settings.config import ConfigError, load_settings
 
 DEFAULT_SET = "eval/fastapi.jsonl"
 DEFAULT_CONFIG = "eval/fastapi.toml"

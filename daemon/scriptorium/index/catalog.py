@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import tantivy
 
+from scriptorium.domain.model import SourceDocument
 from scriptorium.index.generation import GenerationStore, Manifest, block_id
-from scriptorium.model import SourceDocument
 
 MEMO_LIMIT = 65_536
 # Prepared preview texts are at most ~8,000 characters each: this bounds them to a few MB.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scriptorium.model import Block, SourceDocument
+from scriptorium.domain.model import Block, SourceDocument
 from scriptorium.text.tokenize import tokenize
 
 Tokens = tuple[str, str, str]

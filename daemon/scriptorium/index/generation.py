@@ -36,9 +36,9 @@ except ImportError:  # pragma: no cover - not on the platforms this is tested on
 
 from scriptorium import faults
 from scriptorium.cancel import build_checkpoint
+from scriptorium.domain.model import SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.store import BlobStore, blob_name, encode_document
-from scriptorium.model import SourceDocument
 
 log = logging.getLogger(__name__)
 

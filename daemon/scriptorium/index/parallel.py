@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from scriptorium.cancel import build_checkpoint
+from scriptorium.domain.model import SourceDocument
 from scriptorium.index.fields import Tokens, block_tokens
-from scriptorium.model import SourceDocument
-from scriptorium.sources import PathEscapeError, Source, SourceConfig, SourceContext
+from scriptorium.sources.base import PathEscapeError, Source, SourceConfig, SourceContext
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import tantivy
 
 from scriptorium import telemetry
+from scriptorium.domain.model import Block, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
-from scriptorium.model import Block, SourceDocument
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from scriptorium.model import Block, Corpus, DocMeta, RefKind, SourceDocument
-from scriptorium.sources import content_hash
+from scriptorium.domain.model import Block, Corpus, DocMeta, RefKind, SourceDocument
+from scriptorium.sources.base import content_hash
 
 # Cold start decodes every blob: a dict lookup is several times cheaper than ``RefKind(value)``.
 _KINDS = {str(kind): kind for kind in RefKind}

@@ -20,10 +20,10 @@ from pydantic import BaseModel, Field
 
 from scriptorium import __version__, limits
 from scriptorium.client import AsyncClient, ResolutionError, ScriptoriumError
-from scriptorium.content import MAX_LINES_CAP
+from scriptorium.content.cut import MAX_LINES_CAP
+from scriptorium.domain.refs import looks_like_ref
 from scriptorium.mcp import shapes
 from scriptorium.mcp.backend import Backend
-from scriptorium.refs import looks_like_ref
 
 MAX_RESULTS = limits.TOP_K_MAX
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from scriptorium.model import Candidate, Query
+from scriptorium.domain.model import Candidate, Query
 
 
 @runtime_checkable

@@ -17,12 +17,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from scriptorium import telemetry
+from scriptorium.domain.model import (
+    Candidate,
+    Corpus,
+    Query,
+    Reason,
+    RefKind,
+    Scores,
+    SourceDocument,
+)
+from scriptorium.domain.outcomes import StageDrop
+from scriptorium.domain.refs import Ref
 from scriptorium.index.searcher import FieldWeights, LexicalHit
-from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind, Scores, SourceDocument
 from scriptorium.ranking.modes import RankingMode
-from scriptorium.refs import Ref
-from scriptorium.results import StageDrop
-from scriptorium.schema import Key
+from scriptorium.settings.schema import Key
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.snippets import ScreenMemo
 from scriptorium.text.tokenize import MAX_QUERY_TERMS

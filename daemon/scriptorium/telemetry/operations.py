@@ -107,7 +107,7 @@ def _fetch_source(engine: Any, params: Any, exc: BaseException) -> str:
     if resolution is not None and resolution.site:
         return resolution.site
     if params.ref_id:
-        from scriptorium.refs import decode_ref
+        from scriptorium.domain.refs import decode_ref
 
         try:
             name = decode_ref(params.ref_id).source

@@ -6,8 +6,8 @@ and returns domain types from ``scriptorium.results``; failures are ``RetrievalE
 
 from __future__ import annotations
 
-from scriptorium.model import Corpus
-from scriptorium.results import (
+from scriptorium.domain.model import Corpus
+from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     FlowOutcome,

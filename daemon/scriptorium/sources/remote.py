@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scriptorium.model import Candidate, Corpus, Query, SourceDocument
+from scriptorium.domain.model import Candidate, Corpus, Query, SourceDocument
+from scriptorium.domain.outcomes import ContentOutcome, Resolution, SourceReport
 from scriptorium.ranking.pipeline import RankingSettings
-from scriptorium.results import ContentOutcome, Resolution, SourceReport
-from scriptorium.sources import Source, SourceConfig, SourceContext
+from scriptorium.sources.base import Source, SourceConfig, SourceContext
 
 if TYPE_CHECKING:
-    from scriptorium.refs import Ref
+    from scriptorium.domain.refs import Ref
 
 DEFAULT_REMOTE_ORDER = 200
 DEFAULT_COOLDOWN_SECONDS = 300.0

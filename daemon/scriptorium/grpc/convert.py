@@ -13,8 +13,8 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from scriptorium.model import Corpus, Reason, RefKind, Scores
-from scriptorium.results import (
+from scriptorium.domain.model import Corpus, Reason, RefKind, Scores
+from scriptorium.domain.outcomes import (
     Conflict,
     ContentOutcome,
     ContentParams,

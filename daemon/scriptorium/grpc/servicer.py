@@ -17,10 +17,11 @@ from typing import TypeVar
 
 import grpc
 
-from scriptorium import __version__, convert, telemetry
-from scriptorium.engine import Engine
-from scriptorium.results import RetrievalError, Unavailable
-from scriptorium.status import abort_with
+from scriptorium import __version__, telemetry
+from scriptorium.domain.outcomes import RetrievalError, Unavailable
+from scriptorium.engine.base import Engine
+from scriptorium.grpc import convert
+from scriptorium.grpc.status import abort_with
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 

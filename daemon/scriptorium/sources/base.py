@@ -21,9 +21,9 @@ from urllib.parse import quote
 
 import pathspec
 
-from scriptorium.extractors import ExtractorChain
-from scriptorium.model import Block, Corpus, FileStat, RefKind, SourceDocument
-from scriptorium.schema import Key
+from scriptorium.blocks.extractors import ExtractorChain
+from scriptorium.domain.model import Block, Corpus, FileStat, RefKind, SourceDocument
+from scriptorium.settings.schema import Key
 
 # Directories never worth indexing: VCS metadata, dependency and build output, caches.
 ALWAYS_SKIPPED_DIRS = frozenset(

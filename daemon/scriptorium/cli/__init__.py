@@ -26,10 +26,11 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2
 
-from scriptorium import __version__, progress, statedirs
+from scriptorium import __version__
 from scriptorium.client import Client, ResolutionError, ScriptoriumError, resolve_target
-from scriptorium.config import ConfigError, Settings, load_settings
+from scriptorium.index import progress, statedirs
 from scriptorium.plugins import PluginError
+from scriptorium.settings.config import ConfigError, Settings, load_settings
 from scriptorium.v1 import retrieval_pb2 as pb
 
 EXIT_OK, EXIT_FAILED, EXIT_UNAVAILABLE = 0, 1, 2
@@ -496,7 +497,7 @@ def _apply_build_workers(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from scriptorium.server import serve
+    from scriptorium.grpc.server import serve
 
     settings = load_settings(args.config, args.paths, listen=args.listen, state_dir=args.state_dir)
     if args.log_level:
@@ -515,10 +516,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_index_build(args: argparse.Namespace) -> int:
     from scriptorium.cancel import BuildCancelled, BuildSignals
+    from scriptorium.engine.local import build_index
+    from scriptorium.grpc.server import EXIT_INTERRUPTED, validate_source_kinds
     from scriptorium.index.generation import GenerationWriteError
     from scriptorium.plugins import load_registry
-    from scriptorium.retrieval import build_index
-    from scriptorium.server import EXIT_INTERRUPTED, validate_source_kinds
 
     settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
     if args.log_level:

@@ -20,8 +20,13 @@ from typing import Any, TypeVar
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from scriptorium.convert import content_mode_to_pb, corpus_to_pb, datetime_to_pb, flow_style_to_pb
-from scriptorium.status import resolution_from_error
+from scriptorium.grpc.convert import (
+    content_mode_to_pb,
+    corpus_to_pb,
+    datetime_to_pb,
+    flow_style_to_pb,
+)
+from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 

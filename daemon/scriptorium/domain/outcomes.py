@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from scriptorium.model import Corpus, Reason, RefKind, Scores
+from scriptorium.domain.model import Corpus, Reason, RefKind, Scores
 
 
 @dataclass(slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from scriptorium.model import Block, Corpus, DocMeta
+from scriptorium.domain.model import Block, Corpus, DocMeta
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ import grpc
 from google.rpc import status_pb2
 from grpc_status import rpc_status
 
-from scriptorium.convert import resolution_to_pb
-from scriptorium.results import RetrievalError
+from scriptorium.domain.outcomes import RetrievalError
+from scriptorium.grpc.convert import resolution_to_pb
 from scriptorium.v1 import retrieval_pb2 as pb
 
 INTERNAL_MESSAGE = "internal error"

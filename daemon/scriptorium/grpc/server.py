@@ -25,11 +25,11 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from scriptorium import telemetry
-from scriptorium.config import ConfigError, Settings, check_source_options
-from scriptorium.engine import Engine
-from scriptorium.interceptors import ConcurrencyLimitInterceptor, build_interceptors
+from scriptorium.engine.base import Engine
+from scriptorium.grpc.interceptors import ConcurrencyLimitInterceptor, build_interceptors
+from scriptorium.grpc.servicer import RetrievalServicer
 from scriptorium.plugins import PluginError, Registry, load_registry
-from scriptorium.servicer import RetrievalServicer
+from scriptorium.settings.config import ConfigError, Settings, check_source_options
 from scriptorium.v1 import retrieval_pb2, retrieval_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -357,7 +357,7 @@ async def serve(
         registry = load_registry()
     validate_source_kinds(settings, registry)
     check_listen_address(settings)
-    from scriptorium.retrieval import create_engine
+    from scriptorium.engine.local import create_engine
 
     engine = create_engine(settings, registry)
     telemetry.configure(settings.telemetry)

@@ -9,21 +9,8 @@ import logging
 from datetime import UTC, datetime
 
 from scriptorium import telemetry
-from scriptorium.index.searcher import lexical_search
-from scriptorium.indexer import doc_version
-from scriptorium.limits import (
-    MAX_QUERY_CHARS,
-    SNIPPET_DEFAULT,
-    SNIPPET_MAX,
-    TOP_K_DEFAULT,
-    TOP_K_MAX,
-)
-from scriptorium.model import Candidate, Corpus, Query, Reason, RefKind
-from scriptorium.plugins import PluginError
-from scriptorium.ranking.pipeline import coverage, query_names
-from scriptorium.refs import Ref
-from scriptorium.remote import RemotePage, SearchBatch, is_listing
-from scriptorium.results import (
+from scriptorium.domain.model import Candidate, Corpus, Query, Reason, RefKind
+from scriptorium.domain.outcomes import (
     Conflict,
     InvalidArgument,
     SearchHit,
@@ -32,6 +19,19 @@ from scriptorium.results import (
     StageReport,
     UnderstoodQuery,
 )
+from scriptorium.domain.refs import Ref
+from scriptorium.index.builder import doc_version
+from scriptorium.index.searcher import lexical_search
+from scriptorium.limits import (
+    MAX_QUERY_CHARS,
+    SNIPPET_DEFAULT,
+    SNIPPET_MAX,
+    TOP_K_DEFAULT,
+    TOP_K_MAX,
+)
+from scriptorium.plugins import PluginError
+from scriptorium.ranking.pipeline import coverage, query_names
+from scriptorium.sources.remote import RemotePage, SearchBatch, is_listing
 from scriptorium.text import (
     code_snippet,
     doc_snippet,

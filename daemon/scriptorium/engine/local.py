@@ -20,31 +20,17 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from scriptorium import __version__, statedirs, telemetry
+from scriptorium import __version__, telemetry
+from scriptorium.blocks.extractors import ExtractorChain
 from scriptorium.cancel import BuildCancelled, run_in_thread
 from scriptorium.compose.flow import summarize_flow
 from scriptorium.compose.guide import guide_implementation
 from scriptorium.compose.related import expand_related, folder_of, includes_in
 from scriptorium.compose.seeds import load_seeds
-from scriptorium.config import ConfigError, default_state_dir
-from scriptorium.engine import Engine
-from scriptorium.extractors import ExtractorChain
-from scriptorium.fetch import FetchMixin
-from scriptorium.index.catalog import Snapshot
-from scriptorium.index.generation import (
-    GenerationStore,
-    GenerationWriteError,
-)
-from scriptorium.index.searcher import FieldWeights
-from scriptorium.indexer import IndexingMixin, SourceState
-from scriptorium.limits import MAX_QUERY_CHARS
-from scriptorium.model import Candidate, Corpus, Query, RefKind, SourceDocument
-from scriptorium.plugins import Registry
-from scriptorium.providers import ProviderChain, build_chain
-from scriptorium.ranking.pipeline import RANKING_KEYS, Pipeline, RankingSettings
-from scriptorium.remote import RemoteContext, RemoteSource
-from scriptorium.resolve import Resolver
-from scriptorium.results import (
+from scriptorium.content.fetch import FetchMixin
+from scriptorium.content.resolve import Resolver
+from scriptorium.domain.model import Candidate, Corpus, Query, RefKind, SourceDocument
+from scriptorium.domain.outcomes import (
     FlowOutcome,
     GuideOutcome,
     InvalidArgument,
@@ -54,20 +40,35 @@ from scriptorium.results import (
     SourceReport,
     Unavailable,
 )
-from scriptorium.schema import check_table
-from scriptorium.search import SearchMixin
-from scriptorium.sources import LocalTreeSource, Source, SourceContext
-from scriptorium.text import (
-    TOKENIZER_VERSION,
-    collapse_whitespace,
+from scriptorium.engine.base import Engine
+from scriptorium.index import statedirs
+from scriptorium.index.builder import IndexingMixin, SourceState
+from scriptorium.index.catalog import Snapshot
+from scriptorium.index.generation import (
+    GenerationStore,
+    GenerationWriteError,
 )
-from scriptorium.watcher import (
+from scriptorium.index.searcher import FieldWeights
+from scriptorium.limits import MAX_QUERY_CHARS
+from scriptorium.plugins import Registry
+from scriptorium.ranking.pipeline import RANKING_KEYS, Pipeline, RankingSettings
+from scriptorium.retrieval.providers import ProviderChain, build_chain
+from scriptorium.retrieval.search import SearchMixin
+from scriptorium.settings.config import ConfigError, default_state_dir
+from scriptorium.settings.schema import check_table
+from scriptorium.sources.base import LocalTreeSource, Source, SourceContext
+from scriptorium.sources.remote import RemoteContext, RemoteSource
+from scriptorium.sources.watcher import (
     EventsUnavailable,
     RootMap,
     WatchedPathGone,
     WatchedRoot,
     event_batches,
     root_identity,
+)
+from scriptorium.text import (
+    TOKENIZER_VERSION,
+    collapse_whitespace,
 )
 
 log = logging.getLogger(__name__)

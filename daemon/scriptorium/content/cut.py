@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scriptorium import limits, telemetry
-from scriptorium.model import Block, Corpus, RefKind, SourceDocument
-from scriptorium.results import RangeMark
+from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
+from scriptorium.domain.outcomes import RangeMark
 from scriptorium.text.code import interesting_code_ranges
 from scriptorium.text.markdown import interesting_ranges
 

@@ -12,8 +12,8 @@ import binascii
 from dataclasses import dataclass
 
 from scriptorium import limits
-from scriptorium.model import RefKind
-from scriptorium.results import InvalidArgument
+from scriptorium.domain.model import RefKind
+from scriptorium.domain.outcomes import InvalidArgument
 
 PREFIX = "r1."
 _SEP = "\x1f"

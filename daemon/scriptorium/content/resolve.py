@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from scriptorium import limits, telemetry
+from scriptorium.domain.model import SourceDocument
+from scriptorium.domain.outcomes import InvalidArgument, NotFound, Resolution
 from scriptorium.index.catalog import Snapshot
-from scriptorium.model import SourceDocument
-from scriptorium.results import InvalidArgument, NotFound, Resolution
-from scriptorium.sources import Source
+from scriptorium.sources.base import Source
 
 MAX_LOCATION_CHARS = limits.MAX_LOCATION_CHARS
 _VARIANT_SUFFIXES = (".md", ".markdown", ".html", ".htm")
@@ -303,7 +303,7 @@ class Resolver:
 
     @staticmethod
     def _ambiguous(raw: str, rule: str, candidates: list[str], detail: str):
-        from scriptorium.results import FailedPrecondition
+        from scriptorium.domain.outcomes import FailedPrecondition
 
         resolution = Resolution(
             reason="ambiguous",

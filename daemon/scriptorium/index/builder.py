@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from scriptorium import limits, telemetry
 from scriptorium.cancel import BuildCancelled, build_checkpoint
+from scriptorium.content.resolve import Resolver
+from scriptorium.domain.model import Block, FileStat, SourceDocument
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.index.generation import (
@@ -26,12 +28,10 @@ from scriptorium.index.generation import (
 )
 from scriptorium.index.native import release_free_memory
 from scriptorium.index.parallel import helper_count, load_shared
+from scriptorium.index.progress import build_advanced, build_started
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
-from scriptorium.model import Block, FileStat, SourceDocument
-from scriptorium.progress import build_advanced, build_started
-from scriptorium.resolve import Resolver
-from scriptorium.sources import LocalTreeSource, PathEscapeError, Source
+from scriptorium.sources.base import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import split_lines
 
 log = logging.getLogger(__name__)

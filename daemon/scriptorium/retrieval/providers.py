@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from scriptorium import telemetry
-from scriptorium.model import Query, Reason
-from scriptorium.remote import FetchRequest, FetchResult, SearchBatch, round_robin
-from scriptorium.resolve import normalize_location
-from scriptorium.results import (
+from scriptorium.content.resolve import normalize_location
+from scriptorium.domain.model import Query, Reason
+from scriptorium.domain.outcomes import (
     ContentOutcome,
     FailedPrecondition,
     InvalidArgument,
@@ -37,6 +36,7 @@ from scriptorium.results import (
     SearchOutcome,
     Unavailable,
 )
+from scriptorium.sources.remote import FetchRequest, FetchResult, SearchBatch, round_robin
 
 log = logging.getLogger(__name__)
 

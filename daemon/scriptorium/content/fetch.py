@@ -8,20 +8,16 @@ from __future__ import annotations
 import logging
 
 from scriptorium import telemetry
-from scriptorium.content import (
+from scriptorium.content.cut import (
     clamp_max_lines,
     cut_code,
     cut_doc,
     cut_file,
     find_doc_block,
 )
-from scriptorium.indexer import doc_version
-from scriptorium.model import Corpus, RefKind
-from scriptorium.providers import miss_error
-from scriptorium.refs import Ref, decode_ref
-from scriptorium.remote import FetchMiss, FetchRequest, FetchResult
-from scriptorium.resolve import parse_line_anchor
-from scriptorium.results import (
+from scriptorium.content.resolve import parse_line_anchor
+from scriptorium.domain.model import Corpus, RefKind
+from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     FailedPrecondition,
@@ -30,7 +26,11 @@ from scriptorium.results import (
     Resolution,
     Unavailable,
 )
-from scriptorium.sources import PathEscapeError
+from scriptorium.domain.refs import Ref, decode_ref
+from scriptorium.index.builder import doc_version
+from scriptorium.retrieval.providers import miss_error
+from scriptorium.sources.base import PathEscapeError
+from scriptorium.sources.remote import FetchMiss, FetchRequest, FetchResult
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class FetchMixin:
                 ),
             )
         try:
-            from scriptorium.sources import safe_relative_path
+            from scriptorium.sources.base import safe_relative_path
 
             path = safe_relative_path(ref.path)
         except PathEscapeError as exc:

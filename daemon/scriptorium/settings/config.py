@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scriptorium.model import SourceClass
-from scriptorium.schema import (
+from scriptorium.domain.model import SourceClass
+from scriptorium.settings.schema import (
     ConfigError,
     Key,
     check_table,
@@ -26,7 +26,7 @@ from scriptorium.schema import (
     table_of,
     unknown_key_message,
 )
-from scriptorium.sources import SourceConfig
+from scriptorium.sources.base import SourceConfig
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 # Kinds that read a directory tree and therefore cannot work without a root.

@@ -1,0 +1,3 @@
+"""The domain: documents, blocks, candidates and queries (model), request parameters, outcomes and
+errors (outcomes), refs.
+"""

@@ -1,0 +1,3 @@
+"""The engine: the contract the transport calls (base) and the local engine that composes the
+services (local).
+"""

@@ -1,0 +1,1 @@
+"""Settings: the declarative key tables (schema) and the configuration they parse (config)."""
