@@ -21,6 +21,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from scriptorium.faults import ENV as FAULT_PAUSE
+from scriptorium.faults import reached_marker
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
 
@@ -119,15 +121,18 @@ root = "{corpus_copy}"
 include = ["fastapi/**/*.py", "docs_src/**/*.py"]
 """,
     )
+    # The build waits inside the write of the new generation (pause point ``build.write``)
+    # until a release file that is never created: it is killed there, whatever the speed.
+    release = tmp_path / "release"
     build = subprocess.Popen(
         build_command(big, state),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, FAULT_PAUSE: f"build.write={release}"},
     )
     try:
-        assert wait_for(lambda: bool(partials(state)) or build.poll() is not None, 120, 0.01)
-        time.sleep(0.3)  # well inside the write of the new generation
-        assert build.poll() is None, "the build finished before it could be interrupted"
+        assert wait_for(lambda: reached_marker(release).exists() or build.poll() is not None, 120)
+        assert build.poll() is None, "the build ended before it reached the write"
         build.send_signal(signal.SIGKILL)
         assert build.wait(30) == -signal.SIGKILL
     finally:
