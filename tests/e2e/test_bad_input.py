@@ -41,7 +41,7 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -39,7 +39,7 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0, step: float = 0.1) -> bool:
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, step: float = 0.1) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
