@@ -62,3 +62,24 @@ def test_cancelled_tells_the_work_its_caller_went_away():
 def test_checkpoint_is_free_outside_cancellable_work():
     checkpoint()
     assert asyncio.run(run_in_thread(lambda: 42)) == 42
+
+
+def test_a_held_pause_point_lets_go_when_its_call_goes_away(tmp_path, monkeypatch):
+    from scriptorium import faults
+    from scriptorium.cancel import hold
+
+    release = tmp_path / "release"  # never created
+    monkeypatch.setitem(faults._POINTS, "rpc.search", release)
+    assert faults.armed("rpc.search") and not faults.armed("rpc.guide")
+
+    async def scenario() -> None:
+        task = asyncio.create_task(hold("rpc.search"))
+        while not faults.reached_marker(release).exists():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    # asyncio.run waits for the worker thread: it returns only if the pause let go.
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert not release.exists()
