@@ -21,9 +21,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
-log = logging.getLogger(__name__)
+from scriptorium import faults
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
     "scriptorium_cancel", default=None
@@ -44,18 +45,32 @@ def build_checkpoint(stop: Callable[[], bool] | None) -> None:
         raise BuildCancelled()
 
 
+def cancelled() -> bool:
+    """Whether the call that started this work has gone away (False outside such work)."""
+    flag = _FLAG.get()
+    return flag is not None and flag.is_set()
+
+
 def checkpoint() -> None:
     """Stop here if the call that started this work has gone away."""
-    flag = _FLAG.get()
-    if flag is not None and flag.is_set():
+    if cancelled():
         raise Cancelled()
+
+
+def _stopping_at_checkpoints(fn: Callable[..., T], *args) -> T:
+    """Run ``fn``; say so when it stopped at a checkpoint (nobody awaits it any more)."""
+    try:
+        return fn(*args)
+    except Cancelled:
+        log.debug("%s stopped at a checkpoint: call cancelled", getattr(fn, "__name__", "work"))
+        raise
 
 
 async def run_in_thread(fn: Callable[..., T], *args) -> T:
     flag = threading.Event()
     token = _FLAG.set(flag)
     try:
-        return await asyncio.to_thread(fn, *args)
+        return await asyncio.to_thread(_stopping_at_checkpoints, fn, *args)
     except asyncio.CancelledError:
         flag.set()
         raise
@@ -93,3 +108,10 @@ class BuildSignals:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+
+
+async def hold(stage: str) -> None:
+    """The pause point ``stage`` for a handler on the event loop: held in a worker thread (the
+    loop keeps serving meanwhile), and let go early when the call goes away."""
+    if faults.armed(stage):
+        await run_in_thread(faults.pause, stage, cancelled)

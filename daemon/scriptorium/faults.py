@@ -45,6 +45,11 @@ def reached_marker(release: Path) -> Path:
     return release.with_name(release.name + ".reached")
 
 
+def armed(stage: str) -> bool:
+    """Whether a test asked to hold ``stage`` (so a caller can skip setting up a pause)."""
+    return stage in _POINTS
+
+
 def pause(stage: str, stop: Callable[[], bool] | None = None) -> None:
     """Hold here until the test's release file exists (only when ``stage`` is configured)."""
     release = _POINTS.get(stage)

@@ -9,6 +9,7 @@ answer.
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +18,8 @@ from pathlib import Path
 import grpc
 import pytest
 
+from scriptorium.faults import ENV as FAULT_PAUSE
+from scriptorium.faults import reached_marker
 from scriptorium.grpc.status import resolution_from_error
 from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -38,7 +41,7 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -607,26 +610,92 @@ def _log_since(daemon: Daemon, offset: int) -> str:
     return daemon.log_path.read_bytes()[offset:].decode("utf-8", "replace")
 
 
-def test_deadline_expiring_mid_call_is_deadline_exceeded(daemon):
-    stub = daemon.stub
-    topic = "oauth2 password bearer security scopes"
-    request = pb.GuideImplementationRequest(topic=topic, framework="fastapi", language="python")
-    stub.GuideImplementation(request, timeout=60)  # warm the per-generation caches
-    started = time.monotonic()
-    stub.GuideImplementation(request, timeout=60)
-    normal = time.monotonic() - started
-    offset = daemon.log_path.stat().st_size
-    tiny = max(0.002, normal / 5)
-    for _ in range(5):
-        err = rpc_error(lambda: stub.GuideImplementation(request, timeout=tiny))
-        assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert_serving(stub)
-    assert stub.GuideImplementation(request, timeout=60).docs
+class Held:
+    """A daemon of its own whose GuideImplementation and Search calls wait at the pause points
+    ``rpc.guide`` and ``rpc.search`` (in a worker thread, before any work) until their release
+    files exist: a call held there cannot finish before its deadline or its cancellation."""
+
+    def __init__(self, daemon: Daemon, work: Path) -> None:
+        self.daemon = daemon
+        self.guide = work / "release-guide"
+        self.search = work / "release-search"
+
+    def release(self) -> None:
+        self.guide.touch()
+        self.search.touch()
+
+
+@pytest.fixture()
+def held(tree: Tree, tmp_path: Path) -> Iterator[Held]:
+    config = write(
+        tmp_path / "scriptorium.toml",
+        f"""
+[server]
+watch = false
+
+[[sources]]
+name = "docs"
+kind = "markdown"
+root = "{tree.docs}"
+default = true
+
+[[sources]]
+name = "code"
+kind = "code"
+root = "{tree.code}"
+default = true
+""",
+    )
+    pauses = f"rpc.guide={tmp_path / 'release-guide'},rpc.search={tmp_path / 'release-search'}"
+    d = Daemon(
+        ["--config", str(config), "--log-level", "debug"],
+        tmp_path / "state",
+        env={FAULT_PAUSE: pauses},
+    )
+    h = Held(d, tmp_path)
+    d.start()
+    try:
+        yield h
+    finally:
+        h.release()
+        d.terminate()
+
+
+def assert_no_failure_logged(daemon: Daemon, offset: int) -> None:
     log = _log_since(daemon, offset)
     assert "Traceback" not in log and " failed with " not in log, log
 
 
-def test_cancelled_calls_leave_the_daemon_serving(daemon):
+def test_deadline_expiring_mid_call_is_deadline_exceeded(held):
+    daemon = held.daemon
+    stub = daemon.stub
+    request = pb.GuideImplementationRequest(
+        topic="oauth2 password bearer security scopes", framework="fastapi", language="python"
+    )
+    offset = daemon.log_path.stat().st_size
+    # Should a deadline pass before the call even reached its worker thread, a longer one is
+    # tried, so the test always sees the work held (the marker) when the deadline expires.
+    for timeout in (0.5, 2.0, 8.0, 32.0):
+        err = rpc_error(lambda t=timeout: stub.GuideImplementation(request, timeout=t))
+        assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        if reached_marker(held.guide).exists():
+            break
+    assert reached_marker(held.guide).exists(), "the call never reached its worker thread"
+    held.release()
+    # The server stopped the work: it left the pause at its next checkpoint instead of going
+    # on. Going on, its first step would log the query it understood (only the handler's own
+    # check of the mode, before the thread, understands an empty one).
+    assert wait_for(lambda: "call cancelled" in _log_since(daemon, offset), 60), _log_since(
+        daemon, offset
+    )
+    assert not re.search(r"query understood: [1-9]", _log_since(daemon, offset))
+    assert_serving(stub)
+    assert stub.GuideImplementation(request, timeout=60).docs
+    assert_no_failure_logged(daemon, offset)
+
+
+def test_cancelled_calls_leave_the_daemon_serving(held):
+    daemon = held.daemon
     stub = daemon.stub
     offset = daemon.log_path.stat().st_size
     futures = [
@@ -639,19 +708,19 @@ def test_cancelled_calls_leave_the_daemon_serving(daemon):
         stub.Search.future(pb.SearchRequest(query=f"dependencies yield {i}"), timeout=60)
         for i in range(12)
     ]
-    time.sleep(0.02)
+    # Cancelled while the server holds them: none of them can have been answered.
+    assert wait_for(
+        lambda: reached_marker(held.guide).exists() and reached_marker(held.search).exists(), 60
+    )
     for future in futures:
         future.cancel()
     for future in futures:
-        if future.cancelled():
-            continue
-        try:
-            future.result(timeout=60)
-        except grpc.RpcError as err:  # cancellation raced with completion
-            assert err.code() == grpc.StatusCode.CANCELLED
+        assert future.cancelled() or future.exception(60).code() == grpc.StatusCode.CANCELLED
+    # The held work noticed: it stopped at its checkpoint.
+    assert wait_for(lambda: "call cancelled" in _log_since(daemon, offset), 60)
+    held.release()
     assert_serving(stub)
     assert stub.GuideImplementation(
         pb.GuideImplementationRequest(topic="request body nested models"), timeout=60
     ).docs
-    log = _log_since(daemon, offset)
-    assert "Traceback" not in log and " failed with " not in log, log
+    assert_no_failure_logged(daemon, offset)

@@ -50,12 +50,6 @@ def tree_listing(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-def cpu_ticks(pid: int) -> int:
-    """User plus system CPU time of ``pid`` in clock ticks (from /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 def balanced_options(addresses: list[str]) -> tuple[str, list[tuple[str, object]]]:
     """A target over every replica with round robin and transparent retries of UNAVAILABLE."""
     config = {
@@ -122,7 +116,11 @@ default = true
 def replicas(shared_state, tmp_path):
     config, state, _ = shared_state
     daemons = [
-        Daemon(["--config", str(config)], state, log_path=tmp_path / f"replica-{i}.log")
+        Daemon(
+            ["--config", str(config), "--log-level", "debug"],
+            state,
+            log_path=tmp_path / f"replica-{i}.log",
+        )
         for i in range(REPLICAS)
     ]
     try:
@@ -160,13 +158,27 @@ def test_replicas_share_one_generation_without_writing_to_it(shared_state, repli
 
 def _mixed_call(client: Client, n: int) -> None:
     if n % 3 == 0:
-        client.guide_implementation("declare path parameters", timeout=10)
+        client.guide_implementation("declare path parameters", timeout=30)
     elif n % 3 == 1:
-        found = client.search(f"request body {n % 4}", timeout=10)
+        found = client.search(f"request body {n % 4}", timeout=30)
         if found.results:
-            client.get_content(found.results[0].ref_id, timeout=10)
+            client.get_content(found.results[0].ref_id, timeout=30)
     else:
-        client.list_sources(timeout=10)
+        client.list_sources(timeout=30)
+
+
+def served_calls(daemon: Daemon) -> int:
+    """Queries this replica has understood (it logs each at debug level)."""
+    return daemon.full_log().count("query understood")
+
+
+def wait_for(predicate, timeout: float = 120.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 @pytest.mark.e2e
@@ -174,14 +186,13 @@ def test_round_robin_survives_a_replica_killed_mid_run(replicas):
     target, options = balanced_options([d.address for d in replicas])
     outcomes: Counter[str] = Counter()
     after_kill: Counter[str] = Counter()
-    killed = threading.Event()
-    stop_at = time.monotonic() + 6.0
+    killed, stop = threading.Event(), threading.Event()
     lock = threading.Lock()
 
     def worker(index: int) -> None:
-        with Client(target, options=options, attempts=1, timeout=10) as client:
-            for n in range(index, 10_000, 4):
-                if time.monotonic() > stop_at:
+        with Client(target, options=options, attempts=1, timeout=30) as client:
+            for n in range(index, 100_000, 4):
+                if stop.is_set():
                     return
                 try:
                     _mixed_call(client, n)
@@ -193,24 +204,27 @@ def test_round_robin_survives_a_replica_killed_mid_run(replicas):
                     if killed.is_set():
                         after_kill[code] += 1
 
-    ticks_before = [cpu_ticks(d.proc.pid) for d in replicas]
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
     for thread in threads:
         thread.start()
-    time.sleep(2.0)
-    ticks_mid = [cpu_ticks(d.proc.pid) for d in replicas]
-    victim = replicas[1]
-    victim.proc.send_signal(signal.SIGKILL)
-    killed.set()
-    for thread in threads:
-        thread.join(30)
-        assert not thread.is_alive()
-    assert victim.proc.wait(10) == -signal.SIGKILL
-    # Every replica did work before the kill: the balancer spread the calls.
-    busy = [mid - before for mid, before in zip(ticks_mid, ticks_before, strict=True)]
-    assert all(ticks >= 3 for ticks in busy), busy
+    try:
+        # Every replica serves calls before the kill: the balancer spreads them.
+        assert wait_for(lambda: all(served_calls(d) >= 5 for d in replicas)), [
+            served_calls(d) for d in replicas
+        ]
+        victim = replicas[1]
+        victim.proc.send_signal(signal.SIGKILL)
+        assert victim.proc.wait(60) == -signal.SIGKILL
+        killed.set()
+        # The calls go on against the survivors, none of them failing.
+        assert wait_for(lambda: after_kill["OK"] >= 30 or set(outcomes) != {"OK"}), after_kill
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+    assert not any(thread.is_alive() for thread in threads)
     assert set(outcomes) == {"OK"}, outcomes
-    assert after_kill["OK"] >= 10, after_kill
+    assert after_kill["OK"] >= 30, after_kill
     for daemon in (replicas[0], replicas[2]):
         assert daemon.proc.poll() is None
 

@@ -103,6 +103,8 @@ def percentile(values: Sequence[float], q: float) -> float:
 @dataclass(frozen=True)
 class LoadSpec:
     """What to run. ``seconds`` and ``max_calls`` both bound the run; the first reached wins.
+    ``until`` (given the run so far: ``issued`` calls, ``rss`` samples) can end it earlier, on
+    an event rather than a clock.
 
     RSS samples from the first ``warmup`` seconds are kept but left out of the growth figure:
     caches fill while the first calls arrive, which is not a leak.
@@ -120,6 +122,7 @@ class LoadSpec:
     queries: tuple[str, ...] = DEFAULT_QUERIES
     token: str | None = None
     seed: int = 7
+    until: Callable[[_Run], bool] | None = None
 
     def __post_init__(self) -> None:
         check_loopback(self.target)
@@ -229,6 +232,8 @@ class _Run:
         """The next call number, or None when the time or the call budget is spent."""
         with self.lock:
             if self.issued >= self.spec.max_calls or time.monotonic() >= self.deadline:
+                return None
+            if self.spec.until is not None and self.spec.until(self):
                 return None
             self.issued += 1
             return self.issued

@@ -170,33 +170,78 @@ def daemon_on(tree: Path, work: Path, server: str) -> Daemon:
     return Daemon(["--config", str(config)], state)
 
 
+class Revisions:
+    """Rewrites one document ``count`` times, each time once the daemon serves the previous
+    revision: new generations are swapped in under load, however fast the machine is."""
+
+    def __init__(self, path: Path, daemon: Daemon, count: int) -> None:
+        self.path, self.daemon, self.count = path, daemon, count
+        self.served = 0
+        self.error = ""
+        self.finished = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="revisions", daemon=True)
+
+    def _serves(self, text: str) -> bool:
+        try:
+            reply = self.daemon.stub.GetContent(pb.GetContentRequest(location="churn"), timeout=30)
+        except grpc.RpcError:
+            return False
+        return text in reply.content
+
+    def _run(self) -> None:
+        try:
+            for n in range(1, self.count + 1):
+                text = f"The gryphon revision {n}."
+                write(self.path, f"# Churn\n\n## Revision\n\n{text}\n")
+                deadline = time.monotonic() + 120
+                while not self._serves(text):
+                    if time.monotonic() > deadline:
+                        self.error = f"revision {n} was never served"
+                        return
+                    time.sleep(0.1)
+                self.served = n
+        finally:
+            self.finished.set()
+
+    def __enter__(self) -> Revisions:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join(300)
+
+
+SHORT_WARMUP = 3.0
+
+
 def test_short_load_mixes_every_rpc_without_errors(small_tree, tmp_path):
     daemon = daemon_on(small_tree, tmp_path, "watch = true\nwatch_interval = 0.5").start()
     try:
         first = generation(daemon)
-        with Churn(small_tree / "docs" / "churn.md", period=2.0) as churn:
+        with Revisions(small_tree / "docs" / "churn.md", daemon, 3) as revisions:
+
+            def enough(run) -> bool:
+                """Three revisions served, 400 calls, and RSS samples to compare."""
+                sampled = sum(1 for t, _ in run.rss if t >= SHORT_WARMUP)
+                return revisions.finished.is_set() and run.issued >= 400 and sampled >= 16
+
             spec = LoadSpec(
                 target=daemon.address,
-                seconds=12.0,
-                max_calls=20_000,
+                seconds=600.0,  # a bound only: the run ends on ``enough``
+                max_calls=200_000,
                 workers=4,
                 pid=daemon.proc.pid,
-                warmup=3.0,
+                warmup=SHORT_WARMUP,
                 deliberate_every=40,
+                until=enough,
             )
             report = run_load(spec)
         print(report.table())
+        assert not revisions.error, revisions.error
+        assert revisions.served == 3
         assert_healthy_run(report, max_growth=1.5)
-        assert churn.edits >= 3
         # The edits landed as new generations while the load ran, and the last one serves.
         assert generation(daemon) > first
-        latest = f"gryphon revision {churn.edits}"
-        reply = daemon.stub.GetContent(pb.GetContentRequest(location="churn"), timeout=10)
-        deadline = time.monotonic() + 10
-        while latest not in reply.content and time.monotonic() < deadline:
-            time.sleep(0.2)
-            reply = daemon.stub.GetContent(pb.GetContentRequest(location="churn"), timeout=10)
-        assert latest in reply.content
         assert service_health(daemon) == SERVING
     finally:
         assert daemon.terminate() == 0

@@ -96,8 +96,13 @@ class Daemon:
         return health_pb2_grpc.HealthStub(self.channel)
 
     def log(self) -> str:
+        """The tail of the log, for failure messages."""
+        return self.full_log()[-6000:]
+
+    def full_log(self) -> str:
+        """The whole log, to wait for a line in (a tail may have scrolled past it)."""
         try:
-            return self.log_path.read_text("utf-8", "replace")[-6000:]
+            return self.log_path.read_text("utf-8", "replace")
         except OSError:
             return ""
 

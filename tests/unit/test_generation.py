@@ -119,14 +119,26 @@ def test_prune_keeps_newest_and_referenced_blobs(tmp_path):
     assert search(store, latest, "word0") == ["p0.md"]
 
 
-def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path):
+def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path, monkeypatch):
+    import fcntl
     import threading
+
+    from scriptorium.index import generation as G
 
     first, second = GenerationStore(tmp_path), GenerationStore(tmp_path)
     write(first, None, [make_doc("a.md", "apple")])
     live = first.generations_dir / ".tmp-000002-cafebabe"
     (live / "index").mkdir(parents=True)
-    wrote = threading.Event()
+    asking, wrote = threading.Event(), threading.Event()
+    real_flock = fcntl.flock
+
+    def flock(handle, operation):
+        if operation == fcntl.LOCK_EX and threading.current_thread() is not main:
+            asking.set()  # the second writer asks for the lock, ready to wait for it
+        return real_flock(handle, operation)
+
+    main = threading.current_thread()
+    monkeypatch.setattr(G.fcntl, "flock", flock)
 
     def second_writer() -> None:
         write(second, second.load_manifest(1), [make_doc("b.md", "banana")])
@@ -141,8 +153,9 @@ def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path):
         # ... and its writes wait for the lock.
         writer = threading.Thread(target=second_writer)
         writer.start()
-        assert not wrote.wait(0.5)
-    writer.join(30)
+        assert asking.wait(60), "the second writer never asked for the lock"
+        assert not wrote.is_set()
+    writer.join(60)
     assert wrote.is_set()
     assert second.complete_generations() == [2, 1]
     # Once nobody writes, a partial is a crash's leftover and goes.

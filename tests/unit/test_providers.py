@@ -82,15 +82,17 @@ def content(source: str) -> ContentOutcome:
 
 
 class Fake:
-    def __init__(self, name, order, *, search=None, fetch=None, delay=0.0):
+    """A provider; with ``hold``, its search waits until that (async) callable returns."""
+
+    def __init__(self, name, order, *, search=None, fetch=None, hold=None):
         self.name, self.order = name, order
-        self._search, self._fetch, self._delay = search, fetch, delay
+        self._search, self._fetch, self._hold = search, fetch, hold
         self.searched = self.fetched = 0
 
     async def search(self, q: Query) -> SearchBatch:
         self.searched += 1
-        if self._delay:
-            await asyncio.sleep(self._delay)
+        if self._hold is not None:
+            await self._hold()
         result = self._search() if callable(self._search) else self._search
         return result or SearchBatch()
 
@@ -183,12 +185,14 @@ def test_nothing_anywhere_is_an_abstention_from_provider_none() -> None:
 
 
 def test_the_callers_cancellation_propagates() -> None:
-    slow = Fake("slow", 0, delay=5)
+    never = asyncio.Event()
+    slow = Fake("slow", 0, hold=never.wait)
     later = Fake("later", 1, search=lambda: SearchBatch([candidate("later", "y", 1)]))
 
     async def scenario():
         task = asyncio.create_task(ProviderChain([slow, later], rank).search(query()))
-        await asyncio.sleep(0.05)
+        while not slow.searched:  # the chain is waiting on the first provider
+            await asyncio.sleep(0)
         task.cancel()
         await task
 
@@ -227,19 +231,25 @@ def test_fuse_pools_every_provider_scaled_to_its_own_best() -> None:
 
 
 def test_fuse_runs_providers_concurrently_and_skips_failures() -> None:
-    slow_a = Fake("a", 0, delay=0.3, search=lambda: SearchBatch([candidate("a", "x", 1)]))
-    slow_b = Fake("b", 1, delay=0.3, search=lambda: SearchBatch([candidate("b", "y", 1)]))
+    # Each of the two answers only once both have been asked: asked one after the other,
+    # the first would wait for ever (and the test time out).
+    both_asked = asyncio.Event()
+
+    async def together() -> None:
+        if slow_a.searched and slow_b.searched:
+            both_asked.set()
+        await both_asked.wait()
+
+    slow_a = Fake("a", 0, hold=together, search=lambda: SearchBatch([candidate("a", "x", 1)]))
+    slow_b = Fake("b", 1, hold=together, search=lambda: SearchBatch([candidate("b", "y", 1)]))
     broken = Fake("c", 2, search=boom)
 
-    async def timed():
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        out = await ProviderChain([slow_a, slow_b, broken], rank, mode="fuse").search(query())
-        return out, loop.time() - started
+    async def fused():
+        chain = ProviderChain([slow_a, slow_b, broken], rank, mode="fuse")
+        return await asyncio.wait_for(chain.search(query()), 60)
 
-    outcome, seconds = run(timed())
+    outcome = run(fused())
     assert {h.location for h in outcome.hits} == {"x", "y"}
-    assert seconds < 0.55  # both 0.3 s providers ran at once
     assert ("c", "search failed: RuntimeError") in outcome.failed_sources
 
 

@@ -64,6 +64,8 @@ from tests.support.daemon import CORPUS
 
 PAGE = CORPUS / "docs/en/docs/tutorial/first-steps.md"
 SERVICE = "scriptorium.v1.RetrievalService"
+# The bound of every wait for an event: generous, since nothing here should ever need it.
+WAIT = 60.0
 
 
 # -- a fake engine over a real page --------------------------------------------------------------
@@ -223,12 +225,12 @@ class LoopThread:
     def submit(self, coro):
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
-    def run(self, coro, timeout: float = 10.0):
+    def run(self, coro, timeout: float = WAIT):
         return self.submit(coro).result(timeout)
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
+        self.thread.join(WAIT)
         self.loop.close()
 
 
@@ -262,7 +264,7 @@ def channel(port: int) -> grpc.Channel:
 def health_status(port: int, service: str = "") -> int:
     with channel(port) as ch:
         request = health_pb2.HealthCheckRequest(service=service)
-        return health_pb2_grpc.HealthStub(ch).Check(request, timeout=5).status
+        return health_pb2_grpc.HealthStub(ch).Check(request, timeout=WAIT).status
 
 
 def free_port() -> int:
@@ -383,7 +385,7 @@ def test_search_maps_request_and_response(tmp_path: Path, start) -> None:
     engine = FakeEngine(tmp_path)
     port = start(engine)
     as_of = datetime(2024, 6, 1, tzinfo=UTC)
-    with Client(f"127.0.0.1:{port}", timeout=5) as client:
+    with Client(f"127.0.0.1:{port}", timeout=WAIT) as client:
         response = client.search(
             "first steps", top_k=3, kinds=["code"], as_of=as_of, sources=["docs"], explain=True
         )
@@ -404,11 +406,11 @@ def test_not_found_arrives_with_the_resolution_detail(tmp_path: Path, start) -> 
     port = start(engine)
     with channel(port) as ch:
         stub = retrieval_pb2_grpc.RetrievalServiceStub(ch)
-        ok = stub.GetContent(pb.GetContentRequest(location="tutorial/first-steps.md"), timeout=5)
+        ok = stub.GetContent(pb.GetContentRequest(location="tutorial/first-steps.md"), timeout=WAIT)
         assert ok.resolution.rule == "exact"
         assert ok.total_lines == len(engine.lines)
         with pytest.raises(grpc.RpcError) as info:
-            stub.GetContent(pb.GetContentRequest(location="first-step"), timeout=5)
+            stub.GetContent(pb.GetContentRequest(location="first-step"), timeout=WAIT)
     err = info.value
     assert err.code() is grpc.StatusCode.NOT_FOUND
     assert err.details() == "no document at that location"
@@ -422,7 +424,7 @@ def test_not_found_arrives_with_the_resolution_detail(tmp_path: Path, start) -> 
 def test_unimplemented_invalid_and_internal_statuses(tmp_path: Path, start, caplog) -> None:
     port = start(FakeEngine(tmp_path))
     caplog.set_level(logging.DEBUG)
-    with Client(f"127.0.0.1:{port}", timeout=5) as client:
+    with Client(f"127.0.0.1:{port}", timeout=WAIT) as client:
         with pytest.raises(ScriptoriumError) as unimplemented:
             client.expand_related(["r1.first-steps"])
         assert unimplemented.value.code is grpc.StatusCode.UNIMPLEMENTED
@@ -437,13 +439,13 @@ def test_unimplemented_invalid_and_internal_statuses(tmp_path: Path, start, capl
     with channel(port) as ch:
         stub = retrieval_pb2_grpc.RetrievalServiceStub(ch)
         with pytest.raises(grpc.RpcError) as invalid:
-            stub.GetContent(pb.GetContentRequest(location="x", mode=42), timeout=5)
+            stub.GetContent(pb.GetContentRequest(location="x", mode=42), timeout=WAIT)
     assert invalid.value.code() is grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_loading_engine_answers_unavailable_but_lists_sources(tmp_path: Path, start) -> None:
     port = start(FakeEngine(tmp_path, ready=False))
-    with Client(f"127.0.0.1:{port}", timeout=5, attempts=1) as client:
+    with Client(f"127.0.0.1:{port}", timeout=WAIT, attempts=1) as client:
         with pytest.raises(ScriptoriumError) as info:
             client.search("first steps")
         assert info.value.code is grpc.StatusCode.UNAVAILABLE
@@ -457,7 +459,7 @@ def test_reflection_lists_the_services(tmp_path: Path, start) -> None:
     with channel(port) as ch:
         stub = reflection_pb2_grpc.ServerReflectionStub(ch)
         request = reflection_pb2.ServerReflectionRequest(list_services="")
-        responses = list(stub.ServerReflectionInfo(iter([request]), timeout=5))
+        responses = list(stub.ServerReflectionInfo(iter([request]), timeout=WAIT))
     names = {s.name for r in responses for s in r.list_services_response.service}
     assert {SERVICE, "grpc.health.v1.Health"} <= names
 
@@ -466,9 +468,9 @@ def test_concurrency_limit_refuses_beyond_the_limit(tmp_path: Path, start) -> No
     engine = FakeEngine(tmp_path)
     port = start(engine, max_concurrent_rpcs=1)
     target = f"127.0.0.1:{port}"
-    with Client(target, timeout=10) as client, ThreadPoolExecutor(1) as pool:
+    with Client(target, timeout=WAIT) as client, ThreadPoolExecutor(1) as pool:
         held = pool.submit(client.search, "block")
-        assert engine.entered.wait(5)
+        assert engine.entered.wait(WAIT)
         with pytest.raises(ScriptoriumError) as info:
             client.search("first steps")
         assert info.value.code is grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -476,7 +478,7 @@ def test_concurrency_limit_refuses_beyond_the_limit(tmp_path: Path, start) -> No
         # Health probes are exempt from the limit.
         assert health_status(port) == health_pb2.HealthCheckResponse.NOT_SERVING
         engine.release.set()
-        assert held.result(5).results
+        assert held.result(WAIT).results
         assert client.search("first steps").results
 
 
@@ -484,12 +486,18 @@ def test_cancelled_call_cancels_the_engine_and_frees_its_slot(tmp_path: Path, st
     engine = FakeEngine(tmp_path)
     port = start(engine, max_concurrent_rpcs=1)
     with Client(f"127.0.0.1:{port}", attempts=1) as client:
-        with pytest.raises(ScriptoriumError) as info:
-            client.search("block", timeout=0.5)
-        assert info.value.code is grpc.StatusCode.DEADLINE_EXCEEDED
-        assert engine.cancelled.wait(5)
+        # The engine holds the call until released, so its deadline always expires; should it
+        # expire before the call reached the engine, a longer one is tried.
+        for timeout in (0.5, 2.0, 8.0, 32.0):
+            with pytest.raises(ScriptoriumError) as info:
+                client.search("block", timeout=timeout)
+            assert info.value.code is grpc.StatusCode.DEADLINE_EXCEEDED
+            if engine.entered.is_set():
+                break
+        assert engine.entered.is_set(), "the call never reached the engine"
+        assert engine.cancelled.wait(WAIT)
         engine.release.set()
-        assert client.search("first steps", timeout=5).results
+        assert client.search("first steps", timeout=WAIT).results
 
 
 def test_bearer_token_is_required_except_for_health_and_reflection(
@@ -499,17 +507,17 @@ def test_bearer_token_is_required_except_for_health_and_reflection(
     port = start(FakeEngine(tmp_path), auth_token="s3cret-token")
     target = f"127.0.0.1:{port}"
     for token in (None, "wrong-token"):
-        with Client(target, token=token, timeout=5) as client:
+        with Client(target, token=token, timeout=WAIT) as client:
             with pytest.raises(ScriptoriumError) as info:
                 client.search("first steps")
             assert info.value.code is grpc.StatusCode.UNAUTHENTICATED
             assert client.health().status == health_pb2.HealthCheckResponse.NOT_SERVING
-    with Client(target, token="s3cret-token", timeout=5) as client:
+    with Client(target, token="s3cret-token", timeout=WAIT) as client:
         assert client.search("first steps").results
     with channel(port) as ch:
         stub = reflection_pb2_grpc.ServerReflectionStub(ch)
         request = reflection_pb2.ServerReflectionRequest(list_services="")
-        assert list(stub.ServerReflectionInfo(iter([request]), timeout=5))
+        assert list(stub.ServerReflectionInfo(iter([request]), timeout=WAIT))
     assert "no bearer token" in caplog.text
     assert "wrong bearer token" in caplog.text
     assert "s3cret" not in caplog.text
@@ -539,16 +547,16 @@ def test_health_turns_serving_after_start_and_shutdown_drains(tmp_path: Path, lo
     assert health_status(port) == health_pb2.HealthCheckResponse.SERVING
     assert health_status(port, SERVICE) == health_pb2.HealthCheckResponse.SERVING
 
-    with Client(f"127.0.0.1:{port}", timeout=10) as client, ThreadPoolExecutor(1) as pool:
+    with Client(f"127.0.0.1:{port}", timeout=WAIT) as client, ThreadPoolExecutor(1) as pool:
         in_flight = pool.submit(client.search, "block")
-        assert engine.entered.wait(5)
+        assert engine.entered.wait(WAIT)
         loop_thread.loop.call_soon_threadsafe(shutdown.request)
         _wait(lambda: not ready_file.exists())
         assert not engine.stopped.is_set()
         engine.release.set()
         # The call that was in flight when shutdown began still completes.
-        assert in_flight.result(5).results
-    assert done.result(10) == 0
+        assert in_flight.result(WAIT).results
+    assert done.result(WAIT) == 0
     assert engine.stopped.is_set()
 
 
@@ -564,7 +572,7 @@ def _reachable(port: int) -> bool:
         return False
 
 
-def _wait(condition, timeout: float = 10.0) -> None:
+def _wait(condition, timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -597,7 +605,7 @@ def test_serve_handles_sigterm_and_writes_the_bound_port(
         status = asyncio.run(
             serve(Settings(listen="127.0.0.1:0"), registry=Registry(), ready_file=ready_file)
         )
-        prober.join(5)
+        prober.join(WAIT)
         # serve put the handler that was installed before it back.
         os.kill(os.getpid(), signal.SIGTERM)
         _wait(lambda: bool(stray))
@@ -626,7 +634,10 @@ def test_serve_refuses_unknown_kinds_and_exposed_addresses(tmp_path: Path) -> No
 
 def test_resolution_error_from_client(tmp_path: Path, start) -> None:
     port = start(FakeEngine(tmp_path))
-    with Client(f"127.0.0.1:{port}", timeout=5) as client, pytest.raises(ResolutionError) as info:
+    with (
+        Client(f"127.0.0.1:{port}", timeout=WAIT) as client,
+        pytest.raises(ResolutionError) as info,
+    ):
         client.get_content(location="first-step")
     assert info.value.code is grpc.StatusCode.NOT_FOUND
     assert info.value.reason == "not_found"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from scriptorium import limits
-from scriptorium.cancel import checkpoint
+from scriptorium import faults, limits
+from scriptorium.cancel import cancelled, checkpoint
 from scriptorium.compose.flow import summarize
 from scriptorium.compose.related import expand_related, frameworks_in
 from scriptorium.compose.seeds import load_seeds
@@ -53,6 +53,8 @@ def guide_implementation(
     style: str = "",
     sources: tuple[str, ...] = (),
 ) -> GuideOutcome:
+    faults.pause("rpc.guide", stop=cancelled)
+    checkpoint()
     if not topic.strip():
         raise InvalidArgument("topic is required")
     if len(topic) > MAX_TOPIC_CHARS:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from scriptorium import telemetry
+from scriptorium.cancel import hold
 from scriptorium.content.cut import (
     clamp_max_lines,
     cut_code,
@@ -42,6 +43,7 @@ class FetchMixin:
 
     @telemetry.traced_fetch
     async def get_content(self, params: ContentParams) -> ContentOutcome:
+        await hold("rpc.get_content")
         if params.ref_id and params.location:
             raise InvalidArgument("give either ref_id or location, not both")
         if not params.ref_id and not params.location:

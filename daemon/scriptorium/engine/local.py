@@ -256,7 +256,13 @@ class LocalEngine(IndexingMixin, SearchMixin, FetchMixin, Engine):
             try:
                 async for paths in batches:
                     now = time.monotonic()
-                    if not listed_at or (rescan and now - listed_at >= rescan):
+                    if not listed_at:
+                        # The first batch: the watch is in place; a listing covers the time
+                        # before it. Said once it is done, so a test can wait for it.
+                        await self._refresh(None)
+                        listed_at = now
+                        log.debug("watch in place: %d directories", len(walked))
+                    elif rescan and now - listed_at >= rescan:
                         await self._refresh(None)
                         listed_at = now
                     elif len(paths) >= LIST_AFTER_EVENTS:

@@ -530,6 +530,7 @@ class GenerationStore:
         tmp = self.generations_dir / f"{_TMP_PREFIX}{generation:06d}-{uuid.uuid4().hex[:8]}"
         index_dir = tmp / "index"
         blob_writer: BlobWriter | None = None
+        writer = None
         try:
             index_dir.mkdir(parents=True)
             if parent is not None:
@@ -550,7 +551,8 @@ class GenerationStore:
                 build_checkpoint(stop)  # the last moment a build can stop cheaply
                 # The commit runs without the GIL, so the last blobs are written meanwhile.
                 writer.commit()
-                writer.wait_merging_threads()
+                finished, writer = writer, None
+                finished.wait_merging_threads()
             index_files = {}
             for path in sorted(index_dir.rglob("*")):
                 if path.is_file() and path.name not in _LOCK_FILES:
@@ -580,6 +582,14 @@ class GenerationStore:
             _fsync_dir(self.generations_dir)
             self._manifests[generation] = manifest
         except BaseException as exc:
+            if writer is not None:
+                # Stop the writer's threads first: one still running writes its files (such as
+                # .managed.json) back into the directory about to be removed.
+                with contextlib.suppress(Exception):
+                    writer.rollback()
+                with contextlib.suppress(Exception):
+                    writer.wait_merging_threads()
+                writer = None
             shutil.rmtree(tmp, ignore_errors=True)
             if blob_writer is not None:  # its writes are over (see BlobWriter.__exit__)
                 self.blobs.remove(blob_writer.created)

@@ -9,6 +9,7 @@ import logging
 from datetime import UTC, datetime
 
 from scriptorium import telemetry
+from scriptorium.cancel import hold
 from scriptorium.domain.model import Candidate, Corpus, Query, Reason, RefKind
 from scriptorium.domain.outcomes import (
     Conflict,
@@ -125,6 +126,7 @@ class SearchMixin:
 
     @telemetry.traced_search
     async def search(self, params: SearchParams) -> SearchOutcome:
+        await hold("rpc.search")
         query = self.make_query(params)
         if self.providers is None or not query.text.strip():
             return self.search_query(query)
