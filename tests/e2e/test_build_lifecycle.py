@@ -119,6 +119,16 @@ def health_of(port: int) -> int | None:
             return None
 
 
+def health_probe(port: int) -> subprocess.CompletedProcess:
+    """``scriptorium health``, the exec probe: the status, then any source that is not ready."""
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "scriptorium", "health", "--target", f"127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def list_sources(port: int) -> pb.ListSourcesResponse:
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
@@ -270,6 +280,12 @@ def test_a_full_disk_while_serving_keeps_the_previous_generation(
         assert status.document_count == before.sources[0].document_count
         assert search(port, "capybara"), "the previous generation stopped serving"
         assert health_of(port) == health_pb2.HealthCheckResponse.SERVING
+        probe = health_probe(port)
+        assert probe.returncode == 0, probe.stderr
+        status_line, detail = probe.stdout.splitlines()[:2]
+        assert status_line == "SERVING"
+        assert detail.startswith("  docs: stale: update not applied"), probe.stdout
+        assert "no space left on device" in detail, probe.stdout
         assert partials(state) == []
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0
@@ -293,6 +309,9 @@ def test_health_is_not_serving_while_every_source_failed(tmp_path: Path) -> None
         assert [s.state for s in reply.sources] == [pb.SOURCE_STATE_FAILED] * 2
         assert all("does not exist" in s.last_error for s in reply.sources), reply
         assert not ready.exists(), "the ready file says ready while nothing can be served"
+        probe = health_probe(port)
+        assert probe.returncode == 1 and probe.stdout.startswith("NOT_SERVING\n"), probe.stdout
+        assert "  en: failed: source root does not exist" in probe.stdout, probe.stdout
         line = next(x for x in log.read_text().splitlines() if "no source can be served" in x)
         assert str(missing["en"]) in line and str(missing["code"]) in line, line
 

@@ -647,12 +647,31 @@ def cmd_health(args: argparse.Namespace) -> int:
         args.timeout = 5.0
     with _client(args, attempts=1) as client:
         response = client.health(args.service)
+        details = [] if args.service else _source_troubles(client, args.timeout)
     name = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
     if args.format == "json":
-        _print_json(response)
+        print(json.dumps({"status": name, "details": details}, indent=2))
     else:
         print(name)
+        for item in details:
+            print(f"  {item['source']}: {item['state']}: {item['last_error'] or 'no detail'}")
     return EXIT_OK if response.status == health_pb2.HealthCheckResponse.SERVING else EXIT_FAILED
+
+
+def _source_troubles(client: Client, timeout: float) -> list[dict[str, str]]:
+    """Sources that are not simply ready (a failed update, a missing root), for the probe's
+    details: gRPC health carries a status only. Best effort: a daemon that cannot list its
+    sources leaves the probe's answer as it was."""
+    try:
+        reply = client.list_sources(timeout=timeout)
+    except ScriptoriumError:
+        return []
+    troubles = []
+    for s in reply.sources:
+        state = pb.SourceState.Name(s.state).removeprefix("SOURCE_STATE_").lower()
+        if state != "ready" or s.last_error:
+            troubles.append({"source": s.name, "state": state, "last_error": s.last_error})
+    return troubles
 
 
 def _size(n: int) -> str:
