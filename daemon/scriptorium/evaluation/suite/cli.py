@@ -49,7 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", type=Path, help="records folder (default eval/suite-runs/<time>)")
     parser.add_argument("--limit", type=int, help="at most N cases per set")
-    parser.add_argument("--sample", type=int, metavar="K", help="every K-th case of each set")
+    parser.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="[SET=]K",
+        help="every K-th case (the 1st, the K+1-th, ...) of every set, or of SET only; repeatable",
+    )
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare runs")
     return parser
 
@@ -69,6 +75,24 @@ def main(argv: Sequence[str]) -> int:
 
 def _log(message: str) -> None:
     print(f"[suite {datetime.now(UTC):%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+
+def sample_steps(raw: Sequence[str]) -> dict[str, int]:
+    """``["3", "swebench=2"]`` → a step per set (a bare K applies to every set)."""
+    steps: dict[str, int] = {}
+    for item in raw:
+        name, _, value = item.rpartition("=")
+        if name and name not in sets.SET_NAMES:
+            raise SuiteError(f"--sample {item}: unknown set {name!r}")
+        try:
+            step = int(value)
+        except ValueError:
+            raise SuiteError(f"--sample {item}: K must be a whole number") from None
+        if step < 1:
+            raise SuiteError(f"--sample {item}: K must be at least 1")
+        for target in [name] if name else sets.SET_NAMES:
+            steps[target] = step
+    return steps
 
 
 def _chosen_sets(raw: str) -> list[str]:
@@ -125,6 +149,7 @@ def _by_corpus(cases: Sequence[SuiteCase]) -> dict[CorpusSpec, list[SuiteCase]]:
 
 def _run(args: argparse.Namespace) -> int:
     chosen = _chosen_sets(args.sets)
+    steps = sample_steps(args.sample)
     registry = load_registry()
     cache: Path = args.cache.expanduser()
     started = datetime.now(UTC)
@@ -134,7 +159,9 @@ def _run(args: argparse.Namespace) -> int:
     external: list[SuiteCase] = []
     if "swebench" in chosen:
         path = _set_file(args.swebench_set, args.benchmarks, sets.SWEBENCH_FILE, "--swebench-set")
-        swe = sets.sample(sets.swebench_cases(sets.read_swebench(path)), args.sample, args.limit)
+        swe = sets.sample(
+            sets.swebench_cases(sets.read_swebench(path)), steps.get("swebench"), args.limit
+        )
         external += swe
     docs_entries: list[dict[str, Any]] = []
     libraries: dict[str, sets.Library] = {}
@@ -157,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
         docs_cases = sets.docs_search_cases(
             docs_entries, lambda spec: _tree_files(trees[spec]), libraries
         )
-        docs_cases = sets.sample(docs_cases, args.sample, args.limit)
+        docs_cases = sets.sample(docs_cases, steps.get("docs-search"), args.limit)
         external = docs_cases + external
 
     if "fastapi" in chosen:
@@ -169,7 +196,7 @@ def _run(args: argparse.Namespace) -> int:
             cache=cache,
             registry=registry,
             log=_log,
-            every=args.sample,
+            every=steps.get("fastapi"),
             limit=args.limit,
         )
         rows += set_rows
@@ -195,7 +222,7 @@ def _run(args: argparse.Namespace) -> int:
     harness = record.harness_commit(REPO_ROOT)
     header = (
         f"Suite run {started:%Y-%m-%d %H:%M} UTC, commit {harness[:12]}; sets {', '.join(chosen)}"
-        + (f"; every {args.sample}th case" if args.sample and args.sample > 1 else "")
+        + "".join(f"; {name}: 1 case in {k}" for name, k in steps.items() if k > 1)
         + (f"; first {args.limit} cases per set" if args.limit is not None else "")
     )
     timing_table = format_timings(timings)
@@ -206,7 +233,7 @@ def _run(args: argparse.Namespace) -> int:
         "started": started.isoformat(timespec="seconds"),
         "harness_commit": harness,
         "sets": chosen,
-        "sample": args.sample,
+        "sample": steps,
         "limit": args.limit,
         "aggregates": {name: report.set_aggregates(r) for name, r in grouped_rows.items() if r},
         "macro_over_sets": report.macro_over_sets(grouped_rows),

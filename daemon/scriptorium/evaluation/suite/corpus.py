@@ -8,7 +8,6 @@ to map the daemon's locations back to repository files.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,7 +76,7 @@ class CorpusView:
 
 
 def open_view(registry: Registry, spec: CorpusSpec, tree: Path) -> CorpusView:
-    """Instantiate the corpus's sources as the daemon would and read every document."""
+    """Instantiate the corpus's sources as the daemon would and list their files."""
     context = SourceContext(extractors=registry.extractor_chain)
     sources: dict[str, Source] = {}
     for s in spec.sources:
@@ -89,21 +88,21 @@ def open_view(registry: Registry, spec: CorpusSpec, tree: Path) -> CorpusView:
     view = CorpusView(spec=spec, tree=tree, sources=sources)
     for name, source in sources.items():
         for stat in source.list_files():  # type: ignore[attr-defined]
-            doc = source.load(stat.path)  # type: ignore[attr-defined]
             view.pages[(name, source.page_location(stat.path))] = view.repo_path(name, stat.path)
-            if doc is not None:
-                view.documents.append((source, doc))
     return view
+
+
+def load_documents(view: CorpusView) -> list[tuple[Source, SourceDocument]]:
+    """Read and cut every listed document with the daemon's extractors (for the baselines)."""
+    if not view.documents:
+        for source in view.sources.values():
+            for stat in source.list_files():  # type: ignore[attr-defined]
+                doc = source.load(stat.path)  # type: ignore[attr-defined]
+                if doc is not None:
+                    view.documents.append((source, doc))
+    return view.documents
 
 
 def corpus_files(view: CorpusView) -> frozenset[str]:
     """Every repository file the corpus's sources list (indexed or not)."""
     return frozenset(view.pages.values())
-
-
-def describe(view: CorpusView) -> Mapping[str, int]:
-    return {
-        "files": len(view.pages),
-        "documents": len(view.documents),
-        "blocks": sum(len(doc.blocks) for _, doc in view.documents),
-    }

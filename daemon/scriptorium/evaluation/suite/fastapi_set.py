@@ -43,6 +43,16 @@ def _documents(registry: Registry, config: Path) -> list[tuple[Source, SourceDoc
         settings = load_settings(config)
     except ConfigError as exc:
         raise SuiteError(f"{config}: {exc}") from exc
+    missing = [
+        f"{s.name} ({s.root})"
+        for s in settings.sources
+        if s.root is not None and not s.root.is_dir()
+    ]
+    if missing:
+        raise SuiteError(
+            f"{config}: source root(s) missing: {', '.join(missing)} (roots are relative to the "
+            "config file; pass --fastapi-config with roots that exist here)"
+        )
     context = SourceContext(extractors=registry.extractor_chain)
     documents = []
     for source_config in settings.sources:
@@ -51,6 +61,8 @@ def _documents(registry: Registry, config: Path) -> list[tuple[Source, SourceDoc
             doc = source.load(stat.path)  # type: ignore[attr-defined]
             if doc is not None:
                 documents.append((source, doc))
+    if not documents:
+        raise SuiteError(f"{config}: its sources hold no documents")
     return documents
 
 
@@ -58,14 +70,7 @@ def _baseline_locations(
     index: baselines.Bm25Index, by_name: dict[str, Source], case: Case, depth: int
 ) -> list[str]:
     hits = index.search(baselines.query_tokens(case.query or ""), depth, frozenset(case.kinds))
-    out = []
-    for hit in hits:
-        source = by_name[hit.source]
-        if hit.block is None or hit.doc is None:
-            out.append(_qualified(source, source.page_location(hit.path)))
-        else:
-            out.append(_qualified(source, source.block_location(hit.doc, hit.block, None)))
-    return out
+    return [_qualified(by_name[hit.source], hit.location) for hit in hits]
 
 
 def _row(case: Case, system: str, returned: Sequence[str], error: str = "") -> dict[str, Any]:
@@ -81,7 +86,10 @@ def _row(case: Case, system: str, returned: Sequence[str], error: str = "") -> d
         "rank": score.rank,
         "files": list(returned[:TOP_K]),
         "expected": list(case.acceptable),
-        "metrics": metrics.fastapi_metrics(score.rank, score.section_rank, bool(case.sections)),
+        # A whole file has no sections, so section hit@5 is not measured for it.
+        "metrics": metrics.fastapi_metrics(
+            score.rank, score.section_rank, bool(case.sections) and system != baselines.WHOLE_FILE
+        ),
         "error": error,
     }
 
@@ -112,8 +120,8 @@ def run_fastapi_set(
     whole = baselines.whole_file_index(documents)
     blocks = baselines.block_index(documents)
     timing.baselines_s = time.perf_counter() - began
-    timing.documents = len(documents)
-    timing.blocks = sum(len(d.blocks) for _, d in documents)
+    timing.documents = len(whole.entries)
+    timing.blocks = len(blocks.entries)
 
     log(f"fastapi: starting the daemon on {config} (state {state_dir})")
     daemon = runner.DaemonProcess(

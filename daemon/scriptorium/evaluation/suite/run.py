@@ -18,7 +18,7 @@ import grpc
 
 from scriptorium.evaluation import runner
 from scriptorium.evaluation.suite import baselines, metrics
-from scriptorium.evaluation.suite.corpus import CorpusView, open_view, write_config
+from scriptorium.evaluation.suite.corpus import CorpusView, load_documents, open_view, write_config
 from scriptorium.evaluation.suite.materialise import Materialised, materialise
 from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase
@@ -87,10 +87,7 @@ def ask_baseline(
     started = time.perf_counter()
     corpora = frozenset({"docs"}) if case.set_name == "docs-search" else frozenset()
     hits = index.search(baselines.query_tokens(case.query), depth, corpora)
-    results = [
-        metrics.Result(view.repo_path(h.source, h.path), baselines.definition(h.block))
-        for h in hits
-    ]
+    results = [metrics.Result(view.repo_path(h.source, h.path), h.definition) for h in hits]
     return Answer(results=results, latency_ms=_ms(started))
 
 
@@ -162,11 +159,13 @@ def run_corpus(
     try:
         began = time.perf_counter()
         view = open_view(registry, spec, corpus.tree)
-        whole = baselines.whole_file_index(view.documents)
-        blocks = baselines.block_index(view.documents)
+        folder = corpus.state_dir.parent / (
+            "baselines-" + baselines.cache_key(registry.extractor_chain.fingerprint)
+        )
+        whole, blocks = baselines.cached_indexes(folder, lambda: load_documents(view))
         timing.baselines_s = time.perf_counter() - began
-        timing.documents = len(view.documents)
-        timing.blocks = sum(len(d.blocks) for _, d in view.documents)
+        timing.documents = len(whole.entries)
+        timing.blocks = len(blocks.entries)
         thread.join()
         timing.daemon_ready_s = ready.get("seconds", 0.0)
         if "error" in ready:
