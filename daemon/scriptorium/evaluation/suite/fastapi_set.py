@@ -73,14 +73,16 @@ def _baseline_locations(
     return [_qualified(by_name[hit.source], hit.location) for hit in hits]
 
 
-def _row(case: Case, system: str, returned: Sequence[str], error: str = "") -> dict[str, Any]:
+def _row(
+    case: Case, system: str, returned: Sequence[str], corpus: str, error: str = ""
+) -> dict[str, Any]:
     score = scoring.score_search(returned, case.acceptable, case.sections, TOP_K)
     return {
         "set": SET_NAME,
         "case_id": case.id,
         "group": case.lang,
         "system": system,
-        "corpus": "eval/fastapi.toml",
+        "corpus": corpus,
         "query_chars": len(case.query or ""),
         "truncated": False,
         "rank": score.rank,
@@ -140,13 +142,23 @@ def run_fastapi_set(
         for record in runner.run_cases(client, cases, TOP_K):
             case = next(c for c in cases if c.id == record["id"])
             returned = (record.get("search") or {}).get("returned", [])
-            rows.append(_row(case, DAEMON, returned, record.get("harness_error", "")))
+            rows.append(_row(case, DAEMON, returned, str(config), record.get("harness_error", "")))
         for case in cases:
             rows.append(
-                _row(case, baselines.WHOLE_FILE, _baseline_locations(whole, by_name, case, TOP_K))
+                _row(
+                    case,
+                    baselines.WHOLE_FILE,
+                    _baseline_locations(whole, by_name, case, TOP_K),
+                    str(config),
+                )
             )
             rows.append(
-                _row(case, baselines.BLOCK, _baseline_locations(blocks, by_name, case, TOP_K))
+                _row(
+                    case,
+                    baselines.BLOCK,
+                    _baseline_locations(blocks, by_name, case, TOP_K),
+                    str(config),
+                )
             )
         timing.queries_s = time.perf_counter() - began
     finally:
