@@ -110,7 +110,34 @@ def format_set(set_name: str, rows: Sequence[Mapping[str, Any]]) -> str:
     text += _table(["group", "n", "system", *names], lines)
     if notes:
         text += ["", "; ".join(notes) + "."]
+    versus = daemon_versus_baselines(rows)
+    if versus:
+        text += ["", versus]
     return "\n".join(text)
+
+
+def daemon_versus_baselines(rows: Sequence[Mapping[str, Any]], metric: str = "mrr") -> str:
+    """The daemon's MRR gap to each baseline over the same cases, with its noise."""
+    parts = []
+    for baseline in [s for s in _systems(rows) if s != "daemon"]:
+        mine = {r["case_id"]: r["metrics"].get(metric) for r in rows if r["system"] == baseline}
+        ours = {r["case_id"]: r["metrics"].get(metric) for r in rows if r["system"] == "daemon"}
+        deltas = [
+            ours[c] - mine[c]
+            for c in ours
+            if c in mine and ours[c] is not None and mine[c] is not None
+        ]
+        if not deltas:
+            continue
+        low, high = bootstrap_interval(deltas)
+        wins = sum(1 for d in deltas if d > 0)
+        losses = sum(1 for d in deltas if d < 0)
+        parts.append(
+            f"daemon − {baseline}: {metric.upper()} {sum(deltas) / len(deltas):+.3f} "
+            f"(95% paired bootstrap [{low:+.3f}, {high:+.3f}]; better on {wins}, worse on "
+            f"{losses} of {len(deltas)} cases, sign test p = {sign_test(wins, losses):.3f})"
+        )
+    return "\n".join(f"- {p}" for p in parts)
 
 
 def macro_over_sets(by_set: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict]:
