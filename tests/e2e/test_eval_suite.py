@@ -186,7 +186,7 @@ def test_tables_show_every_set_with_the_daemon_beside_both_baselines(first_run) 
     for system in SYSTEMS:
         assert f"| tiny | 2 | {system} |" in out
         assert f"| acme/tiny | 2 | {system} |" in out
-    assert "1 queries clipped to the daemon's 8,192-character limit" in out
+    assert "1 query clipped to the daemon's 8,192-character limit" in out
 
 
 def test_records_hold_known_answers_for_every_system(first_run, workspace) -> None:

@@ -103,7 +103,8 @@ def format_set(set_name: str, rows: Sequence[Mapping[str, Any]]) -> str:
     title = SET_TITLES.get(set_name, set_name)
     notes = []
     if truncated:
-        notes.append(f"{truncated} queries clipped to the daemon's 8,192-character limit")
+        noun = "query" if truncated == 1 else "queries"
+        notes.append(f"{truncated} {noun} clipped to the daemon's 8,192-character limit")
     if errors:
         notes.append(f"{errors} searches failed (scored as misses)")
     text = [f"### {title}", ""]
