@@ -101,8 +101,3 @@ def load_documents(view: CorpusView) -> list[tuple[Source, SourceDocument]]:
                 if doc is not None:
                     view.documents.append((source, doc))
     return view.documents
-
-
-def corpus_files(view: CorpusView) -> frozenset[str]:
-    """Every repository file the corpus's sources list (indexed or not)."""
-    return frozenset(view.pages.values())
