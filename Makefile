@@ -17,9 +17,13 @@ CLIENT_STAMP := $(CLIENT_DIR)/node_modules/.scriptorium-installed
 LINT_PATHS ?= daemon plugins tests
 LABEL ?= local
 BENCH_ARGS ?=
+# The ranking suite: a folder of git dirs of the corpus repositories and the external sets.
+SUITE_REPOS ?= /work/.mirror
+SUITE_BENCHMARKS ?= ../shared/benchmarks
+SUITE_ARGS ?=
 PIP_AUDIT_VERSION := 2.10.1
 
-.PHONY: help venv node gen lint test run bench eval soak audit clean distclean
+.PHONY: help venv node gen lint test run bench eval eval-suite soak audit clean distclean
 
 help:
 	@echo "make venv       create .venv and install the project with dev extras"
@@ -30,6 +34,7 @@ help:
 	@echo "make run        serve this repository on 127.0.0.1:50051"
 	@echo "make bench      run bench/run.py (BENCH_ARGS=...)"
 	@echo "make eval       run the evaluation harness (LABEL=$(LABEL))"
+	@echo "make eval-suite run the ranking suite (SUITE_REPOS=$(SUITE_REPOS), SUITE_ARGS=...)"
 	@echo "make soak       run the slow soak tests"
 	@echo "make audit      pip-audit the virtualenv"
 	@echo "make clean      remove caches and build output (distclean: also .venv, node_modules)"
@@ -88,6 +93,11 @@ bench: venv
 
 eval: venv
 	$(PY) -m scriptorium eval --config eval/fastapi.toml --label $(LABEL)
+
+# Not part of `make test`: it indexes every corpus of the external sets (cached after the first run).
+eval-suite: venv
+	nice -n 10 $(PY) -m scriptorium eval --suite --repos $(SUITE_REPOS) \
+	  --benchmarks $(SUITE_BENCHMARKS) $(SUITE_ARGS)
 
 soak: venv
 	@if [ ! -d tests/soak ]; then echo "soak: tests/soak does not exist yet"; exit 1; fi

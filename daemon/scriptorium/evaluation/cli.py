@@ -59,10 +59,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two run records")
     parser.add_argument("--self-test", action="store_true", help="offline harness self-test")
+    parser.add_argument(
+        "--suite",
+        action="store_true",
+        help="run the ranking suite over the external sets (see 'scriptorium eval --suite -h')",
+    )
     return parser
 
 
 def main(argv: list[str]) -> int:
+    if "--suite" in argv:  # the suite has its own options; everything else goes to its parser
+        from scriptorium.evaluation.suite.cli import main as suite_main
+
+        return suite_main([a for a in argv if a != "--suite"])
     args = build_parser().parse_args(argv)
     if args.self_test:
         if args.compare:

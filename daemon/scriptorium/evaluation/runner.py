@@ -77,6 +77,9 @@ class DaemonProcess:
 
     config: Path
     startup_timeout_s: float = STARTUP_TIMEOUT_S
+    # A state dir to use and keep (its index generations serve the next run); default: a
+    # private temporary one, removed on stop.
+    state_dir: Path | None = None
     target: str = ""
     _proc: subprocess.Popen[bytes] | None = None
     _state_dir: str = ""
@@ -99,7 +102,11 @@ class DaemonProcess:
 
     def start(self) -> str:
         """Start the daemon and return its target once health reports SERVING."""
-        self._state_dir = tempfile.mkdtemp(prefix="scriptorium-eval-")
+        if self.state_dir is not None:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._state_dir = str(self.state_dir)
+        else:
+            self._state_dir = tempfile.mkdtemp(prefix="scriptorium-eval-")
         self._log_path = os.path.join(self._state_dir, "daemon.log")
         port = free_port()
         self.target = f"127.0.0.1:{port}"
@@ -138,9 +145,9 @@ class DaemonProcess:
                 self._proc.kill()
                 self._proc.wait()
         self._proc = None
-        if self._state_dir:
+        if self._state_dir and self.state_dir is None:
             shutil.rmtree(self._state_dir, ignore_errors=True)
-            self._state_dir = ""
+        self._state_dir = ""
 
 
 @contextlib.contextmanager
