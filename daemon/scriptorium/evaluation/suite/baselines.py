@@ -21,10 +21,10 @@ from pathlib import Path
 
 import tantivy
 
+from scriptorium.domain.model import Block, RefKind, SourceDocument
 from scriptorium.index.fields import block_tokens
-from scriptorium.model import Block, RefKind, SourceDocument
 from scriptorium.ranking.pipeline import RankingSettings
-from scriptorium.sources import Source
+from scriptorium.sources.base import Source
 from scriptorium.text.tokenize import TOKENIZER_VERSION, tokenize
 
 WHOLE_FILE = "bm25-file"

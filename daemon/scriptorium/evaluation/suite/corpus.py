@@ -11,11 +11,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scriptorium.domain.model import SourceDocument
 from scriptorium.evaluation.suite.materialise import Materialised
 from scriptorium.evaluation.suite.sets import CorpusSpec, SourceSpec
-from scriptorium.model import SourceDocument
 from scriptorium.plugins import Registry
-from scriptorium.sources import Source, SourceConfig, SourceContext
+from scriptorium.sources.base import Source, SourceConfig, SourceContext
 
 
 def _toml_string(value: str) -> str:

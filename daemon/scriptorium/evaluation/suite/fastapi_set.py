@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scriptorium.config import ConfigError, load_settings
+from scriptorium.domain.model import SourceDocument
 from scriptorium.evaluation import runner, scoring
 from scriptorium.evaluation.evalset import Case, EvalSetError, load_eval_set
 from scriptorium.evaluation.suite import baselines, metrics
 from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.evaluation.suite.run import DAEMON, INDEX_TIMEOUT_S, CorpusTiming, Log
 from scriptorium.evaluation.suite.sets import sample
-from scriptorium.model import SourceDocument
 from scriptorium.plugins import Registry
-from scriptorium.sources import Source, SourceContext
+from scriptorium.settings.config import ConfigError, load_settings
+from scriptorium.sources.base import Source, SourceContext
 
 SET_NAME = "fastapi"
 TOP_K = 10  # what ``make eval`` measures at
