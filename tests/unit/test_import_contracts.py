@@ -5,7 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
-SERVER_ONLY = ("pluggy", "pathspec", "tantivy", "scriptorium.plugins", "scriptorium.engine.local")
+SERVER_ONLY = (
+    "pluggy",
+    "pathspec",
+    "tantivy",
+    "scriptorium.plugins",
+    "scriptorium.engine.local",
+    "scriptorium.grpc.convert",
+    "scriptorium.domain.model",
+    "scriptorium.settings.config",
+)
 
 
 def _loaded_after(statement: str) -> set[str]:
@@ -31,3 +40,9 @@ def test_the_plugin_api_names_only_what_it_exports():
 
     missing = [name for name in api.__all__ if not hasattr(api, name)]
     assert missing == []
+
+
+def test_the_client_imports_nothing_of_scriptorium_but_itself_and_the_stubs():
+    loaded = _loaded_after("import scriptorium.client")
+    ours = {m for m in loaded if m.startswith("scriptorium.")}
+    assert all(m.startswith(("scriptorium.client", "scriptorium.v1")) for m in ours), sorted(ours)

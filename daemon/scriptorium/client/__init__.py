@@ -20,13 +20,7 @@ from typing import Any, TypeVar
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from scriptorium.grpc.convert import (
-    content_mode_to_pb,
-    corpus_to_pb,
-    datetime_to_pb,
-    flow_style_to_pb,
-)
-from scriptorium.grpc.status import resolution_from_error
+from scriptorium.client._wire import enum_value, fill_timestamp, resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 
@@ -88,25 +82,19 @@ def _corpora(kinds: Iterable[str | int] | str | None) -> list[int]:
         return []
     if isinstance(kinds, str):
         kinds = [k for k in kinds.split(",") if k.strip()]
-    return [k if isinstance(k, int) else corpus_to_pb(k.strip().lower()) for k in kinds]
+    return [k if isinstance(k, int) else enum_value(pb.Corpus, k, "kind") for k in kinds]
 
 
 def _content_mode(mode: str | int | None) -> int:
     if mode is None or isinstance(mode, int):
         return mode or pb.CONTENT_MODE_UNSPECIFIED
-    value = content_mode_to_pb(mode.lower().replace("-", "_"))
-    if value == pb.CONTENT_MODE_UNSPECIFIED:
-        raise ValueError(f"unknown content mode {mode!r}; use snippet, full or multi_range")
-    return value
+    return enum_value(pb.ContentMode, mode, "content mode")
 
 
 def _flow_style(style: str | int | None) -> int:
     if style is None or isinstance(style, int):
         return style or pb.FLOW_STYLE_UNSPECIFIED
-    value = flow_style_to_pb(style.lower())
-    if style and value == pb.FLOW_STYLE_UNSPECIFIED:
-        raise ValueError(f"unknown flow style {style!r}; use compact or detailed")
-    return value
+    return enum_value(pb.FlowStyle, style, "flow style") if style else pb.FLOW_STYLE_UNSPECIFIED
 
 
 def search_request(query: str, **fields: Any) -> pb.SearchRequest:
@@ -115,7 +103,7 @@ def search_request(query: str, **fields: Any) -> pb.SearchRequest:
     as_of = fields.pop("as_of", None)
     request = pb.SearchRequest(query=query, kinds=_corpora(kinds), **fields)
     if isinstance(as_of, datetime):
-        datetime_to_pb(as_of, request.as_of)
+        fill_timestamp(as_of, request.as_of)
     elif as_of is not None:
         request.as_of.CopyFrom(as_of)
     return request

@@ -7,18 +7,19 @@ candidates, site unavailable) without parsing the message text.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import grpc
 from google.rpc import status_pb2
 from grpc_status import rpc_status
 
+from scriptorium.client._wire import resolution_from_error, rich_status
 from scriptorium.domain.outcomes import RetrievalError
 from scriptorium.grpc.convert import resolution_to_pb
-from scriptorium.v1 import retrieval_pb2 as pb
 
 INTERNAL_MESSAGE = "internal error"
-_DETAILS_KEY = "grpc-status-details-bin"
+# Decoding the detail is the caller's side of the same contract (the client, a peer source).
+__all__ = ["abort_with", "resolution_from_error", "rich_status", "status_code", "to_status"]
 
 
 def status_code(error: RetrievalError) -> grpc.StatusCode:
@@ -47,39 +48,3 @@ async def abort_with(context: grpc.aio.ServicerContext, error: BaseException) ->
     """End the call with the status for ``error`` (raises, like ``context.abort``)."""
     await context.abort_with_status(to_status(error))
     raise AssertionError("abort_with_status returned")  # pragma: no cover
-
-
-def _trailing_metadata(err: Any) -> tuple[Any, ...]:
-    getter = getattr(err, "trailing_metadata", None)
-    if getter is None:
-        return ()
-    try:
-        return tuple(getter() or ())
-    except Exception:
-        return ()
-
-
-def rich_status(err: Any) -> status_pb2.Status | None:
-    """The ``google.rpc.Status`` a failed call carried in its trailers, if any."""
-    for key, value in _trailing_metadata(err):
-        if key == _DETAILS_KEY:
-            status = status_pb2.Status()
-            try:
-                status.ParseFromString(value)
-            except Exception:
-                return None
-            return status
-    return None
-
-
-def resolution_from_error(err: grpc.RpcError) -> pb.Resolution | None:
-    """The Resolution attached to a failed call (sync or asyncio), or None."""
-    status = rich_status(err)
-    if status is None:
-        return None
-    for detail in status.details:
-        if detail.Is(pb.Resolution.DESCRIPTOR):
-            resolution = pb.Resolution()
-            detail.Unpack(resolution)
-            return resolution
-    return None
