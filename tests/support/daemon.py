@@ -79,8 +79,14 @@ class Daemon:
         return self.process.connect()
 
     def wait_serving(self, timeout: float = 120.0) -> None:
-        """Until the daemon wrote its ready file (health SERVING); raises with its log if not."""
+        """Until the daemon wrote its ready file (health SERVING), then until the stubs' channel
+        is connected (one poked before the port was bound may be backing off); raises with the
+        daemon's log if either does not happen."""
         self.process.wait_ready(timeout)
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise TimeoutError(f"no connection to {self.address}:\n{self.log()}") from None
 
     @property
     def stub(self) -> retrieval_pb2_grpc.RetrievalServiceStub:
