@@ -1,22 +1,20 @@
 """Cold start and incremental updates, timed from outside the daemon.
 
-Cold start is measured with ``--ready-file`` (written right after health turns SERVING) polled
-every 2 ms, not with health checks: a gRPC channel that was refused while the port was not yet
-bound backs off for up to a second, which would be measured as start-up time.
+Cold start is measured with ``--ready-file`` (written right after health turns SERVING), which
+the launcher polls every 2 ms here, not with health checks: a gRPC channel that was refused while
+the port was not yet bound backs off for up to a second, which would be measured as start-up time.
 """
 
 from __future__ import annotations
 
 import random
 import re
-import signal
 import statistics
 import string
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+from scriptorium.launcher import DaemonProcess
 from scriptorium.v1 import retrieval_pb2 as pb
 
 _READY_IN = re.compile(r"ready in ([0-9.]+)s")
@@ -27,25 +25,17 @@ def cold_start(config: Path, state: Path, work: Path, runs: int) -> dict:
     walls: list[float] = []
     loads: list[float] = []
     for run in range(runs):
-        ready = work / f"ready-{run}.port"
-        ready.unlink(missing_ok=True)
         log = work / f"cold-{run}.log"
-        cmd = [sys.executable, "-P", "-m", "scriptorium", "serve", "--config", str(config)]
-        cmd += ["--state-dir", str(state), "--listen", "127.0.0.1:0", "--ready-file", str(ready)]
-        with log.open("wb") as sink:
-            started = time.perf_counter()
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sink)
-            try:
-                while not ready.exists():
-                    if proc.poll() is not None:
-                        raise RuntimeError(f"daemon exited: {log.read_text('utf-8')[-2000:]}")
-                    if time.perf_counter() - started > 600:
-                        raise TimeoutError("daemon not ready after 600 s")
-                    time.sleep(0.002)
-                walls.append(time.perf_counter() - started)
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(60)
+        daemon = DaemonProcess(
+            ["--config", str(config)], state_dir=state, log=log, stdout_to_log=False
+        )
+        started = time.perf_counter()
+        daemon.spawn()
+        try:
+            daemon.wait_ready(600, poll_s=0.002)
+            walls.append(time.perf_counter() - started)
+        finally:
+            daemon.stop(60)
         found = _READY_IN.search(log.read_text("utf-8", "replace"))
         if found:
             loads.append(float(found.group(1)))

@@ -59,6 +59,7 @@ from bench.measure import (  # noqa: E402
 from bench.queries import QUERIES, eval_queries  # noqa: E402
 from bench.targets import check  # noqa: E402
 from bench.tracing import pb_stub, render_tracing, tracing_overhead  # noqa: E402
+from scriptorium.launcher import daemon_command  # noqa: E402
 from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
 from tests.support.daemon import CORPUS, Daemon, write_fastapi_config  # noqa: E402
 
@@ -106,7 +107,7 @@ def build(config: Path, state: Path, megabytes: float, workers: int | None = Non
     ``workers`` is ``--build-workers`` (None: the default, one worker process per core).
     """
     started = time.perf_counter()
-    command = [sys.executable, "-P", "-m", "scriptorium", "--format", "json", "index", "build"]
+    command = [*daemon_command(), "--format", "json", "index", "build"]
     if workers is not None:
         command += ["--build-workers", str(workers)]
     done = subprocess.run(

@@ -227,15 +227,8 @@ class TlsDaemon(Daemon):
         super().__init__(*args, **kw)
         self.ca = ca
 
-    def start(self, timeout: float = 120.0) -> TlsDaemon:
-        self._log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env
-        )
-        credentials = grpc.ssl_channel_credentials(self.ca.read_bytes())
-        self.channel = grpc.secure_channel(self.address, credentials)
-        self.wait_serving(timeout)
-        return self
+    def connect(self) -> grpc.Channel:
+        return self.process.connect(grpc.ssl_channel_credentials(self.ca.read_bytes()))
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")

@@ -246,20 +246,18 @@ def pki(tmp_path_factory) -> Pki:
 
 
 class TlsDaemon(Daemon):
-    """A daemon reached over TLS: readiness is probed through the secure channel itself."""
+    """A daemon reached over TLS: its stubs talk through the secure channel."""
 
     def __init__(self, args: list[str], state_dir: Path, credentials: grpc.ChannelCredentials):
         super().__init__(args, state_dir)
         self.credentials = credentials
 
     def start(self, timeout: float = 60.0) -> TlsDaemon:
-        self._log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env
-        )
-        self.channel = grpc.secure_channel(self.address, self.credentials)
-        self.wait_serving(timeout)
+        super().start(timeout)
         return self
+
+    def connect(self) -> grpc.Channel:
+        return self.process.connect(self.credentials)
 
 
 def _tls_config(path: Path, docs: Path, pki: Pki, *, mutual: bool) -> Path:

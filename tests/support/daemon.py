@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2_grpc
 
+from scriptorium.launcher import DaemonProcess, inherit_env
 from scriptorium.v1 import retrieval_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +27,13 @@ def free_port() -> int:
 
 
 class Daemon:
-    """A ``scriptorium serve`` subprocess; use as a context manager."""
+    """A ``scriptorium serve`` subprocess on a fixed free port; use as a context manager.
+
+    A thin face over ``scriptorium.launcher.DaemonProcess``: ready means the daemon wrote its
+    ready file (health SERVING), the log holds stdout and stderr unless ``stdout_to_log`` is off.
+    """
+
+    stdout_to_log = True
 
     def __init__(
         self,
@@ -41,24 +44,24 @@ class Daemon:
         log_path: Path | None = None,
     ) -> None:
         self.port = free_port()
-        self.address = f"127.0.0.1:{self.port}"
         self.state_dir = state_dir
         self.log_path = log_path or state_dir.parent / f"daemon-{self.port}.log"
-        self.cmd = [
-            sys.executable,
-            "-P",  # the working folder must not shadow the installed package
-            "-m",
-            "scriptorium",
-            "serve",
-            *args,
-            "--listen",
-            self.address,
-            "--state-dir",
-            str(state_dir),
-        ]
-        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-        self.proc: subprocess.Popen | None = None
+        self.process = DaemonProcess(
+            args,
+            state_dir=state_dir,
+            listen=f"127.0.0.1:{self.port}",
+            log=self.log_path,
+            stdout_to_log=self.stdout_to_log,
+            env=inherit_env(env),
+        )
+        self.address = self.process.address
+        self.cmd = self.process.cmd
+        self.env = self.process.env
         self.channel: grpc.Channel | None = None
+
+    @property
+    def proc(self) -> subprocess.Popen | None:
+        return self.process.proc
 
     def start(self, timeout: float = 120.0) -> Daemon:
         self.start_process()
@@ -67,25 +70,23 @@ class Daemon:
 
     def start_process(self) -> Daemon:
         """Start the subprocess without waiting for SERVING (a test holding its first build)."""
-        self._log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env
-        )
-        self.channel = grpc.insecure_channel(self.address)
+        self.process.spawn()
+        self.channel = self.connect()
         return self
 
+    def connect(self) -> grpc.Channel:
+        """The channel the stubs use (a TLS daemon's test gives its credentials here)."""
+        return self.process.connect()
+
     def wait_serving(self, timeout: float = 120.0) -> None:
-        health = health_pb2_grpc.HealthStub(self.channel)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"daemon exited with {self.proc.returncode}:\n{self.log()}")
-            with contextlib.suppress(grpc.RpcError):
-                reply = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=1)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            time.sleep(0.1)
-        raise TimeoutError(f"daemon not SERVING after {timeout}s:\n{self.log()}")
+        """Until the daemon wrote its ready file (health SERVING), then until the stubs' channel
+        is connected (one poked before the port was bound may be backing off); raises with the
+        daemon's log if either does not happen."""
+        self.process.wait_ready(timeout)
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise TimeoutError(f"no connection to {self.address}:\n{self.log()}") from None
 
     @property
     def stub(self) -> retrieval_pb2_grpc.RetrievalServiceStub:
@@ -101,25 +102,15 @@ class Daemon:
 
     def full_log(self) -> str:
         """The whole log, to wait for a line in (a tail may have scrolled past it)."""
-        try:
-            return self.log_path.read_text("utf-8", "replace")
-        except OSError:
-            return ""
+        return self.process.log_text()
 
     def terminate(self, timeout: float = 30.0) -> int:
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        code = self.process.stop(timeout)
         if self.channel is not None:
             self.channel.close()
-        self._log.close()
-        return self.proc.returncode
+        return code if code is not None else 0
 
     def __enter__(self) -> Daemon:
         return self.start()

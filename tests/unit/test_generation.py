@@ -163,7 +163,7 @@ def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path, monk
 
 
 def test_loading_a_generation_keeps_its_table_encodings_for_the_next_write(tmp_path, monkeypatch):
-    from scriptorium.index import generation as G
+    from scriptorium.index import manifest as G  # where the tables are encoded
 
     written = write(GenerationStore(tmp_path), None, [make_doc("a.md", "apple")])
     encoded = []

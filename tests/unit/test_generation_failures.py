@@ -13,13 +13,13 @@ import pytest
 
 from scriptorium.cancel import BuildCancelled
 from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
+from scriptorium.index.failures import write_failure
 from scriptorium.index.generation import (
     Change,
     FileEntry,
     GenerationStore,
     GenerationWriteError,
     SourceEntry,
-    _write_failure,
 )
 from scriptorium.index.store import BlobStore, blob_name
 from scriptorium.sources.base import content_hash
@@ -108,10 +108,10 @@ def test_a_cancelled_write_leaves_nothing(tmp_path):
     ],
 )
 def test_file_system_failures_are_recognised(error, expected):
-    failure = _write_failure(error)
+    failure = write_failure(error)
     assert failure is not None and failure[1] is expected
 
 
 def test_other_errors_are_not_write_failures():
-    assert _write_failure(ValueError("schema mismatch")) is None
-    assert _write_failure(BuildCancelled()) is None
+    assert write_failure(ValueError("schema mismatch")) is None
+    assert write_failure(BuildCancelled()) is None

@@ -8,13 +8,7 @@ recorded on the case and the run goes on; only a daemon that cannot be reached s
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +19,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
+from scriptorium import launcher
 from scriptorium.evaluation import scoring
 from scriptorium.evaluation.evalset import Case
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -81,73 +76,53 @@ class DaemonProcess:
     # private temporary one, removed on stop.
     state_dir: Path | None = None
     target: str = ""
-    _proc: subprocess.Popen[bytes] | None = None
-    _state_dir: str = ""
-    _log_path: str = ""
+    _process: launcher.DaemonProcess | None = None
 
     def command(self, port: int) -> list[str]:
-        return [
-            sys.executable,
-            "-P",  # the working folder must not shadow the installed package
-            "-m",
-            "scriptorium",
-            "serve",
-            "--config",
-            str(self.config),
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--state-dir",
-            self._state_dir,
-        ]
+        """The command line, for a daemon listening on ``port`` (0: any free one)."""
+        process = self._launcher(port)
+        process.stop()  # nothing was spawned: this only removes its scratch folder
+        return process.cmd
+
+    def _launcher(self, port: int = 0) -> launcher.DaemonProcess:
+        process = launcher.DaemonProcess(
+            config=self.config,
+            state_dir=self.state_dir,
+            listen=f"127.0.0.1:{port}",
+            prefix="scriptorium-eval-",
+        )
+        process.log = (self.state_dir or process.work) / "daemon.log"
+        return process
 
     def start(self) -> str:
         """Start the daemon and return its target once health reports SERVING."""
-        if self.state_dir is not None:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            self._state_dir = str(self.state_dir)
-        else:
-            self._state_dir = tempfile.mkdtemp(prefix="scriptorium-eval-")
-        self._log_path = os.path.join(self._state_dir, "daemon.log")
-        port = free_port()
-        self.target = f"127.0.0.1:{port}"
-        with open(self._log_path, "wb") as log:
-            self._proc = subprocess.Popen(
-                self.command(port), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-            )
-        channel = grpc.insecure_channel(self.target)
+        self._process = self._launcher()
         try:
-            wait_until_serving(channel, self.startup_timeout_s, self.alive)
-        except DaemonError as exc:
-            tail = self.log_tail()
-            self.stop()
-            raise DaemonError(f"{exc}\n--- daemon log (tail) ---\n{tail}") from None
-        finally:
-            channel.close()
+            self.target = self._process.start(self.startup_timeout_s)
+        except launcher.DaemonExited as exc:
+            raise DaemonError(
+                "the daemon exited before it reported SERVING"
+                f"\n--- daemon log (tail) ---\n{exc.tail or '(no log)'}"
+            ) from None
+        except launcher.DaemonNotReady as exc:
+            raise DaemonError(
+                f"the daemon was not SERVING within {self.startup_timeout_s:.0f}s"
+                f"\n--- daemon log (tail) ---\n{exc.tail or '(no log)'}"
+            ) from None
         return self.target
 
     def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._process is not None and self._process.alive()
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            with open(self._log_path, encoding="utf-8", errors="replace") as log:
-                return "".join(log.readlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        tail = self._process.log_tail(lines) if self._process is not None else ""
+        return tail or "(no log)"
 
     def stop(self) -> None:
         """SIGTERM, wait for the drain, kill only if it does not exit; remove the state dir."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGTERM)
-            try:
-                self._proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        self._proc = None
-        if self._state_dir and self.state_dir is None:
-            shutil.rmtree(self._state_dir, ignore_errors=True)
-        self._state_dir = ""
+        if self._process is not None:
+            self._process.stop(STOP_TIMEOUT_S)
+        self._process = None
 
 
 @contextlib.contextmanager

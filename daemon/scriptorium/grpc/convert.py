@@ -1,5 +1,8 @@
 """Translation between protobuf messages and domain types.
 
+Kept whole past 500 lines: it is one table of mappings, each message both ways, so a contract
+change is one edit in one place (the servicer and the client both read it).
+
 Pure functions only: the servicer calls these on the way in and out, and nothing here knows
 about gRPC contexts or the engine. An enum value the contract does not define is an
 ``InvalidArgument``; a zero (``_UNSPECIFIED``) value means "use the default".

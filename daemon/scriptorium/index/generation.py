@@ -13,12 +13,10 @@ changed documents, then the engine swaps to it.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import time
 import uuid
@@ -38,235 +36,28 @@ from scriptorium import faults
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
 from scriptorium.index import schema as S
+from scriptorium.index.failures import (
+    CorruptGenerationError,
+    GenerationWriteError,
+    megabytes,
+    write_failure,
+)
+from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
+    FORMAT_VERSION,
+    FileEntry,
+    Manifest,
+    SourceEntry,
+    SourceFragments,
+)
 from scriptorium.index.store import BlobStore, blob_name, encode_document
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
 MANIFEST = "MANIFEST.json"
 _PREFIX = "gen-"
 _TMP_PREFIX = ".tmp-"
 _LOCK_FILES = {".tantivy-writer.lock", ".tantivy-meta.lock"}
 WRITER_LOCK = "writer.lock"
-
-
-class CorruptGenerationError(RuntimeError):
-    """A generation failed verification and must not be served."""
-
-
-class GenerationWriteError(RuntimeError):
-    """A generation could not be written (a full disk, a read-only state directory).
-
-    The message is one sentence for a person: which sources, where, and why (for a full disk,
-    how much the new text needs against the space that is free). Nothing of the attempt is
-    left behind, and ``sources`` names the sources whose update it carried.
-    """
-
-    def __init__(self, message: str, sources: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.sources = sources
-
-
-_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
-# How tantivy passes an OS error on: a ValueError ("An IO error occurred: ...", "Internal
-# error: ...") whose text ends with the OS message and "(os error N)".
-_TANTIVY_OS_ERROR = re.compile(r"\(os error (\d+)\)")
-
-
-def _write_failure(exc: BaseException) -> tuple[str, bool] | None:
-    """Why a generation's write failed when it is the file system's doing, and whether the
-    disk is full; None for anything else (a bug, a cancellation)."""
-    if isinstance(exc, OSError):
-        code, why = exc.errno, exc.strerror or str(exc)
-    elif isinstance(exc, ValueError) and (found := _TANTIVY_OS_ERROR.search(str(exc))):
-        code = int(found.group(1))
-        why = os.strerror(code)
-    elif isinstance(exc, ValueError) and os.strerror(errno.ENOSPC) in str(exc):
-        code, why = errno.ENOSPC, os.strerror(errno.ENOSPC)
-    else:
-        return None
-    return why[:1].lower() + why[1:], code in _DISK_FULL_ERRNOS
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
-
-
-@dataclass(slots=True)
-class FileEntry:
-    hash: str
-    size: int
-    mtime_ns: int
-    blob: str
-    blocks: int
-
-
-@dataclass(slots=True)
-class SourceEntry:
-    kind: str
-    root: str
-    fingerprint: str
-    files: dict[str, FileEntry] = field(default_factory=dict)
-
-
-# The order of a manifest's fields in its file (the checksum follows them).
-_FIELD_ORDER = (
-    "generation",
-    "created_at",
-    "parent",
-    "extractors",
-    "sources",
-    "index_files",
-    "format_version",
-    "schema_version",
-)
-
-
-def _canonical(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-def _object(fields: dict[str, str], order: Iterable[str]) -> str:
-    """A JSON object from already encoded values, keys in ``order``."""
-    return "{" + ",".join(f"{json.dumps(key)}:{fields[key]}" for key in order) + "}"
-
-
-def _source_json(source: SourceEntry) -> dict:
-    return {
-        "kind": source.kind,
-        "root": source.root,
-        "fingerprint": source.fingerprint,
-        "files": {
-            path: {
-                "hash": f.hash,
-                "size": f.size,
-                "mtime_ns": f.mtime_ns,
-                "blob": f.blob,
-                "blocks": f.blocks,
-            }
-            for path, f in source.files.items()
-        },
-    }
-
-
-class SourceFragments:
-    """The canonical JSON of each source's file table, kept while the table stays the same.
-
-    A table is recognised by identity: tables are never changed once a generation holds them,
-    and an update passes on the previous generation's table object for a source it did not
-    touch. A tree of 90,000 files costs ~0.3 s to encode; an edit touches one source.
-    """
-
-    def __init__(self) -> None:
-        self._cache: dict[str, tuple[dict[str, FileEntry], tuple[str, str, str], str]] = {}
-
-    def encode(self, name: str, source: SourceEntry) -> str:
-        identity = (source.kind, source.root, source.fingerprint)
-        cached = self._cache.get(name)
-        if cached is not None and cached[0] is source.files and cached[1] == identity:
-            return cached[2]
-        text = _canonical(_source_json(source))
-        self._cache[name] = (source.files, identity, text)
-        return text
-
-
-@dataclass(slots=True)
-class Manifest:
-    generation: int
-    created_at: float
-    parent: int
-    extractors: str
-    sources: dict[str, SourceEntry]
-    index_files: dict[str, list]  # relative path -> [size, sha256]
-    format_version: int = FORMAT_VERSION
-    schema_version: int = S.SCHEMA_VERSION
-    checksum: str = ""
-
-    @property
-    def document_count(self) -> int:
-        return sum(len(s.files) for s in self.sources.values())
-
-    @property
-    def block_count(self) -> int:
-        return sum(f.blocks for s in self.sources.values() for f in s.files.values())
-
-    def to_json(self) -> dict:
-        """The manifest as JSON data, without its checksum (what ``asdict`` gives, built by
-        hand: ``asdict`` deep-copies every file entry and dominated writing and loading)."""
-        data = self._header()
-        data["sources"] = {name: _source_json(source) for name, source in self.sources.items()}
-        return {key: data[key] for key in _FIELD_ORDER}
-
-    def _header(self) -> dict:
-        """Every field but ``sources`` and the checksum, in the file's order."""
-        return {
-            "generation": self.generation,
-            "created_at": self.created_at,
-            "parent": self.parent,
-            "extractors": self.extractors,
-            "index_files": {rel: list(value) for rel, value in self.index_files.items()},
-            "format_version": self.format_version,
-            "schema_version": self.schema_version,
-        }
-
-    def compute_checksum(self) -> str:
-        return hashlib.sha256(_canonical(self.to_json()).encode()).hexdigest()
-
-    def serialize(self, fragments: SourceFragments) -> tuple[str, str]:
-        """The manifest file's text and its checksum, each source's table encoded once.
-
-        The checksum covers the canonical encoding (sorted keys, no spaces) that
-        :meth:`compute_checksum` recomputes at load. Canonical JSON is compositional, so it is
-        assembled from one canonical fragment per source, and the file reuses those fragments
-        (sources in their configured order): a source whose table did not change since the
-        last generation is not encoded again.
-        """
-        encoded = {name: fragments.encode(name, source) for name, source in self.sources.items()}
-        checksum = self._checksum(encoded)
-        text = {
-            key: json.dumps(value, separators=(",", ":")) for key, value in self._header().items()
-        }
-        text["sources"] = _object(encoded, encoded)
-        text["checksum"] = json.dumps(checksum)
-        return _object(text, (*_FIELD_ORDER, "checksum")), checksum
-
-    def checksum_with(self, fragments: SourceFragments) -> str:
-        """:meth:`compute_checksum`, encoding each source's table through ``fragments``.
-
-        Verifying a loaded generation this way leaves its tables' encodings in ``fragments``,
-        so the first update after a start re-encodes only the source it changes.
-        """
-        return self._checksum(
-            {name: fragments.encode(name, source) for name, source in self.sources.items()}
-        )
-
-    def _checksum(self, encoded: dict[str, str]) -> str:
-        canonical = {key: _canonical(value) for key, value in self._header().items()}
-        canonical["sources"] = _object(encoded, sorted(encoded))
-        return hashlib.sha256(_object(canonical, sorted(canonical)).encode()).hexdigest()
-
-    @classmethod
-    def from_json(cls, data: dict) -> Manifest:
-        sources = {
-            name: SourceEntry(
-                kind=s["kind"],
-                root=s["root"],
-                fingerprint=s["fingerprint"],
-                files={p: FileEntry(**f) for p, f in s["files"].items()},
-            )
-            for name, s in data["sources"].items()
-        }
-        return cls(
-            generation=data["generation"],
-            created_at=data["created_at"],
-            parent=data["parent"],
-            extractors=data["extractors"],
-            sources=sources,
-            index_files=data["index_files"],
-            format_version=data["format_version"],
-            schema_version=data["schema_version"],
-            checksum=data.get("checksum", ""),
-        )
 
 
 def _sha256_file(path: Path) -> str:
@@ -593,7 +384,7 @@ class GenerationStore:
             shutil.rmtree(tmp, ignore_errors=True)
             if blob_writer is not None:  # its writes are over (see BlobWriter.__exit__)
                 self.blobs.remove(blob_writer.created)
-            failure = _write_failure(exc)
+            failure = write_failure(exc)
             if failure is None:
                 raise
             raise self._write_error(generation, change, *failure) from exc
@@ -622,14 +413,14 @@ class GenerationStore:
         )
         if disk_full:
             try:
-                free = _megabytes(shutil.disk_usage(self.state_dir).free) + " free"
+                free = megabytes(shutil.disk_usage(self.state_dir).free) + " free"
             except OSError:
                 free = "free space unknown"
             text = sum(len(d.text.encode("utf-8")) for d in change.added)
             files = len(change.added)
             needed = (
                 f"the new text of {files} file{'s' if files != 1 else ''} alone is "
-                f"{_megabytes(text)}; "
+                f"{megabytes(text)}; "
                 if files
                 else ""
             )

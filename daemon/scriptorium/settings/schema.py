@@ -52,6 +52,11 @@ class Key:
             raise ValueError(f"key {self.name!r}: unknown type {self.type!r}")
 
 
+def expected(kind: str) -> str:
+    """What a declared type accepts, as a sentence says it (``a list of strings``)."""
+    return _EXPECTED[kind]
+
+
 def describe(value: Any) -> str:
     """A value as an error message names it: ``a string ("*.md")``, ``an integer (3)``."""
     if isinstance(value, bool):

@@ -1,5 +1,8 @@
 """Line-level structure of Markdown: fences, headings, lists, labelled steps, paragraphs.
 
+Kept whole past 500 lines: the patterns and the passes over them agree on what is a fence, a
+heading and a list item only while they sit together; split, the three users would drift.
+
 One pure, regex-driven pass per question, shared by the Markdown extractor (heading blocks),
 GetContent (MULTI_RANGE highlights) and SummarizeFlow (step candidates), so all three agree
 on what is code, what is a heading and what is a step. It is deliberately not a full CommonMark

@@ -1,5 +1,8 @@
 """The ``mkdocs`` source: published MkDocs sites under one origin, searched and fetched live.
 
+Kept whole past 500 lines: nearly all of it is the one ``MkDocsSource`` class, whose search and
+fetch share its per-site caches and cooldowns (the resolution rules are already apart).
+
 Search reads each site's published search index (loaded lazily, concurrently, cached on disk)
 and offers its sections as candidates to the shared ranking pipeline. Fetch resolves a location
 to one site and page (``resolution``), then serves the page's raw Markdown, or its HTML

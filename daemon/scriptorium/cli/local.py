@@ -1,0 +1,129 @@
+"""The commands that run here, without a daemon to ask: serve, index build, state, settings."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import logging
+import sys
+
+from scriptorium.cli.output import format_state_dirs, print_json, size_text, when_text
+from scriptorium.cli.status import EXIT_FAILED, EXIT_OK
+from scriptorium.index import progress, statedirs
+from scriptorium.settings.config import ConfigError, Settings, load_settings
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _apply_build_workers(settings: Settings, args: argparse.Namespace) -> None:
+    if args.build_workers is not None:
+        if args.build_workers < 0:
+            raise ConfigError("--build-workers must be at least 0")
+        settings.build_workers = args.build_workers
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from scriptorium.grpc.server import serve
+
+    settings = load_settings(args.config, args.paths, listen=args.listen, state_dir=args.state_dir)
+    if args.log_level:
+        settings.log_level = args.log_level.upper()
+    _apply_build_workers(settings, args)
+    if args.watch is not None:
+        settings.watch = args.watch
+    if args.watch_interval is not None:
+        if args.watch_interval <= 0:
+            raise ConfigError("--watch-interval must be greater than 0")
+        settings.watch_interval = args.watch_interval
+    _configure_logging(settings.log_level)
+    with progress.attach(progress.ProgressRenderer(sys.stderr)):
+        return asyncio.run(serve(settings, ready_file=args.ready_file))
+
+
+def cmd_index_build(args: argparse.Namespace) -> int:
+    from scriptorium.cancel import BuildCancelled, BuildSignals
+    from scriptorium.engine.local import build_index
+    from scriptorium.grpc.server import EXIT_INTERRUPTED, validate_source_kinds
+    from scriptorium.index.generation import GenerationWriteError
+    from scriptorium.plugins import load_registry
+
+    settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
+    if args.log_level:
+        settings.log_level = args.log_level.upper()
+    _apply_build_workers(settings, args)
+    _configure_logging(settings.log_level)
+    registry = load_registry()
+    validate_source_kinds(settings, registry)
+    with BuildSignals() as signals, progress.attach(progress.ProgressRenderer(sys.stderr)):
+        try:
+            summary = build_index(settings, registry, stop=signals.event)
+            if inspect.isawaitable(summary):
+                summary = asyncio.run(summary)
+        except BuildCancelled:  # the log has said so; nothing was written
+            return 128 + signals.signal if signals.signal else EXIT_INTERRUPTED
+        except GenerationWriteError as exc:
+            print(f"scriptorium: error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+    if args.format == "json":
+        print_json(dict(summary))
+    else:
+        for key, value in dict(summary).items():
+            print(f"{key}: {value}")
+    return EXIT_OK
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    """``state list`` and ``state prune``: local, no daemon needed."""
+    if args.state_command == "list":
+        entries = statedirs.list_state_dirs()
+        if args.format == "json":
+            print_json(
+                {"root": str(statedirs.cache_root()), "state_dirs": [e.to_json() for e in entries]}
+            )
+        else:
+            print(format_state_dirs(entries))
+        return EXIT_OK
+    result = statedirs.prune(args.older_than, dry_run=args.dry_run)
+    if args.format == "json":
+        print_json(
+            {
+                "dry_run": args.dry_run,
+                "removed": [e.to_json() for e in result.removed],
+                "kept_in_use": [e.to_json() for e in result.kept_in_use],
+                "kept_recent": [e.to_json() for e in result.kept_recent],
+            }
+        )
+        return EXIT_OK
+    verb = "would remove" if args.dry_run else "removed"
+    for entry in result.removed:
+        used = when_text(entry.last_used)
+        print(f"{verb} {entry.path} ({size_text(entry.size_bytes)}, last used {used})")
+    for entry in result.kept_in_use:
+        print(f"kept {entry.path}: in use")
+    freed = sum(e.size_bytes for e in result.removed)
+    print(
+        f"{verb} {len(result.removed)} state director{'y' if len(result.removed) == 1 else 'ies'}"
+        f" ({size_text(freed)}); kept {len(result.kept_in_use)} in use,"
+        f" {len(result.kept_recent)} used in the last {args.older_than:g} days"
+    )
+    return EXIT_OK
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    """Every declared configuration table; ``--format markdown`` is docs/settings.md."""
+    from scriptorium.settings import reference
+
+    tables = reference.all_tables(first_party_only=not args.all_plugins)
+    if args.format == "json":
+        print_json({"tables": reference.as_json(tables)})
+    elif args.format == "markdown":
+        sys.stdout.write(reference.render_markdown(tables))
+    else:
+        sys.stdout.write(reference.render_text(tables))
+    return EXIT_OK
