@@ -65,7 +65,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
         watch=False,
     )
     built = LocalEngine(settings, load_registry())
-    built.load_or_build()
+    built.indexer.load_or_build()
     built._ready = True
     return built
 
@@ -232,7 +232,7 @@ def test_index_builds_are_spans(tmp_path, otel):
         state_dir=tmp_path / "state",
         watch=False,
     )
-    LocalEngine(settings, load_registry()).load_or_build()
+    LocalEngine(settings, load_registry()).indexer.load_or_build()
     (build,) = named(exporter.get_finished_spans(), T.INDEX_BUILD)
     assert build.attributes[T.INDEX_DOCUMENTS] == 1
     assert build.attributes[T.INDEX_CHANGED] == 1
@@ -363,9 +363,9 @@ def _moment():
 
 
 def test_backfilled_candidates_are_not_reported_as_dropped(engine):
-    doc = engine.snapshot.docs[("docs", "tutorial/background-tasks.md")]
+    doc = engine.indexer.snapshot.docs[("docs", "tutorial/background-tasks.md")]
     blocks = [b for b in doc.blocks if b.anchor][:6]
-    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.lines_of)
+    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.indexer.lines_of)
     cands = [Candidate("docs", doc, b, 10.0 - i) for i, b in enumerate(blocks)]
     query = Query(text="background", terms=("background",), top_k=4, explain=True)
     window, duplicates, dropped = pipeline.order(
@@ -380,12 +380,12 @@ def test_backfilled_candidates_are_not_reported_as_dropped(engine):
 def test_the_cap_is_named_only_for_blocks_that_would_have_made_the_cut(engine):
     # Three blocks of one document ahead of another document's: with top_k 1 the third block
     # of the first document is capped, but it would not have been shown anyway.
-    doc = engine.snapshot.docs[("docs", "tutorial/background-tasks.md")]
-    other = engine.snapshot.docs[("docs", "tutorial/old-background.md")]
+    doc = engine.indexer.snapshot.docs[("docs", "tutorial/background-tasks.md")]
+    other = engine.indexer.snapshot.docs[("docs", "tutorial/old-background.md")]
     blocks = [b for b in doc.blocks if b.anchor][:3]
     cands = [Candidate("docs", doc, b, 10.0 - i) for i, b in enumerate(blocks)]
     cands.append(Candidate("docs", other, other.blocks[0], 5.0))
-    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.lines_of)
+    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.indexer.lines_of)
     location = lambda c: f"{c.document.path}#{c.block.anchor}"  # noqa: E731
     query = Query(text="background", terms=("background",), top_k=1, explain=True)
     window, _, dropped = pipeline.order(cands, 1, location, False, query)
