@@ -17,7 +17,14 @@ from enum import Enum
 from pathlib import Path
 
 from scriptorium.domain.model import Corpus
-from scriptorium.domain.outcomes import ContentParams, RetrievalError, SearchParams
+from scriptorium.domain.outcomes import (
+    ContentParams,
+    FlowParams,
+    GuideParams,
+    RelatedParams,
+    RetrievalError,
+    SearchParams,
+)
 from scriptorium.engine.local import create_engine
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
@@ -68,25 +75,39 @@ async def run(engine) -> dict:
     for i, text in enumerate(queries()):
         explain = i % 2 == 0
         for mode in modes:
-            await call(f"s|{text}|{mode}|{explain}", engine.search(SearchParams(
-                query=text, mode=mode, explain=explain)))
+            await call(
+                f"s|{text}|{mode}|{explain}",
+                engine.search(SearchParams(query=text, mode=mode, explain=explain)),
+            )
         kinds = (Corpus.CODE,) if i % 3 else (Corpus.DOCS,)
-        await call(f"k|{text}|{kinds}", engine.search(SearchParams(
-            query=text, kinds=kinds, explain=not explain, top_k=5, token_budget=300 * (i % 2))))
+        await call(
+            f"k|{text}|{kinds}",
+            engine.search(
+                SearchParams(
+                    query=text,
+                    kinds=kinds,
+                    explain=not explain,
+                    top_k=5,
+                    token_budget=300 * (i % 2),
+                )
+            ),
+        )
     refs = []
     for text in queries()[:40]:
         outcome = await engine.search(SearchParams(query=text, top_k=3))
         refs += [h.ref_id for h in outcome.hits]
         for hit in outcome.hits[:2]:
             await call(f"f|{hit.ref_id}", engine.get_content(ContentParams(ref_id=hit.ref_id)))
-            await call(f"l|{hit.location}", engine.get_content(ContentParams(
-                location=hit.location, mode="full")))
+            await call(
+                f"l|{hit.location}",
+                engine.get_content(ContentParams(location=hit.location, mode="full")),
+            )
     for i in range(0, min(len(refs), 60), 3):
         chunk = refs[i : i + 3]
-        await call(f"r|{chunk}", engine.expand_related(chunk))
-        await call(f"w|{chunk}", engine.summarize_flow(chunk, "how it works"))
+        await call(f"r|{chunk}", engine.expand_related(RelatedParams(chunk)))
+        await call(f"w|{chunk}", engine.summarize_flow(FlowParams(chunk, "how it works")))
     for text in queries()[:25]:
-        await call(f"g|{text}", engine.guide_implementation(text))
+        await call(f"g|{text}", engine.guide_implementation(GuideParams(text)))
     for row in (json.loads(line) for line in (ROOT / "eval/fastapi.jsonl").open()):
         if "fetch_location" in row:
             location = row["fetch_location"]

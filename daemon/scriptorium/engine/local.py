@@ -25,14 +25,16 @@ from scriptorium.compose.related import expand_related
 from scriptorium.compose.tables import CorpusTables
 from scriptorium.compose.view import CorpusView
 from scriptorium.content.fetch import FetchService, LocalContent
-from scriptorium.domain.model import Corpus
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     FlowOutcome,
+    FlowParams,
     GuideOutcome,
+    GuideParams,
     InvalidArgument,
     RelatedOutcome,
+    RelatedParams,
     SearchOutcome,
     SearchParams,
     SourceReport,
@@ -163,55 +165,48 @@ class LocalEngine(Engine):
     async def get_content(self, params: ContentParams) -> ContentOutcome:
         return await self.fetching.get_content(params)
 
-    async def expand_related(
-        self,
-        ref_ids: list[str],
-        top_k: int = 0,
-        kinds: tuple[Corpus, ...] = (),
-        mode: str = "",
-        sources: tuple[str, ...] = (),
-    ) -> RelatedOutcome:
-        if not ref_ids:
+    async def expand_related(self, params: RelatedParams) -> RelatedOutcome:
+        if not params.ref_ids:
             raise InvalidArgument("at least one ref_id is required")
-        self.searching.check_mode_and_sources(mode, sources)
+        self.searching.check_mode_and_sources(params.mode, params.sources)
         outcome = await run_in_thread(
-            expand_related, self.view, list(ref_ids), top_k, tuple(kinds), mode, tuple(sources)
+            expand_related,
+            self.view,
+            list(params.ref_ids),
+            params.top_k,
+            tuple(params.kinds),
+            params.mode,
+            tuple(params.sources),
         )
         outcome.trace_id = telemetry.current_trace_id()
         return outcome
 
-    async def summarize_flow(
-        self, ref_ids: list[str], topic: str = "", style: str = "", max_steps: int = 0
-    ) -> FlowOutcome:
-        if len(topic) > MAX_QUERY_CHARS:
+    async def summarize_flow(self, params: FlowParams) -> FlowOutcome:
+        if len(params.topic) > MAX_QUERY_CHARS:
             raise InvalidArgument(f"topic is longer than {MAX_QUERY_CHARS} characters")
         outcome = await run_in_thread(
-            summarize_flow, self.view, list(ref_ids), topic, style, max_steps
+            summarize_flow,
+            self.view,
+            list(params.ref_ids),
+            params.topic,
+            params.style,
+            params.max_steps,
         )
         outcome.trace_id = telemetry.current_trace_id()
         return outcome
 
-    async def guide_implementation(
-        self,
-        topic: str,
-        framework: str = "",
-        language: str = "",
-        max_docs: int = 0,
-        max_samples: int = 0,
-        style: str = "",
-        sources: tuple[str, ...] = (),
-    ) -> GuideOutcome:
-        self.searching.check_mode_and_sources("implementation", sources)
+    async def guide_implementation(self, params: GuideParams) -> GuideOutcome:
+        self.searching.check_mode_and_sources("implementation", params.sources)
         return await run_in_thread(
             guide_implementation,
             self.view,
-            topic,
-            framework,
-            language,
-            max_docs,
-            max_samples,
-            style,
-            tuple(sources),
+            params.topic,
+            params.framework,
+            params.language,
+            params.max_docs,
+            params.max_samples,
+            params.style,
+            tuple(params.sources),
         )
 
     # -- status --------------------------------------------------------------------------------
