@@ -7,9 +7,9 @@ import math
 import pytest
 
 from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
+from scriptorium.ranking.config import RankingSettings
 from scriptorium.ranking.pipeline import (
     Pipeline,
-    RankingSettings,
     query_names,
     renders_from_code,
 )

@@ -25,7 +25,9 @@ from scriptorium.domain.refs import decode_ref
 from scriptorium.engine.local import LocalEngine
 from scriptorium.grpc.servicer import RetrievalServicer
 from scriptorium.plugins import load_registry
-from scriptorium.ranking.pipeline import Pipeline, RankingSettings
+from scriptorium.ranking.config import RankingSettings
+from scriptorium.ranking.pipeline import Pipeline
+from scriptorium.ranking.ranker import STAGES
 from scriptorium.settings.config import ConfigError, Settings, TelemetrySettings, parse_telemetry
 from scriptorium.sources.base import SourceConfig
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -124,6 +126,20 @@ def test_a_search_records_every_stage_under_its_span(engine, otel):
     assert attrs[T.SEARCH_PROVIDER] == outcome.provider == "local"
     thinnest = min(len(" ".join(h.preview.split())) for h in outcome.hits)
     assert attrs[T.MIN_PREVIEW_CHARS] == thinnest > 0
+
+
+def test_explain_stages_and_their_spans_come_from_one_table(engine, otel):
+    """Each explain report the ranker writes is a stage of its table, in order, and each of
+    those stages' spans was recorded for the search."""
+    exporter, _ = otel
+    outcome = search(engine, "run background tasks after the response", explain=True)
+    reported = [s.stage for s in outcome.stages]
+    assert reported == ["retrieve", "priors", "mode:default", "dedupe", "diversify"]
+    table = [stage for stage in STAGES if stage.report]
+    assert [s.report for s in table] == [r.removesuffix("default") for r in reported]
+    recorded = {s.name for s in exporter.get_finished_spans()}
+    assert {stage.span for stage in STAGES} <= recorded
+    assert {stage.span for stage in STAGES} <= set(T.STAGE_SPANS)
 
 
 def test_stage_spans_carry_counts_and_scores(engine, otel):

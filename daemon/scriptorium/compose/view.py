@@ -12,7 +12,7 @@ from scriptorium.domain.model import Candidate, Query, RefKind, SourceDocument
 from scriptorium.domain.outcomes import SearchHit, SearchOutcome
 from scriptorium.index.builder import Indexer
 from scriptorium.index.catalog import Snapshot
-from scriptorium.ranking.pipeline import RankingSettings
+from scriptorium.ranking.config import RankingSettings
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.search import SearchService
 from scriptorium.sources.base import Source

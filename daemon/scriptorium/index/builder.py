@@ -39,7 +39,7 @@ from scriptorium.index.parallel import helper_count, load_shared
 from scriptorium.index.progress import BuildProgress
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
-from scriptorium.ranking.pipeline import RankingSettings
+from scriptorium.ranking.config import RankingSettings
 from scriptorium.sources.base import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import TOKENIZER_VERSION, split_lines
 

@@ -1,12 +1,98 @@
-"""The ``[ranking]`` configuration table, read into ``RankingSettings``."""
+"""The ranking levers (``RankingSettings``) and the ``[ranking]`` table that sets them."""
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 
 from scriptorium.index.searcher import FieldWeights
-from scriptorium.ranking.pipeline import RANKING_KEYS, RankingSettings
-from scriptorium.settings.schema import check_table
+from scriptorium.settings.schema import Key, check_table
+
+DEFAULT_CLASS_WEIGHTS = {"product": 1.0, "reference": 0.9, "ledger": 0.75, "archive": 0.7}
+
+
+@dataclass(frozen=True, slots=True)
+class RankingSettings:
+    weights: FieldWeights = field(default_factory=FieldWeights)
+    class_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_CLASS_WEIGHTS))
+    surface_boost: float = 1.35
+    page_boost: bool = True
+    superseded_factor: float = 0.5
+    expired_factor: float = 0.5
+    max_per_document: int = 2
+    # Results whose words overlap a better result's by at least this share (Jaccard) are held
+    # back like the per-document cap holds blocks back (variants of one example program, a
+    # page copied into another tree); 0 is off.
+    near_duplicate_similarity: float = 0.8
+    over_fetch: int = 4
+    min_candidates: int = 50
+    # How scores from the docs and code corpora are made comparable: "raw" BM25, "max"
+    # (divide by each corpus's best score) or "rrf" (reciprocal rank fusion).
+    fusion: str = "max"
+    rrf_k: int = 60
+    # With "max": the share of the raw gap between the corpora's best scores that survives
+    # (0: each corpus's best result scores 1.0, and a tie between the best doc and the best
+    # code result falls to path order; 1: raw BM25). Each corpus is scaled by
+    # (its best / the overall best) to this power.
+    fusion_blend: float = 0.1
+    # Factor for documentation blocks that render API reference from code at site build time
+    # (mkdocstrings ``:::`` directives): in the source they hold little beyond the names they
+    # match, and the code they point to is indexed itself.
+    directive_factor: float = 0.8
+    # Factor for code blocks that define a name the query spells out (``def Depends``,
+    # ``APIRouter include_router``): asking for an identifier usually means its definition,
+    # which stemming alone cannot tell from every block that merely uses a related word.
+    definition_factor: float = 1.2
+    # Extra lexical candidates among the code blocks defining a name the query spells out
+    # (exact, case-folded): a definition with a long docstring can sit beyond the first
+    # candidates of a one-word query that every related block matches; 0 is off.
+    definition_candidates: int = 10
+    # Fraction of query terms the best result must contain before the answer is trusted.
+    low_confidence_coverage: float = 0.34
+    # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
+    language_prior: float = 1.0
+    # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
+    stem: bool = True
+    stopwords: bool = True
+    split_identifiers: bool = True
+    cjk_bigrams: bool = True
+
+    def token_options(self) -> dict[str, bool]:
+        return {
+            "stem": self.stem,
+            "drop_stopwords": self.stopwords,
+            "split_identifiers": self.split_identifiers,
+            "cjk_bigrams": self.cjk_bigrams,
+        }
+
+    def candidate_limit(self, top_k: int) -> int:
+        return max(self.min_candidates, top_k * self.over_fetch)
+
+
+_KEY_TYPES = {bool: "bool", int: "integer", float: "number", str: "string", dict: "number_table"}
+
+
+def _ranking_keys() -> tuple[Key, ...]:
+    """The [ranking] table: every lever of :class:`RankingSettings`, plus the field weights.
+
+    Derived from the dataclass so a new lever is a known key the moment it exists.
+    """
+    defaults = RankingSettings()
+    weights = FieldWeights()
+    keys = [
+        Key("body_weight", "number", weights.body, "BM25 boost of block bodies"),
+        Key("heading_weight", "number", weights.heading, "BM25 boost of headings"),
+        Key("path_weight", "number", weights.path, "BM25 boost of paths"),
+    ]
+    for item in dataclasses.fields(RankingSettings):
+        if item.name == "weights":
+            continue
+        value = getattr(defaults, item.name)
+        keys.append(Key(item.name, _KEY_TYPES[type(value)], value))
+    return tuple(keys)
+
+
+RANKING_KEYS: tuple[Key, ...] = _ranking_keys()
 
 
 def ranking_settings(raw: dict) -> RankingSettings:

@@ -10,7 +10,8 @@ from scriptorium import telemetry
 from scriptorium.domain.model import Candidate, Query
 from scriptorium.domain.outcomes import SearchOutcome, UnderstoodQuery
 from scriptorium.index.builder import Indexer
-from scriptorium.ranking.pipeline import RankingSettings, coverage
+from scriptorium.ranking.config import RankingSettings
+from scriptorium.ranking.pipeline import coverage
 from scriptorium.ranking.ranker import Ranker
 from scriptorium.results.budget import apply_budget, tokens_of
 from scriptorium.results.hits import HitBuilder, conflicts_in

@@ -5,7 +5,8 @@ from __future__ import annotations
 from scriptorium.domain.model import Query
 from scriptorium.index.builder import Indexer
 from scriptorium.index.searcher import LexicalHit, lexical_search
-from scriptorium.ranking.pipeline import Pipeline, RankingSettings, query_names
+from scriptorium.ranking.config import RankingSettings
+from scriptorium.ranking.pipeline import Pipeline, query_names
 from scriptorium.sources.remote import SearchBatch
 
 

@@ -18,7 +18,7 @@ from scriptorium.limits import (
     TOP_K_MAX,
 )
 from scriptorium.plugins import PluginError, Registry
-from scriptorium.ranking.pipeline import RankingSettings
+from scriptorium.ranking.config import RankingSettings
 from scriptorium.retrieval.answer import Answerer, new_outcome
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain

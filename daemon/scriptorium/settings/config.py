@@ -183,7 +183,7 @@ def _check_tables(data: Mapping[str, Any]) -> None:
 def _parse_ranking(value: Any) -> dict[str, Any]:
     table = table_of(value, "[ranking]")
     if table:
-        from scriptorium.ranking.pipeline import RANKING_KEYS
+        from scriptorium.ranking.config import RANKING_KEYS
 
         check_table(table, RANKING_KEYS, "[ranking]")
     return dict(table)
