@@ -60,8 +60,6 @@ from scriptorium.sources.watching import Watch
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LocalEngine", "build_index", "create_engine", "ranking_settings"]
-
 
 class LocalEngine(Engine):
     """An engine over locally indexed sources (Markdown trees, code trees) and remote ones."""
