@@ -267,9 +267,10 @@ def in_process(config: Path, state: Path, n: int) -> dict:
 
     settings = load_settings(config, state_dir=str(state))
     engine = LocalEngine(settings, load_registry())
-    engine.load_or_build()
-    snapshot = engine.snapshot
-    queries = [engine.make_query(SearchParams(query=q)) for q in QUERIES]
+    engine.indexer.load_or_build()
+    snapshot = engine.indexer.snapshot
+    searching = engine.searching
+    queries = [searching.make_query(SearchParams(query=q)) for q in QUERIES]
     weights = engine.ranking.weights
     limit = engine.ranking.candidate_limit(10)
     return {
@@ -277,7 +278,9 @@ def in_process(config: Path, state: Path, n: int) -> dict:
             lambda i: lexical_search(snapshot, queries[i % 10].terms, weights, limit), n
         ),
         "local_search": latency(
-            lambda i: engine.search_query(engine.make_query(SearchParams(query=QUERIES[i % 10]))),
+            lambda i: searching.search_local(
+                searching.make_query(SearchParams(query=QUERIES[i % 10]))
+            ),
             n,
         ),
     }

@@ -522,7 +522,7 @@ def test_fuse_mode_ranks_local_and_remote_candidates_together(site_server, notes
         try:
             return await engine.search(SearchParams(query="first steps path parameters", top_k=10))
         finally:
-            await engine.providers.aclose()
+            await engine.chain.aclose()
             await engine.stop()
 
     outcome = asyncio.run(scenario())

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from scriptorium.domain.model import RefKind
-from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution
+from scriptorium.domain.model import Corpus, RefKind
+from scriptorium.domain.outcomes import (
+    ContentOutcome,
+    FlowParams,
+    GuideParams,
+    RangeMark,
+    RelatedParams,
+    Resolution,
+)
 from scriptorium.grpc import convert
+from scriptorium.v1 import retrieval_pb2 as pb
 
 
 def _outcome() -> ContentOutcome:
@@ -43,3 +51,33 @@ def _outcome() -> ContentOutcome:
 def test_a_content_answer_survives_the_wire_both_ways():
     outcome = _outcome()
     assert convert.content_outcome_from_pb(convert.content_response(outcome)) == outcome
+
+
+def test_composed_requests_become_their_params() -> None:
+    related = convert.related_params(
+        pb.ExpandRelatedRequest(
+            ref_ids=["r1", "r2"],
+            top_k=4,
+            kinds=[pb.CORPUS_CODE],
+            mode="implementation",
+            sources=["en"],
+        )
+    )
+    assert related == RelatedParams(["r1", "r2"], 4, (Corpus.CODE,), "implementation", ("en",))
+    flow = convert.flow_params(
+        pb.SummarizeFlowRequest(
+            ref_ids=["r1"], topic="auth", style=pb.FLOW_STYLE_COMPACT, max_steps=3
+        )
+    )
+    assert flow == FlowParams(["r1"], "auth", convert.flow_style_from_pb(pb.FLOW_STYLE_COMPACT), 3)
+    guide = convert.guide_params(
+        pb.GuideImplementationRequest(
+            topic="login",
+            framework="fastapi",
+            language="python",
+            max_docs=2,
+            max_samples=1,
+            sources=["code"],
+        )
+    )
+    assert guide == GuideParams("login", "fastapi", "python", 2, 1, "", ("code",))

@@ -310,19 +310,21 @@ def small_corpus(tmp_path: Path) -> Path:
 def test_an_update_matches_a_fresh_load_and_records_true_checksums(tmp_path, small_corpus):
     config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
     engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
-    engine.load_or_build()
+    engine.indexer.load_or_build()
     page = small_corpus / "docs/en/docs/tutorial/first-steps.md"
     page.write_text(page.read_text("utf-8") + "\n\n## Zqmarker\n\nzqmarker text\n", "utf-8")
     (small_corpus / "docs/en/docs/tutorial/get-current-user.md").unlink()
-    assert engine.reconcile() is not None
-    snapshot = engine.snapshot
-    fresh = Snapshot.load(engine.store, snapshot.manifest)
+    assert engine.indexer.reconcile() is not None
+    snapshot = engine.indexer.snapshot
+    fresh = Snapshot.load(engine.indexer.store, snapshot.manifest)
     assert {k: (d.path, d.content_hash, i) for k, (d, i) in snapshot.blocks.items()} == {
         k: (d.path, d.content_hash, i) for k, (d, i) in fresh.blocks.items()
     }
-    outcome = engine.search_query(engine.make_query(SearchParams(query="zqmarker")))
+    outcome = engine.searching.search_local(
+        engine.searching.make_query(SearchParams(query="zqmarker"))
+    )
     assert outcome.hits[0].location == "tutorial/first-steps#zqmarker"
-    index_dir = engine.store.generation_dir(snapshot.generation) / "index"
+    index_dir = engine.indexer.store.generation_dir(snapshot.generation) / "index"
     for rel, (size, digest) in snapshot.manifest.index_files.items():
         data = (index_dir / rel).read_bytes()
         assert (len(data), hashlib.sha256(data).hexdigest()) == (size, digest)
@@ -331,11 +333,11 @@ def test_an_update_matches_a_fresh_load_and_records_true_checksums(tmp_path, sma
 def test_a_damaged_file_shared_with_the_parent_is_still_refused(tmp_path, small_corpus):
     config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
     engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
-    engine.load_or_build()
+    engine.indexer.load_or_build()
     page = small_corpus / "docs/en/docs/tutorial/first-steps.md"
     page.write_text(page.read_text("utf-8") + "\n\nmore\n", "utf-8")
-    manifest = engine.reconcile() and engine.snapshot.manifest
-    index_dir = engine.store.generation_dir(manifest.generation) / "index"
+    manifest = engine.indexer.reconcile() and engine.indexer.snapshot.manifest
+    index_dir = engine.indexer.store.generation_dir(manifest.generation) / "index"
     linked = [p for p in index_dir.iterdir() if p.is_file() and p.stat().st_nlink > 1]
     victim = max(linked, key=lambda p: p.stat().st_size)
     # Flipped in place: truncating a file the engine has memory-mapped would fault its reads.
@@ -351,8 +353,8 @@ def test_a_damaged_file_shared_with_the_parent_is_still_refused(tmp_path, small_
 def test_manifest_json_is_what_asdict_gives(tmp_path, small_corpus):
     config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
     engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
-    engine.load_or_build()
-    manifest = engine.snapshot.manifest
+    engine.indexer.load_or_build()
+    manifest = engine.indexer.snapshot.manifest
     expected = dataclasses.asdict(manifest)
     expected.pop("checksum")
     assert json.dumps(manifest.to_json()) == json.dumps(expected)
@@ -361,8 +363,8 @@ def test_manifest_json_is_what_asdict_gives(tmp_path, small_corpus):
 def test_manifest_text_is_its_json_with_the_checksum_load_recomputes(tmp_path, small_corpus):
     config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
     engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
-    engine.load_or_build()
-    manifest = engine.snapshot.manifest
+    engine.indexer.load_or_build()
+    manifest = engine.indexer.snapshot.manifest
     fragments = SourceFragments()
     text, checksum = manifest.serialize(fragments)
     assert list(json.loads(text)) == [*manifest.to_json(), "checksum"]
@@ -389,8 +391,8 @@ def test_blob_put_creates_its_shard_once_missing(tmp_path):
 def test_snapshot_memo_is_emptied_at_its_cap(tmp_path, small_corpus):
     config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
     engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
-    engine.load_or_build()
-    snapshot = engine.snapshot
+    engine.indexer.load_or_build()
+    snapshot = engine.indexer.snapshot
     for i in range(MEMO_LIMIT + 1):
         snapshot.remember(("k", i), i)
     assert len(snapshot.memo) == 1 and snapshot.memo[("k", MEMO_LIMIT)] == MEMO_LIMIT

@@ -9,10 +9,10 @@ import pytest
 from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.ranking.pipeline import (
     Pipeline,
-    RankingSettings,
     query_names,
     renders_from_code,
 )
+from scriptorium.ranking.settings import RankingSettings
 from scriptorium.sources.base import content_hash
 
 

@@ -199,8 +199,10 @@ def test_native_heap_is_handed_back_after_each_update(tmp_path, monkeypatch):
     (docs / "a.md").write_text("# A\n\napple\n", "utf-8")
     settings = load_settings(None, paths=[str(docs)], state_dir=str(tmp_path / "state"))
     engine = LocalEngine(settings, load_registry())
-    engine.load_or_build()
+    engine.indexer.load_or_build()
     (docs / "a.md").write_text("# A\n\napricot\n", "utf-8")
-    engine.reconcile()
+    engine.indexer.reconcile()
     assert len(calls) == 2  # the first build and the update
-    assert engine.reconcile() is None and len(calls) == 2  # nothing written, nothing to hand back
+    assert (
+        engine.indexer.reconcile() is None and len(calls) == 2
+    )  # nothing written, nothing to hand back

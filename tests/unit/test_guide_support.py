@@ -22,35 +22,39 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
     settings.state_dir = work / "state"
     settings.build_workers = 1
     engine = LocalEngine(settings, load_registry())
-    engine.load_or_build()
+    engine.indexer.load_or_build()
     return engine
 
 
 def _late_word(engine: LocalEngine, hit) -> str:
     """A word of the hit's text that comes after its first 64 distinct tokens."""
-    seeds, _ = load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)
+    seeds, _ = load_seeds(engine.indexer.snapshot, [hit.ref_id], engine.indexer.lines_of)
     ordered = list(dict.fromkeys(tokenize(seeds[0].text)))
     assert len(ordered) > 80, "the test needs a long supporting block"
     return next(t for t in ordered[70:] if t.isalpha() and t.isascii() and len(t) > 4)
 
 
 def test_a_word_deep_in_a_supporting_ref_counts_as_mentioned(engine):
-    outcome = engine.search_query(engine.make_query(SearchParams(query="oauth2 password bearer")))
+    outcome = engine.searching.search_local(
+        engine.searching.make_query(SearchParams(query="oauth2 password bearer"))
+    )
     hit = max(outcome.hits[:5], key=lambda h: len(h.snippet))
     word = _late_word(engine, hit)
     # Documents are read whole, not as a query capped at its first distinct terms.
     assert word not in query_terms(
-        load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)[0][0].text
+        load_seeds(engine.indexer.snapshot, [hit.ref_id], engine.indexer.lines_of)[0][0].text
     )
-    assert _unmentioned_terms(engine, [hit], word) == []
-    assert _unmentioned_terms(engine, [hit], f"{word} zzyzxqv") == ["zzyzxqv"]
+    assert _unmentioned_terms(engine.view, [hit], word) == []
+    assert _unmentioned_terms(engine.view, [hit], f"{word} zzyzxqv") == ["zzyzxqv"]
 
 
 def test_a_framework_or_language_named_late_in_a_page_counts_as_mentioned(engine):
-    outcome = engine.search_query(engine.make_query(SearchParams(query="oauth2 password bearer")))
+    outcome = engine.searching.search_local(
+        engine.searching.make_query(SearchParams(query="oauth2 password bearer"))
+    )
     hit = next(h for h in outcome.hits if h.kind.name == "DOC")
-    seeds, _ = load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)
+    seeds, _ = load_seeds(engine.indexer.snapshot, [hit.ref_id], engine.indexer.lines_of)
     ordered = list(dict.fromkeys(tokenize(seeds[0].doc.text[:5000])))
     word = next(t for t in ordered[70:] if t.isalpha() and t.isascii() and len(t) > 4)
-    assert _mentioned(engine, [hit], word)
-    assert not _mentioned(engine, [hit], "zzyzxqv")
+    assert _mentioned(engine.view, [hit], word)
+    assert not _mentioned(engine.view, [hit], "zzyzxqv")

@@ -32,24 +32,26 @@ def build(tmp_path: Path, corpus: Path, name: str, workers: int, registry: Regis
     settings = load_settings(config, state_dir=str(tmp_path / name))
     settings.build_workers = workers
     engine = LocalEngine(settings, registry or load_registry())
-    summary = engine.load_or_build()
+    summary = engine.indexer.load_or_build()
     return engine, summary
 
 
 def fingerprint(engine: LocalEngine) -> dict:
     """Everything a generation holds that a user can observe, without timestamps."""
-    manifest = engine.snapshot.manifest
+    manifest = engine.indexer.snapshot.manifest
     files = {
         name: {path: (f.hash, f.blob, f.blocks) for path, f in entry.files.items()}
         for name, entry in manifest.sources.items()
     }
     blocks = sorted(
         (doc.source, doc.path, index, doc.blocks[index].anchor, doc.blocks[index].body)
-        for doc, index in engine.snapshot.blocks.values()
+        for doc, index in engine.indexer.snapshot.blocks.values()
     )
     searches = {}
     for query in QUERIES:
-        outcome = engine.search_query(engine.make_query(SearchParams(query=query, top_k=10)))
+        outcome = engine.searching.search_local(
+            engine.searching.make_query(SearchParams(query=query, top_k=10))
+        )
         searches[query] = [
             (hit.ref_id, hit.score, hit.preview, hit.snippet) for hit in outcome.hits
         ]
@@ -91,12 +93,12 @@ def test_a_build_in_workers_equals_a_serial_build(tmp_path, corpus, monkeypatch)
     assert shared == [spread_summary.changed]
     assert fingerprint(spread) == fingerprint(serial)
     # Blobs written by the helpers decode to the same documents as those written here.
-    reloaded = Snapshot.load(spread.store, spread.snapshot.manifest)
+    reloaded = Snapshot.load(spread.indexer.store, spread.indexer.snapshot.manifest)
 
     def documents(blocks) -> list:
         return sorted((d.source, d.path, d.content_hash, d.text, i) for d, i in blocks.values())
 
-    assert documents(reloaded.blocks) == documents(serial.snapshot.blocks)
+    assert documents(reloaded.blocks) == documents(serial.indexer.snapshot.blocks)
 
 
 def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
@@ -105,7 +107,7 @@ def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
     engine, _ = build(tmp_path, corpus, "serial", workers=1)
     items = sorted(
         (name, path)
-        for name, entry in engine.snapshot.manifest.sources.items()
+        for name, entry in engine.indexer.snapshot.manifest.sources.items()
         for path in entry.files
     )
     here, reported = [], []
@@ -119,9 +121,9 @@ def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
     caplog.set_level(logging.WARNING)
     loaded = parallel.load_shared(
         items,
-        sources=engine.by_name,
+        sources=engine.catalog.by_name,
         options=engine.ranking.token_options(),
-        fingerprint=engine.extractors.fingerprint,
+        fingerprint=engine.indexer.extractors.fingerprint,
         helpers=1,
         on_fallback=lambda why: pytest.fail(f"fell back: {why}"),
         on_loaded=reported.extend,
@@ -142,9 +144,11 @@ def test_an_update_after_a_parallel_build_lands_as_usual(tmp_path, corpus, monke
     page = corpus / "docs/en/docs/tutorial/security/first-steps.md"
     page.write_text(page.read_text("utf-8") + "\n\n## Zqparallel\n\nzqparallel text\n", "utf-8")
     (corpus / "docs/en/docs/tutorial/security/get-current-user.md").unlink()
-    summary = engine.reconcile()
+    summary = engine.indexer.reconcile()
     assert summary is not None and summary.changed == 1 and summary.removed >= 1
-    hits = engine.search_query(engine.make_query(SearchParams(query="zqparallel"))).hits
+    hits = engine.searching.search_local(
+        engine.searching.make_query(SearchParams(query="zqparallel"))
+    ).hits
     assert hits[0].location == "tutorial/security/first-steps#zqparallel"
 
 

@@ -405,19 +405,38 @@ def test_local_order_defaults_to_100_and_takes_the_smallest_configured() -> None
 def test_build_chain_places_local_where_its_first_source_is_configured() -> None:
     remote_a = Fake("peer", 100)
     remote_b = Fake("docs", 100)
-    engine = SimpleNamespace(
-        sources=[source("en"), source("code")],
-        remote_sources=[remote_a, remote_b],
+    local = [source("en"), source("code")]
+    catalog = SimpleNamespace(
+        local=local,
+        by_name={s.name: s for s in local},
+        remote=[remote_a, remote_b],
         remote_by_name={"peer": remote_a, "docs": remote_b},
-        local_batch=lambda q: SearchBatch(),
-        local_fetch=lambda r: miss("not_found"),
-        rank_batch=rank,
     )
     settings = SimpleNamespace(
         sources=[source("peer"), source("en"), source("docs"), source("code")]
     )
-    chain = build_chain(engine, settings)
+    provider = LocalProvider(lambda q: SearchBatch(), lambda r: miss("not_found"))
+    chain = build_chain(catalog, settings, provider, rank)
     assert chain.names == ["peer", "local", "docs"]
-    assert isinstance(chain.providers[1], LocalProvider)
-    engine.remote_sources = []
-    assert build_chain(engine, settings) is None
+    assert chain.providers[1] is provider and not chain.sole and chain.can_list
+    catalog.remote, catalog.remote_by_name = [], {}
+    alone = build_chain(catalog, settings, provider, rank)
+    assert alone.providers == [provider] and alone.sole and not alone.can_list
+
+
+def test_a_sole_local_provider_answers_as_ranked_and_its_errors_reach_the_caller() -> None:
+    """Without remote sources the local ranked outcome is the answer, empty window included."""
+    ranked = SearchOutcome(hits=[], abstained=True, abstain_reason="no_candidates")
+    chain = ProviderChain(
+        [LocalProvider(lambda q: SearchBatch([]), lambda r: miss("not_found"))],
+        lambda query, batch: ranked,
+        sole=True,
+    )
+    assert run(chain.search(query("anything"))) is ranked
+
+    def loading(_query):
+        raise Unavailable("sources are still loading")
+
+    failing = ProviderChain([LocalProvider(loading, lambda r: miss("not_found"))], rank, sole=True)
+    with pytest.raises(Unavailable):
+        run(failing.search(query("anything")))

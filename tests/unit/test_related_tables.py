@@ -22,7 +22,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
     settings.state_dir = work / "state"
     settings.build_workers = 1
     engine = LocalEngine(settings, load_registry())
-    engine.load_or_build()
+    engine.indexer.load_or_build()
     return engine
 
 
@@ -32,15 +32,15 @@ def _linear(engine: LocalEngine, suffix: str) -> list[str]:
     suffix = suffix.lower()
     return [
         d.path
-        for d in engine.snapshot.docs.values()
+        for d in engine.indexer.snapshot.docs.values()
         if d.corpus is Corpus.CODE
         and (d.path.lower() == suffix or d.path.lower().endswith("/" + suffix))
     ]
 
 
 def test_code_by_suffix_is_the_segment_aligned_case_blind_suffix_match(engine):
-    table = engine.code_by_suffix(engine.snapshot)
-    paths = [d.path for d in engine.snapshot.docs.values() if d.corpus is Corpus.CODE]
+    table = engine.tables.code_by_suffix(engine.indexer.snapshot)
+    paths = [d.path for d in engine.indexer.snapshot.docs.values() if d.corpus is Corpus.CODE]
     assert paths
     probes = {"py", "nowhere.py", "/".join(paths[0].split("/")[-2:]).upper(), paths[0][1:]}
     for path in paths:
@@ -52,7 +52,7 @@ def test_code_by_suffix_is_the_segment_aligned_case_blind_suffix_match(engine):
     cut = paths[0].split("/")[-1][1:]
     assert cut and not table.get(cut.lower()) and not _linear(engine, cut)
     # Cached per generation: the same table until the snapshot changes.
-    assert engine.code_by_suffix(engine.snapshot) is table
+    assert engine.tables.code_by_suffix(engine.indexer.snapshot) is table
 
 
 @pytest.mark.parametrize(
@@ -65,16 +65,19 @@ def test_folder_is_the_parent_as_pure_posix_path_spells_it(path, folder):
 
 def test_includers_rebuilt_from_remembered_pages_equal_a_fresh_scan(engine):
     def table() -> dict[str, list[str]]:
-        engine._derived.clear()  # as after an update: a new generation, the same pages
-        return {k: [d.path for d in v] for k, v in engine.includers(engine.snapshot).items()}
+        engine.tables._derived.clear()  # as after an update: a new generation, the same pages
+        return {
+            k: [d.path for d in v]
+            for k, v in engine.tables.includers(engine.indexer.snapshot).items()
+        }
 
-    engine._includes = {}
+    engine.tables._includes = {}
     fresh = table()
-    assert fresh and engine._includes  # the slice's tutorial pages include its examples
+    assert fresh and engine.tables._includes  # the slice's tutorial pages include its examples
     assert table() == fresh  # from the remembered pages this time
     # A page whose remembered includes are stale (another content hash) is scanned again.
-    key = next(iter(engine._includes))
-    engine._includes = {(key[0], key[1], "stale"): ("nowhere.py",)}
+    key = next(iter(engine.tables._includes))
+    engine.tables._includes = {(key[0], key[1], "stale"): ("nowhere.py",)}
     assert table() == fresh
 
 

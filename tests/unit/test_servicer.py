@@ -32,6 +32,7 @@ from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     FlowOutcome,
+    FlowParams,
     FlowStep,
     InvalidArgument,
     NotFound,
@@ -183,11 +184,11 @@ class FakeEngine(Engine):
             provider="docs",
         )
 
-    async def summarize_flow(self, ref_ids, topic="", style="", max_steps=0) -> FlowOutcome:
-        if topic.startswith("explode"):
-            raise RuntimeError(f"engine bug while handling {topic}")
+    async def summarize_flow(self, params: FlowParams) -> FlowOutcome:
+        if params.topic.startswith("explode"):
+            raise RuntimeError(f"engine bug while handling {params.topic}")
         return FlowOutcome(
-            flow=[FlowStep(1, "Run", "Run the live server", ref_ids, [], "numbered")],
+            flow=[FlowStep(1, "Run", "Run the live server", params.ref_ids, [], "numbered")],
             assumptions=[],
             confidence="medium",
         )

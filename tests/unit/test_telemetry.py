@@ -25,7 +25,9 @@ from scriptorium.domain.refs import decode_ref
 from scriptorium.engine.local import LocalEngine
 from scriptorium.grpc.servicer import RetrievalServicer
 from scriptorium.plugins import load_registry
-from scriptorium.ranking.pipeline import Pipeline, RankingSettings
+from scriptorium.ranking.pipeline import Pipeline
+from scriptorium.ranking.ranker import STAGES
+from scriptorium.ranking.settings import RankingSettings
 from scriptorium.settings.config import ConfigError, Settings, TelemetrySettings, parse_telemetry
 from scriptorium.sources.base import SourceConfig
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -65,7 +67,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
         watch=False,
     )
     built = LocalEngine(settings, load_registry())
-    built.load_or_build()
+    built.indexer.load_or_build()
     built._ready = True
     return built
 
@@ -124,6 +126,20 @@ def test_a_search_records_every_stage_under_its_span(engine, otel):
     assert attrs[T.SEARCH_PROVIDER] == outcome.provider == "local"
     thinnest = min(len(" ".join(h.preview.split())) for h in outcome.hits)
     assert attrs[T.MIN_PREVIEW_CHARS] == thinnest > 0
+
+
+def test_explain_stages_and_their_spans_come_from_one_table(engine, otel):
+    """Each explain report the ranker writes is a stage of its table, in order, and each of
+    those stages' spans was recorded for the search."""
+    exporter, _ = otel
+    outcome = search(engine, "run background tasks after the response", explain=True)
+    reported = [s.stage for s in outcome.stages]
+    assert reported == ["retrieve", "priors", "mode:default", "dedupe", "diversify"]
+    table = [stage for stage in STAGES if stage.report]
+    assert [s.report for s in table] == [r.removesuffix("default") for r in reported]
+    recorded = {s.name for s in exporter.get_finished_spans()}
+    assert {stage.span for stage in STAGES} <= recorded
+    assert {stage.span for stage in STAGES} <= set(T.STAGE_SPANS)
 
 
 def test_stage_spans_carry_counts_and_scores(engine, otel):
@@ -232,7 +248,7 @@ def test_index_builds_are_spans(tmp_path, otel):
         state_dir=tmp_path / "state",
         watch=False,
     )
-    LocalEngine(settings, load_registry()).load_or_build()
+    LocalEngine(settings, load_registry()).indexer.load_or_build()
     (build,) = named(exporter.get_finished_spans(), T.INDEX_BUILD)
     assert build.attributes[T.INDEX_DOCUMENTS] == 1
     assert build.attributes[T.INDEX_CHANGED] == 1
@@ -363,9 +379,9 @@ def _moment():
 
 
 def test_backfilled_candidates_are_not_reported_as_dropped(engine):
-    doc = engine.snapshot.docs[("docs", "tutorial/background-tasks.md")]
+    doc = engine.indexer.snapshot.docs[("docs", "tutorial/background-tasks.md")]
     blocks = [b for b in doc.blocks if b.anchor][:6]
-    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.lines_of)
+    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.indexer.lines_of)
     cands = [Candidate("docs", doc, b, 10.0 - i) for i, b in enumerate(blocks)]
     query = Query(text="background", terms=("background",), top_k=4, explain=True)
     window, duplicates, dropped = pipeline.order(
@@ -380,12 +396,12 @@ def test_backfilled_candidates_are_not_reported_as_dropped(engine):
 def test_the_cap_is_named_only_for_blocks_that_would_have_made_the_cut(engine):
     # Three blocks of one document ahead of another document's: with top_k 1 the third block
     # of the first document is capped, but it would not have been shown anyway.
-    doc = engine.snapshot.docs[("docs", "tutorial/background-tasks.md")]
-    other = engine.snapshot.docs[("docs", "tutorial/old-background.md")]
+    doc = engine.indexer.snapshot.docs[("docs", "tutorial/background-tasks.md")]
+    other = engine.indexer.snapshot.docs[("docs", "tutorial/old-background.md")]
     blocks = [b for b in doc.blocks if b.anchor][:3]
     cands = [Candidate("docs", doc, b, 10.0 - i) for i, b in enumerate(blocks)]
     cands.append(Candidate("docs", other, other.blocks[0], 5.0))
-    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.lines_of)
+    pipeline = Pipeline(RankingSettings(max_per_document=2), engine.indexer.lines_of)
     location = lambda c: f"{c.document.path}#{c.block.anchor}"  # noqa: E731
     query = Query(text="background", terms=("background",), top_k=1, explain=True)
     window, _, dropped = pipeline.order(cands, 1, location, False, query)

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from scriptorium.content.resolve import Resolver
-from scriptorium.engine import local as retrieval
 from scriptorium.engine.local import LocalEngine
 from scriptorium.index.catalog import Snapshot
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
 from scriptorium.sources import watcher
+from scriptorium.sources import watching as retrieval
 from scriptorium.sources.base import SourceConfig, SourceContext
 from scriptorium.sources.watcher import RootMap, WatchedRoot
 from tests.support.daemon import copy_security_slice, write_fastapi_config
@@ -128,21 +128,21 @@ def engine_over(tmp_path: Path, corpus: Path, name: str) -> LocalEngine:
     settings.state_dir = tmp_path / name
     settings.build_workers = 1
     engine = LocalEngine(settings, load_registry())
-    engine.load_or_build()
+    engine.indexer.load_or_build()
     return engine
 
 
 def tables(engine: LocalEngine) -> dict:
     return {
         name: {path: (f.hash, f.size, f.mtime_ns, f.blob, f.blocks) for path, f in s.files.items()}
-        for name, s in engine.snapshot.manifest.sources.items()
+        for name, s in engine.indexer.snapshot.manifest.sources.items()
     }
 
 
 def served(engine: LocalEngine, snapshot=None, resolver=None) -> tuple:
     """What a snapshot and its resolver hold, in their order, comparable across engines."""
-    snapshot = snapshot or engine.snapshot
-    resolver = resolver or engine._resolver
+    snapshot = snapshot or engine.indexer.snapshot
+    resolver = resolver or engine.indexer.resolver
     docs = [(key, doc.content_hash) for key, doc in snapshot.docs.items()]
     blocks = sorted((bid, doc.source, doc.path, i) for bid, (doc, i) in snapshot.blocks.items())
     pages = {
@@ -159,7 +159,9 @@ def served(engine: LocalEngine, snapshot=None, resolver=None) -> tuple:
 def hits(engine: LocalEngine, query: str) -> list[str]:
     from scriptorium.domain.outcomes import SearchParams
 
-    outcome = engine.search_query(engine.make_query(SearchParams(query=query, top_k=10)))
+    outcome = engine.searching.search_local(
+        engine.searching.make_query(SearchParams(query=query, top_k=10))
+    )
     return [hit.location for hit in outcome.hits]
 
 
@@ -182,30 +184,30 @@ def test_partial_reconcile_matches_a_full_one(tmp_path, corpus):
         },
         "code": {"fastapi/security/utils.py", "fastapi/security/extra.py"},
     }
-    summary = told.reconcile(changed)
+    summary = told.indexer.reconcile(changed)
     # Changed: the edit and the two new files; removed: the edit's old version, two deletions.
     assert summary is not None and (summary.changed, summary.removed) == (3, 3)
-    full = listed.reconcile()
+    full = listed.indexer.reconcile()
     assert full is not None and (full.changed, full.removed) == (3, 3)
     assert tables(told) == tables(listed)
     assert list(tables(told)["en"]) == sorted(tables(told)["en"])  # path order, as listed
     # The snapshot and resolver updated in place of a rebuild equal rebuilt ones.
     assert served(told) == served(listed)
-    reloaded = Snapshot.load(told.store, told.snapshot.manifest)
-    assert served(told) == served(told, reloaded, Resolver(told.sources, reloaded))
+    reloaded = Snapshot.load(told.indexer.store, told.indexer.snapshot.manifest)
+    assert served(told) == served(told, reloaded, Resolver(told.catalog.local, reloaded))
     for query in ("capybara", "okapi token", "OAuth2PasswordBearer"):
         assert hits(told, query) == hits(listed, query)
     assert any(loc.startswith("tutorial/security/first-steps") for loc in hits(told, "capybara"))
     # Nothing named, nothing to do; a change that changes nothing indexed lands no generation.
-    assert told.reconcile({}) is None
-    assert told.reconcile({"en": {"tutorial/security/scratch.txt"}}) is None
+    assert told.indexer.reconcile({}) is None
+    assert told.indexer.reconcile({"en": {"tutorial/security/scratch.txt"}}) is None
 
 
 def test_a_removed_directory_falls_back_to_a_listing(tmp_path, corpus):
     engine = engine_over(tmp_path, corpus, "dir")
     assert hits(engine, "HTTPBasic")
     shutil.rmtree(corpus / "fastapi/security")
-    summary = engine.reconcile({"code": {"fastapi/security"}})
+    summary = engine.indexer.reconcile({"code": {"fastapi/security"}})
     assert summary is not None and summary.removed > 0
     assert not any(p.startswith("fastapi/security/") for p in tables(engine)["code"])
 
@@ -220,13 +222,13 @@ def test_events_unavailable_falls_back_to_listing_every_tick(tmp_path, corpus, m
 
     monkeypatch.setattr(retrieval, "event_batches", no_events)
     listed = []
-    monkeypatch.setattr(engine, "reconcile", lambda changed=None: listed.append(changed))
+    monkeypatch.setattr(engine.indexer, "reconcile", lambda changed=None: listed.append(changed))
 
     async def run() -> None:
-        task = asyncio.create_task(engine._watch_loop())
+        task = asyncio.create_task(engine.watch.run())
         while len(listed) < 3:  # one listing per tick, however long a tick takes here
             await asyncio.sleep(0.01)
-        engine._stopping.set()
+        engine.watch.stopping.set()
         await task
 
     asyncio.run(asyncio.wait_for(run(), 60))
@@ -270,7 +272,7 @@ def test_a_build_reports_its_progress_per_source_while_it_reads(tmp_path, corpus
     settings.state_dir = tmp_path / "progress"
     settings.build_workers = 1
     engine = LocalEngine(settings, load_registry())
-    code = engine.by_name["code"]
+    code = engine.catalog.by_name["code"]
     expected = len(code.list_files())
     read, release = [], threading.Event()
     load = code.load
@@ -282,7 +284,7 @@ def test_a_build_reports_its_progress_per_source_while_it_reads(tmp_path, corpus
         return load(path)
 
     monkeypatch.setattr(code, "load", slow_load)
-    builder = threading.Thread(target=engine.load_or_build)
+    builder = threading.Thread(target=engine.indexer.load_or_build)
     builder.start()
     try:
         deadline = time.monotonic() + 60
@@ -347,26 +349,30 @@ def test_small_updates_prune_the_blob_store_only_now_and_then(tmp_path, corpus):
     rel = {"en": {"tutorial/security/first-steps.md"}}
 
     def blob_of_page() -> str:
-        return engine.snapshot.manifest.sources["en"].files["tutorial/security/first-steps.md"].blob
+        return (
+            engine.indexer.snapshot.manifest.sources["en"]
+            .files["tutorial/security/first-steps.md"]
+            .blob
+        )
 
     first = blob_of_page()
     for i in range(4):  # four more generations: the first version's is dropped (3 are kept)
         page.write_text(original + f"\nEdit number {i}.\n", "utf-8")
-        assert engine.reconcile(rel) is not None
-    assert engine.store.blobs.exists(first)  # unreferenced, but left for the next pruning
-    engine._blobs_pruned_at = float("-inf")  # as if a minute had passed
+        assert engine.indexer.reconcile(rel) is not None
+    assert engine.indexer.store.blobs.exists(first)  # unreferenced, but left for the next pruning
+    engine.indexer._blobs_pruned_at = float("-inf")  # as if a minute had passed
     page.write_text(original + "\nThe last edit.\n", "utf-8")
-    assert engine.reconcile(rel) is not None
+    assert engine.indexer.reconcile(rel) is not None
     assert blob_of_page() != first
-    assert not engine.store.blobs.exists(first)
-    assert engine.store.blobs.exists(blob_of_page())
+    assert not engine.indexer.store.blobs.exists(first)
+    assert engine.indexer.store.blobs.exists(blob_of_page())
 
 
 def test_a_burst_of_events_is_followed_by_a_listing_and_a_few_by_a_partial_look(
     tmp_path, corpus, monkeypatch
 ):
     engine = engine_over(tmp_path, corpus, "burst")
-    root = str(engine.by_name["en"].root)
+    root = str(engine.catalog.by_name["en"].root)
     burst = {f"{root}/page-{i}.md" for i in range(retrieval.LIST_AFTER_EVENTS)}
     batches = [set(), {f"{root}/one.md"}, burst]
 
@@ -377,13 +383,13 @@ def test_a_burst_of_events_is_followed_by_a_listing_and_a_few_by_a_partial_look(
 
     monkeypatch.setattr(retrieval, "event_batches", scripted)
     seen = []
-    monkeypatch.setattr(engine, "reconcile", lambda changed=None: seen.append(changed))
+    monkeypatch.setattr(engine.indexer, "reconcile", lambda changed=None: seen.append(changed))
 
     async def run() -> None:
-        task = asyncio.create_task(engine._watch_loop())
+        task = asyncio.create_task(engine.watch.run())
         while len(seen) < 3:
             await asyncio.sleep(0.01)
-        engine._stopping.set()
+        engine.watch.stopping.set()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task

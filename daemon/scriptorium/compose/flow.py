@@ -7,6 +7,8 @@ definitions and recognisable operations. The same refs always give the same flow
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scriptorium import limits
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.seeds import Seed, load_seeds
@@ -17,6 +19,9 @@ from scriptorium.text.code import code_flow_candidates
 from scriptorium.text.markdown import flow_candidates
 
 MAX_STEPS_DEFAULT, MAX_STEPS_CAP = limits.FLOW_STEPS_DEFAULT, limits.FLOW_STEPS_MAX
+if TYPE_CHECKING:
+    from scriptorium.compose.view import CorpusView
+
 _STRONG = {"numbered", "labelled"}
 _ORIGIN_QUALITY = {
     "numbered": 3,
@@ -36,14 +41,14 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def steps_from_seed(seed: Seed, engine) -> list[tuple[str, str, str, int]]:
+def steps_from_seed(seed: Seed, view: CorpusView) -> list[tuple[str, str, str, int]]:
     """(origin, title, description, line) candidates from one seed, in document order.
 
     Remembered per seed range for the generation: guides summarise the same pages call after
     call, and reading a page's structure is a Markdown parse of it."""
     doc = seed.doc
     key = ("flow-steps", doc.source, doc.path, doc.content_hash, seed.start_line, seed.end_line)
-    snapshot = getattr(engine, "snapshot", None)
+    snapshot = getattr(view, "snapshot", None)
     found = snapshot.memo.get(key) if snapshot is not None else None
     if found is None:
         found = tuple(_steps_from_seed(seed))
@@ -66,7 +71,7 @@ def _steps_from_seed(seed: Seed) -> list[tuple[str, str, str, int]]:
 
 
 def summarize(
-    engine, seeds: list[Seed], style: str, max_steps: int
+    view: CorpusView, seeds: list[Seed], style: str, max_steps: int
 ) -> tuple[list[FlowStep], list[str], str]:
     """Merge the seeds' steps in seed order; returns (steps, assumptions, confidence)."""
     limit = MAX_STEPS_DEFAULT if max_steps <= 0 else min(max_steps, MAX_STEPS_CAP)
@@ -79,11 +84,11 @@ def summarize(
     per_seed = limit if len(seeds) == 1 else max(2, -(-limit // len(seeds)))
     for seed in seeds:
         checkpoint()
-        candidates = steps_from_seed(seed, engine)[:per_seed]
+        candidates = steps_from_seed(seed, view)[:per_seed]
         if not candidates:
             assumptions.append(f"{seed.doc.path}: no step structure was found in this ref")
             continue
-        source = engine.by_name[seed.doc.source]
+        source = view.by_name[seed.doc.source]
         for origin, title, description, line in candidates:
             key = collapse_whitespace(title).casefold()
             if not key or key in seen_titles:
@@ -137,15 +142,15 @@ def confidence_of(seeds: list[Seed], origins: list[str]) -> str:
 
 
 def summarize_flow(
-    engine, ref_ids: list[str], topic: str = "", style: str = "", max_steps: int = 0
+    view: CorpusView, ref_ids: list[str], topic: str = "", style: str = "", max_steps: int = 0
 ) -> FlowOutcome:
-    snapshot = engine.snapshot
-    seeds, unresolved = load_seeds(snapshot, ref_ids, engine.lines_of)
+    snapshot = view.snapshot
+    seeds, unresolved = load_seeds(snapshot, ref_ids, view.lines_of)
     assumptions: list[str] = []
     if unresolved:
         assumptions.append(f"{len(unresolved)} ref(s) no longer resolve and were skipped")
     if not seeds and topic.strip():
-        seeds = engine.topic_seeds(topic)
+        seeds = view.topic_seeds(topic)
         assumptions.append("no usable refs were given; the flow follows a search for the topic")
     if not seeds:
         step = FlowStep(1, _shorten(topic, 160) or "No steps", "", [], [], "topic")
@@ -153,5 +158,5 @@ def summarize_flow(
         return FlowOutcome(
             [step] if topic.strip() else [], assumptions, "low", unresolved_ref_ids=unresolved
         )
-    steps, notes, confidence = summarize(engine, seeds, style, max_steps)
+    steps, notes, confidence = summarize(view, seeds, style, max_steps)
     return FlowOutcome(steps, assumptions + notes, confidence, unresolved_ref_ids=unresolved)

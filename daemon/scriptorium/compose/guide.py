@@ -7,6 +7,7 @@ what the corpus does not support is said in ``assumptions``.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from scriptorium import faults, limits
 from scriptorium.cancel import cancelled, checkpoint
@@ -17,6 +18,9 @@ from scriptorium.domain.model import Corpus, Query, RefKind
 from scriptorium.domain.outcomes import GuideOutcome, InvalidArgument, SearchHit
 from scriptorium.text import query_terms, token_set
 from scriptorium.text.tokenize import CJK_CHARS
+
+if TYPE_CHECKING:
+    from scriptorium.compose.view import CorpusView
 
 MAX_TOPIC_CHARS = limits.MAX_TOPIC_CHARS
 CJK_RUN = re.compile(f"[{CJK_CHARS}]")
@@ -44,7 +48,7 @@ def guide_query(topic: str, framework: str, language: str) -> str:
 
 
 def guide_implementation(
-    engine,
+    view: CorpusView,
     topic: str,
     framework: str = "",
     language: str = "",
@@ -62,8 +66,8 @@ def guide_implementation(
     max_docs = 4 if max_docs <= 0 else min(max_docs, 10)
     max_samples = 4 if max_samples <= 0 else min(max_samples, 10)
     text = guide_query(topic, framework, language)
-    base = engine.make_query_from(text, top_k=20, mode="implementation", sources=sources)
-    outcome = engine.search_query(base)
+    base = view.make_query_from(text, top_k=20, mode="implementation", sources=sources)
+    outcome = view.search_query(base)
     docs = [h for h in outcome.hits if h.kind is RefKind.DOC][:max_docs]
     # Runnable examples make better samples than library internals; both stay in score order.
     code = [h for h in outcome.hits if h.kind is not RefKind.DOC]
@@ -74,28 +78,28 @@ def guide_implementation(
     checkpoint()
     seeds = [h.ref_id for h in (docs[:1] + samples[:1])]
     if seeds:
-        related = expand_related(engine, seeds, top_k=12, mode="implementation", sources=sources)
+        related = expand_related(view, seeds, top_k=12, mode="implementation", sources=sources)
         have = {h.location for h in docs + samples}
         wanted = set(query_terms(text))
         for hit in related.related:
-            if hit.location in have or not _on_topic(engine, hit.ref_id, wanted):
+            if hit.location in have or not _on_topic(view, hit.ref_id, wanted):
                 continue
             if hit.kind is RefKind.DOC and len(docs) < max_docs:
-                docs.append(_from_related(engine, base, hit))
+                docs.append(_from_related(view, base, hit))
                 have.add(hit.location)
             elif hit.kind is not RefKind.DOC and len(samples) < max_samples:
-                samples.append(_from_related(engine, base, hit))
+                samples.append(_from_related(view, base, hit))
                 have.add(hit.location)
     if not docs:
         assumptions.append("no documentation in the indexed sources matches this topic")
     if not samples:
         assumptions.append("no sample code in the indexed sources matches this topic")
     for name, value in (("framework", framework), ("language", language)):
-        if value.strip() and not _mentioned(engine, docs + samples, value):
+        if value.strip() and not _mentioned(view, docs + samples, value):
             assumptions.append(
                 f"the {name} {value.strip()!r} does not appear in the supporting refs"
             )
-    unmentioned = _unmentioned_terms(engine, docs + samples, topic) if docs or samples else []
+    unmentioned = _unmentioned_terms(view, docs + samples, topic) if docs or samples else []
     if unmentioned:
         listed = ", ".join(repr(term) for term in unmentioned)
         assumptions.append(
@@ -103,8 +107,8 @@ def guide_implementation(
         )
     checkpoint()
     flow_refs = [h.ref_id for h in docs[:2] + samples[:2]]
-    seeds_loaded, _ = load_seeds(engine.snapshot, flow_refs, engine.lines_of)
-    steps, notes, confidence = summarize(engine, seeds_loaded, style, 8)
+    seeds_loaded, _ = load_seeds(view.snapshot, flow_refs, view.lines_of)
+    steps, notes, confidence = summarize(view, seeds_loaded, style, 8)
     assumptions += notes
     # Well-structured steps can still answer another question, so how well the corpus
     # supports the topic bounds the guide's confidence: each sign of weak support (no docs or
@@ -131,21 +135,21 @@ def _rank(level: str) -> int:
     return {"low": 0, "medium": 1, "high": 2}.get(level, 0)
 
 
-def _on_topic(engine, ref_id: str, wanted: set[str]) -> bool:
+def _on_topic(view: CorpusView, ref_id: str, wanted: set[str]) -> bool:
     """A related ref joins the guide only if it shares at least one topic term."""
-    seeds, _ = load_seeds(engine.snapshot, [ref_id], engine.lines_of)
+    seeds, _ = load_seeds(view.snapshot, [ref_id], view.lines_of)
     if not seeds:
         return False
     return bool(wanted & token_set(seeds[0].text[:20000]))
 
 
-def _mentioned(engine, hits: list[SearchHit], value: str) -> bool:
+def _mentioned(view: CorpusView, hits: list[SearchHit], value: str) -> bool:
     terms = set(query_terms(value))
     if not terms:
         return True
     wanted_frameworks = frameworks_in(value)
     for hit in hits:
-        seeds, _ = load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)
+        seeds, _ = load_seeds(view.snapshot, [hit.ref_id], view.lines_of)
         if not seeds:
             continue
         text = seeds[0].doc.text[:50000]
@@ -156,7 +160,7 @@ def _mentioned(engine, hits: list[SearchHit], value: str) -> bool:
     return False
 
 
-def _unmentioned_terms(engine, hits: list[SearchHit], topic: str) -> list[str]:
+def _unmentioned_terms(view: CorpusView, hits: list[SearchHit], topic: str) -> list[str]:
     """The topic's specific words that none of ``hits`` contains, in topic order.
 
     A word is specific when at most :data:`RARE_SHARE` of the indexed blocks hold it: "cron"
@@ -166,12 +170,12 @@ def _unmentioned_terms(engine, hits: list[SearchHit], topic: str) -> list[str]:
     missing bigram says nothing about a missing idea, so only words outside those scripts count.
     """
     words = [t for t in query_terms(topic) if not CJK_RUN.search(t)]
-    searcher = getattr(engine.snapshot, "searcher", None)
+    searcher = getattr(view.snapshot, "searcher", None)
     if not words or searcher is None:
         return []
     mentioned: set[str] = set()
     for hit in hits:
-        seeds, _ = load_seeds(engine.snapshot, [hit.ref_id], engine.lines_of)
+        seeds, _ = load_seeds(view.snapshot, [hit.ref_id], view.lines_of)
         if seeds:
             # The location's tokens and the text's, as one text of both would give them.
             mentioned.update(token_set(hit.location, stem=True))
@@ -187,9 +191,9 @@ def _unmentioned_terms(engine, hits: list[SearchHit], topic: str) -> list[str]:
     return missing
 
 
-def _from_related(engine, query: Query, hit) -> SearchHit:
+def _from_related(view: CorpusView, query: Query, hit) -> SearchHit:
     """A related ref as a search hit, so docs and samples have one shape."""
-    results = engine.hits_for_refs(query, [hit.ref_id])
+    results = view.hits_for_refs(query, [hit.ref_id])
     return results[0]
 
 

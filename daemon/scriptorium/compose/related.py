@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from scriptorium import limits
 from scriptorium.cancel import checkpoint
@@ -38,6 +39,9 @@ from scriptorium.text.code import (
     is_dependency_injection,
     route_lines,
 )
+
+if TYPE_CHECKING:
+    from scriptorium.compose.view import CorpusView
 
 WEIGHTS = {
     "shared-terms": 1.0,
@@ -149,8 +153,8 @@ def frameworks_in(text: str) -> frozenset[str]:
 class RelatedFinder:
     """Finds supporting material for seeds within one snapshot."""
 
-    def __init__(self, engine, snapshot: Snapshot) -> None:
-        self.engine = engine
+    def __init__(self, view: CorpusView, snapshot: Snapshot) -> None:
+        self.view = view
         self.snapshot = snapshot
         self.targets: dict[tuple[str, str, int | None], Target] = {}
 
@@ -181,7 +185,7 @@ class RelatedFinder:
         if not terms:
             return
         hits = lexical_search(
-            self.snapshot, terms, self.engine.ranking.weights, 60, corpora=corpora, sources=sources
+            self.snapshot, terms, self.view.ranking.weights, 60, corpora=corpora, sources=sources
         )
         if not hits:
             return
@@ -215,19 +219,19 @@ class RelatedFinder:
             found.append((doc, None, doc.path))
         if not found and len(parts) > 1:
             symbol = parts[-1]
-            for doc, index in self.engine.symbols(self.snapshot).get(symbol, [])[:3]:
+            for doc, index in self.view.symbols(self.snapshot).get(symbol, [])[:3]:
                 if _module_matches(doc.path, parts[:-1]):
                     found.append((doc, index, f"{doc.path} defines {symbol}"))
         return found[:3]
 
     def _code_by_suffix(self, suffix: str) -> list[SourceDocument]:
         """Code files whose path ends with ``suffix`` at a segment boundary, ignoring case."""
-        return self.engine.code_by_suffix(self.snapshot).get(suffix.lower(), [])
+        return self.view.code_by_suffix(self.snapshot).get(suffix.lower(), [])
 
     def doc_links(self, seed: Seed) -> None:
         if seed.is_code:
-            for doc in self.engine.includers(self.snapshot).get(seed.doc.path, [])[:10]:
-                index = _block_including(doc, seed.doc.path, self.engine.lines_of(doc))
+            for doc in self.view.includers(self.snapshot).get(seed.doc.path, [])[:10]:
+                index = _block_including(doc, seed.doc.path, self.view.lines_of(doc))
                 self.target(doc, index).add(
                     "doc-link", WEIGHTS["doc-link"], f"includes {seed.doc.path}"
                 )
@@ -267,7 +271,7 @@ class RelatedFinder:
             if target.doc.source == seed.doc.source and other == folder:
                 target.add("path-proximity", WEIGHTS["path-proximity"], f"same folder {folder}")
         if seed.is_code:
-            siblings = self.engine.code_by_folder(self.snapshot).get((seed.doc.source, folder), [])
+            siblings = self.view.code_by_folder(self.snapshot).get((seed.doc.source, folder), [])
             for doc in sorted(siblings, key=lambda d: d.path)[:8]:
                 if doc is not seed.doc:
                     self.target(doc, None).add(
@@ -348,8 +352,8 @@ class RelatedFinder:
 
     def _hit(self, score: float, target: Target, block: Block | None) -> RelatedHit:
         doc = target.doc
-        source = self.engine.by_name[doc.source]
-        lines = self.engine.lines_of(doc)
+        source = self.view.by_name[doc.source]
+        lines = self.view.lines_of(doc)
         if block is None:
             kind, start, end, anchor, line = RefKind.FILE, 1, len(lines), "", 1
             loc = source.page_location(doc.path)
@@ -386,20 +390,20 @@ class RelatedFinder:
 
 
 def expand_related(
-    engine,
+    view: CorpusView,
     ref_ids: list[str],
     top_k: int = 0,
     kinds: tuple[Corpus, ...] = (),
     mode: str = "",
     sources: tuple[str, ...] = (),
 ) -> RelatedOutcome:
-    snapshot = engine.snapshot
-    seeds, unresolved = load_seeds(snapshot, ref_ids, engine.lines_of)
+    snapshot = view.snapshot
+    seeds, unresolved = load_seeds(snapshot, ref_ids, view.lines_of)
     top_k = TOP_K_DEFAULT if top_k <= 0 else min(top_k, TOP_K_MAX)
     corpora = set(kinds) or {Corpus.DOCS, Corpus.CODE}
     if not seeds:
         return RelatedOutcome([], unresolved)
-    finder = RelatedFinder(engine, snapshot)
+    finder = RelatedFinder(view, snapshot)
     corpus_filter = [str(c) for c in corpora] if len(corpora) < 2 else []
     finder.shared_terms(seeds, corpus_filter, sorted(sources))
     for seed in seeds:

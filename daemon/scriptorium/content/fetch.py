@@ -1,6 +1,8 @@
 """GetContent: resolve a ref or location and cut the requested content.
 
-A mixin of ``LocalEngine``.
+``LocalContent`` answers from the served generation (and is the local provider's fetch);
+``FetchService`` picks who answers: the remote source a ref names, the provider chain for a
+location when remote sources exist, the local content otherwise.
 """
 
 from __future__ import annotations
@@ -25,21 +27,24 @@ from scriptorium.domain.outcomes import (
     InvalidArgument,
     NotFound,
     Resolution,
-    Unavailable,
 )
 from scriptorium.domain.refs import Ref, decode_ref
-from scriptorium.index.builder import doc_version
-from scriptorium.retrieval.providers import miss_error
+from scriptorium.index.builder import Indexer, doc_version
+from scriptorium.retrieval.providers import ProviderChain, miss_error
 from scriptorium.sources.base import PathEscapeError
+from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import FetchMiss, FetchRequest, FetchResult
 
 log = logging.getLogger(__name__)
 
 
-class FetchMixin:
-    """Resolves refs and locations to content cuts."""
+class FetchService:
+    """Resolves refs and locations to content cuts, locally or through the chain."""
 
-    # -- fetch ---------------------------------------------------------------------------------
+    def __init__(self, catalog: SourceCatalog, local: LocalContent, chain: ProviderChain) -> None:
+        self.catalog = catalog
+        self.local = local
+        self.chain = chain
 
     @telemetry.traced_fetch
     async def get_content(self, params: ContentParams) -> ContentOutcome:
@@ -54,34 +59,22 @@ class FetchMixin:
         max_lines = clamp_max_lines(params.max_lines)
         if params.ref_id:
             ref = decode_ref(params.ref_id)
-            remote = self.remote_by_name.get(ref.source)
+            remote = self.catalog.remote_by_name.get(ref.source)
             if remote is not None:
                 return await self._remote_fetch(remote, params, ref, mode, max_lines)
-            out = self._content_by_ref(params.ref_id, mode, max_lines)
-        elif self.providers is not None:
+            out = self.local.by_ref(params.ref_id, mode, max_lines)
+        elif not self.chain.sole:
             request = FetchRequest(
                 location=params.location,
                 mode=mode,
                 max_lines=max_lines,
                 seen_doc_version=params.seen_doc_version,
             )
-            return await self.providers.fetch(request)
+            return await self.chain.fetch(request)
         else:
-            out = self._content_by_location(params.location, mode, max_lines)
+            out = self.local.by_location(params.location, mode, max_lines)
         if params.seen_doc_version and params.seen_doc_version != out.doc_version:
             out.revision_skew = True
-        return out
-
-    def local_fetch(self, request: FetchRequest) -> FetchResult:
-        """The local provider's answer for the chain: content, or the miss as a resolution."""
-        try:
-            out = self._content_by_location(request.location, request.mode, request.max_lines)
-        except (NotFound, FailedPrecondition) as exc:
-            if exc.resolution is None:
-                raise
-            return FetchMiss(exc.resolution)
-        seen = request.seen_doc_version
-        out.revision_skew = bool(seen) and seen != out.doc_version
         return out
 
     async def _remote_fetch(
@@ -99,12 +92,32 @@ class FetchMixin:
             result.trace_id = telemetry.current_trace_id()
         return result
 
-    def _content_by_ref(self, ref_id: str, mode: str, max_lines: int) -> ContentOutcome:
+
+class LocalContent:
+    """Content from the served generation: by ref, by location, or as the local provider."""
+
+    def __init__(self, catalog: SourceCatalog, indexer: Indexer) -> None:
+        self.catalog = catalog
+        self.indexer = indexer
+
+    def local_fetch(self, request: FetchRequest) -> FetchResult:
+        """The local provider's answer for the chain: content, or the miss as a resolution."""
+        try:
+            out = self.by_location(request.location, request.mode, request.max_lines)
+        except (NotFound, FailedPrecondition) as exc:
+            if exc.resolution is None:
+                raise
+            return FetchMiss(exc.resolution)
+        seen = request.seen_doc_version
+        out.revision_skew = bool(seen) and seen != out.doc_version
+        return out
+
+    def by_ref(self, ref_id: str, mode: str, max_lines: int) -> ContentOutcome:
         ref = decode_ref(ref_id)
-        source = self.by_name.get(ref.source)
+        source = self.catalog.by_name.get(ref.source)
         if source is None:
             if ref.kind is not RefKind.DOC and not any(
-                s.corpus is Corpus.CODE for s in self.sources
+                s.corpus is Corpus.CODE for s in self.catalog.local
             ):
                 raise FailedPrecondition(
                     "code and file refs are unavailable: no code source is configured",
@@ -122,7 +135,7 @@ class FetchMixin:
             path = safe_relative_path(ref.path)
         except PathEscapeError as exc:
             raise InvalidArgument(f"ref path refused: {exc}") from None
-        snapshot = self.snapshot
+        snapshot = self.indexer.snapshot
         doc = snapshot.docs.get((source.name, path))
         if doc is None:
             raise NotFound(
@@ -130,7 +143,7 @@ class FetchMixin:
                 Resolution("not_found", "ref", detail="stale ref: the document was removed"),
             )
         skew = not doc.content_hash.startswith(ref.content_hash)
-        lines = self.lines_of(doc)
+        lines = self.indexer.lines_of(doc)
         page = source.page_location(doc.path)
         if ref.kind is RefKind.DOC:
             block = find_doc_block(doc, ref.anchor) if ref.anchor else None
@@ -165,12 +178,10 @@ class FetchMixin:
         out.revision_skew = skew
         return out
 
-    def _content_by_location(self, location: str, mode: str, max_lines: int) -> ContentOutcome:
-        if self._resolver is None:
-            raise Unavailable("sources are still loading")
-        resolved = self._resolver.resolve(location)
+    def by_location(self, location: str, mode: str, max_lines: int) -> ContentOutcome:
+        resolved = self.indexer.resolver.resolve(location)
         source, doc, fragment = resolved.source, resolved.doc, resolved.fragment
-        lines = self.lines_of(doc)
+        lines = self.indexer.lines_of(doc)
         page = source.page_location(doc.path)
         if doc.corpus is Corpus.CODE:
             anchor = parse_line_anchor(fragment) if fragment else None
@@ -232,7 +243,7 @@ class FetchMixin:
             content=cut.content,
             ranges=cut.ranges,
             truncated=cut.truncated,
-            total_lines=len(self.lines_of(doc)),
+            total_lines=len(self.indexer.lines_of(doc)),
             doc_version=doc_version(doc),
             resolution=resolution,
             ref_id=ref_id,

@@ -169,6 +169,40 @@ class ContentParams:
 
 
 @dataclass(slots=True)
+class RelatedParams:
+    """An ExpandRelated request in domain terms."""
+
+    ref_ids: list[str]
+    top_k: int = 0
+    kinds: tuple[Corpus, ...] = ()
+    mode: str = ""
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class FlowParams:
+    """A SummarizeFlow request in domain terms."""
+
+    ref_ids: list[str]
+    topic: str = ""
+    style: str = ""
+    max_steps: int = 0
+
+
+@dataclass(slots=True)
+class GuideParams:
+    """A GuideImplementation request in domain terms."""
+
+    topic: str
+    framework: str = ""
+    language: str = ""
+    max_docs: int = 0
+    max_samples: int = 0
+    style: str = ""
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
 class ContentOutcome:
     location: str
     requested_location: str

@@ -1,18 +1,20 @@
 """The retrieval engine: the domain façade the gRPC servicer calls.
 
 It owns the loaded sources, the index generations and the ranking pipeline. Every method takes
-and returns domain types from ``scriptorium.results``; failures are ``RetrievalError``s.
+and returns domain types from ``scriptorium.domain.outcomes``; failures are ``RetrievalError``s.
 """
 
 from __future__ import annotations
 
-from scriptorium.domain.model import Corpus
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     FlowOutcome,
+    FlowParams,
     GuideOutcome,
+    GuideParams,
     RelatedOutcome,
+    RelatedParams,
     SearchOutcome,
     SearchParams,
     SourceReport,
@@ -49,31 +51,13 @@ class Engine:
     async def get_content(self, params: ContentParams) -> ContentOutcome:
         raise NotImplementedError
 
-    async def expand_related(
-        self,
-        ref_ids: list[str],
-        top_k: int = 0,
-        kinds: tuple[Corpus, ...] = (),
-        mode: str = "",
-        sources: tuple[str, ...] = (),
-    ) -> RelatedOutcome:
+    async def expand_related(self, params: RelatedParams) -> RelatedOutcome:
         raise Unimplemented("ExpandRelated is not available yet")
 
-    async def summarize_flow(
-        self, ref_ids: list[str], topic: str = "", style: str = "", max_steps: int = 0
-    ) -> FlowOutcome:
+    async def summarize_flow(self, params: FlowParams) -> FlowOutcome:
         raise Unimplemented("SummarizeFlow is not available yet")
 
-    async def guide_implementation(
-        self,
-        topic: str,
-        framework: str = "",
-        language: str = "",
-        max_docs: int = 0,
-        max_samples: int = 0,
-        style: str = "",
-        sources: tuple[str, ...] = (),
-    ) -> GuideOutcome:
+    async def guide_implementation(self, params: GuideParams) -> GuideOutcome:
         raise Unimplemented("GuideImplementation is not available yet")
 
     def list_sources(self) -> list[SourceReport]:

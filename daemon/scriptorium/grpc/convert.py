@@ -22,12 +22,15 @@ from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     FlowOutcome,
+    FlowParams,
     FlowStep,
     GuideOutcome,
+    GuideParams,
     InvalidArgument,
     RangeMark,
     RelatedHit,
     RelatedOutcome,
+    RelatedParams,
     Resolution,
     SearchHit,
     SearchOutcome,
@@ -199,38 +202,35 @@ def content_params(request: pb.GetContentRequest) -> ContentParams:
     )
 
 
-def related_args(request: pb.ExpandRelatedRequest) -> dict[str, Any]:
-    """Keyword arguments for ``Engine.expand_related``."""
-    return {
-        "ref_ids": list(request.ref_ids),
-        "top_k": request.top_k,
-        "kinds": kinds_from_pb(request.kinds),
-        "mode": request.mode,
-        "sources": tuple(request.sources),
-    }
+def related_params(request: pb.ExpandRelatedRequest) -> RelatedParams:
+    return RelatedParams(
+        ref_ids=list(request.ref_ids),
+        top_k=request.top_k,
+        kinds=kinds_from_pb(request.kinds),
+        mode=request.mode,
+        sources=tuple(request.sources),
+    )
 
 
-def flow_args(request: pb.SummarizeFlowRequest) -> dict[str, Any]:
-    """Keyword arguments for ``Engine.summarize_flow``."""
-    return {
-        "ref_ids": list(request.ref_ids),
-        "topic": request.topic,
-        "style": flow_style_from_pb(request.style),
-        "max_steps": request.max_steps,
-    }
+def flow_params(request: pb.SummarizeFlowRequest) -> FlowParams:
+    return FlowParams(
+        ref_ids=list(request.ref_ids),
+        topic=request.topic,
+        style=flow_style_from_pb(request.style),
+        max_steps=request.max_steps,
+    )
 
 
-def guide_args(request: pb.GuideImplementationRequest) -> dict[str, Any]:
-    """Keyword arguments for ``Engine.guide_implementation``."""
-    return {
-        "topic": request.topic,
-        "framework": request.framework,
-        "language": request.language,
-        "max_docs": request.max_docs,
-        "max_samples": request.max_samples,
-        "style": flow_style_from_pb(request.style),
-        "sources": tuple(request.sources),
-    }
+def guide_params(request: pb.GuideImplementationRequest) -> GuideParams:
+    return GuideParams(
+        topic=request.topic,
+        framework=request.framework,
+        language=request.language,
+        max_docs=request.max_docs,
+        max_samples=request.max_samples,
+        style=flow_style_from_pb(request.style),
+        sources=tuple(request.sources),
+    )
 
 
 # -- shared pieces -------------------------------------------------------------------------------

@@ -99,8 +99,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.ExpandRelatedRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExpandRelatedResponse:
         async def call() -> pb.ExpandRelatedResponse:
-            args = convert.related_args(request)
-            return convert.related_response(await self._engine.expand_related(**args))
+            params = convert.related_params(request)
+            return convert.related_response(await self._engine.expand_related(params))
 
         return await self._answer("ExpandRelated", context, call)
 
@@ -108,8 +108,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.SummarizeFlowRequest, context: grpc.aio.ServicerContext
     ) -> pb.SummarizeFlowResponse:
         async def call() -> pb.SummarizeFlowResponse:
-            args = convert.flow_args(request)
-            return convert.flow_response(await self._engine.summarize_flow(**args))
+            params = convert.flow_params(request)
+            return convert.flow_response(await self._engine.summarize_flow(params))
 
         return await self._answer("SummarizeFlow", context, call)
 
@@ -117,8 +117,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.GuideImplementationRequest, context: grpc.aio.ServicerContext
     ) -> pb.GuideImplementationResponse:
         async def call() -> pb.GuideImplementationResponse:
-            args = convert.guide_args(request)
-            return convert.guide_response(await self._engine.guide_implementation(**args))
+            params = convert.guide_params(request)
+            return convert.guide_response(await self._engine.guide_implementation(params))
 
         return await self._answer("GuideImplementation", context, call)
 

@@ -1,6 +1,8 @@
 """Keeping the index in line with the sources: load, verify, reconcile, swap.
 
-A mixin of ``LocalEngine``; it owns the generation store, per-source state and the snapshot.
+The ``Indexer`` owns the generation store, per-source state and the served snapshot. Kept
+whole past 500 lines: a reconcile is one transaction over every source, kept in one place with
+its helpers.
 """
 
 from __future__ import annotations
@@ -8,31 +10,39 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from cachetools import LRUCache
 
 from scriptorium import limits, telemetry
+from scriptorium.blocks.extractors import ExtractorChain
 from scriptorium.cancel import BuildCancelled, build_checkpoint
 from scriptorium.content.resolve import Resolver
 from scriptorium.domain.model import Block, FileStat, SourceDocument
+from scriptorium.domain.outcomes import Unavailable
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.index.generation import (
     Change,
     CorruptGenerationError,
     FileEntry,
+    GenerationStore,
     GenerationWriteError,
     Manifest,
     SourceEntry,
 )
 from scriptorium.index.native import release_free_memory
 from scriptorium.index.parallel import helper_count, load_shared
-from scriptorium.index.progress import build_advanced, build_started
+from scriptorium.index.progress import BuildProgress
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
+from scriptorium.ranking.settings import RankingSettings
 from scriptorium.sources.base import LocalTreeSource, PathEscapeError, Source
-from scriptorium.text import split_lines
+from scriptorium.text import TOKENIZER_VERSION, split_lines
 
 log = logging.getLogger(__name__)
 
@@ -100,64 +110,67 @@ class _Scan:
     only: frozenset[str] | None = None
 
 
-class _Progress:
-    """Counts a build's files and bytes as they are read, per source, and reports them.
-
-    The counters live in each source's state (read by ListSources from another thread: plain
-    integer stores); the totals go to :mod:`scriptorium.progress` listeners (a terminal's bar),
-    and long builds are logged now and then. The log names counts only, never paths.
-    """
-
-    LOG_EVERY_S = 10.0
-
-    def __init__(
-        self,
-        states: dict[str, SourceState],
-        wanted: list[tuple[str, str]],
-        sizes: Mapping[tuple[str, str], int] | None = None,
-    ) -> None:
-        self._states = states
-        self._sizes = sizes or {}
-        self._total = len(wanted)
-        self._done = self._bytes_done = 0
-        self._started = self._logged = time.monotonic()
-        total_bytes = 0
-        for item in wanted:
-            size = self._sizes.get(item, 0)
-            states[item[0]].build_files_total += 1
-            states[item[0]].build_bytes_total += size
-            total_bytes += size
-        build_started(self._total, total_bytes)
-
-    def advance(self, items: Iterable[tuple[str, str]]) -> None:
-        for item in items:
-            size = self._sizes.get(item, 0)
-            state = self._states[item[0]]
-            state.build_files_done += 1
-            state.build_bytes_done += size
-            self._done += 1
-            self._bytes_done += size
-        build_advanced(self._done, self._bytes_done)
-        now = time.monotonic()
-        if now - self._logged >= self.LOG_EVERY_S and self._done < self._total:
-            self._logged = now
-            log.info(
-                "building: %d of %d files read (%.0f%%) in %.0fs",
-                self._done,
-                self._total,
-                100 * self._done / self._total,
-                now - self._started,
-            )
-
-
 def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
     return entry is not None and entry.size == stat.size and entry.mtime_ns == stat.mtime_ns
 
 
-class IndexingMixin:
+class Indexer:
     """Loads the newest valid generation and lands every change as a new one."""
 
-    _blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
+    def __init__(
+        self,
+        sources: list[Source],
+        store: GenerationStore,
+        settings: Any,
+        ranking: RankingSettings,
+        extractors: ExtractorChain,
+        *,
+        build_stop: threading.Event | None = None,
+    ) -> None:
+        self.sources = sources
+        self.by_name = {s.name: s for s in sources}
+        self.store = store
+        self.settings = settings
+        self.ranking = ranking
+        self.extractors = extractors
+        self.states = {s.name: SourceState() for s in sources}
+        self._snapshot: Snapshot | None = None
+        self._resolver: Resolver | None = None
+        # Held by every build and update: one writer at a time.
+        self._write_lock = threading.Lock()
+        # Set once, to stop building for good (a shutdown): see cancel_builds.
+        self._build_stop = build_stop or threading.Event()
+        self._lines: LRUCache = LRUCache(maxsize=4096)
+        self._blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
+        # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
+        self.index_fingerprint = (
+            f"{extractors.fingerprint};tokenizer={TOKENIZER_VERSION};"
+            + ",".join(f"{k}={v}" for k, v in sorted(ranking.token_options().items()))
+        )
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The served generation (``Unavailable`` while the first one loads)."""
+        if self._snapshot is None:
+            raise Unavailable("sources are still loading")
+        return self._snapshot
+
+    @property
+    def current(self) -> Snapshot | None:
+        """The served generation, or None while the first one loads."""
+        return self._snapshot
+
+    @property
+    def resolver(self) -> Resolver:
+        """Locations to documents over the served generation (``Unavailable`` while loading)."""
+        if self._resolver is None:
+            raise Unavailable("sources are still loading")
+        return self._resolver
+
+    def wait_for_writer(self) -> None:
+        """Return once no build or update holds the write lock."""
+        with self._write_lock:
+            pass
 
     # -- index management ----------------------------------------------------------------------
 
@@ -484,7 +497,7 @@ class IndexingMixin:
             if not _unchanged(scan.old_files.get(stat.path), stat)
         ]
         sizes = {(scan.source.name, stat.path): stat.size for scan in scans for stat in scan.stats}
-        progress = _Progress(self.states, wanted, sizes)
+        progress = BuildProgress(self.states, wanted, sizes)
         docs: dict[tuple[str, str], SourceDocument] = {}
         tokens: dict[int, Tokens] = {}
         helpers = helper_count(getattr(self.settings, "build_workers", 0), len(wanted))

@@ -13,10 +13,12 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Protocol, TextIO
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol, TextIO
 
 MB = 1_000_000
+# The builder's logger: its "building: ..." lines keep the name they always had.
+build_log = logging.getLogger("scriptorium.index.builder")
 
 
 class BuildListener(Protocol):
@@ -255,3 +257,53 @@ def _is_tty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+class BuildProgress:
+    """Counts a build's files and bytes as they are read, per source, and reports them.
+
+    The counters live in each source's state (read by ListSources from another thread: plain
+    integer stores); the totals go to :mod:`scriptorium.progress` listeners (a terminal's bar),
+    and long builds are logged now and then. The log names counts only, never paths.
+    """
+
+    LOG_EVERY_S = 10.0
+
+    def __init__(
+        self,
+        states: Mapping[str, Any],
+        wanted: list[tuple[str, str]],
+        sizes: Mapping[tuple[str, str], int] | None = None,
+    ) -> None:
+        self._states = states
+        self._sizes = sizes or {}
+        self._total = len(wanted)
+        self._done = self._bytes_done = 0
+        self._started = self._logged = time.monotonic()
+        total_bytes = 0
+        for item in wanted:
+            size = self._sizes.get(item, 0)
+            states[item[0]].build_files_total += 1
+            states[item[0]].build_bytes_total += size
+            total_bytes += size
+        build_started(self._total, total_bytes)
+
+    def advance(self, items: Iterable[tuple[str, str]]) -> None:
+        for item in items:
+            size = self._sizes.get(item, 0)
+            state = self._states[item[0]]
+            state.build_files_done += 1
+            state.build_bytes_done += size
+            self._done += 1
+            self._bytes_done += size
+        build_advanced(self._done, self._bytes_done)
+        now = time.monotonic()
+        if now - self._logged >= self.LOG_EVERY_S and self._done < self._total:
+            self._logged = now
+            build_log.info(
+                "building: %d of %d files read (%.0f%%) in %.0fs",
+                self._done,
+                self._total,
+                100 * self._done / self._total,
+                now - self._started,
+            )

@@ -1,8 +1,9 @@
 """The ranking pipeline: lexical hits → fused → priors → mode → ordered, diversified window.
 
 Each stage records what it kept and dropped so ``explain`` can answer "why this result?".
-Every lever has a setting in ``RankingSettings``; the defaults are the ones the evaluation set
-supports (see docs/ranking.md for the measurements).
+Every lever has a setting in ``RankingSettings`` (ranking/config.py); the defaults are the ones
+the evaluation set supports (see docs/ranking.md for the measurements). The order the stages
+run in is ``Ranker``'s (ranking/ranker.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from scriptorium.index.searcher import FieldWeights
-from scriptorium.settings.schema import Key
+from scriptorium.settings.schema import Key, check_table
 
 DEFAULT_CLASS_WEIGHTS = {"product": 1.0, "reference": 0.9, "ledger": 0.75, "archive": 0.7}
 
@@ -136,3 +136,23 @@ def _ranking_keys() -> tuple[Key, ...]:
 
 
 RANKING_KEYS: tuple[Key, ...] = _ranking_keys()
+
+
+def ranking_settings(raw: dict) -> RankingSettings:
+    """Ranking levers from the ``[ranking]`` configuration table (used by measurement runs)."""
+    if not raw:
+        return RankingSettings()
+    check_table(raw, RANKING_KEYS, "[ranking]")
+    fields = dict(raw)
+    defaults = FieldWeights()
+    weights = FieldWeights(
+        body=float(fields.pop("body_weight", defaults.body)),
+        heading=float(fields.pop("heading_weight", defaults.heading)),
+        path=float(fields.pop("path_weight", defaults.path)),
+    )
+    classes = fields.pop("class_weights", None)
+    settings = RankingSettings(weights=weights, **fields)
+    if classes:
+        merged = {**settings.class_weights, **{k: float(v) for k, v in classes.items()}}
+        settings = dataclasses.replace(settings, class_weights=merged)
+    return settings

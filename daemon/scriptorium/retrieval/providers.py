@@ -9,6 +9,10 @@ provider matches the whole path, or finds it ambiguous). In ``fuse`` mode every 
 search candidates are pooled and ranked together (each provider's scores scaled to its own
 best first, since their lexical scales differ).
 
+Without remote sources the chain holds the local provider alone, and it is the answer: its
+ranked outcome is returned as ranked (an empty window included), and its errors (the index is
+still loading) reach the caller.
+
 A provider that raises is logged (never with the query text) and skipped; only the caller's
 cancellation propagates. A fetch that every provider misses reports the most informative miss:
 an outage beats a plain miss, because a location never checked against a failed site cannot be
@@ -36,6 +40,7 @@ from scriptorium.domain.outcomes import (
     SearchOutcome,
     Unavailable,
 )
+from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import FetchRequest, FetchResult, SearchBatch, round_robin
 
 log = logging.getLogger(__name__)
@@ -79,20 +84,33 @@ def ordered(providers: Sequence[Provider]) -> list[Provider]:
 class ProviderChain:
     """Runs searches and fetches over providers with first-non-empty or fuse semantics."""
 
-    def __init__(self, providers: Sequence[Provider], rank: Rank, mode: str = "first") -> None:
+    def __init__(
+        self, providers: Sequence[Provider], rank: Rank, mode: str = "first", *, sole: bool = False
+    ) -> None:
         if mode not in CHAIN_MODES:
             raise ValueError(f"provider_chain must be one of {', '.join(CHAIN_MODES)}")
+        if sole and len(providers) != 1:
+            raise ValueError("a sole-provider chain holds exactly one provider")
         self.providers = ordered(providers)
         self.rank = rank
         self.mode = mode
+        # One provider whose outcome is the answer (the local sources when nothing is remote).
+        self.sole = sole
 
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.providers]
 
+    @property
+    def can_list(self) -> bool:
+        """Whether some provider answers the listing query (the local index does not)."""
+        return any(not isinstance(p, LocalProvider) for p in self.providers)
+
     # -- search --------------------------------------------------------------------------------
 
     async def search(self, query: Query) -> SearchOutcome:
+        if self.sole:
+            return self.rank(query, await self.providers[0].search(query))
         if self.mode == "fuse":
             return await self._search_fused(query)
         failures: list[tuple[str, str]] = []
@@ -326,24 +344,25 @@ def local_order(sources: Sequence) -> int:
     return min(orders) if orders else LOCAL_ORDER
 
 
-def build_chain(engine, settings: object) -> ProviderChain | None:
-    """The chain for an engine with remote sources; None when every source is local.
+def build_chain(
+    catalog: SourceCatalog, settings: object, local: LocalProvider, rank: Rank
+) -> ProviderChain:
+    """The chain over every configured source; the local provider alone when none is remote.
 
     Providers keep configuration order among equal ``order`` values; the local provider sits
     where its first source is configured.
     """
-    if not engine.remote_sources:
-        return None
-    local_names = {s.name for s in engine.sources}
-    remote = engine.remote_by_name
+    if not catalog.remote:
+        return ProviderChain([local], rank, sole=True)
+    local.order = local_order(catalog.local)
+    local_names = set(catalog.by_name)
+    remote = catalog.remote_by_name
     providers: list[Provider] = []
     placed_local = False
     for config in settings.sources:
         if config.name in local_names and not placed_local:
-            providers.append(
-                LocalProvider(engine.local_batch, engine.local_fetch, local_order(engine.sources))
-            )
+            providers.append(local)
             placed_local = True
         elif config.name in remote:
             providers.append(remote[config.name])
-    return ProviderChain(providers, engine.rank_batch, chain_mode(settings))
+    return ProviderChain(providers, rank, chain_mode(settings))

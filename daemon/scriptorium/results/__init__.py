@@ -1,0 +1,1 @@
+"""Turning ranked candidates into what a caller reads: hits, their addresses, the token budget."""
