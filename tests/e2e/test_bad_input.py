@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import re
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from scriptorium.grpc.status import resolution_from_error
 from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon
+from tests.support.waiting import wait_for as support_wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -42,12 +42,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+    return support_wait_for(predicate, timeout)
 
 
 class Tree:

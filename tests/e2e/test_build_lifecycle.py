@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from scriptorium.faults import reached_marker
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 from tests.support.daemon import CORPUS, free_port
+from tests.support.waiting import wait_for as support_wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -41,13 +41,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = WAIT_S) -> bool:
-    """Poll ``predicate`` until it holds or ``timeout`` passes (a bound, not a measurement)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return support_wait_for(predicate, timeout)
 
 
 def docs_tree(root: Path) -> Path:

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
+from tests.support.waiting import wait_for as support_wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -40,12 +40,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, step: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step)
-    return False
+    return support_wait_for(predicate, timeout, step=step)
 
 
 def markdown_config(path: Path, sources: dict[str, Path], server: str = "watch = false") -> Path:

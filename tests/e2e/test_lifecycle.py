@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -14,6 +15,7 @@ from grpc_health.v1 import health_pb2
 from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
+from tests.support.waiting import wait_for as support_wait_for
 
 pytestmark = pytest.mark.e2e
 # The daemon says at debug level when its file-system watch is in place.
@@ -30,13 +32,8 @@ def locations(stub, query: str) -> list[str]:
     return [r.location for r in stub.Search(pb.SearchRequest(query=query), timeout=30).results]
 
 
-def wait_for(predicate, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
+    return support_wait_for(predicate, timeout)
 
 
 def test_edits_are_searchable_without_restart(tmp_path):

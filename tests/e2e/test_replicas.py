@@ -18,6 +18,7 @@ import threading
 import time
 import tomllib
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from scriptorium.client import Client, ScriptoriumError
 from scriptorium.settings.config import load_settings
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, REPO, Daemon
+from tests.support.waiting import wait_for as support_wait_for
 
 SERVICE = "scriptorium.v1.RetrievalService"
 DEPLOY = REPO / "deploy"
@@ -172,13 +174,8 @@ def served_calls(daemon: Daemon) -> int:
     return daemon.full_log().count("query understood")
 
 
-def wait_for(predicate, timeout: float = 120.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+def wait_for(predicate: Callable[[], bool], timeout: float = 120.0) -> bool:
+    return support_wait_for(predicate, timeout)
 
 
 @pytest.mark.e2e

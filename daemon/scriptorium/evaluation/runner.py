@@ -17,9 +17,9 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
 
 from scriptorium import launcher
+from scriptorium.client._wire import resolution_from_error
 from scriptorium.evaluation import scoring
 from scriptorium.evaluation.evalset import Case
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -147,18 +147,7 @@ def _error_text(exc: grpc.RpcError) -> str:
 
 def error_resolution(exc: grpc.RpcError) -> pb.Resolution | None:
     """The ``Resolution`` a failing GetContent attached as a rich error detail, if any."""
-    try:
-        status = rpc_status.from_call(exc)  # type: ignore[arg-type]
-    except (ValueError, AttributeError):
-        return None
-    if status is None:
-        return None
-    for detail in status.details:
-        if detail.Is(pb.Resolution.DESCRIPTOR):
-            resolution = pb.Resolution()
-            detail.Unpack(resolution)
-            return resolution
-    return None
+    return resolution_from_error(exc)
 
 
 class RetrievalClient:
