@@ -586,7 +586,7 @@ def test_serve_handles_sigterm_and_writes_the_bound_port(
 ) -> None:
     engine = FakeEngine(tmp_path, ready=False)
     fake = types.ModuleType("scriptorium.engine.local")
-    fake.create_engine = lambda settings, registry: engine
+    fake.LocalEngine = lambda settings, registry: engine
     monkeypatch.setitem(sys.modules, "scriptorium.engine.local", fake)
     ready_file = tmp_path / "ready"
     observed: dict[str, int] = {}

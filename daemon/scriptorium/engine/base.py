@@ -23,7 +23,11 @@ from scriptorium.domain.outcomes import (
 
 
 class Engine:
-    """Loads sources, keeps the index current, and answers retrieval calls."""
+    """Loads sources, keeps the index current, and answers retrieval calls.
+
+    The contract the transport calls. A call an engine does not answer ends as UNIMPLEMENTED
+    (a test double, or a partial engine), never as an internal error.
+    """
 
     async def start(self) -> None:
         """Load or build the index; returns once every source is ready (or failed)."""
@@ -46,19 +50,19 @@ class Engine:
         return None
 
     async def search(self, params: SearchParams) -> SearchOutcome:
-        raise NotImplementedError
+        raise Unimplemented("this engine does not answer Search")
 
     async def get_content(self, params: ContentParams) -> ContentOutcome:
-        raise NotImplementedError
+        raise Unimplemented("this engine does not answer GetContent")
 
     async def expand_related(self, params: RelatedParams) -> RelatedOutcome:
-        raise Unimplemented("ExpandRelated is not available yet")
+        raise Unimplemented("this engine does not answer ExpandRelated")
 
     async def summarize_flow(self, params: FlowParams) -> FlowOutcome:
-        raise Unimplemented("SummarizeFlow is not available yet")
+        raise Unimplemented("this engine does not answer SummarizeFlow")
 
     async def guide_implementation(self, params: GuideParams) -> GuideOutcome:
-        raise Unimplemented("GuideImplementation is not available yet")
+        raise Unimplemented("this engine does not answer GuideImplementation")
 
     def list_sources(self) -> list[SourceReport]:
         raise NotImplementedError

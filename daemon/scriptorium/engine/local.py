@@ -265,10 +265,6 @@ class LocalEngine(Engine):
         return __version__
 
 
-def create_engine(settings: Any, registry: Registry) -> LocalEngine:
-    return LocalEngine(settings, registry)
-
-
 def build_index(settings: Any, registry: Registry, *, stop: threading.Event | None = None) -> dict:
     """Build (or bring up to date) the index generation for ``settings`` without serving.
 

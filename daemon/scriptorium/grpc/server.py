@@ -357,9 +357,9 @@ async def serve(
         registry = load_registry()
     validate_source_kinds(settings, registry)
     check_listen_address(settings)
-    from scriptorium.engine.local import create_engine
+    from scriptorium.engine.local import LocalEngine
 
-    engine = create_engine(settings, registry)
+    engine = LocalEngine(settings, registry)
     telemetry.configure(settings.telemetry)
     telemetry.observe_engine(engine)
     shutdown = Shutdown()
