@@ -267,7 +267,7 @@ def test_fuse_interleaves_listings() -> None:
 def test_unknown_chain_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="provider_chain"):
         ProviderChain([], rank, mode="best")
-    assert chain_mode(SimpleNamespace()) == "first"
+    assert chain_mode(SimpleNamespace(provider_chain="")) == "first"
     assert chain_mode(SimpleNamespace(provider_chain="fuse")) == "fuse"
     with pytest.raises(ValueError):
         chain_mode(SimpleNamespace(provider_chain="sometimes"))
@@ -413,7 +413,8 @@ def test_build_chain_places_local_where_its_first_source_is_configured() -> None
         remote_by_name={"peer": remote_a, "docs": remote_b},
     )
     settings = SimpleNamespace(
-        sources=[source("peer"), source("en"), source("docs"), source("code")]
+        sources=[source("peer"), source("en"), source("docs"), source("code")],
+        provider_chain="first",
     )
     provider = LocalProvider(lambda q: SearchBatch(), lambda r: miss("not_found"))
     chain = build_chain(catalog, settings, provider, rank)

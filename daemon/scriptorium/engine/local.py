@@ -15,7 +15,7 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scriptorium import __version__, telemetry
 from scriptorium.cancel import BuildCancelled, run_in_thread
@@ -58,6 +58,10 @@ from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import RemoteContext
 from scriptorium.sources.watching import Watch
 
+if TYPE_CHECKING:
+    from scriptorium.settings.config import Settings
+
+
 log = logging.getLogger(__name__)
 
 
@@ -65,12 +69,12 @@ class LocalEngine(Engine):
     """An engine over locally indexed sources (Markdown trees, code trees) and remote ones."""
 
     def __init__(
-        self, settings: Any, registry: Registry, *, build_stop: threading.Event | None = None
+        self, settings: Settings, registry: Registry, *, build_stop: threading.Event | None = None
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.catalog = SourceCatalog(settings, registry)
-        self.ranking = ranking_settings(getattr(settings, "ranking", None) or {})
+        self.ranking = ranking_settings(settings.ranking or {})
         state_dir = Path(
             settings.state_dir or default_state_dir([s.config for s in self.catalog.local])
         )
@@ -129,7 +133,7 @@ class LocalEngine(Engine):
             if loading.done():  # its outcome reached the caller; stop has nothing to wait for
                 self._loading = None
         self._ready = True
-        if getattr(self.settings, "watch", True):
+        if self.settings.watch:
             self._watch_task = asyncio.create_task(self.watch.run(), name="scriptorium-watch")
 
     async def stop(self) -> None:
@@ -265,7 +269,9 @@ class LocalEngine(Engine):
         return __version__
 
 
-def build_index(settings: Any, registry: Registry, *, stop: threading.Event | None = None) -> dict:
+def build_index(
+    settings: Settings, registry: Registry, *, stop: threading.Event | None = None
+) -> dict:
     """Build (or bring up to date) the index generation for ``settings`` without serving.
 
     Setting ``stop`` cancels the build (``BuildCancelled``; nothing it wrote is kept).

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
 
@@ -43,6 +43,10 @@ from scriptorium.index.store import CorruptBlobError, blob_name
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.sources.base import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import TOKENIZER_VERSION, split_lines
+
+if TYPE_CHECKING:
+    from scriptorium.settings.config import Settings
+
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +125,7 @@ class Indexer:
         self,
         sources: list[Source],
         store: GenerationStore,
-        settings: Any,
+        settings: Settings,
         ranking: RankingSettings,
         extractors: ExtractorChain,
         *,
@@ -500,7 +504,7 @@ class Indexer:
         progress = BuildProgress(self.states, wanted, sizes)
         docs: dict[tuple[str, str], SourceDocument] = {}
         tokens: dict[int, Tokens] = {}
-        helpers = helper_count(getattr(self.settings, "build_workers", 0), len(wanted))
+        helpers = helper_count(self.settings.build_workers, len(wanted))
         if helpers:
             loaded = load_shared(
                 wanted,

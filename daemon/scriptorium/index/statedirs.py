@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 try:  # POSIX advisory locks; elsewhere a directory never looks in use
     import fcntl
@@ -28,6 +28,10 @@ except ImportError:  # pragma: no cover - non-POSIX
     fcntl = None  # type: ignore[assignment]
 
 from scriptorium.index.generation import WRITER_LOCK
+
+if TYPE_CHECKING:
+    from scriptorium.settings.config import Settings
+
 
 RECORD = "state.json"
 IN_USE_LOCK = "in-use.lock"
@@ -44,7 +48,7 @@ def cache_root() -> Path:
 # -- held by a running process -------------------------------------------------------------------
 
 
-def claim(state_dir: Path, settings: Any) -> IO[bytes] | None:
+def claim(state_dir: Path, settings: Settings) -> IO[bytes] | None:
     """Mark ``state_dir`` in use by this process and record what it serves.
 
     Returns the open lock file: the claim lasts while it stays open (the process's lifetime,
@@ -76,8 +80,8 @@ def _shared_lock(path: Path) -> IO[bytes]:
         path.parent.mkdir(parents=True, exist_ok=True)
 
 
-def _write_record(state_dir: Path, settings: Any) -> None:
-    config_path = getattr(settings, "config_path", None)
+def _write_record(state_dir: Path, settings: Settings) -> None:
+    config_path = settings.config_path
     record = {
         "version": 1,
         "config": str(config_path) if config_path else None,
@@ -88,7 +92,7 @@ def _write_record(state_dir: Path, settings: Any) -> None:
                 "root": str(s.root) if s.root is not None else None,
                 "url_base": s.url_base or None,
             }
-            for s in getattr(settings, "sources", ())
+            for s in settings.sources
         ],
         "last_used": time.time(),
         "pid": os.getpid(),

@@ -25,7 +25,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from scriptorium import telemetry
 from scriptorium.content.resolve import normalize_location
@@ -42,6 +42,9 @@ from scriptorium.domain.outcomes import (
 )
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import FetchRequest, FetchResult, SearchBatch, round_robin
+
+if TYPE_CHECKING:
+    from scriptorium.settings.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -324,9 +327,9 @@ class LocalProvider:
         return self._fetch(request)
 
 
-def chain_mode(settings: object) -> str:
+def chain_mode(settings: Settings) -> str:
     """``[server] provider_chain``: ``first`` (default) or ``fuse``."""
-    mode = getattr(settings, "provider_chain", None) or "first"
+    mode = settings.provider_chain or "first"
     if mode not in CHAIN_MODES:
         raise ValueError(f"provider_chain must be one of {', '.join(CHAIN_MODES)}, not {mode!r}")
     return mode
@@ -345,7 +348,7 @@ def local_order(sources: Sequence) -> int:
 
 
 def build_chain(
-    catalog: SourceCatalog, settings: object, local: LocalProvider, rank: Rank
+    catalog: SourceCatalog, settings: Settings, local: LocalProvider, rank: Rank
 ) -> ProviderChain:
     """The chain over every configured source; the local provider alone when none is remote.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scriptorium.cancel import BuildCancelled
 from scriptorium.index.builder import Indexer
@@ -31,11 +31,15 @@ log = logging.getLogger("scriptorium.engine.local")
 LIST_AFTER_EVENTS = 2_000
 
 
+if TYPE_CHECKING:
+    from scriptorium.settings.config import Settings
+
+
 class Watch:
     """Keeps the index in line with the local roots until ``stopping`` is set."""
 
     def __init__(
-        self, sources: list[Source], indexer: Indexer, settings: Any, stopping: asyncio.Event
+        self, sources: list[Source], indexer: Indexer, settings: Settings, stopping: asyncio.Event
     ) -> None:
         self.sources = sources
         self.indexer = indexer
@@ -44,7 +48,7 @@ class Watch:
         self._walked_cache: tuple[tuple[frozenset[str], ...], frozenset[str]] | None = None
 
     async def run(self) -> None:
-        if getattr(self.settings, "watch_mode", "events") == "events":
+        if self.settings.watch_mode == "events":
             try:
                 await self._watch_events()
                 return
@@ -57,7 +61,7 @@ class Watch:
         await self._poll_loop()
 
     def _interval(self) -> float:
-        return float(getattr(self.settings, "watch_interval", 0.5) or 0.5)
+        return float(self.settings.watch_interval or 0.5)
 
     async def _poll_loop(self) -> None:
         """List every root on every tick (the fallback, and ``watch_mode = "poll"``)."""
@@ -95,7 +99,7 @@ class Watch:
         time followed by a full listing, which also covers anything that changed while no
         watch was in place.
         """
-        rescan = float(getattr(self.settings, "rescan_interval", 300.0))
+        rescan = float(self.settings.rescan_interval)
         first_watch = True
         while not self.stopping.is_set():
             roots = self._watched_roots()
