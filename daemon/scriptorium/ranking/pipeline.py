@@ -67,6 +67,13 @@ class RankingSettings:
     near_duplicate_similarity: float = 0.8
     over_fetch: int = 4
     min_candidates: int = 50
+    # Every search is ranked as if it asked for at least this many results (the candidate
+    # pool, the definition floor, diversification), then cut: a shorter list is the prefix of
+    # a longer one. 0: pool and window follow top_k.
+    stable_window: int = field(
+        default=25,
+        metadata={"help": "rank as if top_k were at least this, then cut (0: follow top_k)"},
+    )
     # How scores from the docs and code corpora are made comparable: "raw" BM25, "max"
     # (divide by each corpus's best score) or "rrf" (reciprocal rank fusion).
     fusion: str = "max"
@@ -88,6 +95,32 @@ class RankingSettings:
     # (exact, case-folded): a definition with a long docstring can sit beyond the first
     # candidates of a one-word query that every related block matches; 0 is off.
     definition_candidates: int = 10
+    # Only query words that look like identifiers name a definition (``snake_case``,
+    # ``camelCase``, ``a.b``, ``f()``, a code span, a capitalised word in an otherwise
+    # lower-case query): "add retries" is not asking for ``QueryParams.add``.
+    definition_identifiers_only: bool = field(
+        default=False,
+        metadata={"help": "the definition prior and candidates only for identifier-like words"},
+    )
+    # Document-level evidence: each block gains this share of the (fused) scores of the other
+    # blocks of its document among the candidates, so a page whose matching words are spread
+    # over its sections beats one section that matches a few of them; docs and code apart.
+    # 0 is off.
+    document_evidence: float = field(
+        default=0.0,
+        metadata={"help": "share of a doc page's other candidate blocks' scores added to each"},
+    )
+    document_evidence_code: float = field(
+        default=0.0,
+        metadata={"help": "the same for code files"},
+    )
+    # Factor for tests, fixtures, vendored or generated code and changelogs / release notes
+    # (told by their paths), unless the query names that kind: they repeat the words of the
+    # library code and docs they exercise or describe. 1.0 is off.
+    auxiliary_factor: float = field(
+        default=1.0,
+        metadata={"help": "factor for tests, fixtures, vendored/generated code, changelogs"},
+    )
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
@@ -106,8 +139,12 @@ class RankingSettings:
             "cjk_bigrams": self.cjk_bigrams,
         }
 
+    def window(self, top_k: int) -> int:
+        """How many results a search asking for ``top_k`` is ranked for before the cut."""
+        return max(top_k, self.stable_window)
+
     def candidate_limit(self, top_k: int) -> int:
-        return max(self.min_candidates, top_k * self.over_fetch)
+        return max(self.min_candidates, self.window(top_k) * self.over_fetch)
 
 
 _KEY_TYPES = {bool: "bool", int: "integer", float: "number", str: "string", dict: "number_table"}
@@ -129,7 +166,7 @@ def _ranking_keys() -> tuple[Key, ...]:
         if item.name == "weights":
             continue
         value = getattr(defaults, item.name)
-        keys.append(Key(item.name, _KEY_TYPES[type(value)], value))
+        keys.append(Key(item.name, _KEY_TYPES[type(value)], value, item.metadata.get("help", "")))
     return tuple(keys)
 
 
@@ -208,6 +245,37 @@ class Pipeline:
                 else:
                     cand.anchor_line = block.start_line
 
+    def _settle(self, query: Query, window: list[Candidate], location_of: LocationOf) -> None:
+        """Anchor the window's code results and give each its final location."""
+        self.anchor(query, window)
+        for cand in window:
+            cand.location = location_of(cand)
+
+    def _settle_first(
+        self, query: Query, window: list[Candidate], location_of: LocationOf, count: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """The first ``count`` results of ``window`` once anchored, and those left after them.
+
+        Anchoring one at a time, as far as needed: a code block that becomes a file-level
+        result of a file already shown collapses into it, and the next one moves up. This is
+        what anchoring the whole window and then cutting gives, for the cost of the cut.
+        """
+        kept: list[Candidate] = []
+        files: set[tuple[str, str]] = set()
+        used = 0
+        for cand in window:
+            if len(kept) >= count:
+                break
+            used += 1
+            self._settle(query, [cand], location_of)
+            if cand.file_level:
+                key = (cand.source, cand.document.path)
+                if key in files:
+                    continue
+                files.add(key)
+            kept.append(cand)
+        return kept, window[used:]
+
     # -- stage 2: fusion across corpora --------------------------------------------------------
 
     @telemetry.traced(telemetry.FUSE, telemetry.describe_fusion)
@@ -253,7 +321,14 @@ class Pipeline:
         now = as_of or _now()
         class_weights = settings.class_weights
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
-        named = query_names(query.text) if settings.definition_factor != 1.0 else frozenset()
+        self.document_evidence(candidates)
+        auxiliary = settings.auxiliary_factor
+        asked = _asked_kinds(query.text) if auxiliary != 1.0 else frozenset()
+        named = (
+            query_names(query.text, identifiers_only=settings.definition_identifiers_only)
+            if settings.definition_factor != 1.0
+            else frozenset()
+        )
         kept = []
         for cand in candidates:
             meta = cand.document.meta
@@ -276,6 +351,10 @@ class Pipeline:
                 cand.adjust(
                     "renders-from-code", settings.directive_factor, "API reference directive"
                 )
+            if auxiliary != 1.0:
+                kind = auxiliary_kind(cand.document.path)
+                if kind and kind not in asked:
+                    cand.adjust("auxiliary", auxiliary, kind)
             if named and cand.block.symbol and cand.block.symbol.casefold() in named:
                 cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:
@@ -303,6 +382,28 @@ class Pipeline:
             kept.append(cand)
         candidates[:] = kept
         return drops
+
+    def document_evidence(self, candidates: list[Candidate]) -> None:
+        """Add to each block a share of its document's other candidate blocks' scores."""
+        shares = {
+            Corpus.DOCS: self.settings.document_evidence,
+            Corpus.CODE: self.settings.document_evidence_code,
+        }
+        if not any(shares.values()):
+            return
+        totals: dict[tuple[str, str], float] = defaultdict(float)
+        for cand in candidates:
+            totals[(cand.source, cand.document.path)] += cand.score
+        for cand in candidates:
+            share = shares.get(cand.document.corpus, 0.0)
+            others = totals[(cand.source, cand.document.path)] - cand.score
+            if share and others > 0:
+                gain = share * others
+                cand.score += gain
+                if cand.explained:
+                    cand.reasons.append(
+                        Reason("document", round(gain, 4), "other blocks of its document match")
+                    )
 
     # -- stage 4: the ranking mode --------------------------------------------------------------
 
@@ -342,6 +443,9 @@ class Pipeline:
         per_doc: dict[tuple[str, str], int] = defaultdict(int)
         limit = self.settings.max_per_document
         similarity = self.settings.near_duplicate_similarity
+        # Ranked for ``size`` results and cut to ``top_k`` only at the end, so that the first
+        # results do not depend on how many were asked for.
+        size = self.settings.window(top_k)
         twins: dict[int, Candidate] = {}  # id of a held-back near-duplicate -> what it copies
         shown: list[frozenset[str]] = []  # the words of the window's results, in order
         for cand in unique:
@@ -350,7 +454,7 @@ class Pipeline:
                 overflow.append(cand)
                 continue
             # Only the window's own results are compared: below the cut nothing is shown.
-            if similarity and len(window) < top_k:
+            if similarity and len(window) < size:
                 words = _word_set(cand.block.body)
                 twin = _near_duplicate(words, shown, similarity)
                 if twin is not None:
@@ -360,26 +464,28 @@ class Pipeline:
                 shown.append(words)
             per_doc[doc_key] += 1
             window.append(cand)
-        # Backfill from the overflow when diversification left the window short.
-        if len(window) < top_k and overflow:
-            room = top_k - len(window)
+        # Backfill from the overflow when diversification left the window short: after the
+        # diversified results, not among them, so that what a short list holds back stays
+        # below what a longer one shows (the results are a prefix of any longer list's).
+        if len(window) < size and overflow:
+            room = size - len(window)
             window.extend(overflow[:room])
             overflow = overflow[room:]
-            window.sort(key=lambda c: (-c.score, c.location, c.block.start_line))
-        final = window[:top_k]
-        below = window[top_k:]
+        if query is not None:
+            final, below = self._settle_first(query, window[:size], location_of, top_k)
+            below += window[size:]
+        else:
+            final, below = window[:top_k], window[top_k:]
         if prefer_mixed:
             mixed = _ensure_mixed(final, below + overflow)
             chosen = {id(c) for c in mixed}
             displaced = [c for c in final if id(c) not in chosen]
             final = mixed
+            if query is not None:
+                self._settle(query, final, location_of)
+                final = _one_result_per_file_level(final)
         else:
             displaced = []
-        if query is not None:
-            self.anchor(query, final)
-            for cand in final:
-                cand.location = location_of(cand)
-            final = _one_result_per_file_level(final)
         kept = {id(c) for c in final}
         # The cap is why a block is missing only if it scores as well as the last result kept;
         # below that the cut would have left it out anyway, and saying so is the honest answer.
@@ -396,7 +502,9 @@ class Pipeline:
         if explain:
             # Why a candidate is missing is the usual question; below the cut is the usual answer.
             diversity_drops += [
-                _drop(c, _below_cut(top_k, c), explain) for c in below if id(c) not in kept
+                _drop(c, _held_back(c, twins, _below_cut(top_k, c), -math.inf, top_k), explain)
+                for c in below
+                if id(c) not in kept
             ]
         return final, dedup_drops, diversity_drops
 
@@ -513,14 +621,94 @@ def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candid
     return window
 
 
+_AUX_DIRS = {
+    "tests": "tests", "test": "tests", "testing": "tests", "fixtures": "fixtures",
+    "fixture": "fixtures", "vendor": "vendored", "vendored": "vendored", "_vendor": "vendored",
+    "third_party": "vendored", "extern": "vendored", "generated": "generated",
+    "_generated": "generated", "changelog": "changelog", "releases": "changelog",
+    "release-notes": "changelog",
+}  # fmt: skip
+_AUX_FILES = re.compile(
+    r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py)"
+    r"|(?P<generated>.*_pb2(?:_grpc)?\.pyi?)"
+    r"|(?P<changelog>(?:changelog|changes|history|news|release[-_]?notes|whats[-_]?new)(?:\..*)?))$",
+    re.I,
+)
+# The query words that ask for each kind (stemmed as query terms are).
+_AUX_WORDS = {
+    "tests": ("test", "tests", "testing", "pytest", "conftest"),
+    "fixtures": ("fixture", "fixtures"),
+    "vendored": ("vendor", "vendored"),
+    "generated": ("generated", "generate"),
+    "changelog": ("changelog", "release", "releases", "changes", "history", "news"),
+}
+
+
+@functools.lru_cache(maxsize=65_536)
+def auxiliary_kind(path: str) -> str:
+    """Whether a path holds tests, fixtures, vendored or generated code or a changelog ("")."""
+    *dirs, name = path.casefold().split("/")
+    for part in dirs:
+        kind = _AUX_DIRS.get(part)
+        if kind:
+            return kind
+    match = _AUX_FILES.match(name)
+    return match.lastgroup or "" if match else ""
+
+
 @functools.lru_cache(maxsize=1024)
-def query_names(text: str) -> frozenset[str]:
+def _asked_kinds(text: str) -> frozenset[str]:
+    """The auxiliary kinds a query asks for by name."""
+    words = set(tokenize(text, stem=True))
+    return frozenset(
+        kind
+        for kind, names in _AUX_WORDS.items()
+        if words & {t for n in names for t in tokenize(n, stem=True, drop_stopwords=False)}
+    )
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+_RAW_WORDS = re.compile(r"[^\s`]+")
+_EDGE_PUNCT = "\"'“”‘’,;!?[]{}<>"
+_COMPOUND = re.compile(r"\w[_.:/]+\w|\w\(\)?$|^_\w")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+
+
+def identifier_words(text: str) -> list[str]:
+    """The words of a query that look like identifiers rather than English.
+
+    Code spans, compounds (``snake_case``, ``a.b``, ``a/b``, ``f()``), ``camelCase`` and
+    ``APIRouter``; and a capitalised word in an otherwise lower-case query (not the first
+    word, capitalised by grammar, unless it is the whole query; not "I"; not in a title-case
+    query, where most of the other words are capitalised).
+    """
+    found = _CODE_SPAN.findall(text)
+    words = [raw.strip(_EDGE_PUNCT) for raw in _RAW_WORDS.findall(_CODE_SPAN.sub(" ", text))]
+    words = [w for w in words if w]
+    rest = [w for w in words[1:] if w != "I"]
+    capitalised = sum(1 for w in rest if w[:1].isupper())
+    plain_case = len(rest) <= 1 or 2 * capitalised <= len(rest)
+    for index, word in enumerate(words):
+        bare = word.rstrip(".:,")
+        shaped = bool(_COMPOUND.search(bare) or _CAMEL.search(bare))
+        named = bare[:1].isupper() and plain_case and bare != "I" and (index or len(words) == 1)
+        if shaped or named:
+            found.append(bare)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def query_names(text: str, *, identifiers_only: bool = False) -> frozenset[str]:
     """The names a query spells out, case-folded: its words and identifiers kept whole, and
     each segment of a dotted or path-like one (``app.include_router`` → ``include_router``).
 
-    Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``.
-    Like query terms, at most :data:`MAX_QUERY_TERMS` of them, in the order they appear.
+    Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``;
+    with ``identifiers_only`` only the words :func:`identifier_words` picks count, so "write
+    a plugin" does not ask for one of ``write``. Like query terms, at most
+    :data:`MAX_QUERY_TERMS` of them, in the order they appear.
     """
+    if identifiers_only:
+        text = " ".join(identifier_words(text))
     names: dict[str, None] = {}
     for name in tokenize(text, split_identifiers=False):
         names[name] = None

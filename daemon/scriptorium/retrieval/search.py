@@ -173,11 +173,11 @@ class SearchMixin:
             corpora=corpora,
             sources=sorted(query.sources),
             # Without a prior above 1 nothing could lift a left-out definition into the window.
-            symbols=query_names(query.text)
+            symbols=query_names(query.text, identifiers_only=ranking.definition_identifiers_only)
             if ranking.definition_candidates and ranking.definition_factor > 1.0
             else (),
             symbol_limit=ranking.definition_candidates,
-            symbol_reach=(query.top_k, ranking.definition_factor),
+            symbol_reach=(ranking.window(query.top_k), ranking.definition_factor),
         )
 
     def _listing(
