@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -14,6 +15,7 @@ from scriptorium.ranking.pipeline import (
     renders_from_code,
 )
 from scriptorium.sources.base import content_hash
+from scriptorium.text import tokenize
 
 
 def candidate(
@@ -199,27 +201,36 @@ def test_an_english_word_that_names_a_function_is_not_a_definition_query():
 
 
 def test_a_page_matching_across_its_sections_beats_one_matching_section():
+    text = "headers cookies parsing"
+    terms = tuple(dict.fromkeys(tokenize(text, stem=True)))
+
     def ranked(**settings) -> list[tuple[str, float]]:
         cands = [
-            candidate(Corpus.DOCS, "one-section.md", "## A\n\nwords\n", 1.0),
-            candidate(Corpus.DOCS, "spread.md", "## B\n\nwords\n", 0.9),
-            candidate(Corpus.DOCS, "spread.md", "## C\n\nmore words\n", 0.6),
-            candidate(Corpus.CODE, "spread.py", "def f():\n", 0.5),
-            candidate(Corpus.CODE, "spread.py", "def g():\n", 0.5),
+            candidate(Corpus.DOCS, "one-section.md", "## A\n\nheaders and cookies\n", 1.0),
+            candidate(Corpus.DOCS, "spread.md", "## B\n\nheaders\n", 0.9),
+            candidate(Corpus.DOCS, "spread.md", "## C\n\ncookies parsing\n", 0.6),
+            candidate(Corpus.DOCS, "repeats.md", "## D\n\nheaders\n", 0.95),
+            candidate(Corpus.DOCS, "repeats.md", "## E\n\nheaders headers\n", 0.9),
+            candidate(Corpus.CODE, "spread.py", "def headers():\n", 0.5),
+            candidate(Corpus.CODE, "spread.py", "def cookies():\n", 0.5),
         ]
         pipeline = Pipeline(RankingSettings(**settings), lambda doc: doc.text.splitlines())
-        pipeline.priors(Query(text="words", terms=("word",)), cands, lambda s: "product")
+        pipeline.priors(Query(text=text, terms=terms), cands, lambda s: "product")
         return [(c.document.path, round(c.score, 4)) for c in cands]
 
-    assert ranked(document_evidence=0.3) == [
+    # The page covering all three terms over two sections passes the section with two; a
+    # page repeating one term in every section gains nothing; code is apart.
+    assert ranked(document_evidence=0.5) == [
         ("one-section.md", 1.0),
-        ("spread.md", 1.08),
-        ("spread.md", 0.87),
+        ("spread.md", 1.2),
+        ("spread.md", 0.7),
+        ("repeats.md", 0.95),
+        ("repeats.md", 0.9),
         ("spread.py", 0.5),
         ("spread.py", 0.5),
     ]
     assert ranked(document_evidence=0.0)[1] == ("spread.md", 0.9)
-    assert ranked(document_evidence=0.0, document_evidence_code=0.5)[3] == ("spread.py", 0.75)
+    assert ranked(document_evidence=0.0, document_evidence_code=0.5)[5] == ("spread.py", 0.5833)
 
 
 def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them():
@@ -229,7 +240,13 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
         pipeline.priors(Query(text=text, terms=("pars",)), [cand], lambda s: "product")
         return cand.score
 
-    for path in ("pkg/tests/test_parse.py", "conftest.py", "pkg/extern/ply/lex.py", "CHANGES.md"):
+    for path in (
+        "pkg/tests/test_parse.py",
+        "conftest.py",
+        "pkg/extern/ply/lex.py",
+        "CHANGES.md",
+        ".github/ISSUE_TEMPLATE/bug_report.md",
+    ):
         assert scored(path, "parse a header") == pytest.approx(0.8), path
     assert scored("pkg/parse.py", "parse a header") == 1.0
     assert scored("docs/tutorial/testing.md", "parse a header") == 1.0
@@ -237,3 +254,12 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
     assert scored("pkg/tests/test_parse.py", "the parse test fails") == 1.0
     assert scored("CHANGES.md", "parse in the release notes") == 1.0
     assert scored("pkg/tests/test_parse.py", "parse a header", 1.0) == 1.0
+    # A class the source gives the page (class_rules, front matter) stands instead.
+    cand = candidate(Corpus.CODE, "pkg/tests/test_parse.py", "def parse(text):\n", 1.0)
+    doc = dataclasses.replace(
+        cand.document, meta=dataclasses.replace(cand.document.meta, source_class="product")
+    )
+    cand.document = doc
+    pipeline = Pipeline(RankingSettings(auxiliary_factor=0.8), lambda d: [])
+    pipeline.priors(Query(text="parse", terms=("pars",)), [cand], lambda s: "product")
+    assert cand.score == 1.0

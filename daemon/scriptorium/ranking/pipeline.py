@@ -102,23 +102,25 @@ class RankingSettings:
         default=False,
         metadata={"help": "the definition prior and candidates only for identifier-like words"},
     )
-    # Document-level evidence: each block gains this share of the (fused) scores of the other
-    # blocks of its document among the candidates, so a page whose matching words are spread
-    # over its sections beats one section that matches a few of them; docs and code apart.
-    # 0 is off.
+    # Document-level evidence: a block is weighed up by 1 + this x the share of the query's
+    # terms that other blocks of its document (among the candidates) match and it does not,
+    # so a page whose matching words are spread over its sections can beat one section that
+    # matches a few of them; docs and code apart. 0 is off.
     document_evidence: float = field(
         default=0.0,
-        metadata={"help": "share of a doc page's other candidate blocks' scores added to each"},
+        metadata={"help": "weigh up doc blocks by the query terms only their page matches"},
     )
     document_evidence_code: float = field(
         default=0.0,
         metadata={"help": "the same for code files"},
     )
-    # Factor for tests, fixtures, vendored or generated code and changelogs / release notes
-    # (told by their paths), unless the query names that kind: they repeat the words of the
-    # library code and docs they exercise or describe. 1.0 is off.
+    # Factor for tests, fixtures, vendored or generated code, changelogs / release notes and
+    # repository meta files (``.github`` issue templates), told by their paths, unless the
+    # query names that kind: they repeat the words of the code and docs they exercise or
+    # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
+    # weighed by that class instead. 1.0 is off.
     auxiliary_factor: float = field(
-        default=1.0,
+        default=0.8,
         metadata={"help": "factor for tests, fixtures, vendored/generated code, changelogs"},
     )
     # Fraction of query terms the best result must contain before the answer is trusted.
@@ -321,7 +323,7 @@ class Pipeline:
         now = as_of or _now()
         class_weights = settings.class_weights
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
-        self.document_evidence(candidates)
+        self.document_evidence(query, candidates)
         auxiliary = settings.auxiliary_factor
         asked = _asked_kinds(query.text) if auxiliary != 1.0 else frozenset()
         named = (
@@ -351,7 +353,9 @@ class Pipeline:
                 cand.adjust(
                     "renders-from-code", settings.directive_factor, "API reference directive"
                 )
-            if auxiliary != 1.0:
+            # A class given to the page (front matter, the source's ``class_rules``) is the
+            # source's own word on it and stands instead of the path's.
+            if auxiliary != 1.0 and not meta.source_class:
                 kind = auxiliary_kind(cand.document.path)
                 if kind and kind not in asked:
                     cand.adjust("auxiliary", auxiliary, kind)
@@ -383,27 +387,38 @@ class Pipeline:
         candidates[:] = kept
         return drops
 
-    def document_evidence(self, candidates: list[Candidate]) -> None:
-        """Add to each block a share of its document's other candidate blocks' scores."""
+    def document_evidence(self, query: Query, candidates: list[Candidate]) -> None:
+        """Weigh up blocks whose document covers query terms the block itself lacks.
+
+        The document's terms are the union over its blocks among the candidates: distinct
+        terms, not counts, so a long page that repeats one word in every section gains
+        nothing over a short one.
+        """
         shares = {
             Corpus.DOCS: self.settings.document_evidence,
             Corpus.CODE: self.settings.document_evidence_code,
         }
-        if not any(shares.values()):
+        terms = frozenset(query.terms)
+        if not any(shares.values()) or len(terms) < 2:
             return
-        totals: dict[tuple[str, str], float] = defaultdict(float)
+        options = tuple(sorted(self.settings.token_options().items()))
+        own: list[frozenset[str]] = []
+        union: dict[tuple[str, str], set[str]] = defaultdict(set)
         for cand in candidates:
-            totals[(cand.source, cand.document.path)] += cand.score
-        for cand in candidates:
+            block = cand.block
+            tokens = _block_tokens(block.body, block.section_path, cand.document.path, options)
+            matched = terms & tokens
+            own.append(matched)
+            union[(cand.source, cand.document.path)].update(matched)
+        for cand, matched in zip(candidates, own, strict=True):
             share = shares.get(cand.document.corpus, 0.0)
-            others = totals[(cand.source, cand.document.path)] - cand.score
-            if share and others > 0:
-                gain = share * others
-                cand.score += gain
-                if cand.explained:
-                    cand.reasons.append(
-                        Reason("document", round(gain, 4), "other blocks of its document match")
-                    )
+            extra = len(union[(cand.source, cand.document.path)]) - len(matched)
+            if share and extra:
+                cand.adjust(
+                    "document",
+                    1 + share * extra / len(terms),
+                    f"its document also matches {extra} more query terms",
+                )
 
     # -- stage 4: the ranking mode --------------------------------------------------------------
 
@@ -626,7 +641,7 @@ _AUX_DIRS = {
     "fixture": "fixtures", "vendor": "vendored", "vendored": "vendored", "_vendor": "vendored",
     "third_party": "vendored", "extern": "vendored", "generated": "generated",
     "_generated": "generated", "changelog": "changelog", "releases": "changelog",
-    "release-notes": "changelog",
+    "release-notes": "changelog", ".github": "meta", ".gitlab": "meta",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py)"
@@ -641,12 +656,14 @@ _AUX_WORDS = {
     "vendored": ("vendor", "vendored"),
     "generated": ("generated", "generate"),
     "changelog": ("changelog", "release", "releases", "changes", "history", "news"),
+    "meta": ("github", "gitlab", "workflow", "workflows"),
 }
 
 
 @functools.lru_cache(maxsize=65_536)
 def auxiliary_kind(path: str) -> str:
-    """Whether a path holds tests, fixtures, vendored or generated code or a changelog ("")."""
+    """Whether a path holds tests, fixtures, vendored or generated code, a changelog or
+    repository meta files (and which), or "" for library code and docs."""
     *dirs, name = path.casefold().split("/")
     for part in dirs:
         kind = _AUX_DIRS.get(part)
