@@ -484,8 +484,11 @@ class Pipeline:
         # below what a longer one shows (the results are a prefix of any longer list's).
         if len(window) < size and overflow:
             room = size - len(window)
+            backfilled = {id(c) for c in overflow[:room]}
             window.extend(overflow[:room])
             overflow = overflow[room:]
+        else:
+            backfilled = set()
         if query is not None:
             final, below = self._settle_first(query, window[:size], location_of, top_k)
             below += window[size:]
@@ -517,7 +520,9 @@ class Pipeline:
         if explain:
             # Why a candidate is missing is the usual question; below the cut is the usual answer.
             diversity_drops += [
-                _drop(c, _held_back(c, twins, _below_cut(top_k, c), -math.inf, top_k), explain)
+                _drop(c, _held_back(c, twins, capped, floor, top_k), explain)
+                if id(c) in backfilled
+                else _drop(c, _below_cut(top_k, c), explain)
                 for c in below
                 if id(c) not in kept
             ]
