@@ -53,6 +53,31 @@ def test_results_are_complete_sorted_and_deduplicated(stub):
         assert r.kind in (pb.REF_KIND_DOC, pb.REF_KIND_CODE)
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "request body pydantic model",
+        "APIRouter include_router",
+        "security oauth2 scopes",
+        "Depends",
+        "upload files with UploadFile",
+        "ミドルウェア",
+        "websocket",
+    ],
+)
+def test_a_shorter_result_list_is_the_prefix_of_a_longer_one(stub, query):
+    """Asking for fewer results must not change which results come first."""
+
+    def seen(top_k: int) -> list[tuple[str, int, float]]:
+        response = search(stub, query, top_k=top_k)
+        return [(r.location, r.start_line, round(r.score, 6)) for r in response.results]
+
+    longest = seen(25)
+    assert len(longest) > 10, longest
+    for top_k in (1, 3, 5, 10):
+        assert seen(top_k) == longest[:top_k], top_k
+
+
 def test_doc_snippet_starts_at_the_block_heading(stub):
     response = search(stub, "interactive API docs swagger", kinds=[pb.CORPUS_DOCS], snippet_lines=3)
     top = response.results[0]

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
 from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
-from scriptorium.ranking.pipeline import (
-    Pipeline,
-    query_names,
-    renders_from_code,
-)
+from scriptorium.ranking.pipeline import Pipeline, renders_from_code
 from scriptorium.ranking.settings import RankingSettings
+from scriptorium.ranking.signals import query_names
 from scriptorium.sources.base import content_hash
+from scriptorium.text import tokenize
 
 
 def candidate(
@@ -163,3 +162,101 @@ def test_near_duplicates_are_held_back_and_backfill_only_when_the_window_is_shor
     off = Pipeline(RankingSettings(near_duplicate_similarity=0.0), lambda doc: doc.text.split())
     window, _, _ = off.order(list(cands), 2, location, False, query)
     assert [c.document.path for c in window][1] == "tutorial001_an_py310.py"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("add retries", set()),
+        ("write a plugin", set()),
+        ("Write a plugin", set()),
+        ("How To Add Retries", set()),
+        ("how does QueryParams.add work", {"queryparams", "queryparams.add", "add"}),
+        ("call `add` twice", {"add"}),
+        ("what does add() do", {"add"}),
+        ("use get_db in a dependency", {"get_db"}),
+        ("how to use Depends with yield", {"depends"}),
+        ("Depends", {"depends"}),
+        ("APIRouter prefix", {"apirouter"}),
+    ],
+)
+def test_only_identifier_like_words_name_a_definition(text, names):
+    assert query_names(text, identifiers_only=True) == names
+
+
+def test_an_english_word_that_names_a_function_is_not_a_definition_query():
+    def scored(text: str, **settings) -> float:
+        cand = candidate(Corpus.CODE, "datastructures.py", "def add(self, key):\n", 1.0, "add")
+        pipeline = Pipeline(RankingSettings(**settings), lambda doc: doc.text.splitlines())
+        pipeline.priors(Query(text=text, terms=("add", "retri")), [cand], lambda s: "product")
+        return cand.score
+
+    assert scored("add retries", definition_identifiers_only=True) == 1.0
+    assert scored("QueryParams.add retries", definition_identifiers_only=True) == 1.2
+    # Switched off, every word names a definition again.
+    assert scored("add retries", definition_identifiers_only=False) == pytest.approx(1.2)
+
+
+def test_a_page_matching_across_its_sections_beats_one_matching_section():
+    text = "headers cookies parsing"
+    terms = tuple(dict.fromkeys(tokenize(text, stem=True)))
+
+    def ranked(**settings) -> list[tuple[str, float]]:
+        cands = [
+            candidate(Corpus.DOCS, "one-section.md", "## A\n\nheaders and cookies\n", 1.0),
+            candidate(Corpus.DOCS, "spread.md", "## B\n\nheaders\n", 0.9),
+            candidate(Corpus.DOCS, "spread.md", "## C\n\ncookies parsing\n", 0.6),
+            candidate(Corpus.DOCS, "repeats.md", "## D\n\nheaders\n", 0.95),
+            candidate(Corpus.DOCS, "repeats.md", "## E\n\nheaders headers\n", 0.9),
+            candidate(Corpus.CODE, "spread.py", "def headers():\n", 0.5),
+            candidate(Corpus.CODE, "spread.py", "def cookies():\n", 0.5),
+        ]
+        pipeline = Pipeline(RankingSettings(**settings), lambda doc: doc.text.splitlines())
+        pipeline.priors(Query(text=text, terms=terms), cands, lambda s: "product")
+        return [(c.document.path, round(c.score, 4)) for c in cands]
+
+    # The page covering all three terms over two sections passes the section with two; a
+    # page repeating one term in every section gains nothing; code is apart.
+    assert ranked(document_evidence=0.5) == [
+        ("one-section.md", 1.0),
+        ("spread.md", 1.2),
+        ("spread.md", 0.7),
+        ("repeats.md", 0.95),
+        ("repeats.md", 0.9),
+        ("spread.py", 0.5),
+        ("spread.py", 0.5),
+    ]
+    assert ranked(document_evidence=0.0)[1] == ("spread.md", 0.9)
+    assert ranked(document_evidence=0.0, document_evidence_code=0.5)[5] == ("spread.py", 0.5833)
+
+
+def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them():
+    def scored(path: str, text: str, factor: float = 0.8) -> float:
+        cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)
+        pipeline = Pipeline(RankingSettings(auxiliary_factor=factor), lambda d: [])
+        pipeline.priors(Query(text=text, terms=("pars",)), [cand], lambda s: "product")
+        return cand.score
+
+    for path in (
+        "pkg/tests/test_parse.py",
+        "conftest.py",
+        "pkg/extern/ply/lex.py",
+        "CHANGES.md",
+        ".github/ISSUE_TEMPLATE/bug_report.md",
+    ):
+        assert scored(path, "parse a header") == pytest.approx(0.8), path
+    assert scored("pkg/parse.py", "parse a header") == 1.0
+    assert scored("docs/tutorial/testing.md", "parse a header") == 1.0
+    # Asked for by name, they compete as they are; and 1.0 switches the prior off.
+    assert scored("pkg/tests/test_parse.py", "the parse test fails") == 1.0
+    assert scored("CHANGES.md", "parse in the release notes") == 1.0
+    assert scored("pkg/tests/test_parse.py", "parse a header", 1.0) == 1.0
+    # A class the source gives the page (class_rules, front matter) stands instead.
+    cand = candidate(Corpus.CODE, "pkg/tests/test_parse.py", "def parse(text):\n", 1.0)
+    doc = dataclasses.replace(
+        cand.document, meta=dataclasses.replace(cand.document.meta, source_class="product")
+    )
+    cand.document = doc
+    pipeline = Pipeline(RankingSettings(auxiliary_factor=0.8), lambda d: [])
+    pipeline.priors(Query(text="parse", terms=("pars",)), [cand], lambda s: "product")
+    assert cand.score == 1.0

@@ -1,9 +1,11 @@
 """The ranking pipeline: lexical hits → fused → priors → mode → ordered, diversified window.
 
 Each stage records what it kept and dropped so ``explain`` can answer "why this result?".
-Every lever has a setting in ``RankingSettings`` (ranking/config.py); the defaults are the ones
-the evaluation set supports (see docs/ranking.md for the measurements). The order the stages
-run in is ``Ranker``'s (ranking/ranker.py).
+Every lever has a setting in ``RankingSettings`` (ranking/settings.py); the defaults are the
+ones the evaluation suite supports (see docs/ranking.md for the measurements). The order the
+stages run in is ``Ranker``'s (ranking/ranker.py); what a query and a path say about each other
+is in ranking/signals.py. Kept whole past 500 lines: one method per stage, sharing the
+helpers below them.
 """
 
 from __future__ import annotations
@@ -34,9 +36,14 @@ from scriptorium.ranking.settings import (  # noqa: F401 (also imported from her
     RANKING_KEYS,
     RankingSettings,
 )
+from scriptorium.ranking.signals import (
+    asked_kinds,
+    auxiliary_kind,
+    block_tokens,
+    query_names,
+)
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.snippets import ScreenMemo
-from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
@@ -124,6 +131,37 @@ class Pipeline:
                 else:
                     cand.anchor_line = block.start_line
 
+    def _settle(self, query: Query, window: list[Candidate], location_of: LocationOf) -> None:
+        """Anchor the window's code results and give each its final location."""
+        self.anchor(query, window)
+        for cand in window:
+            cand.location = location_of(cand)
+
+    def _settle_first(
+        self, query: Query, window: list[Candidate], location_of: LocationOf, count: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """The first ``count`` results of ``window`` once anchored, and those left after them.
+
+        Anchoring one at a time, as far as needed: a code block that becomes a file-level
+        result of a file already shown collapses into it, and the next one moves up. This is
+        what anchoring the whole window and then cutting gives, for the cost of the cut.
+        """
+        kept: list[Candidate] = []
+        files: set[tuple[str, str]] = set()
+        used = 0
+        for cand in window:
+            if len(kept) >= count:
+                break
+            used += 1
+            self._settle(query, [cand], location_of)
+            if cand.file_level:
+                key = (cand.source, cand.document.path)
+                if key in files:
+                    continue
+                files.add(key)
+            kept.append(cand)
+        return kept, window[used:]
+
     # -- stage 2: fusion across corpora --------------------------------------------------------
 
     @telemetry.traced(telemetry.FUSE, telemetry.describe_fusion)
@@ -169,7 +207,14 @@ class Pipeline:
         now = as_of or _now()
         class_weights = settings.class_weights
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
-        named = query_names(query.text) if settings.definition_factor != 1.0 else frozenset()
+        self.document_evidence(query, candidates)
+        auxiliary = settings.auxiliary_factor
+        asked = asked_kinds(query.text) if auxiliary != 1.0 else frozenset()
+        named = (
+            query_names(query.text, identifiers_only=settings.definition_identifiers_only)
+            if settings.definition_factor != 1.0
+            else frozenset()
+        )
         kept = []
         for cand in candidates:
             meta = cand.document.meta
@@ -192,6 +237,12 @@ class Pipeline:
                 cand.adjust(
                     "renders-from-code", settings.directive_factor, "API reference directive"
                 )
+            # A class given to the page (front matter, the source's ``class_rules``) is the
+            # source's own word on it and stands instead of the path's.
+            if auxiliary != 1.0 and not meta.source_class:
+                kind = auxiliary_kind(cand.document.path)
+                if kind and kind not in asked:
+                    cand.adjust("auxiliary", auxiliary, kind)
             if named and cand.block.symbol and cand.block.symbol.casefold() in named:
                 cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:
@@ -219,6 +270,39 @@ class Pipeline:
             kept.append(cand)
         candidates[:] = kept
         return drops
+
+    def document_evidence(self, query: Query, candidates: list[Candidate]) -> None:
+        """Weigh up blocks whose document covers query terms the block itself lacks.
+
+        The document's terms are the union over its blocks among the candidates: distinct
+        terms, not counts, so a long page that repeats one word in every section gains
+        nothing over a short one.
+        """
+        shares = {
+            Corpus.DOCS: self.settings.document_evidence,
+            Corpus.CODE: self.settings.document_evidence_code,
+        }
+        terms = frozenset(query.terms)
+        if not any(shares.values()) or len(terms) < 2:
+            return
+        options = tuple(sorted(self.settings.token_options().items()))
+        own: list[frozenset[str]] = []
+        union: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for cand in candidates:
+            block = cand.block
+            tokens = block_tokens(block.body, block.section_path, cand.document.path, options)
+            matched = terms & tokens
+            own.append(matched)
+            union[(cand.source, cand.document.path)].update(matched)
+        for cand, matched in zip(candidates, own, strict=True):
+            share = shares.get(cand.document.corpus, 0.0)
+            extra = len(union[(cand.source, cand.document.path)]) - len(matched)
+            if share and extra:
+                cand.adjust(
+                    "document",
+                    1 + share * extra / len(terms),
+                    f"its document also matches {extra} more query terms",
+                )
 
     # -- stage 4: the ranking mode --------------------------------------------------------------
 
@@ -258,6 +342,9 @@ class Pipeline:
         per_doc: dict[tuple[str, str], int] = defaultdict(int)
         limit = self.settings.max_per_document
         similarity = self.settings.near_duplicate_similarity
+        # Ranked for ``size`` results and cut to ``top_k`` only at the end, so that the first
+        # results do not depend on how many were asked for.
+        size = self.settings.window(top_k)
         twins: dict[int, Candidate] = {}  # id of a held-back near-duplicate -> what it copies
         shown: list[frozenset[str]] = []  # the words of the window's results, in order
         for cand in unique:
@@ -266,7 +353,7 @@ class Pipeline:
                 overflow.append(cand)
                 continue
             # Only the window's own results are compared: below the cut nothing is shown.
-            if similarity and len(window) < top_k:
+            if similarity and len(window) < size:
                 words = _word_set(cand.block.body)
                 twin = _near_duplicate(words, shown, similarity)
                 if twin is not None:
@@ -276,26 +363,31 @@ class Pipeline:
                 shown.append(words)
             per_doc[doc_key] += 1
             window.append(cand)
-        # Backfill from the overflow when diversification left the window short.
-        if len(window) < top_k and overflow:
-            room = top_k - len(window)
+        # Backfill from the overflow when diversification left the window short: after the
+        # diversified results, not among them, so that what a short list holds back stays
+        # below what a longer one shows (the results are a prefix of any longer list's).
+        if len(window) < size and overflow:
+            room = size - len(window)
+            backfilled = {id(c) for c in overflow[:room]}
             window.extend(overflow[:room])
             overflow = overflow[room:]
-            window.sort(key=lambda c: (-c.score, c.location, c.block.start_line))
-        final = window[:top_k]
-        below = window[top_k:]
+        else:
+            backfilled = set()
+        if query is not None:
+            final, below = self._settle_first(query, window[:size], location_of, top_k)
+            below += window[size:]
+        else:
+            final, below = window[:top_k], window[top_k:]
         if prefer_mixed:
             mixed = _ensure_mixed(final, below + overflow)
             chosen = {id(c) for c in mixed}
             displaced = [c for c in final if id(c) not in chosen]
             final = mixed
+            if query is not None:
+                self._settle(query, final, location_of)
+                final = _one_result_per_file_level(final)
         else:
             displaced = []
-        if query is not None:
-            self.anchor(query, final)
-            for cand in final:
-                cand.location = location_of(cand)
-            final = _one_result_per_file_level(final)
         kept = {id(c) for c in final}
         # The cap is why a block is missing only if it scores as well as the last result kept;
         # below that the cut would have left it out anyway, and saying so is the honest answer.
@@ -312,7 +404,11 @@ class Pipeline:
         if explain:
             # Why a candidate is missing is the usual question; below the cut is the usual answer.
             diversity_drops += [
-                _drop(c, _below_cut(top_k, c), explain) for c in below if id(c) not in kept
+                _drop(c, _held_back(c, twins, capped, floor, top_k), explain)
+                if id(c) in backfilled
+                else _drop(c, _below_cut(top_k, c), explain)
+                for c in below
+                if id(c) not in kept
             ]
         return final, dedup_drops, diversity_drops
 
@@ -427,61 +523,3 @@ def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candid
         window = [*window[:-1], chosen]
         present.add(corpus)
     return window
-
-
-@functools.lru_cache(maxsize=1024)
-def query_names(text: str) -> frozenset[str]:
-    """The names a query spells out, case-folded: its words and identifiers kept whole, and
-    each segment of a dotted or path-like one (``app.include_router`` → ``include_router``).
-
-    Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``.
-    Like query terms, at most :data:`MAX_QUERY_TERMS` of them, in the order they appear.
-    """
-    names: dict[str, None] = {}
-    for name in tokenize(text, split_identifiers=False):
-        names[name] = None
-        if not name.isalnum():
-            names.update(dict.fromkeys(part for part in _NAME_SEGMENTS.split(name) if part))
-        if len(names) >= MAX_QUERY_TERMS:
-            break
-    return frozenset(list(names)[:MAX_QUERY_TERMS])
-
-
-def coverage(
-    query: Query,
-    cand: Candidate,
-    doc_freq: Callable[[str], int] | None = None,
-    num_docs: int = 0,
-    token_options: dict[str, bool] | None = None,
-) -> float:
-    """How much of the query the candidate covers, from 0 to 1.
-
-    ``token_options`` must be the ones the query terms were made with (stemming and so on),
-    or stemmed query terms would never match the block's unstemmed tokens.
-
-    With ``doc_freq`` each term counts by its inverse document frequency, so missing a rare,
-    specific term ("photoshop") weighs more than missing a common one ("use"); a term the
-    index has never seen gets the highest weight. Without it every term counts the same.
-    """
-    if not query.terms:
-        return 0.0
-    block = cand.block
-    options = tuple(sorted((token_options or {}).items()))
-    tokens = _block_tokens(block.body, block.section_path, cand.document.path, options)
-    if doc_freq is None or num_docs <= 0:
-        return sum(1 for t in query.terms if t in tokens) / len(query.terms)
-    total = matched = 0.0
-    for term in query.terms:
-        weight = math.log(1 + num_docs / (1 + doc_freq(term)))
-        total += weight
-        if term in tokens:
-            matched += weight
-    return matched / total if total else 0.0
-
-
-@functools.lru_cache(maxsize=1024)
-def _block_tokens(
-    body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
-) -> frozenset[str]:
-    """The tokens coverage looks for; a block's best result is asked about again and again."""
-    return frozenset(tokenize(f"{body}\n{' '.join(section_path)}\n{path}", **dict(options)))

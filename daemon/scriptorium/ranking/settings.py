@@ -30,6 +30,10 @@ class RankingSettings:
     near_duplicate_similarity: float = 0.8
     over_fetch: int = 4
     min_candidates: int = 50
+    # Every search is ranked as if it asked for at least this many results (the candidate
+    # pool, the definition floor, diversification), then cut: a shorter list is the prefix of
+    # a longer one. 0: pool and window follow top_k.
+    stable_window: int = 25
     # How scores from the docs and code corpora are made comparable: "raw" BM25, "max"
     # (divide by each corpus's best score) or "rrf" (reciprocal rank fusion).
     fusion: str = "max"
@@ -51,6 +55,22 @@ class RankingSettings:
     # (exact, case-folded): a definition with a long docstring can sit beyond the first
     # candidates of a one-word query that every related block matches; 0 is off.
     definition_candidates: int = 10
+    # Only query words that look like identifiers name a definition (``snake_case``,
+    # ``camelCase``, ``a.b``, ``f()``, a code span, a capitalised word in an otherwise
+    # lower-case query): "add retries" is not asking for ``QueryParams.add``.
+    definition_identifiers_only: bool = False
+    # Document-level evidence: a block is weighed up by 1 + this x the share of the query's
+    # terms that other blocks of its document (among the candidates) match and it does not,
+    # so a page whose matching words are spread over its sections can beat one section that
+    # matches a few of them; docs and code apart. 0 is off.
+    document_evidence: float = 0.0
+    document_evidence_code: float = 0.0
+    # Factor for tests, fixtures, vendored or generated code, changelogs / release notes and
+    # repository meta files (``.github`` issue templates), told by their paths, unless the
+    # query names that kind: they repeat the words of the code and docs they exercise or
+    # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
+    # weighed by that class instead. 1.0 is off.
+    auxiliary_factor: float = 0.8
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
@@ -69,8 +89,12 @@ class RankingSettings:
             "cjk_bigrams": self.cjk_bigrams,
         }
 
+    def window(self, top_k: int) -> int:
+        """How many results a search asking for ``top_k`` is ranked for before the cut."""
+        return max(top_k, self.stable_window)
+
     def candidate_limit(self, top_k: int) -> int:
-        return max(self.min_candidates, top_k * self.over_fetch)
+        return max(self.min_candidates, self.window(top_k) * self.over_fetch)
 
 
 _KEY_TYPES = {bool: "bool", int: "integer", float: "number", str: "string", dict: "number_table"}
@@ -92,6 +116,15 @@ _HELP = {
     "over_fetch": "lexical candidates fetched per requested result (top_k times this, at least "
     "min_candidates)",
     "min_candidates": "fewest lexical candidates fetched, however small top_k is",
+    "stable_window": "rank every search as if top_k were at least this, then cut, so a "
+    "shorter result list is the prefix of a longer one (0: follow top_k)",
+    "definition_identifiers_only": "give the definition prior and candidates only to query "
+    "words that look like identifiers (snake_case, camelCase, dotted, code spans)",
+    "document_evidence": "weigh up documentation blocks by the share of query terms only "
+    "other blocks of their page match (0 is off)",
+    "document_evidence_code": "the same for code files (0 is off)",
+    "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs "
+    "and .github files unless the query names that kind (1.0 is off)",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
     "each corpus's best) or rrf (reciprocal rank fusion)",
     "rrf_k": "the k of reciprocal rank fusion, score 1 / (k + rank); used when fusion is rrf",

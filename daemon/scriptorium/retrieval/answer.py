@@ -10,9 +10,9 @@ from scriptorium import telemetry
 from scriptorium.domain.model import Candidate, Query
 from scriptorium.domain.outcomes import SearchOutcome, UnderstoodQuery
 from scriptorium.index.builder import Indexer
-from scriptorium.ranking.pipeline import coverage
 from scriptorium.ranking.ranker import Ranker
 from scriptorium.ranking.settings import RankingSettings
+from scriptorium.ranking.signals import coverage
 from scriptorium.results.budget import apply_budget, tokens_of
 from scriptorium.results.hits import HitBuilder, conflicts_in
 from scriptorium.sources.catalog import SourceCatalog

@@ -5,8 +5,9 @@ from __future__ import annotations
 from scriptorium.domain.model import Query
 from scriptorium.index.builder import Indexer
 from scriptorium.index.searcher import LexicalHit, lexical_search
-from scriptorium.ranking.pipeline import Pipeline, query_names
+from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.settings import RankingSettings
+from scriptorium.ranking.signals import query_names
 from scriptorium.sources.remote import SearchBatch
 
 
@@ -36,9 +37,9 @@ class LocalCandidates:
             corpora=corpora,
             sources=sorted(query.sources),
             # Without a prior above 1 nothing could lift a left-out definition into the window.
-            symbols=query_names(query.text)
+            symbols=query_names(query.text, identifiers_only=ranking.definition_identifiers_only)
             if ranking.definition_candidates and ranking.definition_factor > 1.0
             else (),
             symbol_limit=ranking.definition_candidates,
-            symbol_reach=(query.top_k, ranking.definition_factor),
+            symbol_reach=(ranking.window(query.top_k), ranking.definition_factor),
         )

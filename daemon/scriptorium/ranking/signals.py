@@ -1,0 +1,156 @@
+"""What a query and a path say about each other: the names a query spells out, the auxiliary
+kinds of files (tests, vendored code, changelogs) and which of them a query asks for, and how
+much of a query a block covers.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable
+
+from scriptorium.domain.model import Candidate, Query
+from scriptorium.text import tokenize
+from scriptorium.text.tokenize import MAX_QUERY_TERMS
+
+_NAME_SEGMENTS = re.compile(r"[./:-]+")
+
+_AUX_DIRS = {
+    "tests": "tests", "test": "tests", "testing": "tests", "fixtures": "fixtures",
+    "fixture": "fixtures", "vendor": "vendored", "vendored": "vendored", "_vendor": "vendored",
+    "third_party": "vendored", "extern": "vendored", "generated": "generated",
+    "_generated": "generated", "changelog": "changelog", "releases": "changelog",
+    "release-notes": "changelog", ".github": "meta", ".gitlab": "meta",
+}  # fmt: skip
+_AUX_FILES = re.compile(
+    r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py)"
+    r"|(?P<generated>.*_pb2(?:_grpc)?\.pyi?)"
+    r"|(?P<changelog>(?:changelog|changes|history|news|release[-_]?notes|whats[-_]?new)(?:\..*)?))$",
+    re.I,
+)
+# The query words that ask for each kind (stemmed as query terms are).
+_AUX_WORDS = {
+    "tests": ("test", "tests", "testing", "pytest", "conftest"),
+    "fixtures": ("fixture", "fixtures"),
+    "vendored": ("vendor", "vendored"),
+    "generated": ("generated", "generate"),
+    "changelog": ("changelog", "release", "releases", "changes", "history", "news"),
+    "meta": ("github", "gitlab", "workflow", "workflows"),
+}
+
+
+@functools.lru_cache(maxsize=65_536)
+def auxiliary_kind(path: str) -> str:
+    """Whether a path holds tests, fixtures, vendored or generated code, a changelog or
+    repository meta files (and which), or "" for library code and docs."""
+    *dirs, name = path.casefold().split("/")
+    for part in dirs:
+        kind = _AUX_DIRS.get(part)
+        if kind:
+            return kind
+    match = _AUX_FILES.match(name)
+    return match.lastgroup or "" if match else ""
+
+
+@functools.lru_cache(maxsize=1024)
+def asked_kinds(text: str) -> frozenset[str]:
+    """The auxiliary kinds a query asks for by name."""
+    words = set(tokenize(text, stem=True))
+    return frozenset(
+        kind
+        for kind, names in _AUX_WORDS.items()
+        if words & {t for n in names for t in tokenize(n, stem=True, drop_stopwords=False)}
+    )
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+_RAW_WORDS = re.compile(r"[^\s`]+")
+_EDGE_PUNCT = "\"'“”‘’,;!?[]{}<>"
+_COMPOUND = re.compile(r"\w[_.:/]+\w|\w\(\)?$|^_\w")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+
+
+def identifier_words(text: str) -> list[str]:
+    """The words of a query that look like identifiers rather than English.
+
+    Code spans, compounds (``snake_case``, ``a.b``, ``a/b``, ``f()``), ``camelCase`` and
+    ``APIRouter``; and a capitalised word in an otherwise lower-case query (not the first
+    word, capitalised by grammar, unless it is the whole query; not "I"; not in a title-case
+    query, where most of the other words are capitalised).
+    """
+    found = _CODE_SPAN.findall(text)
+    words = [raw.strip(_EDGE_PUNCT) for raw in _RAW_WORDS.findall(_CODE_SPAN.sub(" ", text))]
+    words = [w for w in words if w]
+    rest = [w for w in words[1:] if w != "I"]
+    capitalised = sum(1 for w in rest if w[:1].isupper())
+    plain_case = len(rest) <= 1 or 2 * capitalised <= len(rest)
+    for index, word in enumerate(words):
+        bare = word.rstrip(".:,")
+        shaped = bool(_COMPOUND.search(bare) or _CAMEL.search(bare))
+        named = bare[:1].isupper() and plain_case and bare != "I" and (index or len(words) == 1)
+        if shaped or named:
+            found.append(bare)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def query_names(text: str, *, identifiers_only: bool = False) -> frozenset[str]:
+    """The names a query spells out, case-folded: its words and identifiers kept whole, and
+    each segment of a dotted or path-like one (``app.include_router`` → ``include_router``).
+
+    Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``;
+    with ``identifiers_only`` only the words :func:`identifier_words` picks count, so "write
+    a plugin" does not ask for one of ``write``. Like query terms, at most
+    :data:`MAX_QUERY_TERMS` of them, in the order they appear.
+    """
+    if identifiers_only:
+        text = " ".join(identifier_words(text))
+    names: dict[str, None] = {}
+    for name in tokenize(text, split_identifiers=False):
+        names[name] = None
+        if not name.isalnum():
+            names.update(dict.fromkeys(part for part in _NAME_SEGMENTS.split(name) if part))
+        if len(names) >= MAX_QUERY_TERMS:
+            break
+    return frozenset(list(names)[:MAX_QUERY_TERMS])
+
+
+def coverage(
+    query: Query,
+    cand: Candidate,
+    doc_freq: Callable[[str], int] | None = None,
+    num_docs: int = 0,
+    token_options: dict[str, bool] | None = None,
+) -> float:
+    """How much of the query the candidate covers, from 0 to 1.
+
+    ``token_options`` must be the ones the query terms were made with (stemming and so on),
+    or stemmed query terms would never match the block's unstemmed tokens.
+
+    With ``doc_freq`` each term counts by its inverse document frequency, so missing a rare,
+    specific term ("photoshop") weighs more than missing a common one ("use"); a term the
+    index has never seen gets the highest weight. Without it every term counts the same.
+    """
+    if not query.terms:
+        return 0.0
+    block = cand.block
+    options = tuple(sorted((token_options or {}).items()))
+    tokens = block_tokens(block.body, block.section_path, cand.document.path, options)
+    if doc_freq is None or num_docs <= 0:
+        return sum(1 for t in query.terms if t in tokens) / len(query.terms)
+    total = matched = 0.0
+    for term in query.terms:
+        weight = math.log(1 + num_docs / (1 + doc_freq(term)))
+        total += weight
+        if term in tokens:
+            matched += weight
+    return matched / total if total else 0.0
+
+
+@functools.lru_cache(maxsize=1024)
+def block_tokens(
+    body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
+) -> frozenset[str]:
+    """The tokens coverage looks for; a block's best result is asked about again and again."""
+    return frozenset(tokenize(f"{body}\n{' '.join(section_path)}\n{path}", **dict(options)))
