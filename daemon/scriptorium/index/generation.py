@@ -27,11 +27,6 @@ from pathlib import Path
 
 import tantivy
 
-try:  # POSIX advisory locks; elsewhere writers are not serialised across processes
-    import fcntl
-except ImportError:  # pragma: no cover - not on the platforms this is tested on
-    fcntl = None  # type: ignore[assignment]
-
 from scriptorium import faults
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
@@ -42,6 +37,7 @@ from scriptorium.index.failures import (
     megabytes,
     write_failure,
 )
+from scriptorium.index.locks import exclusive_lock
 from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     FORMAT_VERSION,
     FileEntry,
@@ -179,25 +175,13 @@ class GenerationStore:
         holds it. Where the directory cannot hold the lock file (read only), nothing is
         locked: nothing can be written there either.
         """
-        if fcntl is None:
-            yield True
-            return
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            handle = open(self.state_dir / WRITER_LOCK, "a+b")  # noqa: SIM115 - held below
         except OSError:
             yield True
             return
-        with handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with exclusive_lock(self.state_dir / WRITER_LOCK, wait=wait) as held:
+            yield held
 
     # -- discovery ------------------------------------------------------------------------
 

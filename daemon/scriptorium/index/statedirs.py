@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - non-POSIX
     fcntl = None  # type: ignore[assignment]
 
 from scriptorium.index.generation import WRITER_LOCK
+from scriptorium.index.locks import exclusive_lock
 
 if TYPE_CHECKING:
     from scriptorium.settings.config import Settings
@@ -167,27 +168,9 @@ def _last_used(state_dir: Path, record: dict[str, Any], generations: list[Path])
     return max(moments)
 
 
-@contextlib.contextmanager
-def _exclusive(path: Path) -> Iterator[bool]:
+def _exclusive(path: Path) -> contextlib.AbstractContextManager[bool]:
     """Try to take ``path``'s lock exclusively at once; yields whether it was taken."""
-    if fcntl is None:
-        yield True
-        return
-    try:
-        handle = open(path, "a+b")  # noqa: SIM115 - closed below
-    except OSError:
-        yield True  # no lock file can be made, so no process holds one
-        return
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return exclusive_lock(path, wait=False)
 
 
 @contextlib.contextmanager
