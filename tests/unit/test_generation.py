@@ -123,7 +123,7 @@ def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path, monk
     import fcntl
     import threading
 
-    from scriptorium.index import generation as G
+    from scriptorium.index import locks as G
 
     first, second = GenerationStore(tmp_path), GenerationStore(tmp_path)
     write(first, None, [make_doc("a.md", "apple")])
