@@ -58,3 +58,19 @@ def test_a_framework_or_language_named_late_in_a_page_counts_as_mentioned(engine
     word = next(t for t in ordered[70:] if t.isalpha() and t.isascii() and len(t) > 4)
     assert _mentioned(engine.view, [hit], word)
     assert not _mentioned(engine.view, [hit], "zzyzxqv")
+
+
+def test_without_the_implementation_mode_a_guide_still_answers_and_says_so(engine):
+    import asyncio
+
+    from scriptorium.domain.outcomes import GuideParams
+
+    removed = engine.registry.modes.pop("implementation")
+    try:
+        outcome = asyncio.run(engine.guide_implementation(GuideParams(topic="oauth2 login")))
+    finally:
+        engine.registry.modes["implementation"] = removed
+    assert outcome.docs
+    assert any("'implementation' ranking mode is not loaded" in a for a in outcome.assumptions)
+    with_mode = asyncio.run(engine.guide_implementation(GuideParams(topic="oauth2 login")))
+    assert not any("ranking mode is not loaded" in a for a in with_mode.assumptions)

@@ -7,6 +7,7 @@ what the corpus does not support is said in ``assumptions``.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from scriptorium import faults, limits
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from scriptorium.compose.view import CorpusView
 
 MAX_TOPIC_CHARS = limits.MAX_TOPIC_CHARS
+# The ranking mode built for "how do I implement X" (a first-party plugin).
+GUIDE_MODE = "implementation"
 CJK_RUN = re.compile(f"[{CJK_CHARS}]")
 # A topic word held by at most this share of the indexed blocks is specific to the topic.
 RARE_SHARE = 0.01
@@ -47,6 +50,12 @@ def guide_query(topic: str, framework: str, language: str) -> str:
     return words
 
 
+def guide_mode(modes: Collection[str]) -> str:
+    """The ranking mode a guide searches with: ``implementation`` when that plugin is loaded,
+    else the default (``SCRIPTORIUM_PLUGINS`` may leave it out; the guide then says so)."""
+    return GUIDE_MODE if GUIDE_MODE in modes else "default"
+
+
 def guide_implementation(
     view: CorpusView,
     topic: str,
@@ -56,6 +65,7 @@ def guide_implementation(
     max_samples: int = 0,
     style: str = "",
     sources: tuple[str, ...] = (),
+    mode: str = GUIDE_MODE,
 ) -> GuideOutcome:
     faults.pause("rpc.guide", stop=cancelled)
     checkpoint()
@@ -66,19 +76,23 @@ def guide_implementation(
     max_docs = 4 if max_docs <= 0 else min(max_docs, 10)
     max_samples = 4 if max_samples <= 0 else min(max_samples, 10)
     text = guide_query(topic, framework, language)
-    base = view.make_query_from(text, top_k=20, mode="implementation", sources=sources)
+    base = view.make_query_from(text, top_k=20, mode=mode, sources=sources)
     outcome = view.search_query(base)
     docs = [h for h in outcome.hits if h.kind is RefKind.DOC][:max_docs]
     # Runnable examples make better samples than library internals; both stay in score order.
     code = [h for h in outcome.hits if h.kind is not RefKind.DOC]
     samples = sorted(code, key=lambda h: (not is_example_path(h.location), -h.score))[:max_samples]
     assumptions: list[str] = []
+    if mode != GUIDE_MODE:
+        assumptions.append(
+            f"the {GUIDE_MODE!r} ranking mode is not loaded; results are ranked by {mode!r}"
+        )
     if outcome.abstained and outcome.abstain_reason == "low_confidence":
         assumptions.append("the best matches cover few of the topic's terms; treat them as leads")
     checkpoint()
     seeds = [h.ref_id for h in (docs[:1] + samples[:1])]
     if seeds:
-        related = expand_related(view, seeds, top_k=12, mode="implementation", sources=sources)
+        related = expand_related(view, seeds, top_k=12, mode=mode, sources=sources)
         have = {h.location for h in docs + samples}
         wanted = set(query_terms(text))
         for hit in related.related:
@@ -197,4 +211,4 @@ def _from_related(view: CorpusView, query: Query, hit) -> SearchHit:
     return results[0]
 
 
-__all__ = ["Corpus", "guide_implementation"]
+__all__ = ["GUIDE_MODE", "Corpus", "guide_implementation", "guide_mode"]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from scriptorium import __version__, telemetry
 from scriptorium.cancel import BuildCancelled, run_in_thread
 from scriptorium.compose.flow import summarize_flow
-from scriptorium.compose.guide import guide_implementation
+from scriptorium.compose.guide import guide_implementation, guide_mode
 from scriptorium.compose.related import expand_related
 from scriptorium.compose.tables import CorpusTables
 from scriptorium.compose.view import CorpusView
@@ -198,7 +198,8 @@ class LocalEngine(Engine):
         return outcome
 
     async def guide_implementation(self, params: GuideParams) -> GuideOutcome:
-        self.searching.check_mode_and_sources("implementation", params.sources)
+        mode = guide_mode(self.registry.modes)
+        self.searching.check_mode_and_sources(mode, params.sources)
         return await run_in_thread(
             guide_implementation,
             self.view,
@@ -209,6 +210,7 @@ class LocalEngine(Engine):
             params.max_samples,
             params.style,
             tuple(params.sources),
+            mode,
         )
 
     # -- status --------------------------------------------------------------------------------
