@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from scriptorium.mcp.derive import enum_prefix, enum_word, model_for, shape
+from scriptorium.client._wire import enum_prefix, enum_word
+from scriptorium.mcp.derive import model_for, shape
 from scriptorium.v1 import retrieval_pb2 as pb
 
 

@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 
 from scriptorium.cli.status import EXIT_FAILED, EXIT_UNAVAILABLE, UNREACHABLE
 from scriptorium.client import ResolutionError, ScriptoriumError
+from scriptorium.client._wire import enum_word
 from scriptorium.index import statedirs
 from scriptorium.v1 import retrieval_pb2 as pb
 
@@ -166,7 +167,7 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
     build under way has read (during a first build the counts are still 0: BUILD says why)."""
     rows = [("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "BUILD", "GEN", "CLASS", "ROOT")]
     for s in response.sources:
-        state = pb.SourceState.Name(s.state).removeprefix("SOURCE_STATE_").lower()
+        state = enum_word(pb.SourceState.DESCRIPTOR, s.state)
         rows.append(
             (
                 s.name,

@@ -22,6 +22,7 @@ from scriptorium.cli.output import (
 )
 from scriptorium.cli.status import EXIT_FAILED, EXIT_OK, UsageError
 from scriptorium.client import Client, ScriptoriumError, resolve_target
+from scriptorium.client._wire import enum_word
 from scriptorium.v1 import retrieval_pb2 as pb
 
 
@@ -175,7 +176,7 @@ def _source_troubles(client: Client, timeout: float) -> list[dict[str, str]]:
         return []
     troubles = []
     for s in reply.sources:
-        state = pb.SourceState.Name(s.state).removeprefix("SOURCE_STATE_").lower()
+        state = enum_word(pb.SourceState.DESCRIPTOR, s.state)
         if state != "ready" or s.last_error:
             troubles.append({"source": s.name, "state": state, "last_error": s.last_error})
     return troubles

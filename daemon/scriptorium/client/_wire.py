@@ -7,10 +7,12 @@ the stubs, gRPC and protobuf are imported here: the client loads nothing of the 
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 import grpc
+from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import status_pb2
 
@@ -19,11 +21,25 @@ from scriptorium.v1 import retrieval_pb2 as pb
 _DETAILS_KEY = "grpc-status-details-bin"
 
 
+def enum_prefix(enum: EnumDescriptor) -> str:
+    """The prefix every value of ``enum`` carries (buf style): ``RefKind`` -> ``REF_KIND_``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+
+
+def enum_word(enum: EnumDescriptor, number: int) -> str:
+    """``REF_KIND_DOC`` -> ``doc``; the zero (unspecified) value -> ``""``."""
+    if number == 0:
+        return ""
+    value = enum.values_by_number.get(number)
+    if value is None:
+        raise ValueError(f"{number} is not a value of {enum.full_name}")
+    return value.name.removeprefix(enum_prefix(enum)).lower()
+
+
 def enum_words(enum: Any) -> list[str]:
     """``pb.Corpus`` -> ``["docs", "code"]``: every value but the zero one, as a short word."""
-    values = enum.DESCRIPTOR.values
-    prefix = values[0].name.removesuffix("UNSPECIFIED")
-    return [v.name.removeprefix(prefix).lower() for v in values[1:]]
+    descriptor = enum.DESCRIPTOR
+    return [enum_word(descriptor, v.number) for v in descriptor.values[1:]]
 
 
 def enum_value(enum: Any, word: str, what: str) -> int:

@@ -29,12 +29,8 @@ class BuildListener(Protocol):
     def advanced(self, files_done: int, bytes_done: int) -> None: ...
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Before a log line on the same stream: wipe the bar; the next report redraws it."""
-        with self._lock:
-            if self._active and self.tty:
-                self._write("\r\x1b[K")
-                self._last_drawn = -math.inf
-        return True
+        """Before a log line on the same stream (a ``logging`` filter): True lets it through."""
+        ...
 
     def close(self) -> None: ...
 

@@ -9,16 +9,17 @@ model is derived.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC
 from functools import cache, partial
 from typing import Annotated, Any
 
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import AfterValidator, BaseModel, Field, create_model
+
+from scriptorium.client._wire import enum_word
 
 TIMESTAMP = Timestamp.DESCRIPTOR.full_name
 
@@ -44,21 +45,6 @@ _SCALARS: dict[int, type] = {
         )
     },
 }
-
-
-def enum_prefix(enum: EnumDescriptor) -> str:
-    """The prefix every value of ``enum`` carries (buf style): ``RefKind`` -> ``REF_KIND_``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
-
-
-def enum_word(enum: EnumDescriptor, number: int) -> str:
-    """``REF_KIND_DOC`` -> ``doc``; the zero (unspecified) value -> ``""``."""
-    if number == 0:
-        return ""
-    value = enum.values_by_number.get(number)
-    if value is None:
-        raise ValueError(f"{number} is not a value of {enum.full_name}")
-    return value.name.removeprefix(enum_prefix(enum)).lower()
 
 
 def _rounded(kind: Any, digits: int | None) -> Any:
