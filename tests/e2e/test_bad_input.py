@@ -70,15 +70,13 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Tree:
     return t
 
 
-@pytest.fixture(scope="module")
-def daemon(tree: Tree) -> Iterator[Daemon]:
-    config = write(
-        tree.root / "scriptorium.toml",
+def tree_config(path: Path, tree: Tree, server: str) -> Path:
+    """The tree's docs and code as two default sources, under ``[server]`` lines ``server``."""
+    return write(
+        path,
         f"""
 [server]
-watch = true
-watch_interval = 0.2
-max_receive_message_bytes = {MAX_RECEIVE}
+{server}
 
 [[sources]]
 name = "docs"
@@ -92,6 +90,15 @@ kind = "code"
 root = "{tree.code}"
 default = true
 """,
+    )
+
+
+@pytest.fixture(scope="module")
+def daemon(tree: Tree) -> Iterator[Daemon]:
+    config = tree_config(
+        tree.root / "scriptorium.toml",
+        tree,
+        f"watch = true\nwatch_interval = 0.2\nmax_receive_message_bytes = {MAX_RECEIVE}",
     )
     d = Daemon(["--config", str(config)], tree.root / "state")
     d.start()
@@ -622,25 +629,7 @@ class Held:
 
 @pytest.fixture()
 def held(tree: Tree, tmp_path: Path) -> Iterator[Held]:
-    config = write(
-        tmp_path / "scriptorium.toml",
-        f"""
-[server]
-watch = false
-
-[[sources]]
-name = "docs"
-kind = "markdown"
-root = "{tree.docs}"
-default = true
-
-[[sources]]
-name = "code"
-kind = "code"
-root = "{tree.code}"
-default = true
-""",
-    )
+    config = tree_config(tmp_path / "scriptorium.toml", tree, "watch = false")
     pauses = f"rpc.guide={tmp_path / 'release-guide'},rpc.search={tmp_path / 'release-search'}"
     d = Daemon(
         ["--config", str(config), "--log-level", "debug"],

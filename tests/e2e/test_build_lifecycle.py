@@ -26,18 +26,14 @@ from scriptorium.faults import reached_marker
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 from tests.support.daemon import CORPUS, free_port
+from tests.support.trees import markdown_config as config
+from tests.support.trees import write
 from tests.support.waiting import wait_for as support_wait_for
 
 pytestmark = pytest.mark.e2e
 
 EXIT_INTERRUPTED = 130  # what the CLI exits with for Ctrl-C (128 + SIGINT)
 WAIT_S = 120.0
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = WAIT_S) -> bool:
@@ -48,16 +44,6 @@ def docs_tree(root: Path) -> Path:
     write(root / "index.md", "# Home\n\nThe capybara handbook.\n")
     write(root / "guide.md", "# Guide\n\n## Setup\n\nFeed the capybara twice a day.\n")
     return root
-
-
-def config(path: Path, sources: dict[str, Path], server: str = "watch = false") -> Path:
-    blocks = [f"[server]\n{server}\n"]
-    for i, (name, root) in enumerate(sources.items()):
-        default = "default = true\n" if i == 0 else ""
-        blocks.append(
-            f'[[sources]]\nname = "{name}"\nkind = "markdown"\nroot = "{root}"\n{default}'
-        )
-    return write(path, "\n".join(blocks))
 
 
 def generations(state: Path) -> list[str]:

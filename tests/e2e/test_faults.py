@@ -24,6 +24,7 @@ from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
+from tests.support.trees import markdown_config, write
 from tests.support.waiting import wait_for as support_wait_for
 
 pytestmark = pytest.mark.e2e
@@ -33,24 +34,8 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, step: float = 0.1) -> bool:
     return support_wait_for(predicate, timeout, step=step)
-
-
-def markdown_config(path: Path, sources: dict[str, Path], server: str = "watch = false") -> Path:
-    blocks = [f"[server]\n{server}\n"]
-    for i, (name, root) in enumerate(sources.items()):
-        default = "default = true\n" if i == 0 else ""
-        blocks.append(
-            f'[[sources]]\nname = "{name}"\nkind = "markdown"\nroot = "{root}"\n{default}'
-        )
-    return write(path, "\n".join(blocks))
 
 
 def build_command(config: Path, state: Path) -> list[str]:

@@ -1,0 +1,23 @@
+"""Small trees and configurations for end-to-end tests, written to real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` (making its folders); returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def markdown_config(path: Path, sources: dict[str, Path], server: str = "watch = false") -> Path:
+    """A configuration of Markdown sources (name -> root, the first one default)."""
+    blocks = [f"[server]\n{server}\n"]
+    for i, (name, root) in enumerate(sources.items()):
+        default = "default = true\n" if i == 0 else ""
+        blocks.append(
+            f'[[sources]]\nname = "{name}"\nkind = "markdown"\nroot = "{root}"\n{default}'
+        )
+    return write(path, "\n".join(blocks))
