@@ -145,11 +145,6 @@ def _error_text(exc: grpc.RpcError) -> str:
     return str(details or exc)
 
 
-def error_resolution(exc: grpc.RpcError) -> pb.Resolution | None:
-    """The ``Resolution`` a failing GetContent attached as a rich error detail, if any."""
-    return resolution_from_error(exc)
-
-
 class RetrievalClient:
     """Thin typed wrapper over the generated stubs, returning plain dicts for the run record."""
 
@@ -218,7 +213,7 @@ class RetrievalClient:
                 timeout=RPC_TIMEOUT_S,
             )
         except grpc.RpcError as exc:
-            resolution = error_resolution(exc)
+            resolution = resolution_from_error(exc)
             return {
                 "requested": location,
                 "status": _status_name(exc),
