@@ -17,6 +17,7 @@ MAX_REF_CHARS = 4096
 CONTENT_MAX_LINES_DEFAULT = 2000  # lines of one GetContent answer unless max_lines says otherwise
 CONTENT_MAX_LINES_CAP = 50_000
 CONTENT_SNIPPET_LINES = 20  # lines of a SNIPPET-mode answer
+CONTENT_MIN_MAX_CHARS = 200  # the smallest max_chars (part size) GetContent accepts, 0 aside
 
 # Composing calls
 MAX_TOPIC_CHARS = 2000  # GuideImplementation's topic

@@ -12,12 +12,15 @@ import logging
 from scriptorium import telemetry
 from scriptorium.cancel import hold
 from scriptorium.content.cut import (
+    MAX_LINES_CAP,
     clamp_max_lines,
     cut_code,
     cut_doc,
     cut_file,
     find_doc_block,
 )
+from scriptorium.content.outline import as_outline
+from scriptorium.content.parts import fit, validate_max_chars
 from scriptorium.content.resolve import parse_line_anchor
 from scriptorium.domain.model import Corpus, RefKind
 from scriptorium.domain.outcomes import (
@@ -55,8 +58,18 @@ class FetchService:
             raise InvalidArgument("ref_id or location is required")
         if params.max_lines < 0:
             raise InvalidArgument("max_lines must not be negative")
+        validate_max_chars(params.max_chars)
         mode = params.mode or "snippet"
         max_lines = clamp_max_lines(params.max_lines)
+        if params.max_chars and not params.max_lines:
+            # Parts page through the whole block or file, not through the default line cap.
+            max_lines = MAX_LINES_CAP
+        if mode == "outline":
+            return self.local.outline(await self._fetch(params, "snippet", max_lines))
+        return fit(await self._fetch(params, mode, max_lines), params.max_chars, params.cursor)
+
+    async def _fetch(self, params: ContentParams, mode: str, max_lines: int) -> ContentOutcome:
+        """The whole answer, from the source that owns it."""
         if params.ref_id:
             ref = decode_ref(params.ref_id)
             remote = self.catalog.remote_by_name.get(ref.source)
@@ -111,6 +124,18 @@ class LocalContent:
         seen = request.seen_doc_version
         out.revision_skew = bool(seen) and seen != out.doc_version
         return out
+
+    def outline(self, out: ContentOutcome) -> ContentOutcome:
+        """The outline of the document a resolved answer came from (local sources only)."""
+        doc = None
+        if out.provider == "local":
+            ref = decode_ref(out.ref_id)
+            doc = self.indexer.snapshot.docs.get((ref.source, ref.path))
+        if doc is None:
+            raise FailedPrecondition(
+                f"an outline needs a locally indexed document; {out.source!r} is served remotely"
+            )
+        return as_outline(out, doc, self.indexer.lines_of(doc))
 
     def by_ref(self, ref_id: str, mode: str, max_lines: int) -> ContentOutcome:
         ref = decode_ref(ref_id)

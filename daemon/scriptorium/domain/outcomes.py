@@ -163,9 +163,11 @@ class RangeMark:
 class ContentParams:
     ref_id: str = ""
     location: str = ""
-    mode: str = "snippet"  # snippet, full, multi_range
+    mode: str = "snippet"  # snippet, full, multi_range, outline
     max_lines: int = 0
     seen_doc_version: str = ""
+    max_chars: int = 0  # cap on one part's content; 0 means the whole answer at once
+    cursor: str = ""  # the next_cursor of the previous part
 
 
 @dataclass(slots=True)
@@ -177,6 +179,7 @@ class RelatedParams:
     kinds: tuple[Corpus, ...] = ()
     mode: str = ""
     sources: tuple[str, ...] = ()
+    token_budget: int = 0
 
 
 @dataclass(slots=True)
@@ -187,6 +190,7 @@ class FlowParams:
     topic: str = ""
     style: str = ""
     max_steps: int = 0
+    token_budget: int = 0
 
 
 @dataclass(slots=True)
@@ -200,6 +204,36 @@ class GuideParams:
     max_samples: int = 0
     style: str = ""
     sources: tuple[str, ...] = ()
+    token_budget: int = 0
+
+
+@dataclass(slots=True)
+class ContentPart:
+    """Where one part of a long answer sits in the whole answer (offsets are [start, end))."""
+
+    number: int
+    count: int
+    start_char: int
+    end_char: int
+    whole_start_line: int
+    whole_end_line: int
+    whole_lines: int
+
+
+@dataclass(slots=True)
+class OutlineEntry:
+    """One heading of a document or one definition of a code file, with its extent."""
+
+    kind: str  # heading, or the definition kind (function, class, method, ...)
+    title: str
+    level: int
+    location: str
+    ref_id: str
+    start_line: int
+    end_line: int
+    lines: int
+    chars: int
+    section_path: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -224,6 +258,11 @@ class ContentOutcome:
     source_revision: str = ""
     section_path: list[str] = field(default_factory=list)
     trace_id: str = ""
+    total_chars: int = 0
+    part: ContentPart | None = None
+    next_cursor: str = ""
+    tokens_used: int = 0
+    outline: list[OutlineEntry] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -246,6 +285,7 @@ class RelatedOutcome:
     related: list[RelatedHit]
     unresolved_ref_ids: list[str] = field(default_factory=list)
     trace_id: str = ""
+    tokens_used: int = 0
 
 
 @dataclass(slots=True)
@@ -265,6 +305,7 @@ class FlowOutcome:
     confidence: str  # low, medium, high
     trace_id: str = ""
     unresolved_ref_ids: list[str] = field(default_factory=list)
+    tokens_used: int = 0
 
 
 @dataclass(slots=True)
@@ -276,6 +317,7 @@ class GuideOutcome:
     assumptions: list[str]
     confidence: str
     trace_id: str = ""
+    tokens_used: int = 0
 
 
 @dataclass(slots=True)

@@ -21,12 +21,14 @@ from scriptorium.domain.outcomes import (
     Conflict,
     ContentOutcome,
     ContentParams,
+    ContentPart,
     FlowOutcome,
     FlowParams,
     FlowStep,
     GuideOutcome,
     GuideParams,
     InvalidArgument,
+    OutlineEntry,
     RangeMark,
     RelatedHit,
     RelatedOutcome,
@@ -56,11 +58,13 @@ _CONTENT_MODE_FROM_PB = {
     pb.CONTENT_MODE_SNIPPET: "snippet",
     pb.CONTENT_MODE_FULL: "full",
     pb.CONTENT_MODE_MULTI_RANGE: "multi_range",
+    pb.CONTENT_MODE_OUTLINE: "outline",
 }
 _CONTENT_MODE_TO_PB = {
     "snippet": pb.CONTENT_MODE_SNIPPET,
     "full": pb.CONTENT_MODE_FULL,
     "multi_range": pb.CONTENT_MODE_MULTI_RANGE,
+    "outline": pb.CONTENT_MODE_OUTLINE,
 }
 _FLOW_STYLE_FROM_PB = {
     pb.FLOW_STYLE_UNSPECIFIED: "",
@@ -199,6 +203,8 @@ def content_params(request: pb.GetContentRequest) -> ContentParams:
         mode=content_mode_from_pb(request.mode),
         max_lines=request.max_lines,
         seen_doc_version=request.seen_doc_version,
+        max_chars=request.max_chars,
+        cursor=request.cursor,
     )
 
 
@@ -209,6 +215,7 @@ def related_params(request: pb.ExpandRelatedRequest) -> RelatedParams:
         kinds=kinds_from_pb(request.kinds),
         mode=request.mode,
         sources=tuple(request.sources),
+        token_budget=request.token_budget,
     )
 
 
@@ -218,6 +225,7 @@ def flow_params(request: pb.SummarizeFlowRequest) -> FlowParams:
         topic=request.topic,
         style=flow_style_from_pb(request.style),
         max_steps=request.max_steps,
+        token_budget=request.token_budget,
     )
 
 
@@ -230,6 +238,7 @@ def guide_params(request: pb.GuideImplementationRequest) -> GuideParams:
         max_samples=request.max_samples,
         style=flow_style_from_pb(request.style),
         sources=tuple(request.sources),
+        token_budget=request.token_budget,
     )
 
 
@@ -410,6 +419,40 @@ def content_response(outcome: ContentOutcome) -> pb.GetContentResponse:
         source_revision=outcome.source_revision,
         section_path=list(outcome.section_path),
         trace_id=outcome.trace_id,
+        total_chars=outcome.total_chars,
+        part=_part_to_pb(outcome.part),
+        next_cursor=outcome.next_cursor,
+        tokens_used=outcome.tokens_used,
+        outline=[_outline_entry_to_pb(e) for e in outcome.outline],
+    )
+
+
+def _part_to_pb(part: ContentPart | None) -> pb.ContentPart | None:
+    if part is None:
+        return None
+    return pb.ContentPart(
+        number=part.number,
+        count=part.count,
+        start_char=part.start_char,
+        end_char=part.end_char,
+        whole_start_line=part.whole_start_line,
+        whole_end_line=part.whole_end_line,
+        whole_lines=part.whole_lines,
+    )
+
+
+def _outline_entry_to_pb(entry: OutlineEntry) -> pb.OutlineEntry:
+    return pb.OutlineEntry(
+        kind=entry.kind,
+        title=entry.title,
+        level=entry.level,
+        location=entry.location,
+        ref_id=entry.ref_id,
+        start_line=entry.start_line,
+        end_line=entry.end_line,
+        lines=entry.lines,
+        chars=entry.chars,
+        section_path=list(entry.section_path),
     )
 
 
@@ -436,6 +479,8 @@ def content_outcome_from_pb(reply: pb.GetContentResponse) -> ContentOutcome:
         source_revision=reply.source_revision,
         section_path=list(reply.section_path),
         trace_id=reply.trace_id,
+        total_chars=reply.total_chars,
+        tokens_used=reply.tokens_used,
     )
 
 
@@ -460,6 +505,7 @@ def related_response(outcome: RelatedOutcome) -> pb.ExpandRelatedResponse:
         related=[_related_to_pb(h) for h in outcome.related],
         unresolved_ref_ids=list(outcome.unresolved_ref_ids),
         trace_id=outcome.trace_id,
+        tokens_used=outcome.tokens_used,
     )
 
 
@@ -470,6 +516,7 @@ def flow_response(outcome: FlowOutcome) -> pb.SummarizeFlowResponse:
         confidence=confidence_to_pb(outcome.confidence),
         trace_id=outcome.trace_id,
         unresolved_ref_ids=list(outcome.unresolved_ref_ids),
+        tokens_used=outcome.tokens_used,
     )
 
 
@@ -480,6 +527,7 @@ def guide_response(outcome: GuideOutcome) -> pb.GuideImplementationResponse:
         assumptions=list(outcome.assumptions),
         confidence=confidence_to_pb(outcome.confidence),
         trace_id=outcome.trace_id,
+        tokens_used=outcome.tokens_used,
     )
     _fill_results(response.docs, outcome.docs)
     _fill_results(response.sample_code, outcome.sample_code)

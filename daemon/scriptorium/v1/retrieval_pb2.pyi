@@ -36,6 +36,7 @@ class ContentMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTENT_MODE_SNIPPET: _ClassVar[ContentMode]
     CONTENT_MODE_FULL: _ClassVar[ContentMode]
     CONTENT_MODE_MULTI_RANGE: _ClassVar[ContentMode]
+    CONTENT_MODE_OUTLINE: _ClassVar[ContentMode]
 
 class FlowStyle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -72,6 +73,7 @@ CONTENT_MODE_UNSPECIFIED: ContentMode
 CONTENT_MODE_SNIPPET: ContentMode
 CONTENT_MODE_FULL: ContentMode
 CONTENT_MODE_MULTI_RANGE: ContentMode
+CONTENT_MODE_OUTLINE: ContentMode
 FLOW_STYLE_UNSPECIFIED: FlowStyle
 FLOW_STYLE_COMPACT: FlowStyle
 FLOW_STYLE_DETAILED: FlowStyle
@@ -268,18 +270,22 @@ class SearchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., trace_id: _Optional[str] = ..., abstained: _Optional[bool] = ..., abstain_reason: _Optional[_Union[AbstainReason, str]] = ..., conflicts: _Optional[_Iterable[_Union[Conflict, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., provider: _Optional[str] = ..., understood: _Optional[_Union[UnderstoodQuery, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[StageReport, _Mapping]]] = ..., failed_sources: _Optional[_Iterable[_Union[SourceFailure, _Mapping]]] = ...) -> None: ...
 
 class GetContentRequest(_message.Message):
-    __slots__ = ("ref_id", "location", "mode", "max_lines", "seen_doc_version")
+    __slots__ = ("ref_id", "location", "mode", "max_lines", "seen_doc_version", "max_chars", "cursor")
     REF_ID_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     MAX_LINES_FIELD_NUMBER: _ClassVar[int]
     SEEN_DOC_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MAX_CHARS_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
     ref_id: str
     location: str
     mode: ContentMode
     max_lines: int
     seen_doc_version: str
-    def __init__(self, ref_id: _Optional[str] = ..., location: _Optional[str] = ..., mode: _Optional[_Union[ContentMode, str]] = ..., max_lines: _Optional[int] = ..., seen_doc_version: _Optional[str] = ...) -> None: ...
+    max_chars: int
+    cursor: str
+    def __init__(self, ref_id: _Optional[str] = ..., location: _Optional[str] = ..., mode: _Optional[_Union[ContentMode, str]] = ..., max_lines: _Optional[int] = ..., seen_doc_version: _Optional[str] = ..., max_chars: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class Range(_message.Message):
     __slots__ = ("start_line", "end_line", "reason")
@@ -310,7 +316,7 @@ class Resolution(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., rule: _Optional[str] = ..., candidates: _Optional[_Iterable[str]] = ..., detail: _Optional[str] = ..., requested_location: _Optional[str] = ..., site: _Optional[str] = ..., resolved_location: _Optional[str] = ...) -> None: ...
 
 class GetContentResponse(_message.Message):
-    __slots__ = ("location", "requested_location", "url", "source", "content", "ranges", "truncated", "total_lines", "doc_version", "resolution", "ref_id", "kind", "title", "start_line", "end_line", "provider", "revision_skew", "source_revision", "section_path", "trace_id")
+    __slots__ = ("location", "requested_location", "url", "source", "content", "ranges", "truncated", "total_lines", "doc_version", "resolution", "ref_id", "kind", "title", "start_line", "end_line", "provider", "revision_skew", "source_revision", "section_path", "trace_id", "total_chars", "part", "next_cursor", "tokens_used", "outline")
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_LOCATION_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
@@ -331,6 +337,11 @@ class GetContentResponse(_message.Message):
     SOURCE_REVISION_FIELD_NUMBER: _ClassVar[int]
     SECTION_PATH_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CHARS_FIELD_NUMBER: _ClassVar[int]
+    PART_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    OUTLINE_FIELD_NUMBER: _ClassVar[int]
     location: str
     requested_location: str
     url: str
@@ -351,21 +362,70 @@ class GetContentResponse(_message.Message):
     source_revision: str
     section_path: _containers.RepeatedScalarFieldContainer[str]
     trace_id: str
-    def __init__(self, location: _Optional[str] = ..., requested_location: _Optional[str] = ..., url: _Optional[str] = ..., source: _Optional[str] = ..., content: _Optional[str] = ..., ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ..., truncated: _Optional[bool] = ..., total_lines: _Optional[int] = ..., doc_version: _Optional[str] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., title: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., provider: _Optional[str] = ..., revision_skew: _Optional[bool] = ..., source_revision: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    total_chars: int
+    part: ContentPart
+    next_cursor: str
+    tokens_used: int
+    outline: _containers.RepeatedCompositeFieldContainer[OutlineEntry]
+    def __init__(self, location: _Optional[str] = ..., requested_location: _Optional[str] = ..., url: _Optional[str] = ..., source: _Optional[str] = ..., content: _Optional[str] = ..., ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ..., truncated: _Optional[bool] = ..., total_lines: _Optional[int] = ..., doc_version: _Optional[str] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., title: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., provider: _Optional[str] = ..., revision_skew: _Optional[bool] = ..., source_revision: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., total_chars: _Optional[int] = ..., part: _Optional[_Union[ContentPart, _Mapping]] = ..., next_cursor: _Optional[str] = ..., tokens_used: _Optional[int] = ..., outline: _Optional[_Iterable[_Union[OutlineEntry, _Mapping]]] = ...) -> None: ...
+
+class ContentPart(_message.Message):
+    __slots__ = ("number", "count", "start_char", "end_char", "whole_start_line", "whole_end_line", "whole_lines")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    START_CHAR_FIELD_NUMBER: _ClassVar[int]
+    END_CHAR_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_START_LINE_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_END_LINE_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_LINES_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    count: int
+    start_char: int
+    end_char: int
+    whole_start_line: int
+    whole_end_line: int
+    whole_lines: int
+    def __init__(self, number: _Optional[int] = ..., count: _Optional[int] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., whole_start_line: _Optional[int] = ..., whole_end_line: _Optional[int] = ..., whole_lines: _Optional[int] = ...) -> None: ...
+
+class OutlineEntry(_message.Message):
+    __slots__ = ("kind", "title", "level", "location", "ref_id", "start_line", "end_line", "lines", "chars", "section_path")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    REF_ID_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    CHARS_FIELD_NUMBER: _ClassVar[int]
+    SECTION_PATH_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    title: str
+    level: int
+    location: str
+    ref_id: str
+    start_line: int
+    end_line: int
+    lines: int
+    chars: int
+    section_path: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, kind: _Optional[str] = ..., title: _Optional[str] = ..., level: _Optional[int] = ..., location: _Optional[str] = ..., ref_id: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., lines: _Optional[int] = ..., chars: _Optional[int] = ..., section_path: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExpandRelatedRequest(_message.Message):
-    __slots__ = ("ref_ids", "top_k", "kinds", "mode", "sources")
+    __slots__ = ("ref_ids", "top_k", "kinds", "mode", "sources", "token_budget")
     REF_IDS_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     KINDS_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
     ref_ids: _containers.RepeatedScalarFieldContainer[str]
     top_k: int
     kinds: _containers.RepeatedScalarFieldContainer[Corpus]
     mode: str
     sources: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, ref_ids: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., kinds: _Optional[_Iterable[_Union[Corpus, str]]] = ..., mode: _Optional[str] = ..., sources: _Optional[_Iterable[str]] = ...) -> None: ...
+    token_budget: int
+    def __init__(self, ref_ids: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., kinds: _Optional[_Iterable[_Union[Corpus, str]]] = ..., mode: _Optional[str] = ..., sources: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class RelatedRef(_message.Message):
     __slots__ = ("ref_id", "kind", "location", "title", "score", "reasons", "source", "start_line", "end_line", "snippet", "url")
@@ -394,14 +454,16 @@ class RelatedRef(_message.Message):
     def __init__(self, ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., location: _Optional[str] = ..., title: _Optional[str] = ..., score: _Optional[float] = ..., reasons: _Optional[_Iterable[_Union[Reason, _Mapping]]] = ..., source: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., snippet: _Optional[str] = ..., url: _Optional[str] = ...) -> None: ...
 
 class ExpandRelatedResponse(_message.Message):
-    __slots__ = ("related", "unresolved_ref_ids", "trace_id")
+    __slots__ = ("related", "unresolved_ref_ids", "trace_id", "tokens_used")
     RELATED_FIELD_NUMBER: _ClassVar[int]
     UNRESOLVED_REF_IDS_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
     related: _containers.RepeatedCompositeFieldContainer[RelatedRef]
     unresolved_ref_ids: _containers.RepeatedScalarFieldContainer[str]
     trace_id: str
-    def __init__(self, related: _Optional[_Iterable[_Union[RelatedRef, _Mapping]]] = ..., unresolved_ref_ids: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    tokens_used: int
+    def __init__(self, related: _Optional[_Iterable[_Union[RelatedRef, _Mapping]]] = ..., unresolved_ref_ids: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., tokens_used: _Optional[int] = ...) -> None: ...
 
 class FlowStep(_message.Message):
     __slots__ = ("index", "title", "description", "ref_ids", "locations", "origin")
@@ -420,33 +482,37 @@ class FlowStep(_message.Message):
     def __init__(self, index: _Optional[int] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., ref_ids: _Optional[_Iterable[str]] = ..., locations: _Optional[_Iterable[str]] = ..., origin: _Optional[str] = ...) -> None: ...
 
 class SummarizeFlowRequest(_message.Message):
-    __slots__ = ("ref_ids", "topic", "style", "max_steps")
+    __slots__ = ("ref_ids", "topic", "style", "max_steps", "token_budget")
     REF_IDS_FIELD_NUMBER: _ClassVar[int]
     TOPIC_FIELD_NUMBER: _ClassVar[int]
     STYLE_FIELD_NUMBER: _ClassVar[int]
     MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
     ref_ids: _containers.RepeatedScalarFieldContainer[str]
     topic: str
     style: FlowStyle
     max_steps: int
-    def __init__(self, ref_ids: _Optional[_Iterable[str]] = ..., topic: _Optional[str] = ..., style: _Optional[_Union[FlowStyle, str]] = ..., max_steps: _Optional[int] = ...) -> None: ...
+    token_budget: int
+    def __init__(self, ref_ids: _Optional[_Iterable[str]] = ..., topic: _Optional[str] = ..., style: _Optional[_Union[FlowStyle, str]] = ..., max_steps: _Optional[int] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class SummarizeFlowResponse(_message.Message):
-    __slots__ = ("flow", "assumptions", "confidence", "trace_id", "unresolved_ref_ids")
+    __slots__ = ("flow", "assumptions", "confidence", "trace_id", "unresolved_ref_ids", "tokens_used")
     FLOW_FIELD_NUMBER: _ClassVar[int]
     ASSUMPTIONS_FIELD_NUMBER: _ClassVar[int]
     CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     UNRESOLVED_REF_IDS_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
     flow: _containers.RepeatedCompositeFieldContainer[FlowStep]
     assumptions: _containers.RepeatedScalarFieldContainer[str]
     confidence: Confidence
     trace_id: str
     unresolved_ref_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, flow: _Optional[_Iterable[_Union[FlowStep, _Mapping]]] = ..., assumptions: _Optional[_Iterable[str]] = ..., confidence: _Optional[_Union[Confidence, str]] = ..., trace_id: _Optional[str] = ..., unresolved_ref_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    tokens_used: int
+    def __init__(self, flow: _Optional[_Iterable[_Union[FlowStep, _Mapping]]] = ..., assumptions: _Optional[_Iterable[str]] = ..., confidence: _Optional[_Union[Confidence, str]] = ..., trace_id: _Optional[str] = ..., unresolved_ref_ids: _Optional[_Iterable[str]] = ..., tokens_used: _Optional[int] = ...) -> None: ...
 
 class GuideImplementationRequest(_message.Message):
-    __slots__ = ("topic", "framework", "language", "max_docs", "max_samples", "style", "sources")
+    __slots__ = ("topic", "framework", "language", "max_docs", "max_samples", "style", "sources", "token_budget")
     TOPIC_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
@@ -454,6 +520,7 @@ class GuideImplementationRequest(_message.Message):
     MAX_SAMPLES_FIELD_NUMBER: _ClassVar[int]
     STYLE_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
     topic: str
     framework: str
     language: str
@@ -461,10 +528,11 @@ class GuideImplementationRequest(_message.Message):
     max_samples: int
     style: FlowStyle
     sources: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, topic: _Optional[str] = ..., framework: _Optional[str] = ..., language: _Optional[str] = ..., max_docs: _Optional[int] = ..., max_samples: _Optional[int] = ..., style: _Optional[_Union[FlowStyle, str]] = ..., sources: _Optional[_Iterable[str]] = ...) -> None: ...
+    token_budget: int
+    def __init__(self, topic: _Optional[str] = ..., framework: _Optional[str] = ..., language: _Optional[str] = ..., max_docs: _Optional[int] = ..., max_samples: _Optional[int] = ..., style: _Optional[_Union[FlowStyle, str]] = ..., sources: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class GuideImplementationResponse(_message.Message):
-    __slots__ = ("query", "flow", "docs", "sample_code", "assumptions", "confidence", "trace_id")
+    __slots__ = ("query", "flow", "docs", "sample_code", "assumptions", "confidence", "trace_id", "tokens_used")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
     DOCS_FIELD_NUMBER: _ClassVar[int]
@@ -472,6 +540,7 @@ class GuideImplementationResponse(_message.Message):
     ASSUMPTIONS_FIELD_NUMBER: _ClassVar[int]
     CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
     query: str
     flow: _containers.RepeatedCompositeFieldContainer[FlowStep]
     docs: _containers.RepeatedCompositeFieldContainer[SearchResult]
@@ -479,7 +548,8 @@ class GuideImplementationResponse(_message.Message):
     assumptions: _containers.RepeatedScalarFieldContainer[str]
     confidence: Confidence
     trace_id: str
-    def __init__(self, query: _Optional[str] = ..., flow: _Optional[_Iterable[_Union[FlowStep, _Mapping]]] = ..., docs: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., sample_code: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., assumptions: _Optional[_Iterable[str]] = ..., confidence: _Optional[_Union[Confidence, str]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    tokens_used: int
+    def __init__(self, query: _Optional[str] = ..., flow: _Optional[_Iterable[_Union[FlowStep, _Mapping]]] = ..., docs: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., sample_code: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., assumptions: _Optional[_Iterable[str]] = ..., confidence: _Optional[_Union[Confidence, str]] = ..., trace_id: _Optional[str] = ..., tokens_used: _Optional[int] = ...) -> None: ...
 
 class ListSourcesRequest(_message.Message):
     __slots__ = ()
