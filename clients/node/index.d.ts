@@ -59,6 +59,11 @@ export class ScriptoriumClient {
   readonly deadlineMs: number;
   search(request: SearchRequest, options?: CallOptions): Promise<SearchResponse>;
   getContent(request: GetContentRequest, options?: CallOptions): Promise<GetContentResponse>;
+  /** GetContent in OUTLINE mode: `outline` lists the headings or definitions. */
+  outline(
+    request: Omit<GetContentRequest, 'mode'>,
+    options?: CallOptions,
+  ): Promise<GetContentResponse>;
   expandRelated(request: ExpandRelatedRequest, options?: CallOptions): Promise<ExpandRelatedResponse>;
   summarizeFlow(request: SummarizeFlowRequest, options?: CallOptions): Promise<SummarizeFlowResponse>;
   guideImplementation(

@@ -300,9 +300,18 @@ class ScriptoriumClient {
     return this._call(this._retrieval, 'Search', message, callOptions);
   }
 
-  /** The block, file or page behind a `ref_id` or a `location`. */
+  /**
+   * The block, file or page behind a `ref_id` or a `location`. With `max_chars`, a long answer
+   * comes in parts: pass each part's `next_cursor` back as `cursor` (empty on the last part).
+   */
   getContent(request = {}, callOptions = {}) {
     return this._call(this._retrieval, 'GetContent', request, callOptions);
+  }
+
+  /** The headings (docs) or definitions (code) of a document or file: GetContent's OUTLINE mode. */
+  outline(request = {}, callOptions = {}) {
+    const message = { ...request, mode: 'CONTENT_MODE_OUTLINE' };
+    return this._call(this._retrieval, 'GetContent', message, callOptions);
   }
 
   /** Supporting docs and code for seed refs, each with scored reasons. */

@@ -34,7 +34,11 @@ export type ContentMode =
   // The whole block (docs) or the whole file (code), subject to max_lines.
   | 'CONTENT_MODE_FULL'
   // The block with highlighted ranges, each with a reason.
-  | 'CONTENT_MODE_MULTI_RANGE';
+  | 'CONTENT_MODE_MULTI_RANGE'
+  // The outline of the whole document or file: its headings (docs) or definitions (code), each
+  // with its location, line range and size, in `outline`, with `content` empty. A cheap first
+  // look before fetching: pass an entry's location back to read it.
+  | 'CONTENT_MODE_OUTLINE';
 
 /** FlowStyle changes how compact flow steps are rendered. */
 export type FlowStyle = 'FLOW_STYLE_UNSPECIFIED' | 'FLOW_STYLE_COMPACT' | 'FLOW_STYLE_DETAILED';
@@ -60,7 +64,7 @@ export type CorpusWord = 'docs' | 'code';
 
 // ContentMode in a request may also be one of these words (any case, '-' for '_');
 // an unknown word rejects with a RangeError naming them, before anything is sent.
-export type ContentModeWord = 'snippet' | 'full' | 'multi_range';
+export type ContentModeWord = 'snippet' | 'full' | 'multi_range' | 'outline';
 
 // FlowStyle in a request may also be one of these words (any case, '-' for '_');
 // an unknown word rejects with a RangeError naming them, before anything is sent.
@@ -110,7 +114,12 @@ export interface SearchRequest {
    * Takes a Date or epoch milliseconds too; the client converts them.
    */
   as_of?: Date | number | Timestamp;
-  /** Cap on estimated tokens of snippet and preview text; zero means unlimited. */
+  /**
+   * Cap on estimated tokens of snippet and preview text; zero means unlimited. The best result
+   * is kept (shortened when it alone exceeds the budget); later ones lose their snippet, then
+   * get a shortened preview, then are dropped. About four characters of English or code make a
+   * token, one CJK character makes one.
+   */
   token_budget?: number;
   /** Return named reasons, the understood query and per-stage reports. */
   explain?: boolean;
@@ -204,6 +213,7 @@ export interface SearchResponse {
   abstained: boolean;
   abstain_reason: AbstainReason;
   conflicts: Conflict[];
+  /** Estimated tokens of the snippets and previews returned (within token_budget when set). */
   tokens_used: number;
   /** The provider (source) that answered the search, or "none". */
   provider: string;
@@ -221,6 +231,21 @@ export interface GetContentRequest {
   max_lines?: number;
   /** The doc_version the caller saw at search time, to detect revision skew. */
   seen_doc_version?: string;
+  /**
+   * Cap on the characters of `content` in one answer; zero means no cap. A longer answer comes in
+   * parts, each ending on a line boundary (a heading, definition or blank line when one is near
+   * the cap); `next_cursor` fetches the next part. A single line longer than the cap is the only
+   * thing cut mid-line. For tokens, allow about four characters per token for English and code
+   * and one per CJK character (the same estimate as Search's token_budget). Values from 1 to 199
+   * are refused.
+   */
+  max_chars?: number;
+  /**
+   * The `next_cursor` of the previous part; the rest of the request must name the same answer.
+   * Opaque; refused with INVALID_ARGUMENT when malformed, FAILED_PRECONDITION when it belongs to
+   * another doc_version or another answer.
+   */
+  cursor?: string;
 }
 
 /** Range is a highlighted line range with the reason it matters. */
@@ -267,6 +292,55 @@ export interface GetContentResponse {
   source_revision: string;
   section_path: string[];
   trace_id: string;
+  /** Characters of the whole answer, all parts together (equal to len(content) when unparted). */
+  total_chars: number;
+  /** Where this part sits in the whole answer; unset when max_chars is zero. */
+  part: ContentPart | null;
+  /** The cursor of the next part; empty on the last (or only) part. */
+  next_cursor: string;
+  /** Estimated tokens of `content` (the estimate of Search's tokens_used). */
+  tokens_used: number;
+  /** OUTLINE mode: the document's headings or the file's definitions, in line order. */
+  outline: OutlineEntry[];
+}
+
+/**
+ * ContentPart places one part of a long GetContent answer inside the whole answer. Parts are
+ * exact slices: concatenating the contents of parts 1..count gives the whole answer.
+ */
+export interface ContentPart {
+  /** This part's number (1-based) and how many parts the whole answer has at this max_chars. */
+  number: number;
+  count: number;
+  /** Character offsets of this part in the whole answer: [start_char, end_char). */
+  start_char: number;
+  end_char: number;
+  /** The whole answer's first and last line in the document, and its line count. */
+  whole_start_line: number;
+  whole_end_line: number;
+  whole_lines: number;
+}
+
+/** OutlineEntry is one heading of a document or one definition of a code file. */
+export interface OutlineEntry {
+  /** heading for docs; the definition kind for code (function, class, method, ...). */
+  kind: string;
+  title: string;
+  /** Heading level (1..6) for docs; nesting depth for code (1 is top level). */
+  level: number;
+  /** A location to pass back to GetContent for exactly this entry. */
+  location: string;
+  ref_id: string;
+  /**
+   * The entry's extent: a heading runs to the next heading of the same or higher level (so it
+   * includes nested headings); a definition covers its decorators and body.
+   */
+  start_line: number;
+  end_line: number;
+  lines: number;
+  chars: number;
+  /** Heading breadcrumb or enclosing definitions, outermost first. */
+  section_path: string[];
 }
 
 export interface ExpandRelatedRequest {
@@ -275,6 +349,12 @@ export interface ExpandRelatedRequest {
   kinds?: Array<Corpus | CorpusWord | number>;
   mode?: string;
   sources?: string[];
+  /**
+   * Cap on estimated tokens of the snippets returned; zero means unlimited. Refs are kept in
+   * score order; a ref whose snippet does not fit what is left gets a shortened or empty one.
+   * Tokens are estimated as for Search's token_budget.
+   */
+  token_budget?: number;
 }
 
 /** RelatedRef is one supporting reference with the reasons it relates. */
@@ -296,6 +376,8 @@ export interface ExpandRelatedResponse {
   related: RelatedRef[];
   unresolved_ref_ids: string[];
   trace_id: string;
+  /** Estimated tokens of the text returned (the fields token_budget counts). */
+  tokens_used: number;
 }
 
 /** FlowStep is one step of a flow, grounded in the refs it came from. */
@@ -314,6 +396,12 @@ export interface SummarizeFlowRequest {
   topic?: string;
   style?: FlowStyle | FlowStyleWord | number;
   max_steps?: number;
+  /**
+   * Cap on estimated tokens of the step titles and descriptions returned; zero means
+   * unlimited. The last steps go first; the first step is shortened rather than dropped.
+   * Tokens are estimated as for Search's token_budget.
+   */
+  token_budget?: number;
 }
 
 export interface SummarizeFlowResponse {
@@ -322,6 +410,8 @@ export interface SummarizeFlowResponse {
   confidence: Confidence;
   trace_id: string;
   unresolved_ref_ids: string[];
+  /** Estimated tokens of the text returned (the fields token_budget counts). */
+  tokens_used: number;
 }
 
 export interface GuideImplementationRequest {
@@ -332,6 +422,13 @@ export interface GuideImplementationRequest {
   max_samples?: number;
   style?: FlowStyle | FlowStyleWord | number;
   sources?: string[];
+  /**
+   * Cap on estimated tokens of the text returned: flow step titles and descriptions, then the
+   * titles, snippets and previews of docs and sample code; zero means unlimited. The flow is
+   * fitted first (half the budget at most), the refs share what is left.
+   * Tokens are estimated as for Search's token_budget.
+   */
+  token_budget?: number;
 }
 
 export interface GuideImplementationResponse {
@@ -342,6 +439,8 @@ export interface GuideImplementationResponse {
   assumptions: string[];
   confidence: Confidence;
   trace_id: string;
+  /** Estimated tokens of the text returned (the fields token_budget counts). */
+  tokens_used: number;
 }
 
 export interface ListSourcesRequest {}

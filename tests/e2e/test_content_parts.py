@@ -292,3 +292,30 @@ def test_outline_by_ref_matches_outline_by_location(daemon):
         pb.GetContentRequest(location="fastapi/routing.py", mode=pb.CONTENT_MODE_OUTLINE)
     )
     assert list(by_ref.outline) == list(by_location.outline) and by_ref.outline
+
+
+def test_parts_of_each_section_cover_exactly_its_lines(daemon):
+    """Sections end with a blank line before the next heading: parts count it as a line."""
+    stub = daemon.stub
+    outline = stub.GetContent(pb.GetContentRequest(location="async", mode=pb.CONTENT_MODE_OUTLINE))
+    for entry in outline.outline[:8]:
+        whole = stub.GetContent(
+            pb.GetContentRequest(location=entry.location, mode=pb.CONTENT_MODE_FULL)
+        )
+        one = stub.GetContent(
+            pb.GetContentRequest(
+                location=entry.location, mode=pb.CONTENT_MODE_FULL, max_chars=len(whole.content) + 1
+            )
+        )
+        assert (one.start_line, one.end_line, one.content) == (
+            whole.start_line,
+            whole.end_line,
+            whole.content,
+        )
+        parts = _parts(stub, entry.location, 200, pb.CONTENT_MODE_FULL)
+        assert parts[0].start_line == entry.start_line and parts[-1].end_line == entry.end_line
+        assert "".join(p.content for p in parts) == whole.content
+        # A line longer than the cap is the one thing cut mid-line: the next part starts on it.
+        for previous, part in itertools.pairwise(parts):
+            mid_line = not previous.content.endswith("\n")
+            assert part.start_line == previous.end_line + (0 if mid_line else 1)

@@ -33,6 +33,7 @@ TOOLS = {
     "get_doc",
     "search_code",
     "get_content",
+    "outline",
     "expand_related",
     "summarize_flow",
     "guide_implementation",
@@ -197,7 +198,11 @@ def test_lists_every_tool_with_a_description_and_schemas(mcp):
     assert tools["get_doc"].input_schema["required"] == ["location"]
     assert set(tools["search_code"].input_schema["properties"]) == {"query", "maxResults"}
     content = tools["get_content"].input_schema["properties"]
-    assert set(content) == {"ref_id", "location", "mode", "max_lines"}
+    assert set(content) == {"ref_id", "location", "mode", "max_lines", "max_chars", "cursor"}
+    assert content["max_chars"]["default"] == 12_000
+    doc = tools["get_doc"].input_schema["properties"]
+    assert set(doc) == {"location", "maxChars", "cursor"} and doc["maxChars"]["default"] == 12_000
+    assert tools["outline"].input_schema["required"] == ["location"]
     assert content["mode"]["enum"] == ["snippet", "full", "multi_range"]
     assert tools["expand_related"].input_schema["required"] == ["ref_ids"]
     assert tools["summarize_flow"].input_schema["properties"]["style"]["enum"] == [
@@ -251,17 +256,54 @@ def test_search_docs_covers_docs_only_and_other_sites_keep_their_prefix(mcp):
     assert alpha["Url"].startswith("https://alpha.example/")
 
 
-def test_get_doc_returns_the_whole_page_untruncated(mcp, tree):
+def test_get_doc_returns_the_whole_page_untruncated_when_asked(mcp, tree):
     for location, file in [
         ("tutorial/path-params", "tutorial/path-params.md"),
         ("release-notes", "release-notes.md"),  # > 7,000 lines: longer than any default cap
     ]:
-        page = ok(mcp.call("get_doc", {"location": location}))
+        page = ok(mcp.call("get_doc", {"location": location, "maxChars": 0}))
         assert set(page) == {"Location", "Url", "Content"}
         assert page["Location"] == location
         assert page["Url"] == f"https://fastapi.tiangolo.com/{location}"
         text = (tree / "en" / file).read_text(encoding="utf-8")
         assert page["Content"].rstrip("\n") == text.rstrip("\n")
+
+
+def _get_doc_parts(mcp, location: str, **arguments: Any) -> list[dict[str, Any]]:
+    parts = [ok(mcp.call("get_doc", {"location": location, **arguments}))]
+    while "NextCursor" in parts[-1]:
+        cursor = parts[-1]["NextCursor"]
+        parts.append(ok(mcp.call("get_doc", {"location": location, "cursor": cursor, **arguments})))
+        assert len(parts) < 200, "the cursors do not advance"
+    return parts
+
+
+def test_get_doc_serves_a_long_page_in_parts_within_its_default_budget(mcp, tree):
+    text = (tree / "en" / "release-notes.md").read_text(encoding="utf-8")
+    parts = _get_doc_parts(mcp, "release-notes")
+    assert len(parts) > 10
+    assert "".join(p["Content"] for p in parts).rstrip("\n") == text.rstrip("\n")
+    for number, part in enumerate(parts, start=1):
+        assert len(part["Content"]) <= 12_000
+        assert part["Part"]["Number"] == number and part["Part"]["Count"] == len(parts)
+        assert part["TotalChars"] == sum(len(p["Content"]) for p in parts)
+        assert part["Location"] == "release-notes"
+    # A smaller cap gives more, smaller parts of the same page.
+    small = _get_doc_parts(mcp, "release-notes", maxChars=50_000)
+    assert "".join(p["Content"] for p in small) == "".join(p["Content"] for p in parts)
+    assert all(len(p["Content"]) <= 50_000 for p in small) and len(small) < len(parts)
+    # A short page stays one answer, in the shape other doc tools use.
+    short = ok(mcp.call("get_doc", {"location": "tutorial/path-params"}))
+    assert set(short) == {"Location", "Url", "Content"}
+
+
+def test_get_doc_refuses_a_bad_cursor_as_a_tool_error(mcp):
+    bad = mcp.call("get_doc", {"location": "release-notes", "cursor": "not-a-cursor"})
+    assert bad.is_error and "cursor" in bad.content[0].text
+    first = ok(mcp.call("get_doc", {"location": "release-notes"}))
+    other = mcp.call("get_doc", {"location": "tutorial/path-params", "cursor": first["NextCursor"]})
+    assert other.is_error and "FAILED_PRECONDITION" in other.content[0].text
+    assert mcp.call("get_doc", {"location": "release-notes", "maxChars": 20}).is_error
 
 
 def test_every_search_docs_path_fetches_with_get_doc(mcp):
@@ -407,6 +449,83 @@ def test_get_content_needs_exactly_one_of_ref_and_location(mcp):
     both = mcp.call("get_content", {"ref_id": "r1.x", "location": "tutorial/path-params"})
     assert both.is_error
     assert "exactly one" in both.content[0].text
+
+
+def test_outline_of_a_page_and_of_a_python_file(mcp, tree):
+    page = ok(mcp.call("outline", {"location": "tutorial/first-steps"}))
+    assert page["found"] is True and page["kind"] == "doc"
+    text = (tree / "en" / "tutorial" / "first-steps.md").read_text("utf-8").splitlines()
+    assert page["total_lines"] == len(text)
+    headings = [e for e in page["outline"] if e["kind"] == "heading"]
+    assert headings and headings[0]["level"] == 1
+    for entry in headings:
+        assert text[entry["start_line"] - 1].startswith("#" * entry["level"] + " ")
+        section = ok(mcp.call("get_content", {"location": entry["location"], "mode": "full"}))
+        assert section["total_chars"] == entry["chars"]
+    code = ok(mcp.call("outline", {"location": "fastapi/security/oauth2.py"}))
+    assert code["kind"] == "file"
+    classes = {e["title"]: e for e in code["outline"] if e["kind"] == "class"}
+    bearer = classes["OAuth2PasswordBearer"]
+    source = (tree / "code" / "fastapi/security/oauth2.py").read_text("utf-8").splitlines()
+    assert source[bearer["start_line"] - 1 : bearer["end_line"]][0].startswith("class ")
+    assert bearer["lines"] == bearer["end_line"] - bearer["start_line"] + 1
+    missing = ok(mcp.call("outline", {"location": "tutorial/no-such-page"}))
+    assert missing["found"] is False and missing["error"]["code"] == "NOT_FOUND"
+
+
+def test_the_tools_never_return_more_than_their_budget(mcp):
+    """Every budget a tool takes caps the text it returns, and the spend it reports is true."""
+    from scriptorium.text import estimate_tokens
+
+    for location in ("release-notes", "tutorial/path-params"):
+        for budget in (200, 1_000, 5_000):
+            page = ok(mcp.call("get_doc", {"location": location, "maxChars": budget}))
+            assert 0 < len(page["Content"]) <= budget
+    fetched = ok(
+        mcp.call(
+            "get_content", {"location": "fastapi/routing.py", "mode": "full", "max_chars": 900}
+        )
+    )
+    assert len(fetched["content"]) <= 900 and fetched["next_cursor"]
+    assert fetched["tokens_used"] == estimate_tokens(fetched["content"])
+    default = ok(mcp.call("get_content", {"location": "fastapi/routing.py", "mode": "full"}))
+    assert len(default["content"]) <= 12_000 and default["total_chars"] > 12_000
+
+    for budget in (10, 60, 200):
+        found = mcp.call("search_docs", {"query": "dependencies with yield", "tokenBudget": budget})
+        hits = ok(found)["result"]
+        spent = sum(estimate_tokens(h["Snippet"]) for h in hits)
+        assert hits and spent <= budget and found.structured_content["TokensUsed"] == spent
+
+    seed = ["tutorial/path-params#path-parameters-with-types"]
+    for budget in (15, 120):
+        related = ok(mcp.call("expand_related", {"ref_ids": seed, "token_budget": budget}))
+        spent = sum(estimate_tokens(r["snippet"]) for r in related["related"])
+        assert related["related"] and spent == related["tokens_used"] <= budget
+        flow = ok(
+            mcp.call(
+                "summarize_flow",
+                {"ref_ids": ["tutorial/first-steps"], "style": "detailed", "token_budget": budget},
+            )
+        )
+        spent = sum(
+            estimate_tokens(s["title"]) + estimate_tokens(s["description"]) for s in flow["flow"]
+        )
+        assert flow["flow"] and spent == flow["tokens_used"] <= budget
+        guide = ok(
+            mcp.call(
+                "guide_implementation",
+                {"topic": "OAuth2 password login", "framework": "fastapi", "token_budget": budget},
+            )
+        )
+        spent = sum(
+            estimate_tokens(s["title"]) + estimate_tokens(s["description"]) for s in guide["flow"]
+        )
+        for ref in guide["docs"] + guide["sample_code"]:
+            spent += estimate_tokens(ref["snippet"]) + estimate_tokens(ref["preview"])
+        assert guide["docs"] and spent == guide["tokens_used"] <= budget
+    unbounded = ok(mcp.call("expand_related", {"ref_ids": seed}))
+    assert unbounded["tokens_used"] > 120
 
 
 # -- composing tools -------------------------------------------------------------------------------

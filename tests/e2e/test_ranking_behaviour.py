@@ -134,7 +134,7 @@ def test_page_boost_from_front_matter(daemon):
     assert "page-boost" in {r.name for r in response.results[0].reasons}
 
 
-def test_token_budget_keeps_the_best_whole_and_trims_the_rest(daemon):
+def test_token_budget_keeps_the_best_and_trims_the_rest(daemon):
     unbounded = search(daemon, "platypus eggs swims", top_k=10, snippet_lines=10)
     assert len(unbounded.results) == 10
     budget = 150
@@ -147,9 +147,14 @@ def test_token_budget_keeps_the_best_whole_and_trims_the_rest(daemon):
     )
     spent = sum(estimate_tokens(r.snippet) + estimate_tokens(r.preview) for r in bounded.results)
     assert bounded.tokens_used == spent
-    assert spent <= max(budget, estimate_tokens(best.snippet) + estimate_tokens(best.preview))
+    assert spent <= budget
     assert len(bounded.results) < len(unbounded.results) or any(not r.snippet for r in rest)
     assert unbounded.tokens_used > bounded.tokens_used
+    # A budget the best result alone exceeds shortens it rather than being overspent.
+    tiny = search(daemon, "platypus eggs swims", top_k=10, snippet_lines=10, token_budget=10)
+    assert tiny.results[0].ref_id == best.ref_id
+    spent = sum(estimate_tokens(r.snippet) + estimate_tokens(r.preview) for r in tiny.results)
+    assert tiny.tokens_used == spent <= 10
 
 
 def test_explain_returns_the_understood_query_and_stages(daemon):

@@ -1,6 +1,6 @@
 """What the RPC-mirroring MCP tools publish must not change by accident.
 
-``get_content``, ``expand_related``, ``summarize_flow``, ``guide_implementation`` and
+``get_content``, ``outline``, ``expand_related``, ``summarize_flow``, ``guide_implementation`` and
 ``list_sources`` answer with JSON built from the protobuf responses, and publish the JSON schema
 of that answer. This pins both against a recorded copy: the text of each answer (key order
 included, as the tools' text block shows it) for responses with every field set and for empty
@@ -32,6 +32,7 @@ from scriptorium.v1 import retrieval_pb2 as pb
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_shapes.json"
 RPC_TOOLS = (
     "get_content",
+    "outline",
     "expand_related",
     "summarize_flow",
     "guide_implementation",
@@ -107,12 +108,17 @@ def _answers() -> dict[str, Callable[[], Any]]:
         "get_content/failed_without_resolution": lambda: shapes.content_failed(
             "NOT_FOUND", "no such ref", None, "r1.gone"
         ),
+        "outline/full": lambda: shapes.outline_out(full(pb.GetContentResponse)),
+        "outline/empty": lambda: shapes.outline_out(pb.GetContentResponse()),
+        "outline/failed": lambda: shapes.failed(
+            shapes.OutlineOut, "NOT_FOUND", "not_found", resolution, "nowhere"
+        ),
         "expand_related/full": lambda: shapes.expand_out(
             full(pb.ExpandRelatedResponse), ["nowhere/at-all"]
         ),
         "expand_related/empty": lambda: shapes.expand_out(pb.ExpandRelatedResponse()),
         "expand_related/nothing_resolved": lambda: shapes.ExpandOut(
-            related=[], unresolved_ref_ids=["a", "b"], trace_id=""
+            related=[], unresolved_ref_ids=["a", "b"], trace_id="", tokens_used=0
         ),
         "summarize_flow/full": lambda: shapes.flow_out(
             full(pb.SummarizeFlowResponse), ["nowhere/at-all"]

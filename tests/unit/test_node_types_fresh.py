@@ -91,8 +91,8 @@ def test_a_contract_change_changes_the_types(generator: ModuleType, tmp_path: Pa
     contract = tmp_path / "proto" / "scriptorium" / "v1" / "retrieval.proto"
     text = contract.read_text(encoding="utf-8")
     changed = text.replace(
-        "  string trace_id = 3;\n}",
-        "  string trace_id = 3;\n  // Seeds that were expanded.\n  repeated Corpus seen = 4;\n}",
+        "  int64 generation = 3;\n}",
+        "  int64 generation = 3;\n  // Seeds that were expanded.\n  repeated Corpus seen = 4;\n}",
         1,
     )
     assert changed != text

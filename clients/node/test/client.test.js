@@ -200,7 +200,7 @@ describe('client behaviour against an in-process server', () => {
     const before = seen.contentCalls || 0;
     const mode = await rejection(client.getContent({ location: 'docs/x.md', mode: 'fulll' }));
     assert.ok(mode instanceof RangeError, `${mode.name}: ${mode.message}`);
-    assert.equal(mode.message, 'unknown content mode "fulll" in mode; use snippet, full or multi_range');
+    assert.equal(mode.message, 'unknown content mode "fulll" in mode; use snippet, full, multi_range or outline');
     assert.equal(seen.contentCalls || 0, before, 'the request reached the server');
 
     const kinds = await rejection(client.search({ query: 'x', kinds: ['CORPUS_DOCS', 'prose'] }));
@@ -354,6 +354,39 @@ describe('client against a real daemon', { timeout: 180_000 }, () => {
     const content = await client.getContent({ location: hit.location });
     assert.ok(content.content.length > 0);
     assert.match(content.content, /quillowick/);
+  });
+
+  it('reads a page in parts that reassemble to the whole page', async () => {
+    assert.ok(hit, 'search found nothing to fetch');
+    const location = hit.location.split('#')[0];
+    const whole = await client.getContent({ location, mode: 'CONTENT_MODE_FULL' });
+    const parts = [await client.getContent({ location, mode: 'full', max_chars: 200 })];
+    while (parts.at(-1).next_cursor) {
+      const cursor = parts.at(-1).next_cursor;
+      parts.push(await client.getContent({ location, mode: 'full', max_chars: 200, cursor }));
+    }
+    assert.ok(parts.length > 1, 'the page came in one part');
+    assert.equal(parts.map((part) => part.content).join(''), whole.content);
+    for (const part of parts) {
+      assert.ok(part.content.length <= 200);
+      assert.equal(part.total_chars, whole.content.length);
+      assert.equal(part.part.count, parts.length);
+    }
+  });
+
+  it('lists the headings of a page with their locations', async () => {
+    assert.ok(hit, 'search found nothing to outline');
+    const response = await client.outline({ location: hit.location });
+    assert.equal(response.content, '');
+    assert.deepEqual(
+      response.outline.map((entry) => [entry.title, entry.level, entry.start_line]),
+      [
+        ['Lantern setup', 1, 1],
+        ['Trimming the wick', 2, 5],
+        ['Refilling oil', 2, 10],
+      ],
+    );
+    assert.ok(response.outline.every((entry) => entry.location.startsWith('guide/lantern-setup#')));
   });
 
   it('rejects a missing location with NOT_FOUND', async () => {

@@ -28,6 +28,15 @@ def _lines(start: int, end: int) -> str:
     return f"line {start}" if start == end else f"lines {start}-{end}"
 
 
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    """Rows as left-aligned columns two spaces apart (the first row is the header)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
 def _reasons(reasons: Sequence[pb.Reason], indent: str) -> list[str]:
     return [
         f"{indent}{r.name} x{r.weight:.3g}" + (f"  {r.detail}" if r.detail else "") for r in reasons
@@ -88,7 +97,7 @@ def format_related(response: pb.ExpandRelatedResponse) -> str:
     if not response.related:
         out.append("nothing related")
     out.extend(f"unresolved: {ref}" for ref in response.unresolved_ref_ids)
-    out.append(f"trace: {response.trace_id}")
+    out.append(f"tokens: {response.tokens_used}  trace: {response.trace_id}")
     return "\n".join(out)
 
 
@@ -106,7 +115,10 @@ def format_flow(response: pb.SummarizeFlowResponse) -> str:
     out = _flow_lines(response.flow) or ["no steps"]
     out.extend(f"assumption: {a}" for a in response.assumptions)
     out.extend(f"unresolved: {ref}" for ref in response.unresolved_ref_ids)
-    out.append(f"confidence: {_confidence(response.confidence)}  trace: {response.trace_id}")
+    out.append(
+        f"confidence: {_confidence(response.confidence)}  tokens: {response.tokens_used}"
+        f"  trace: {response.trace_id}"
+    )
     return "\n".join(out)
 
 
@@ -122,7 +134,13 @@ def format_guide(response: pb.GuideImplementationResponse) -> str:
     if response.assumptions:
         out.extend(["", "assumptions:"])
         out.extend(f"- {a}" for a in response.assumptions)
-    out.extend(["", f"confidence: {_confidence(response.confidence)}  trace: {response.trace_id}"])
+    out.extend(
+        [
+            "",
+            f"confidence: {_confidence(response.confidence)}  tokens: {response.tokens_used}"
+            f"  trace: {response.trace_id}",
+        ]
+    )
     return "\n".join(out)
 
 
@@ -149,10 +167,37 @@ def format_content_header(response: pb.GetContentResponse) -> str:
         parts.append("  [changed since search]")
     parts.append(_provenance(response))
     header = ["".join(parts)]
+    if response.HasField("part") and response.part.count > 1:
+        part = response.part
+        header.append(
+            f"  part {part.number} of {part.count}: characters {part.start_char}-{part.end_char}"
+            f" of {response.total_chars}"
+        )
+        if response.next_cursor:
+            header.append(f"  next part: --cursor {response.next_cursor}")
     if response.resolution.detail:
         header.append(f"  note: {response.resolution.detail}")
     header.extend(f"  {_lines(r.start_line, r.end_line)}: {r.reason}" for r in response.ranges)
     return "\n".join(header)
+
+
+def format_outline(response: pb.GetContentResponse) -> str:
+    """One row per heading or definition, indented by level: lines, size, location."""
+    if not response.outline:
+        return "(no headings or definitions)"
+    rows = [("LINES", "CHARS", "ENTRY", "LOCATION")]
+    for entry in response.outline:
+        indent = "  " * max(0, entry.level - 1)
+        label = entry.title if entry.kind == "heading" else f"{entry.kind} {entry.title}"
+        rows.append(
+            (
+                _lines(entry.start_line, entry.end_line),
+                str(entry.chars),
+                indent + label,
+                entry.location,
+            )
+        )
+    return _table(rows)
 
 
 def _build_progress(source: pb.SourceStatus) -> str:
@@ -181,11 +226,7 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
                 s.root,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    out = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    out = _table(rows).split("\n")
     if any(s.build_files_total for s in response.sources):
         out.append("BUILD: files read by the build under way (done/total)")
     out.extend(f"{s.name}: {s.last_error}" for s in response.sources if s.last_error)

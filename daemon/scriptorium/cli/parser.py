@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     related.add_argument("--top-k", type=_positive, default=0)
     related.add_argument("--kinds", type=_kinds, default=None, help="docs, code or docs,code")
     related.add_argument("--mode", default="", help="ranking mode (default: default)")
+    related.add_argument(
+        "--token-budget", type=_positive, default=0, help="cap the returned text (tokens)"
+    )
 
     flow = commands.add_parser(
         "flow", parents=[remote], help="the steps that refs or locations describe"
@@ -191,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     flow.add_argument("--topic", default="", help="what the steps are for (used without refs)")
     flow.add_argument("--style", choices=("compact", "detailed"), default=None)
     flow.add_argument("--max-steps", type=_positive, default=0)
+    flow.add_argument(
+        "--token-budget", type=_positive, default=0, help="cap the returned text (tokens)"
+    )
 
     guide = commands.add_parser(
         "guide", parents=[remote], help="a grounded implementation guide for a topic"
@@ -199,11 +205,23 @@ def build_parser() -> argparse.ArgumentParser:
     guide.add_argument("--framework", default="")
     guide.add_argument("--language", default="")
     guide.add_argument("--style", choices=("compact", "detailed"), default=None)
+    guide.add_argument(
+        "--token-budget", type=_positive, default=0, help="cap the returned text (tokens)"
+    )
 
     get = commands.add_parser("get", parents=[remote], help="fetch a ref or a location")
     get.add_argument("ref", type=_text, metavar="REF_OR_LOCATION")
-    get.add_argument("--mode", choices=("snippet", "full", "multi_range"), default="snippet")
+    get.add_argument(
+        "--mode", choices=("snippet", "full", "multi_range", "outline"), default="snippet"
+    )
     get.add_argument("--max-lines", type=_positive, default=0)
+    get.add_argument(
+        "--max-chars",
+        type=_positive,
+        default=0,
+        help="answer in parts of at most this many characters (at least 200)",
+    )
+    get.add_argument("--cursor", default="", help="the next-part cursor a capped answer printed")
 
     commands.add_parser("sources", parents=[remote], help="list configured sources")
 

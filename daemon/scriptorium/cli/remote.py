@@ -15,6 +15,7 @@ from scriptorium.cli.output import (
     format_content_header,
     format_flow,
     format_guide,
+    format_outline,
     format_related,
     format_search,
     format_sources,
@@ -86,7 +87,11 @@ def _ref_ids(client: Client, refs: Sequence[str]) -> list[str]:
 def cmd_related(args: argparse.Namespace) -> int:
     with _client(args) as client:
         response = client.expand_related(
-            _ref_ids(client, args.refs), top_k=args.top_k, kinds=args.kinds, mode=args.mode
+            _ref_ids(client, args.refs),
+            top_k=args.top_k,
+            kinds=args.kinds,
+            mode=args.mode,
+            token_budget=args.token_budget,
         )
     if args.format == "json":
         print_json(response)
@@ -104,6 +109,7 @@ def cmd_flow(args: argparse.Namespace) -> int:
             topic=args.topic,
             style=args.style,
             max_steps=args.max_steps,
+            token_budget=args.token_budget,
         )
     if args.format == "json":
         print_json(response)
@@ -115,7 +121,11 @@ def cmd_flow(args: argparse.Namespace) -> int:
 def cmd_guide(args: argparse.Namespace) -> int:
     with _client(args) as client:
         response = client.guide_implementation(
-            args.topic, framework=args.framework, language=args.language, style=args.style
+            args.topic,
+            framework=args.framework,
+            language=args.language,
+            style=args.style,
+            token_budget=args.token_budget,
         )
     if args.format == "json":
         print_json(response)
@@ -129,9 +139,18 @@ def cmd_get(args: argparse.Namespace) -> int:
     # Ref ids are versioned opaque strings; anything else is a human location.
     fields = {"ref_id": ref} if ref.startswith("r1.") else {"location": ref}
     with _client(args) as client:
-        response = client.get_content(**fields, mode=args.mode, max_lines=args.max_lines)
+        response = client.get_content(
+            **fields,
+            mode=args.mode,
+            max_lines=args.max_lines,
+            max_chars=args.max_chars,
+            cursor=args.cursor,
+        )
     if args.format == "json":
         print_json(response)
+    elif args.mode == "outline":
+        print(format_content_header(response), file=sys.stderr)
+        print(format_outline(response))
     else:
         print(format_content_header(response), file=sys.stderr)
         content = response.content

@@ -115,7 +115,10 @@ def content_request(
     mode: str | int | None = None,
     max_lines: int = 0,
     seen_doc_version: str = "",
+    max_chars: int = 0,
+    cursor: str = "",
 ) -> pb.GetContentRequest:
+    """A GetContentRequest; under ``max_chars`` a long answer comes in parts (see next_cursor)."""
     if bool(ref_id) == bool(location):
         raise ValueError("give exactly one of ref_id or location")
     return pb.GetContentRequest(
@@ -124,6 +127,8 @@ def content_request(
         mode=_content_mode(mode),
         max_lines=max_lines,
         seen_doc_version=seen_doc_version,
+        max_chars=max_chars,
+        cursor=cursor,
     )
 
 
@@ -242,9 +247,21 @@ class Client(_Base):
         mode: str | int | None = None,
         max_lines: int = 0,
         seen_doc_version: str = "",
+        max_chars: int = 0,
+        cursor: str = "",
         timeout: float | None = None,
     ) -> pb.GetContentResponse:
-        request = content_request(ref_id, location, mode, max_lines, seen_doc_version)
+        """The block, file or page; with ``max_chars``, one part (pass its next_cursor back)."""
+        request = content_request(
+            ref_id, location, mode, max_lines, seen_doc_version, max_chars, cursor
+        )
+        return self._call(self._stub.GetContent, request, timeout)
+
+    def outline(
+        self, ref_id: str = "", location: str = "", *, timeout: float | None = None
+    ) -> pb.GetContentResponse:
+        """The headings or definitions of a document or file (GetContent's OUTLINE mode)."""
+        request = content_request(ref_id, location, pb.CONTENT_MODE_OUTLINE)
         return self._call(self._stub.GetContent, request, timeout)
 
     def expand_related(
@@ -255,10 +272,16 @@ class Client(_Base):
         kinds: Iterable[str | int] | str | None = None,
         mode: str = "",
         sources: Sequence[str] = (),
+        token_budget: int = 0,
         timeout: float | None = None,
     ) -> pb.ExpandRelatedResponse:
         request = pb.ExpandRelatedRequest(
-            ref_ids=list(ref_ids), top_k=top_k, kinds=_corpora(kinds), mode=mode, sources=sources
+            ref_ids=list(ref_ids),
+            top_k=top_k,
+            kinds=_corpora(kinds),
+            mode=mode,
+            sources=sources,
+            token_budget=token_budget,
         )
         return self._call(self._stub.ExpandRelated, request, timeout)
 
@@ -269,10 +292,15 @@ class Client(_Base):
         topic: str = "",
         style: str | int | None = None,
         max_steps: int = 0,
+        token_budget: int = 0,
         timeout: float | None = None,
     ) -> pb.SummarizeFlowResponse:
         request = pb.SummarizeFlowRequest(
-            ref_ids=list(ref_ids), topic=topic, style=_flow_style(style), max_steps=max_steps
+            ref_ids=list(ref_ids),
+            topic=topic,
+            style=_flow_style(style),
+            max_steps=max_steps,
+            token_budget=token_budget,
         )
         return self._call(self._stub.SummarizeFlow, request, timeout)
 
@@ -343,9 +371,21 @@ class AsyncClient(_Base):
         mode: str | int | None = None,
         max_lines: int = 0,
         seen_doc_version: str = "",
+        max_chars: int = 0,
+        cursor: str = "",
         timeout: float | None = None,
     ) -> pb.GetContentResponse:
-        request = content_request(ref_id, location, mode, max_lines, seen_doc_version)
+        """The block, file or page; with ``max_chars``, one part (pass its next_cursor back)."""
+        request = content_request(
+            ref_id, location, mode, max_lines, seen_doc_version, max_chars, cursor
+        )
+        return await self._call(self._stub.GetContent, request, timeout)
+
+    async def outline(
+        self, ref_id: str = "", location: str = "", *, timeout: float | None = None
+    ) -> pb.GetContentResponse:
+        """The headings or definitions of a document or file (GetContent's OUTLINE mode)."""
+        request = content_request(ref_id, location, pb.CONTENT_MODE_OUTLINE)
         return await self._call(self._stub.GetContent, request, timeout)
 
     async def expand_related(
@@ -356,10 +396,16 @@ class AsyncClient(_Base):
         kinds: Iterable[str | int] | str | None = None,
         mode: str = "",
         sources: Sequence[str] = (),
+        token_budget: int = 0,
         timeout: float | None = None,
     ) -> pb.ExpandRelatedResponse:
         request = pb.ExpandRelatedRequest(
-            ref_ids=list(ref_ids), top_k=top_k, kinds=_corpora(kinds), mode=mode, sources=sources
+            ref_ids=list(ref_ids),
+            top_k=top_k,
+            kinds=_corpora(kinds),
+            mode=mode,
+            sources=sources,
+            token_budget=token_budget,
         )
         return await self._call(self._stub.ExpandRelated, request, timeout)
 
@@ -370,10 +416,15 @@ class AsyncClient(_Base):
         topic: str = "",
         style: str | int | None = None,
         max_steps: int = 0,
+        token_budget: int = 0,
         timeout: float | None = None,
     ) -> pb.SummarizeFlowResponse:
         request = pb.SummarizeFlowRequest(
-            ref_ids=list(ref_ids), topic=topic, style=_flow_style(style), max_steps=max_steps
+            ref_ids=list(ref_ids),
+            topic=topic,
+            style=_flow_style(style),
+            max_steps=max_steps,
+            token_budget=token_budget,
         )
         return await self._call(self._stub.SummarizeFlow, request, timeout)
 

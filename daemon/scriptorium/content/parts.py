@@ -194,7 +194,8 @@ def fit(out: ContentOutcome, max_chars: int, cursor: str) -> ContentOutcome:
         whole_lines=last_line - first_line + 1 if whole else 0,
     )
     out.start_line = _line_of(whole, begin, first_line)
-    out.end_line = _line_of(whole, max(begin, end - 1), first_line) if content else out.start_line
+    # Lines are joined by newlines: a part before the last ends with the one after its last line.
+    out.end_line = _line_of(whole, end, first_line) - (end < len(whole) and whole[end - 1] == "\n")
     out.next_cursor = encode_cursor(out.doc_version, whole, end) if end < len(whole) else ""
     out.tokens_used = estimate_tokens(content)
     out.ranges = [

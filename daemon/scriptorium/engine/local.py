@@ -48,6 +48,7 @@ from scriptorium.plugins import Registry
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.ranker import Ranker
 from scriptorium.ranking.settings import ranking_settings
+from scriptorium.results.budget import check_budget, fit_flow, fit_guide, fit_related
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.answer import Answerer
 from scriptorium.retrieval.local import LocalCandidates
@@ -170,6 +171,7 @@ class LocalEngine(Engine):
     async def expand_related(self, params: RelatedParams) -> RelatedOutcome:
         if not params.ref_ids:
             raise InvalidArgument("at least one ref_id is required")
+        check_budget(params.token_budget)
         self.searching.check_mode_and_sources(params.mode, params.sources)
         outcome = await run_in_thread(
             expand_related,
@@ -180,12 +182,14 @@ class LocalEngine(Engine):
             params.mode,
             tuple(params.sources),
         )
+        outcome.tokens_used = fit_related(outcome.related, params.token_budget)
         outcome.trace_id = telemetry.current_trace_id()
         return outcome
 
     async def summarize_flow(self, params: FlowParams) -> FlowOutcome:
         if len(params.topic) > MAX_QUERY_CHARS:
             raise InvalidArgument(f"topic is longer than {MAX_QUERY_CHARS} characters")
+        check_budget(params.token_budget)
         outcome = await run_in_thread(
             summarize_flow,
             self.view,
@@ -194,13 +198,15 @@ class LocalEngine(Engine):
             params.style,
             params.max_steps,
         )
+        outcome.tokens_used = fit_flow(outcome.flow, params.token_budget)
         outcome.trace_id = telemetry.current_trace_id()
         return outcome
 
     async def guide_implementation(self, params: GuideParams) -> GuideOutcome:
         mode = guide_mode(self.registry.modes)
+        check_budget(params.token_budget)
         self.searching.check_mode_and_sources(mode, params.sources)
-        return await run_in_thread(
+        outcome = await run_in_thread(
             guide_implementation,
             self.view,
             params.topic,
@@ -212,6 +218,8 @@ class LocalEngine(Engine):
             tuple(params.sources),
             mode,
         )
+        outcome.tokens_used = fit_guide(outcome, params.token_budget)
+        return outcome
 
     # -- status --------------------------------------------------------------------------------
 

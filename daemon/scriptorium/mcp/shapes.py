@@ -15,13 +15,16 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from scriptorium.mcp.derive import enum_word, model_for, shape
+from scriptorium.mcp.derive import as_plain, enum_word, model_for, shape
+from scriptorium.text import estimate_tokens, trim_to_tokens
 from scriptorium.v1 import retrieval_pb2 as pb
 
 NOT_FOUND_MESSAGE = (
     "Document not found at location '{location}'. Use 'search_docs' to find available documents."
 )
 _SCORE_DIGITS = 4
+# Below this many tokens a shortened snippet says too little to be worth a result.
+MIN_TEXT_TOKENS = 8
 
 
 def page_of(location: str) -> str:
@@ -47,6 +50,9 @@ class DocHit(BaseModel):
 
 class DocHits(BaseModel):
     result: list[DocHit]
+    TokensUsed: int = Field(
+        description="Estimated tokens of the Snippets returned (within tokenBudget when given)."
+    )
 
 
 class LineSpan(BaseModel):
@@ -72,18 +78,32 @@ class CodeHits(BaseModel):
     result: list[CodeHit]
 
 
-class DocPage(BaseModel):
-    """A whole page from get_doc, or why there is none.
+class PagePart(BaseModel):
+    """Where a part of a long page sits in the page."""
 
-    On success: Location, Url, Content. When the location does not resolve: NotFound, Location
-    (as asked) and Message; an ambiguous location, an unknown site or a last segment several
-    pages share also carries Reason and Candidates (locations to pass back to get_doc).
+    Number: int = Field(description="This part's number, from 1.")
+    Count: int = Field(description="How many parts the page has at this maxChars.")
+    StartLine: int = Field(description="First line of the page in this part.")
+    EndLine: int = Field(description="Last line of the page in this part.")
+
+
+class DocPage(BaseModel):
+    """A page (or one part of a long page) from get_doc, or why there is none.
+
+    On success: Location, Url, Content; a page longer than maxChars adds Part, TotalChars and,
+    before the last part, NextCursor (pass it back as cursor for the next part). When the
+    location does not resolve: NotFound, Location (as asked) and Message; an ambiguous
+    location, an unknown site or a last segment several pages share also carries Reason and
+    Candidates (locations to pass back to get_doc).
     """
 
     Location: str
     Url: str | None = None
     Content: str | None = None
     Truncated: bool | None = None
+    Part: PagePart | None = None
+    TotalChars: int | None = Field(None, description="Characters of the whole page.")
+    NextCursor: str | None = None
     NotFound: bool | None = None
     Message: str | None = None
     Reason: str | None = None
@@ -128,12 +148,44 @@ def code_hits(results: Sequence[pb.SearchResult]) -> list[CodeHit]:
     ]
 
 
+def fit_doc_hits(hits: list[DocHit], budget: int) -> int:
+    """Fit the hits' Snippets into ``budget`` tokens (0: unlimited); returns what they cost.
+
+    The best hit is kept (its Snippet shortened when it alone is over); later ones are
+    shortened to what is left, or dropped when too little is.
+    """
+    used, kept = 0, []
+    for hit in hits:
+        remaining = budget - used
+        cost = estimate_tokens(hit.Snippet)
+        if budget and cost > remaining:
+            if kept and remaining < MIN_TEXT_TOKENS:
+                break
+            hit.Snippet = trim_to_tokens(hit.Snippet, remaining)
+            cost = estimate_tokens(hit.Snippet)
+        used += cost
+        kept.append(hit)
+    hits[:] = kept
+    return used
+
+
 def doc_page(response: pb.GetContentResponse) -> DocPage:
+    part = response.part if response.HasField("part") and response.part.count > 1 else None
     return DocPage(
         Location=response.location,
         Url=response.url,
         Content=response.content,
         Truncated=True if response.truncated else None,
+        Part=PagePart(
+            Number=part.number,
+            Count=part.count,
+            StartLine=response.start_line,
+            EndLine=response.end_line,
+        )
+        if part
+        else None,
+        TotalChars=response.total_chars if part else None,
+        NextCursor=response.next_cursor or None,
     )
 
 
@@ -214,6 +266,7 @@ ContentOut = model_for(
     include=(
         *("found", "location", "requested_location", "url", "source", "ref_id", "kind", "title"),
         *("section_path", "content", "start_line", "end_line", "total_lines", "truncated"),
+        *("total_chars", "part", "next_cursor", "tokens_used"),
         *("ranges", "doc_version", "revision_skew", "resolution", "error", "trace_id"),
     ),
     extra={"found": (bool, ...), "error": (ErrorOut | None, None)},
@@ -221,6 +274,9 @@ ContentOut = model_for(
         "kind": "doc, code or file.",
         "ranges": "Highlighted line ranges (multi_range mode), each with its reason.",
         "revision_skew": "True when the document changed since the ref was issued.",
+        "next_cursor": "Pass back as cursor (with the same other arguments) for the next part; "
+        "empty on the last part.",
+        "total_chars": "Characters of the whole answer, all parts together.",
     },
     nested={"resolution": ResolutionOut},
     optional=True,
@@ -247,7 +303,7 @@ FlowStepOut = model_for(
 FlowOut = model_for(
     pb.SummarizeFlowResponse.DESCRIPTOR,
     name="FlowOut",
-    include=("flow", "assumptions", "confidence", "unresolved_ref_ids", "trace_id"),
+    include=("flow", "assumptions", "confidence", "unresolved_ref_ids", "tokens_used", "trace_id"),
     descriptions={"confidence": "low, medium or high."},
     nested={"flow": FlowStepOut},
 )
@@ -270,19 +326,60 @@ GuideOut = model_for(
 )
 
 
+OutlineEntryOut = model_for(
+    pb.OutlineEntry.DESCRIPTOR,
+    descriptions={
+        "kind": "heading, or the definition kind (function, class, method, ...).",
+        "location": "Pass to get_content (mode 'full') to read exactly this entry.",
+        "chars": "Characters of the entry's text, nested headings or methods included.",
+    },
+)
+
+OutlineOut = model_for(
+    pb.GetContentResponse.DESCRIPTOR,
+    name="OutlineOut",
+    doc="""The outline of a document or code file. ``found`` is false when the location did not
+    resolve; then ``requested_location``, ``resolution`` and ``error`` say why.""",
+    include=(
+        *("found", "location", "requested_location", "url", "source", "ref_id", "kind", "title"),
+        *("total_lines", "doc_version", "outline", "resolution", "error"),
+    ),
+    extra={"found": (bool, ...), "error": (ErrorOut | None, None)},
+    descriptions={"kind": "doc or file.", "total_lines": "Lines of the whole document."},
+    nested={"resolution": ResolutionOut, "outline": OutlineEntryOut},
+    optional=True,
+)
+
+
 def content_out(response: pb.GetContentResponse) -> BaseModel:
-    return shape(response, ContentOut, found=True)
+    part = response.part if response.HasField("part") else None
+    return shape(response, ContentOut, found=True, part=as_plain(part) if part else None)
 
 
-def content_failed(
-    code: str, message: str, resolution: pb.Resolution | None, requested: str
+def outline_out(response: pb.GetContentResponse) -> BaseModel:
+    return shape(response, OutlineOut, found=True)
+
+
+def failed(
+    model: type[BaseModel],
+    code: str,
+    message: str,
+    resolution: pb.Resolution | None,
+    requested: str,
 ) -> BaseModel:
-    return ContentOut(
+    """A ``model`` answer for a ref or location that did not resolve."""
+    return model(
         found=False,
         requested_location=requested,
         resolution=shape(resolution, ResolutionOut) if resolution is not None else None,
         error=ErrorOut(code=code, message=message),
     )
+
+
+def content_failed(
+    code: str, message: str, resolution: pb.Resolution | None, requested: str
+) -> BaseModel:
+    return failed(ContentOut, code, message, resolution, requested)
 
 
 def expand_out(response: pb.ExpandRelatedResponse, unresolved: Sequence[str] = ()) -> BaseModel:

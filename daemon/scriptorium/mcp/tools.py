@@ -1,4 +1,4 @@
-"""The MCP tool surface: eight read-only tools over the daemon's gRPC API.
+"""The MCP tool surface: nine read-only tools over the daemon's gRPC API.
 
 Every tool answers with a text block (JSON, for clients that read only text) and the same data
 as structured content, validated against the tool's published output schema. A location that
@@ -30,27 +30,33 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_wor
 
 INSTRUCTIONS = """\
 Scriptorium answers questions from indexed documentation and source code, with exact locations.
-Typical use: search_docs to find pages, then get_doc to read one in full; search_code to find
-definitions, then get_content for the lines you need. guide_implementation gives a grounded
-step-by-step plan for a task in one call; expand_related and summarize_flow work from refs
-(ref ids or locations) you already have. Pass locations back exactly as they were returned.
-When a search finds nothing, list_sources tells whether a source is still loading or failed."""
+Typical use: search_docs to find pages, then get_doc to read one (long pages come in parts: pass
+NextCursor back as cursor); search_code to find definitions, then get_content for the lines you
+need; outline for a cheap look at a page's headings or a file's definitions first.
+guide_implementation gives a grounded step-by-step plan for a task in one call; expand_related
+and summarize_flow work from refs (ref ids or locations) you already have. Pass locations back
+exactly as they were returned. When a search finds nothing, list_sources tells whether a source
+is still loading or failed."""
 
 SEARCH_DOCS = """\
 Search the indexed documentation and get a ranked list of pages, each with a ~200-character
 excerpt centred on your query. Use this first to learn how something works or where it is
 documented, then call get_doc with a result's Path to read the whole page. Results can come from
 several documentation sets: pass Path back unchanged (a leading site segment such as 'ja/' is
-part of it). For source code, use search_code."""
+part of it). tokenBudget caps the estimated tokens of all Snippets (about four characters per
+token); TokensUsed says what they cost. For source code, use search_code."""
 
 GET_DOC = """\
-Read the full Markdown of one documentation page (never cut short). Pass a Path from search_docs
-or a page location you know (e.g. 'tutorial/path-params'); a '#section' suffix is ignored.
-Returns Location (the page actually served, which can differ from what you passed after
-normalisation), Url and Content. When nothing matches: NotFound, Location and Message. When the
-location matches several pages (or its last segment names several), NotFound comes with Reason
-and Candidates: call get_doc again with one of them. To read only one section or a few lines,
-use get_content."""
+Read the Markdown of one documentation page. Pass a Path from search_docs or a page location you
+know (e.g. 'tutorial/path-params'); a '#section' suffix is ignored. Returns Location (the page
+actually served, which can differ from what you passed after normalisation), Url and Content. A
+page longer than maxChars (default 12000, about 3000 tokens; 0 for the whole page at once) comes
+in parts that end on line boundaries, before a heading when one is near: the answer then has
+Part (Number, Count, StartLine, EndLine), TotalChars and, before the last part, NextCursor; call
+get_doc again with the same location and cursor=NextCursor for the next part. When nothing
+matches: NotFound, Location and Message. When the location matches several pages (or its last
+segment names several), NotFound comes with Reason and Candidates: call get_doc again with one
+of them. To read only one section or a few lines, use get_content."""
 
 SEARCH_CODE = """\
 Search the indexed source code for definitions (functions, classes, methods) that match a
@@ -70,7 +76,9 @@ GET_CONTENT = """\
 Fetch exactly one block by ref_id or by location. mode 'snippet' gives a focused excerpt (the
 start of a doc section, or lines centred on a code line); 'full' the whole doc section, or the
 whole source file for code; 'multi_range' the same plus highlighted line ranges, each with the
-reason it matters (steps, lists, signatures, handlers...). max_lines caps long answers.
+reason it matters (steps, lists, signatures, handlers...). max_lines caps long answers;
+max_chars (default 12000, 0 for no cap) cuts a longer answer into parts: next_cursor, passed
+back as cursor with the same other arguments, gives the next part.
 location takes a Path from search_docs/search_code, optionally with '#section' or '#Lnn'. The
 answer has line numbers, the ref_id, and how the location was resolved. When it does not
 resolve, found is false and resolution says why; if resolution.candidates is not empty (an
@@ -87,16 +95,43 @@ Turn refs (and/or a topic) into an ordered list of steps, each tied to the refs 
 came from: the steps of a tutorial, the sequence of a code path. Deterministic: extracted from
 the sources, not written by a model. ref_ids takes ref ids or locations."""
 
+OUTLINE = """\
+A cheap first look at a documentation page or a source file before reading it: its headings
+(docs) or definitions (code: classes, functions, methods), each with its level, line range,
+size in lines and characters, and a location to pass to get_content (mode 'full') to read
+exactly that entry. Pass a Path from search_docs or search_code, or a ref_id."""
+
 GUIDE_IMPLEMENTATION = """\
 One call for 'how do I implement X': searches docs and code for the topic, gathers related
 material, and returns a step-by-step flow with the supporting docs and sample code (each with a
-ref_id and location to read further), assumptions and a confidence. Use it at the start of an
-implementation task; use search_docs or search_code for narrower questions."""
+ref_id and location to read further), assumptions and a confidence. token_budget caps the
+estimated tokens of its text (flow, snippets, previews); tokens_used says what it spent. Use it
+at the start of an implementation task; use search_docs or search_code for narrower questions."""
 
 Query = Annotated[str, Field(description="What you are looking for, in words or identifiers.")]
 MaxResults = Annotated[
     int, Field(description="How many results to return (1-25; values outside are clamped).")
 ]
+TokenBudget = Annotated[
+    int,
+    Field(
+        ge=0,
+        description="Cap on the estimated tokens of the returned text (about four characters "
+        "per token); 0 means no cap.",
+    ),
+]
+MaxChars = Annotated[
+    int,
+    Field(
+        ge=0,
+        description=f"Cap on the characters of one answer (0: no cap, else at least "
+        f"{limits.CONTENT_MIN_MAX_CHARS}); a longer answer comes in parts.",
+    ),
+]
+Cursor = Annotated[
+    str, Field(description="The next-part cursor of the previous answer; '' for the first part.")
+]
+DEFAULT_MAX_CHARS = 12_000  # about 3,000 tokens: one long page never fills a context window
 RefList = Annotated[
     list[str],
     Field(description="Ref ids (r1....) or locations from search results, in order of interest."),
@@ -173,7 +208,7 @@ class Tools:
         return _answer(shapes.sources_out(response))
 
     async def search_docs(
-        self, query: Query, maxResults: MaxResults = 10
+        self, query: Query, maxResults: MaxResults = 10, tokenBudget: TokenBudget = 0
     ) -> Annotated[CallToolResult, shapes.DocHits]:
         limit = _clamp(maxResults)
         client = await self._client()
@@ -185,7 +220,8 @@ class Tools:
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
         hits = shapes.doc_hits(response.results, limit)
-        payload = shapes.DocHits(result=hits)
+        spent = shapes.fit_doc_hits(hits, tokenBudget)
+        payload = shapes.DocHits(result=hits, TokensUsed=spent)
         return _answer(payload, [h.model_dump(mode="json") for h in hits])
 
     async def get_doc(
@@ -193,13 +229,21 @@ class Tools:
         location: Annotated[
             str, Field(description="Page location: a Path from search_docs, passed unchanged.")
         ],
+        maxChars: MaxChars = DEFAULT_MAX_CHARS,
+        cursor: Cursor = "",
     ) -> Annotated[CallToolResult, shapes.DocPage]:
         page = shapes.page_of(location).strip()
         if not page:
             raise ToolError("location is required: pass a Path from search_docs")
         client = await self._client()
         try:
-            response = await client.get_content(location=page, mode="full", max_lines=MAX_LINES_CAP)
+            response = await client.get_content(
+                location=page,
+                mode="full",
+                max_lines=MAX_LINES_CAP,
+                max_chars=maxChars,
+                cursor=cursor.strip(),
+            )
         except ResolutionError as err:
             return _answer(shapes.doc_missing(location, err.resolution))
         except ScriptoriumError as err:
@@ -231,6 +275,8 @@ class Tools:
         max_lines: Annotated[
             int, Field(description="Cap on returned lines; 0 means the server default.")
         ] = 0,
+        max_chars: MaxChars = DEFAULT_MAX_CHARS,
+        cursor: Cursor = "",
     ) -> Annotated[CallToolResult, shapes.ContentOut]:
         ref_id, location = ref_id.strip(), location.strip()
         if not ref_id and looks_like_ref(location):
@@ -240,7 +286,12 @@ class Tools:
         client = await self._client()
         try:
             response = await client.get_content(
-                ref_id=ref_id, location=location, mode=mode, max_lines=max_lines
+                ref_id=ref_id,
+                location=location,
+                mode=mode,
+                max_lines=max_lines,
+                max_chars=max_chars,
+                cursor=cursor.strip(),
             )
         except ResolutionError as err:
             failed = shapes.content_failed(
@@ -250,6 +301,28 @@ class Tools:
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
         return _answer(shapes.content_out(response))
+
+    async def outline(
+        self,
+        location: Annotated[
+            str, Field(description="A Path from search_docs or search_code, or a ref id.")
+        ],
+    ) -> Annotated[CallToolResult, shapes.OutlineOut]:
+        target = location.strip()
+        if not target:
+            raise ToolError("location is required: pass a Path from a search")
+        ref_id, where = (target, "") if looks_like_ref(target) else ("", target)
+        client = await self._client()
+        try:
+            response = await client.outline(ref_id=ref_id, location=where)
+        except ResolutionError as err:
+            failed = shapes.failed(
+                shapes.OutlineOut, err.code.name, err.message, err.resolution, target
+            )
+            return _answer(failed)
+        except ScriptoriumError as err:
+            raise _tool_error(err, self.backend) from None
+        return _answer(shapes.outline_out(response))
 
     async def expand_related(
         self,
@@ -262,15 +335,22 @@ class Tools:
             list[Literal["docs", "code"]],
             Field(description="Restrict to docs and/or code; empty means both."),
         ] = [],  # noqa: B006 - pydantic copies defaults
+        token_budget: TokenBudget = 0,
     ) -> Annotated[CallToolResult, shapes.ExpandOut]:
         refs, unresolved = await self._ref_ids(ref_ids)
         client = await self._client()
         if not refs:
-            empty = shapes.ExpandOut(related=[], unresolved_ref_ids=unresolved, trace_id="")
+            empty = shapes.ExpandOut(
+                related=[], unresolved_ref_ids=unresolved, trace_id="", tokens_used=0
+            )
             return _answer(empty)
         try:
             response = await client.expand_related(
-                refs, top_k=_clamp(top_k), mode=mode, kinds=list(kinds)
+                refs,
+                top_k=_clamp(top_k),
+                mode=mode,
+                kinds=list(kinds),
+                token_budget=token_budget,
             )
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
@@ -283,13 +363,16 @@ class Tools:
         style: Annotated[
             Literal["compact", "detailed"], Field(description="How much each step says.")
         ] = "compact",
+        token_budget: TokenBudget = 0,
     ) -> Annotated[CallToolResult, shapes.FlowOut]:
         refs, unresolved = await self._ref_ids(ref_ids)
         if not refs and not topic.strip():
             raise ToolError("give ref_ids that resolve, or a topic")
         client = await self._client()
         try:
-            response = await client.summarize_flow(refs, topic=topic, style=style)
+            response = await client.summarize_flow(
+                refs, topic=topic, style=style, token_budget=token_budget
+            )
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
         return _answer(shapes.flow_out(response, unresolved))
@@ -299,11 +382,12 @@ class Tools:
         topic: Annotated[str, Field(description="The task, e.g. 'OAuth2 password login'.")],
         framework: Annotated[str, Field(description="Framework or library, if any.")] = "",
         language: Annotated[str, Field(description="Programming language, if any.")] = "",
+        token_budget: TokenBudget = 0,
     ) -> Annotated[CallToolResult, shapes.GuideOut]:
         client = await self._client()
         try:
             response = await client.guide_implementation(
-                topic, framework=framework, language=language
+                topic, framework=framework, language=language, token_budget=token_budget
             )
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
@@ -315,6 +399,7 @@ TOOL_DESCRIPTIONS = {
     "get_doc": GET_DOC,
     "search_code": SEARCH_CODE,
     "get_content": GET_CONTENT,
+    "outline": OUTLINE,
     "expand_related": EXPAND_RELATED,
     "summarize_flow": SUMMARIZE_FLOW,
     "guide_implementation": GUIDE_IMPLEMENTATION,
