@@ -264,6 +264,27 @@ def test_negative_token_budget_is_invalid(stub):
     assert_serving(stub)
 
 
+def test_negative_token_budget_of_a_composing_call_is_invalid(stub):
+    ref = search(stub, "declare path parameters").results[0].ref_id
+    calls = [
+        lambda: stub.ExpandRelated(
+            pb.ExpandRelatedRequest(ref_ids=[ref], token_budget=-1), timeout=CALL_TIMEOUT
+        ),
+        lambda: stub.SummarizeFlow(
+            pb.SummarizeFlowRequest(ref_ids=[ref], token_budget=-1), timeout=CALL_TIMEOUT
+        ),
+        lambda: stub.GuideImplementation(
+            pb.GuideImplementationRequest(topic="path parameters", token_budget=-1),
+            timeout=CALL_TIMEOUT,
+        ),
+    ]
+    for call in calls:
+        err = rpc_error(call)
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "token_budget" in err.details()
+    assert_serving(stub)
+
+
 def test_unknown_mode_names_the_known_ones(stub):
     err = rpc_error(lambda: search(stub, "path parameters", mode="no-such-mode"))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -49,6 +49,29 @@ def daemon(tmp_path_factory: pytest.TempPathFactory):
 # -- get: the resolution's detail and the provenance line ----------------------------------------
 
 
+def test_get_prints_an_outline_and_parts_with_the_next_cursor(daemon: Daemon) -> None:
+    outline = cli(daemon, "get", "first-steps", "--mode", "outline")
+    assert outline.returncode == 0, outline.stderr
+    rows = outline.stdout.splitlines()
+    assert rows[0].split() == ["LINES", "CHARS", "ENTRY", "LOCATION"]
+    assert any(r.endswith("first-steps#first-steps") and "First Steps" in r for r in rows)
+    code = cli(daemon, "get", "src/main.py", "--mode", "outline")
+    assert code.returncode == 0, code.stderr
+    assert "function root" in code.stdout and "src/main.py#L" in code.stdout
+
+    first = cli(daemon, "get", "first-steps", "--mode", "full", "--max-chars", "2000")
+    assert first.returncode == 0, first.stderr
+    assert "part 1 of " in first.stderr and len(first.stdout) <= 2001
+    cursor = first.stderr.split("next part: --cursor ", 1)[1].split()[0]
+    second = cli(
+        daemon, "get", "first-steps", "--mode", "full", "--max-chars", "2000", "--cursor", cursor
+    )
+    assert second.returncode == 0, second.stderr
+    assert "part 2 of " in second.stderr
+    bad = cli(daemon, "get", "first-steps", "--max-chars", "2000", "--cursor", "nonsense")
+    assert bad.returncode != 0 and "cursor" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_get_shows_why_a_missing_section_returned_the_page(daemon: Daemon) -> None:
     done = cli(daemon, "get", "first-steps#no-such-section", "--max-lines", "3")
     assert done.returncode == 0, done.stderr
