@@ -134,10 +134,11 @@ def test_page_boost_from_front_matter(daemon):
     assert "page-boost" in {r.name for r in response.results[0].reasons}
 
 
-def test_token_budget_keeps_the_best_and_trims_the_rest(daemon):
+def test_token_budget_keeps_the_best_whole_when_it_fits_and_trims_the_rest(daemon):
     unbounded = search(daemon, "platypus eggs swims", top_k=10, snippet_lines=10)
     assert len(unbounded.results) == 10
-    budget = 150
+    top = unbounded.results[0]
+    budget = estimate_tokens(top.snippet) + estimate_tokens(top.preview) + 100
     bounded = search(daemon, "platypus eggs swims", top_k=10, snippet_lines=10, token_budget=budget)
     best, rest = bounded.results[0], bounded.results[1:]
     assert best.ref_id == unbounded.results[0].ref_id
