@@ -15,7 +15,8 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * throughput with 1, 4, 16 and 64 concurrent callers for both;
 * in-process: the engine alone (the tantivy query) and the whole local search (ranking and
   result building, no gRPC), on the same queries;
-* GetContent / ExpandRelated / SummarizeFlow / GuideImplementation latencies;
+* GetContent (a block, the first part of a page under max_chars, an outline) / ExpandRelated /
+  SummarizeFlow / GuideImplementation latencies;
 * resident memory of the daemon, and per MB of corpus;
 * incremental updates: seconds from editing a file of the corpus copy until Search finds the
   new word, and the daemon's CPU use while idle, with the watcher on file-system events and,
@@ -242,6 +243,11 @@ def composing(stub, n: int) -> dict:
     out["get_content"] = latency(
         lambda i: stub.GetContent(pb.GetContentRequest(ref_id=ref)), n // 4
     )
+    # The first part of the whole page under a cap, and the page's outline.
+    page = pb.GetContentRequest(ref_id=ref, mode=pb.CONTENT_MODE_FULL, max_chars=4000)
+    out["get_content_part"] = latency(lambda i: stub.GetContent(page), n // 4)
+    outline = pb.GetContentRequest(ref_id=ref, mode=pb.CONTENT_MODE_OUTLINE)
+    out["outline"] = latency(lambda i: stub.GetContent(outline), n // 4)
     calls = {
         "expand_related": lambda i: stub.ExpandRelated(pb.ExpandRelatedRequest(ref_ids=[ref])),
         "summarize_flow": lambda i: stub.SummarizeFlow(pb.SummarizeFlowRequest(ref_ids=[ref])),
@@ -423,7 +429,10 @@ def render_scale(r: dict) -> list[str]:
             f"throughput @{callers:<3}    {t['search_per_s']:>8} search/s vs"
             f" {t['trivial_per_s']} trivial/s = {t['ratio']}"
         )
-    for name in ("get_content", "expand_related", "summarize_flow", "guide_implementation"):
+    for name in (
+        *("get_content", "get_content_part", "outline"),
+        *("expand_related", "summarize_flow", "guide_implementation"),
+    ):
         if name in r:
             v = r[name]
             text = f"{v['p50_ms']} / {v['p99_ms']} ms" if "p50_ms" in v else v["unavailable"]
