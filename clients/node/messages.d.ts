@@ -237,7 +237,9 @@ export interface GetContentRequest {
    * the cap); `next_cursor` fetches the next part. A single line longer than the cap is the only
    * thing cut mid-line. For tokens, allow about four characters per token for English and code
    * and one per CJK character (the same estimate as Search's token_budget). Values from 1 to 199
-   * are refused.
+   * are refused. With max_lines zero, the whole answer is the whole block or file (up to the
+   * server's line cap, not its default), so the parts page through all of it. OUTLINE answers
+   * are not cut.
    */
   max_chars?: number;
   /**
