@@ -133,6 +133,26 @@ def test_peer_locations_fetch_through_the_peer(front: Daemon) -> None:
     assert local.provider == "local"
 
 
+def test_a_peer_page_comes_in_parts_cut_here_and_has_no_outline(front: Daemon) -> None:
+    stub = front.stub
+    page = search(stub, QUERY).results[0].location.split("#")[0]
+    whole = stub.GetContent(pb.GetContentRequest(location=page, mode=pb.CONTENT_MODE_FULL))
+    request = pb.GetContentRequest(location=page, mode=pb.CONTENT_MODE_FULL, max_chars=1500)
+    parts = [stub.GetContent(request, timeout=30)]
+    while parts[-1].next_cursor:
+        request.cursor = parts[-1].next_cursor
+        parts.append(stub.GetContent(request, timeout=30))
+    assert len(parts) > 1 and all(p.provider == "upstream" for p in parts)
+    assert "".join(p.content for p in parts) == whole.content
+    assert all(len(p.content) <= 1500 for p in parts)
+    with pytest.raises(grpc.RpcError) as info:
+        stub.GetContent(
+            pb.GetContentRequest(location=page, mode=pb.CONTENT_MODE_OUTLINE), timeout=30
+        )
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "locally indexed" in info.value.details()
+
+
 def test_a_peer_miss_keeps_the_peers_resolution(front: Daemon) -> None:
     with pytest.raises(grpc.RpcError) as err:
         front.stub.GetContent(pb.GetContentRequest(location="upstream/no/such/page"), timeout=30)
