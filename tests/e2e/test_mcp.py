@@ -346,7 +346,8 @@ def test_search_code_returns_definitions(mcp):
     top = hits[0]
     assert set(top) == {"Title", "Path", "Url", "Snippet", "Score", "Language", "Lines"}
     assert top["Title"] == "OAuth2PasswordBearer"
-    assert re.fullmatch(r"fastapi/security/oauth2\.py#L\d+", top["Path"])
+    span = f"#L{top['Lines']['Start']}-L{top['Lines']['End']}"
+    assert top["Path"] == f"fastapi/security/oauth2.py{span}"
     assert top["Language"] == "python"
     assert 1 <= top["Lines"]["Start"] <= top["Lines"]["End"]
     assert "class OAuth2PasswordBearer" in top["Snippet"]

@@ -75,7 +75,9 @@ def signature_rows(lines: list[str], block: Block, language: str | None) -> tupl
 
 
 def _depth(text: str) -> int:
-    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+    """Open parentheses and brackets on a line, less the closed ones (a body's ``{`` is not
+    counted: it ends a signature)."""
+    return text.count("(") + text.count("[") - text.count(")") - text.count("]")
 
 
 def _labels(doc: SourceDocument, block: Block | None) -> tuple[str, list[str]]:
@@ -141,19 +143,23 @@ def cut_snippet(doc: SourceDocument, lines: list[str], anchor: int, max_lines: i
     low, high = (definition.start_line, definition.end_line) if definition else (1, len(lines))
     start = max(low, min(anchor - budget // 2, high - budget + 1))
     if definition is None:
-        start = _after_previous(doc, start, anchor)
+        start = _after_previous(doc, lines, start, anchor)
     cut = _cut(doc, lines, (start, min(high, start + budget - 1)), max_lines, anchor, "window")
     # The window shows part of a longer definition: say so.
     cut.truncated = cut.truncated or definition is not None
     return cut
 
 
-def _after_previous(doc: SourceDocument, start: int, anchor: int) -> int:
-    """``start`` moved past every definition that contains it and ends before ``anchor``."""
+def _after_previous(doc: SourceDocument, lines: list[str], start: int, anchor: int) -> int:
+    """``start`` moved past every definition that contains it and ends before ``anchor``, and
+    past the blank lines after it."""
+    moved = start
     for block in doc.blocks:
-        if block.symbol is not None and block.start_line <= start <= block.end_line < anchor:
-            start = block.end_line + 1
-    return min(start, anchor)
+        if block.symbol is not None and block.start_line <= moved <= block.end_line < anchor:
+            moved = block.end_line + 1
+    while start < moved < anchor and not lines[moved - 1].strip():
+        moved += 1
+    return min(moved, anchor)
 
 
 def cut_definition(doc: SourceDocument, lines: list[str], anchor: int, max_lines: int) -> Cut:

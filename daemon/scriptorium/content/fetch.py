@@ -186,7 +186,8 @@ class LocalContent:
         page = source.page_location(doc.path)
         if doc.corpus is Corpus.CODE:
             cut = self._code_cut(resolved, lines, mode, max_lines, location)
-            loc = code_location(doc, page, cut)
+            named = bool(fragment) and (resolved.symbol_only or parse_line_range(fragment) is None)
+            loc = code_location(doc, page, cut, named)
             ref = Ref(
                 source.name,
                 cut.kind,
@@ -283,11 +284,11 @@ class LocalContent:
         )
 
 
-def code_location(doc, page: str, cut: Cut) -> str:
-    """The location of what a code cut returned: the file, the definition's name (its lines
-    when another definition shares it), or the lines."""
+def code_location(doc, page: str, cut: Cut, named: bool = False) -> str:
+    """The location of what a code cut returned: the file, the lines, or (asked for by name)
+    the definition's name, or its lines when another definition shares that name."""
     if cut.scope == "file":
         return page
-    if cut.scope == "definition" and cut.block is not None and cut.block.symbol is not None:
+    if named and cut.block is not None and cut.block.symbol is not None:
         return f"{page}#{definition_fragment(doc, cut.block)}"
     return f"{page}#{line_fragment(cut.start_line, cut.end_line)}"
