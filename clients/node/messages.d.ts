@@ -38,7 +38,7 @@ export type ContentMode =
   | 'CONTENT_MODE_UNSPECIFIED'
   // A focused range. Docs: the block start. Code: the definition the anchor sits in when it
   // fits the line budget (max_lines, at most 40 lines), else a window of that many lines
-  // around the anchor that never starts inside the previous definition; a symbol location
+  // around the anchor that never starts inside the previous definition. A symbol location
   // returns its definition (up to max_lines).
   | 'CONTENT_MODE_SNIPPET'
   // The whole block (docs) or the whole file (code), subject to max_lines.
@@ -47,7 +47,7 @@ export type ContentMode =
   | 'CONTENT_MODE_MULTI_RANGE'
   // Code: the innermost definition the anchor sits in (decorators, signature, docstring and
   // body, up to max_lines), preceded by the signature lines of the definitions that enclose it
-  // (the `class X(...):` line above a method); `context` names those lines. Docs: as FULL.
+  // (the `class X(...):` line above a method), and `context` names those lines. Docs: as FULL.
   | 'CONTENT_MODE_DEFINITION';
 
 /** FlowStyle changes how compact flow steps are rendered. */

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -346,3 +348,39 @@ def test_a_code_search_result_location_is_its_definition_range(stub, tree):
     backoff = next(r for r in ts if r.title == "backoff")
     assert backoff.location == f"{TS}#L{backoff.start_line}-L{backoff.end_line}"
     assert fetch(stub, backoff.location).content.startswith("export function backoff")
+
+
+# -- the Python client and the CLI ----------------------------------------------------------------
+
+
+def test_the_python_client_takes_the_definition_mode_by_name(daemon, tree):
+    from scriptorium.client import Client
+
+    py = file_lines(tree, OAUTH2)
+    cls, start, end = _bearer_call(py)
+    with Client(daemon.address) as client:
+        reply = client.get_content(
+            location="fastapi.security.oauth2.OAuth2PasswordBearer.__call__", mode="definition"
+        )
+    assert reply.content == "\n".join([py[cls - 1], span(py, start, end)])
+    assert reply.scope == "definition"
+    assert [r.start_line for r in reply.context] == [cls]
+
+
+def test_the_cli_fetches_a_definition_and_says_what_it_returned(daemon, tree):
+    py = file_lines(tree, OAUTH2)
+    cls, start, end = _bearer_call(py)
+    location = f"{OAUTH2}#OAuth2PasswordBearer.__call__"
+    args = ["get", location, "--mode", "definition", "--target", daemon.address]
+    done = subprocess.run(
+        [sys.executable, "-m", "scriptorium", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "\n".join([py[cls - 1], span(py, start, end)]) + "\n"
+    header = done.stderr.splitlines()
+    assert header[0].startswith(f"{location}  (lines {start}-{end} of {len(py)})")
+    assert "definition OAuth2PasswordBearer.__call__" in header[0]
+    assert f"  line {cls}: signature of OAuth2PasswordBearer (above)" in header

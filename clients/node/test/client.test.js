@@ -200,7 +200,7 @@ describe('client behaviour against an in-process server', () => {
     const before = seen.contentCalls || 0;
     const mode = await rejection(client.getContent({ location: 'docs/x.md', mode: 'fulll' }));
     assert.ok(mode instanceof RangeError, `${mode.name}: ${mode.message}`);
-    assert.equal(mode.message, 'unknown content mode "fulll" in mode; use snippet, full or multi_range');
+    assert.equal(mode.message, 'unknown content mode "fulll" in mode; use snippet, full, multi_range or definition');
     assert.equal(seen.contentCalls || 0, before, 'the request reached the server');
 
     const kinds = await rejection(client.search({ query: 'x', kinds: ['CORPUS_DOCS', 'prose'] }));
