@@ -203,6 +203,10 @@ def test_a_python_module_path_names_a_definition_or_a_module(stub, tree):
     assert by_module.content == by_path.content
     assert by_module.location == by_path.location
     assert by_module.resolution.reason == "resolved" and by_module.resolution.rule == "exact"
+    # Its trailing packages name one file too (a src/ layout imports it so).
+    by_tail = fetch(stub, "security.oauth2.OAuth2PasswordBearer.__call__")
+    assert by_tail.content == by_path.content
+    assert by_tail.resolution.rule == "canonical-leaf"
     package = fetch(stub, "fastapi.security")
     assert package.location == "fastapi/security/__init__.py"
     assert package.content == (tree / "fastapi/security/__init__.py").read_text("utf-8").rstrip(

@@ -77,7 +77,7 @@ class SourcePages:
             yield "moved", _strip_variant(old.strip().strip("/").lower())
         module = _module_name(doc.path)
         if module:
-            yield "module", module.lower()
+            yield "module", module.rsplit(".", 1)[-1].lower()
 
     def changed(self, removed: list[SourceDocument], added: list[SourceDocument]) -> SourcePages:
         """These tables with ``removed`` documents taken out and ``added`` ones put in."""
@@ -134,10 +134,16 @@ class SourcePages:
             return Outcome("resolved", "canonical-leaf", hit[0])
         return None
 
-    def python_module(self, module: str) -> list[SourceDocument]:
-        """The Python files of a dotted module name (``pkg/mod.py`` before ``pkg/mod.pyi``)."""
-        docs = self.module.get(module.lower(), [])
-        return sorted(docs, key=lambda d: (d.path.endswith(".pyi"), d.path))[:1] if docs else []
+    def python_module(self, module: str) -> tuple[list[SourceDocument], str]:
+        """The Python files a dotted module name names, and by which rule: ``exact`` (the
+        file's path from the source root), else ``canonical-leaf`` (the path's trailing
+        packages, as a ``src/`` layout imports them). A ``.py`` file hides its ``.pyi`` stub."""
+        docs = self.module.get(module.rsplit(".", 1)[-1].lower(), [])
+        exact = [d for d in docs if _module_name(d.path) == module]
+        if exact:
+            return _without_stubs(exact), "exact"
+        tail = [d for d in docs if _module_name(d.path).endswith("." + module)]
+        return _without_stubs(tail), "canonical-leaf"
 
     def leaf_pages(self, path: str) -> list[SourceDocument]:
         """The pages whose last segment is the path's, when several share it (a leaf miss).
@@ -163,6 +169,12 @@ def _strip_variant(path: str) -> str:
     if path.endswith("/index"):
         path = path[: -len("/index")]
     return path
+
+
+def _without_stubs(docs: list[SourceDocument]) -> list[SourceDocument]:
+    """``docs`` less the ``.pyi`` stubs whose ``.py`` file is among them."""
+    modules = {d.path.removesuffix(".py") for d in docs if d.path.endswith(".py")}
+    return [d for d in docs if not d.path.endswith(".pyi") or d.path[:-4] not in modules]
 
 
 def _module_name(path: str) -> str:
@@ -285,31 +297,40 @@ class Resolver:
 
     def _python_module(self, raw: str, path: str) -> Resolved | None:
         """``package.module.Class.method``: the longest prefix that names a Python file (default
-        sources first), the rest the definition in it; None when no prefix names one."""
+        sources first, exact before canonical-leaf), the rest the definition in it; None when
+        no prefix names one."""
         parts = path.split(".")
         for size in range(len(parts), 0, -1):
-            module = ".".join(parts[:size])
-            found = [
-                (source, doc)
-                for source in sorted(self.sources, key=lambda s: not s.is_default)
-                for doc in self.pages[source.name].python_module(module)
-            ]
+            found = self._modules(".".join(parts[:size]))
             if not found:
                 continue
-            if len(found) > 1 and found[0][0].is_default == found[1][0].is_default:
+            rule = found[0][2]
+            if len(found) > 1:
                 symbol = ".".join(parts[size:])
                 candidates = [
                     self.qualify(s, s.page_location(d.path)) + (f"#{symbol}" if symbol else "")
-                    for s, d in found
+                    for s, d, _ in found
                 ]
-                raise self._ambiguous(raw, "exact", candidates, "the module is in several sources")
-            source, doc = found[0]
-            resolved = self._finish(raw, source, Outcome("resolved", "exact", doc), "")
+                raise self._ambiguous(raw, rule, candidates, "several Python files match")
+            source, doc, _ = found[0]
+            resolved = self._finish(raw, source, Outcome("resolved", rule, doc), "")
             resolved.fragment = ".".join(parts[size:])
             resolved.symbol_only = True
             resolved.resolution.detail = "resolved as a Python module path"
             return resolved
         return None
+
+    def _modules(self, module: str) -> list[tuple[Source, SourceDocument, str]]:
+        """The files of the best rule that ``module`` names in the first sources naming any."""
+        found: list[tuple[Source, SourceDocument, str]] = []
+        for default in (True, False):
+            for source in (s for s in self.sources if s.is_default is default):
+                docs, rule = self.pages[source.name].python_module(module)
+                found += [(source, doc, rule) for doc in docs]
+            if found:
+                break
+        exact = [f for f in found if f[2] == "exact"]
+        return exact or found
 
     def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:
         if outcome.reason == "ambiguous" or outcome.doc is None:
