@@ -11,7 +11,7 @@ import logging
 
 from scriptorium import telemetry
 from scriptorium.cancel import hold
-from scriptorium.content.code import cut_code, cut_definition, cut_lines, cut_symbol
+from scriptorium.content.code import cut_code, cut_lines, cut_symbol
 from scriptorium.content.cut import Cut, clamp_max_lines, cut_doc, cut_file, find_doc_block
 from scriptorium.content.resolve import Resolved
 from scriptorium.content.symbols import (
@@ -250,7 +250,7 @@ class LocalContent:
         if span[1] > total:
             resolved.resolution.detail = f"the file has {total} lines; the range stops there"
         if mode == "definition":
-            return cut_definition(doc, lines, span[0], max_lines)
+            return cut_code(doc, lines, span[0], mode, max_lines)
         return cut_lines(doc, lines, span, mode, max_lines)
 
     def _outcome(self, source, doc, cut, location, requested, resolution, ref_id) -> ContentOutcome:
