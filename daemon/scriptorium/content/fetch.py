@@ -20,7 +20,7 @@ from scriptorium.content.symbols import (
     line_fragment,
     parse_line_range,
 )
-from scriptorium.domain.model import Corpus, RefKind
+from scriptorium.domain.model import Corpus, RefKind, SourceDocument
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
@@ -284,7 +284,7 @@ class LocalContent:
         )
 
 
-def code_location(doc, page: str, cut: Cut, named: bool = False) -> str:
+def code_location(doc: SourceDocument, page: str, cut: Cut, named: bool = False) -> str:
     """The location of what a code cut returned: the file, the lines, or (asked for by name)
     the definition's name, or its lines when another definition shares that name."""
     if cut.scope == "file":
