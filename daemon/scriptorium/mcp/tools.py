@@ -31,7 +31,8 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_wor
 INSTRUCTIONS = """\
 Scriptorium answers questions from indexed documentation and source code, with exact locations.
 Typical use: search_docs to find pages, then get_doc to read one in full; search_code to find
-definitions, then get_content for the lines you need. guide_implementation gives a grounded
+definitions, then get_doc with a result's Path for exactly that definition ('file.py#Class.method'
+names one directly), or get_content for other cuts. guide_implementation gives a grounded
 step-by-step plan for a task in one call; expand_related and summarize_flow work from refs
 (ref ids or locations) you already have. Pass locations back exactly as they were returned.
 When a search finds nothing, list_sources tells whether a source is still loading or failed."""
