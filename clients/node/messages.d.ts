@@ -133,7 +133,10 @@ export interface SearchRequest {
 export interface SearchResult {
   ref_id: string;
   kind: RefKind;
-  /** Human path to pass back to GetContent (site-qualified for non-default sites). */
+  /**
+   * Human path to pass back to GetContent (site-qualified for non-default sites). For code,
+   * the definition's lines, `path#L{start_line}-L{end_line}`: fetched, exactly the definition.
+   */
   location: string;
   url: string;
   title: string;

@@ -233,8 +233,8 @@ class LocalContent:
             match = find_definition(
                 doc, fragment, lambda f: qualify(source, f"{page}#{f}"), requested
             )
-            if match.rule != "exact":
-                resolved.resolution.rule = match.rule
+            if match.rule != "exact" and resolved.resolution.rule == "exact":
+                resolved.resolution.rule = match.rule  # the weaker of the two rules
             return cut_symbol(doc, lines, match.block, mode, max_lines)
         total = len(lines)
         if span[0] > total:
