@@ -18,6 +18,7 @@ CONTENT_MAX_LINES_DEFAULT = 2000  # lines of one GetContent answer unless max_li
 CONTENT_MAX_LINES_CAP = 50_000
 CONTENT_SNIPPET_LINES = 20  # lines of a SNIPPET-mode answer
 CONTENT_MIN_MAX_CHARS = 200  # the smallest max_chars (part size) GetContent accepts, 0 aside
+CODE_SNIPPET_LINES = 40  # a code SNIPPET: the enclosing definition up to this size, else a window
 
 # Composing calls
 MAX_TOPIC_CHARS = 2000  # GuideImplementation's topic

@@ -284,6 +284,53 @@ def test_outline_of_a_python_file(daemon, tree: Path):
     assert [e.start_line for e in reply.outline] == sorted(e.start_line for e in reply.outline)
 
 
+def test_outline_locations_of_code_fetch_exactly_their_definitions(daemon):
+    """A definition's ``path#Lstart-Lend`` is a line location: it reads back exactly those
+    lines, as many characters as the entry says."""
+    stub = daemon.stub
+    reply = stub.GetContent(
+        pb.GetContentRequest(location="fastapi/routing.py", mode=pb.CONTENT_MODE_OUTLINE)
+    )
+    assert reply.scope == "file" and not reply.symbol
+    assert len(reply.outline) > 20
+    for entry in reply.outline:
+        got = stub.GetContent(pb.GetContentRequest(location=entry.location, max_lines=WHOLE))
+        assert got.scope == "lines" and not got.truncated, entry.location
+        assert (got.start_line, got.end_line) == (entry.start_line, entry.end_line)
+        assert len(got.content) == entry.chars and got.location == entry.location
+
+
+@pytest.mark.parametrize(
+    ("location", "mode"),
+    [
+        ("fastapi/routing.py#APIRouter.add_api_route", pb.CONTENT_MODE_DEFINITION),
+        ("fastapi/routing.py#L100-L700", pb.CONTENT_MODE_SNIPPET),
+    ],
+)
+def test_a_definition_or_a_line_range_comes_in_parts_numbered_by_its_lines(daemon, location, mode):
+    """Parts page through a definition (after its class line) or exact lines like any answer;
+    their lines are the file's, and only the first part holds the class line and its context."""
+    stub = daemon.stub
+    whole = stub.GetContent(pb.GetContentRequest(location=location, mode=mode, max_lines=WHOLE))
+    parts = _parts(stub, location, 1_000, mode)
+    assert len(parts) > 2 and "".join(p.content for p in parts) == whole.content
+    assert parts[0].start_line == whole.start_line and parts[-1].end_line == whole.end_line
+    for previous, part in itertools.pairwise(parts):
+        assert part.start_line == previous.end_line + 1
+    for part in parts:
+        assert len(part.content) <= 1_000 and part.total_chars == len(whole.content)
+        assert (part.scope, part.symbol) == (whole.scope, whole.symbol)
+    if mode == pb.CONTENT_MODE_DEFINITION:
+        assert whole.scope == "definition" and whole.symbol == "APIRouter.add_api_route"
+        assert [c.reason for c in whole.context] == ["APIRouter"]
+        assert list(parts[0].context) == list(whole.context)
+        assert all(not p.context for p in parts[1:])
+        assert parts[0].content.startswith("class APIRouter")
+        assert parts[0].part.whole_lines == whole.end_line - whole.start_line + 2
+    else:
+        assert (whole.scope, whole.start_line, whole.end_line) == ("lines", 100, 700)
+
+
 def test_outline_by_ref_matches_outline_by_location(daemon):
     stub = daemon.stub
     hit = stub.GetContent(pb.GetContentRequest(location="fastapi/routing.py#L10"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -110,3 +111,31 @@ def test_cursors_are_refused_when_malformed_or_from_another_answer_or_version() 
     past = encode_cursor("v1", PAGE, len(PAGE) + 5)
     with pytest.raises(FailedPrecondition):
         fit(outcome(PAGE), 400, past)
+
+
+def test_parts_of_a_definition_after_its_class_line_number_the_definition_lines() -> None:
+    """DEFINITION's content opens with the enclosing signature (line 3) before the method's own
+    lines (40..): a part's lines are the document's, and only the part that holds the signature
+    keeps it in context."""
+    body = [f"        value_{n} = compute_something_long({n}, argument={n})" for n in range(30)]
+    method = ["    def method(self) -> None:", *body]
+    whole = outcome("\n".join(["class Owner:", *method]), start_line=40)
+    whole.end_line = 40 + len(method) - 1
+    whole.ranges = []
+    whole.context = [RangeMark(3, 3, "Owner")]
+    parts = [fit(replace(whole), 500, "")]
+    while parts[-1].next_cursor:
+        parts.append(fit(replace(whole), 500, parts[-1].next_cursor))
+    assert len(parts) > 2 and "".join(p.content for p in parts) == whole.content
+    assert parts[0].start_line == 40 and [(m.start_line, m.reason) for m in parts[0].context] == [
+        (3, "Owner")
+    ]
+    assert all(not p.context for p in parts[1:])
+    for part in parts:
+        own = part.content.splitlines()[1:] if part.context else part.content.splitlines()
+        first = method.index(own[0]) if own[0] in method else None
+        if first is not None:  # the part starts on a whole line
+            assert part.start_line == 40 + first
+        assert part.end_line == 40 + method.index(part.content.rstrip("\n").split("\n")[-1])
+        assert part.part.whole_lines == len(method) + 1
+    assert parts[-1].end_line == whole.end_line

@@ -212,7 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     get = commands.add_parser("get", parents=[remote], help="fetch a ref or a location")
     get.add_argument("ref", type=_text, metavar="REF_OR_LOCATION")
     get.add_argument(
-        "--mode", choices=("snippet", "full", "multi_range", "outline"), default="snippet"
+        "--mode",
+        choices=("snippet", "full", "multi_range", "definition", "outline"),
+        default="snippet",
+        help="definition: the code definition around the location, after its parents' "
+        "signatures; outline: the headings or definitions, with their locations and sizes",
     )
     get.add_argument("--max-lines", type=_positive, default=0)
     get.add_argument(

@@ -4,8 +4,9 @@ A cheap first look before fetching: each entry says where a heading block or a d
 (its line range, lines and characters) and gives a location to fetch exactly it. Entries come
 from the blocks the extractors cut at index time, so they match what search returns: heading
 blocks for docs (each runs to the next heading of the same or higher level), definitions for
-code (decorators and body included). The preamble before a document's first heading and the
-line windows code extractors cut between definitions are not entries.
+code (decorators and body included), whose ``path#Lstart-Lend`` location fetches exactly those
+lines. The preamble before a document's first heading and the line windows code extractors cut
+between definitions are not entries.
 """
 
 from __future__ import annotations
@@ -67,5 +68,7 @@ def as_outline(out: ContentOutcome, doc: SourceDocument, lines: list[str]) -> Co
     out.start_line, out.end_line = (1, len(lines)) if lines else (0, 0)
     out.title = doc.meta.title or doc.path
     out.section_path = [out.title]
-    out.kind = RefKind.FILE if doc.corpus is Corpus.CODE else RefKind.DOC
+    code = doc.corpus is Corpus.CODE
+    out.kind = RefKind.FILE if code else RefKind.DOC
+    out.scope, out.symbol, out.context = ("file" if code else "page"), "", []
     return out

@@ -160,8 +160,11 @@ def partition(text: str, max_chars: int, start: int = 0) -> list[tuple[int, int]
     return parts or [(start, start)]
 
 
-def _line_of(text: str, offset: int, first_line: int) -> int:
-    return first_line + text.count("\n", 0, offset)
+def _line_numbers(out: ContentOutcome) -> list[int]:
+    """The document line of each line of the whole answer: DEFINITION's enclosing signature
+    lines (``context``) open it, then come ``start_line``..``end_line``."""
+    numbers = [n for mark in out.context for n in range(mark.start_line, mark.end_line + 1)]
+    return numbers + list(range(out.start_line, out.end_line + 1))
 
 
 def fit(out: ContentOutcome, max_chars: int, cursor: str) -> ContentOutcome:
@@ -181,23 +184,42 @@ def fit(out: ContentOutcome, max_chars: int, cursor: str) -> ContentOutcome:
         starts = [s for s, _ in parts]
     number = starts.index(start)
     begin, end = parts[number]
-    first_line, last_line = out.start_line, out.end_line
-    content = whole[begin:end]
-    out.content = content
+    numbers = _line_numbers(out)
+    out.content = whole[begin:end]
     out.part = ContentPart(
         number=number + 1,
         count=len(parts),
         start_char=begin,
         end_char=end,
-        whole_start_line=first_line,
-        whole_end_line=last_line,
-        whole_lines=last_line - first_line + 1 if whole else 0,
+        whole_start_line=out.start_line,
+        whole_end_line=out.end_line,
+        whole_lines=len(numbers) if whole else 0,
     )
-    out.start_line = _line_of(whole, begin, first_line)
     # Lines are joined by newlines: a part before the last ends with the one after its last line.
-    out.end_line = _line_of(whole, end, first_line) - (end < len(whole) and whole[end - 1] == "\n")
+    first = whole.count("\n", 0, begin)
+    last = whole.count("\n", 0, end) - (end < len(whole) and whole[end - 1] == "\n")
+    _place(out, numbers, first, last)
     out.next_cursor = encode_cursor(out.doc_version, whole, end) if end < len(whole) else ""
-    out.tokens_used = estimate_tokens(content)
+    out.tokens_used = estimate_tokens(out.content)
+    return out
+
+
+def _place(out: ContentOutcome, numbers: list[int], first: int, last: int) -> None:
+    """Set the part's own lines from the indexes of its first and last line in the whole answer:
+    ``start_line``..``end_line`` stay the definition's own lines, ``context`` keeps the enclosing
+    signatures the part holds, ``ranges`` are clipped to the part."""
+    if not numbers:
+        return
+    opening = len(numbers) - (out.end_line - out.start_line + 1)
+    own = (max(first, opening), last) if last >= opening else (first, last)
+    out.start_line = numbers[min(own[0], len(numbers) - 1)]
+    out.end_line = numbers[min(own[1], len(numbers) - 1)]
+    held = set(numbers[first : min(last, opening - 1) + 1]) if first < opening else set()
+    out.context = [
+        replace(m, start_line=min(n), end_line=max(n))
+        for m in out.context
+        if (n := [x for x in range(m.start_line, m.end_line + 1) if x in held])
+    ]
     out.ranges = [
         replace(
             r, start_line=max(r.start_line, out.start_line), end_line=min(r.end_line, out.end_line)
@@ -205,7 +227,6 @@ def fit(out: ContentOutcome, max_chars: int, cursor: str) -> ContentOutcome:
         for r in out.ranges
         if r.start_line <= out.end_line and r.end_line >= out.start_line
     ]
-    return out
 
 
 def _start_of(cursor: str, out: ContentOutcome, whole: str) -> int:

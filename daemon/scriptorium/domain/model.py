@@ -180,6 +180,8 @@ class Query:
     as_of: datetime | None = None
     token_budget: int = 0
     explain: bool = False
+    # A BM25 weight per term (aligned with ``terms``); empty means every term weighs 1.
+    weights: tuple[float, ...] = ()
 
     @property
     def safe_summary(self) -> dict[str, Any]:

@@ -163,7 +163,7 @@ class RangeMark:
 class ContentParams:
     ref_id: str = ""
     location: str = ""
-    mode: str = "snippet"  # snippet, full, multi_range, outline
+    mode: str = "snippet"  # snippet, full, multi_range, definition, outline
     max_lines: int = 0
     seen_doc_version: str = ""
     max_chars: int = 0  # cap on one part's content; 0 means the whole answer at once
@@ -263,6 +263,12 @@ class ContentOutcome:
     next_cursor: str = ""
     tokens_used: int = 0
     outline: list[OutlineEntry] = field(default_factory=list)
+    # section, page, definition, window, lines or file: what ``content`` covers.
+    scope: str = ""
+    # The qualified name of the definition returned or enclosing the anchor (code only).
+    symbol: str = ""
+    # DEFINITION mode: the enclosing definitions' signature lines that precede the definition.
+    context: list[RangeMark] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -36,6 +36,7 @@ class ContentMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTENT_MODE_SNIPPET: _ClassVar[ContentMode]
     CONTENT_MODE_FULL: _ClassVar[ContentMode]
     CONTENT_MODE_MULTI_RANGE: _ClassVar[ContentMode]
+    CONTENT_MODE_DEFINITION: _ClassVar[ContentMode]
     CONTENT_MODE_OUTLINE: _ClassVar[ContentMode]
 
 class FlowStyle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -73,6 +74,7 @@ CONTENT_MODE_UNSPECIFIED: ContentMode
 CONTENT_MODE_SNIPPET: ContentMode
 CONTENT_MODE_FULL: ContentMode
 CONTENT_MODE_MULTI_RANGE: ContentMode
+CONTENT_MODE_DEFINITION: ContentMode
 CONTENT_MODE_OUTLINE: ContentMode
 FLOW_STYLE_UNSPECIFIED: FlowStyle
 FLOW_STYLE_COMPACT: FlowStyle
@@ -316,7 +318,7 @@ class Resolution(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., rule: _Optional[str] = ..., candidates: _Optional[_Iterable[str]] = ..., detail: _Optional[str] = ..., requested_location: _Optional[str] = ..., site: _Optional[str] = ..., resolved_location: _Optional[str] = ...) -> None: ...
 
 class GetContentResponse(_message.Message):
-    __slots__ = ("location", "requested_location", "url", "source", "content", "ranges", "truncated", "total_lines", "doc_version", "resolution", "ref_id", "kind", "title", "start_line", "end_line", "provider", "revision_skew", "source_revision", "section_path", "trace_id", "total_chars", "part", "next_cursor", "tokens_used", "outline")
+    __slots__ = ("location", "requested_location", "url", "source", "content", "ranges", "truncated", "total_lines", "doc_version", "resolution", "ref_id", "kind", "title", "start_line", "end_line", "provider", "revision_skew", "source_revision", "section_path", "trace_id", "scope", "symbol", "context", "total_chars", "part", "next_cursor", "tokens_used", "outline")
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_LOCATION_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
@@ -337,6 +339,9 @@ class GetContentResponse(_message.Message):
     SOURCE_REVISION_FIELD_NUMBER: _ClassVar[int]
     SECTION_PATH_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    SYMBOL_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
     TOTAL_CHARS_FIELD_NUMBER: _ClassVar[int]
     PART_FIELD_NUMBER: _ClassVar[int]
     NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
@@ -362,12 +367,15 @@ class GetContentResponse(_message.Message):
     source_revision: str
     section_path: _containers.RepeatedScalarFieldContainer[str]
     trace_id: str
+    scope: str
+    symbol: str
+    context: _containers.RepeatedCompositeFieldContainer[Range]
     total_chars: int
     part: ContentPart
     next_cursor: str
     tokens_used: int
     outline: _containers.RepeatedCompositeFieldContainer[OutlineEntry]
-    def __init__(self, location: _Optional[str] = ..., requested_location: _Optional[str] = ..., url: _Optional[str] = ..., source: _Optional[str] = ..., content: _Optional[str] = ..., ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ..., truncated: _Optional[bool] = ..., total_lines: _Optional[int] = ..., doc_version: _Optional[str] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., title: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., provider: _Optional[str] = ..., revision_skew: _Optional[bool] = ..., source_revision: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., total_chars: _Optional[int] = ..., part: _Optional[_Union[ContentPart, _Mapping]] = ..., next_cursor: _Optional[str] = ..., tokens_used: _Optional[int] = ..., outline: _Optional[_Iterable[_Union[OutlineEntry, _Mapping]]] = ...) -> None: ...
+    def __init__(self, location: _Optional[str] = ..., requested_location: _Optional[str] = ..., url: _Optional[str] = ..., source: _Optional[str] = ..., content: _Optional[str] = ..., ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ..., truncated: _Optional[bool] = ..., total_lines: _Optional[int] = ..., doc_version: _Optional[str] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., title: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., provider: _Optional[str] = ..., revision_skew: _Optional[bool] = ..., source_revision: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., scope: _Optional[str] = ..., symbol: _Optional[str] = ..., context: _Optional[_Iterable[_Union[Range, _Mapping]]] = ..., total_chars: _Optional[int] = ..., part: _Optional[_Union[ContentPart, _Mapping]] = ..., next_cursor: _Optional[str] = ..., tokens_used: _Optional[int] = ..., outline: _Optional[_Iterable[_Union[OutlineEntry, _Mapping]]] = ...) -> None: ...
 
 class ContentPart(_message.Message):
     __slots__ = ("number", "count", "start_char", "end_char", "whole_start_line", "whole_end_line", "whole_lines")
