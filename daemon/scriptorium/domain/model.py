@@ -180,6 +180,13 @@ class Query:
     as_of: datetime | None = None
     token_budget: int = 0
     explain: bool = False
+    # Characters of the text as the caller sent it; more than len(text) when it was cut.
+    received_chars: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        """Whether only the start of the caller's text is searched."""
+        return self.received_chars > len(self.text)
 
     @property
     def safe_summary(self) -> dict[str, Any]:

@@ -47,6 +47,14 @@ class DocHit(BaseModel):
 
 class DocHits(BaseModel):
     result: list[DocHit]
+    QueryTruncated: bool | None = Field(
+        default=None,
+        description="Present (true) when the query was too long to search whole: only its "
+        "first QueryCharsUsed characters were searched.",
+    )
+    QueryCharsUsed: int | None = Field(
+        default=None, description="Characters of the query searched, when it was cut."
+    )
 
 
 class LineSpan(BaseModel):
@@ -70,6 +78,14 @@ class CodeHit(BaseModel):
 
 class CodeHits(BaseModel):
     result: list[CodeHit]
+    QueryTruncated: bool | None = Field(
+        default=None,
+        description="Present (true) when the query was too long to search whole: only its "
+        "first QueryCharsUsed characters were searched.",
+    )
+    QueryCharsUsed: int | None = Field(
+        default=None, description="Characters of the query searched, when it was cut."
+    )
 
 
 class DocPage(BaseModel):
@@ -111,6 +127,23 @@ def doc_hits(results: Sequence[pb.SearchResult], limit: int) -> list[DocHit]:
         if len(hits) == limit:
             break
     return hits
+
+
+def query_extent(response: pb.SearchResponse) -> dict[str, bool | int]:
+    """The DocHits/CodeHits fields saying a long query was cut (none when it was not)."""
+    if not response.query_truncated:
+        return {}
+    return {"QueryTruncated": True, "QueryCharsUsed": response.query_chars_used}
+
+
+def truncation_note(response: pb.SearchResponse) -> str | None:
+    """One line for the text answer when only the start of the query was searched."""
+    if not response.query_truncated:
+        return None
+    return (
+        f"Note: the query was too long to search whole; only its first "
+        f"{response.query_chars_used} characters were searched."
+    )
 
 
 def code_hits(results: Sequence[pb.SearchResult]) -> list[CodeHit]:
