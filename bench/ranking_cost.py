@@ -3,9 +3,9 @@ switched off, and against plain block BM25, measured side by side in one run.
 
 Over gRPC two daemons serve copies of one generation, one with the shipped ``[ranking]`` and
 one with the levers off; rounds of sequential Search calls alternate between them (the order
-flips every round), so a slow phase of a shared machine falls on both. In process, the tantivy
+turns every round), so a slow phase of a shared machine falls on both. In process, the tantivy
 block BM25 query alone (no ranking stages, no result building) is timed in the same rounds as
-the two whole local searches.
+the whole local search shipped, with every lever off, and with each lever off alone.
 """
 
 from __future__ import annotations
@@ -90,9 +90,15 @@ def in_process(config: Path, state: Path, work: Path, rounds: int, per_round: in
     from scriptorium.plugins import load_registry
     from scriptorium.settings.config import load_settings
 
-    off_config = with_ranking(config, LEVERS_OFF, work / f"{config.stem}-levers-off.toml")
+    # All levers off, then each lever off alone: which one the cost comes from.
+    variants = {"shipped": config}
+    variants["levers_off"] = with_ranking(config, LEVERS_OFF, work / f"{config.stem}-off.toml")
+    for key, value in LEVERS_OFF.items():
+        variants[f"{key}_off"] = with_ranking(
+            config, {key: value}, work / f"{config.stem}-{key}-off.toml"
+        )
     engines = {}
-    for name, path in (("shipped", config), ("levers_off", off_config)):
+    for name, path in variants.items():
         engine = LocalEngine(load_settings(path, state_dir=str(state)), load_registry())
         engine.indexer.load_or_build()
         engines[name] = engine
@@ -126,13 +132,13 @@ def ranking_cost(config: Path, state: Path, work: Path, quick: bool) -> dict:
             figures["shipped"][f"{q}_ms"], figures[baseline][f"{q}_ms"]
         )
         for where, figures in (("grpc", grpc_figures), ("in_process", local_figures))
-        for baseline in ("levers_off", "block_bm25")
+        for baseline in ("levers_off", *(f"{key}_off" for key in LEVERS_OFF), "block_bm25")
         if baseline in figures
         for q in ("p50", "p90")
     }
     # Only the lever comparison has an allowance; block BM25 alone builds no results at all.
     out["flagged"] = sorted(
-        k for k, v in out["ratios"].items() if k.endswith("levers_off") and v > FLAG_RATIO
+        k for k, v in out["ratios"].items() if k.endswith("_off") and v > FLAG_RATIO
     )
     return out
 
@@ -145,8 +151,8 @@ def render_ranking_cost(cost: dict) -> list[str]:
     lines = [f"ranking cost       shipped vs levers off ({off}) vs block BM25 alone:"]
     for where in ("grpc", "in_process"):
         for name, v in cost[where].items():
-            lines.append(f"  {where:<10} {name:<11} p50 {v['p50_ms']:>7} ms  p90 {v['p90_ms']} ms")
+            lines.append(f"  {where:<10} {name:<20} p50 {v['p50_ms']:>7} ms  p90 {v['p90_ms']} ms")
     for name, value in cost["ratios"].items():
         flag = f"  OVER {FLAG_RATIO}x" if name in cost["flagged"] else ""
-        lines.append(f"  ratio {name:<36} {value:>6}x{flag}")
+        lines.append(f"  ratio {name:<46} {value:>6}x{flag}")
     return lines
