@@ -2,7 +2,7 @@
 # Regenerate the Go stubs of the contract for the Go client (clients/go/scriptoriumv1).
 #
 # Usage: scripts/gen_go_stubs.sh [OUT_DIR]   (default: clients/go)
-# The stubs land in OUT_DIR/scriptoriumv1/. protoc is the one the Python stubs use (grpcio-tools
+# The stubs land in OUT_DIR/scriptoriumv1/; PROTO_ROOT (default: proto/) is the contract's tree. protoc is the one the Python stubs use (grpcio-tools
 # in .venv); the two Go plugins are built at the pinned versions below into clients/go/.bin, so
 # the output depends only on the contract and these pins. A test regenerates into a temporary
 # directory and compares bytes with the committed stubs.
@@ -13,6 +13,7 @@ PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/clients/go}"
+PROTO_ROOT="${PROTO_ROOT:-$ROOT/proto}"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 BIN="$ROOT/clients/go/.bin"
@@ -36,11 +37,11 @@ GEN_GRPC="$(plugin protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-g
 
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
-cd "$ROOT"
+cd "$PROTO_ROOT"
 "$PYTHON" -m grpc_tools.protoc \
-  -Iproto \
+  -I. \
   --plugin=protoc-gen-go="$GEN_GO" \
   --plugin=protoc-gen-go-grpc="$GEN_GRPC" \
   --go_out="$OUT" --go_opt=module="$MODULE" --go_opt="$MAP" \
   --go-grpc_out="$OUT" --go-grpc_opt=module="$MODULE" --go-grpc_opt="$MAP" \
-  proto/scriptorium/v1/retrieval.proto
+  scriptorium/v1/retrieval.proto
