@@ -7,8 +7,9 @@
 //
 // A failed fetch prints the gRPC code and the Resolution the daemon attached (reason, rule and,
 // for an ambiguous location, the candidates). canon prints one JSON object (the proto JSON
-// mapping, proto field names, defaults included) of a search, a fetch of its first result and a
-// fetch of a missing location: what the cross-client test compares between clients.
+// mapping, proto field names, defaults included) of a code search (top 5), a full fetch of its
+// first result by ref_id and a fetch of a missing location: what the cross-client test
+// (tests/e2e/test_clients_agree.py) compares between clients.
 package main
 
 import (
@@ -146,7 +147,8 @@ func canon(ctx context.Context, client *scriptorium.Client, args []string) error
 	query := flags.String("query", "", "what to search for")
 	missing := flags.String("missing", "", "a location that names nothing")
 	_ = flags.Parse(args)
-	found, err := client.Search(ctx, &pb.SearchRequest{Query: *query, TopK: 5})
+	found, err := client.Search(ctx, &pb.SearchRequest{
+		Query: *query, TopK: 5, Kinds: []pb.Corpus{pb.Corpus_CORPUS_CODE}})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import scriptorium.v1.Retrieval.ContentMode;
+import scriptorium.v1.Retrieval.Corpus;
 import scriptorium.v1.Retrieval.GetContentResponse;
+import scriptorium.v1.Retrieval.SearchRequest;
 import scriptorium.v1.Retrieval.SearchResponse;
 import scriptorium.v1.Retrieval.SearchResult;
 
@@ -21,8 +23,8 @@ import scriptorium.v1.Retrieval.SearchResult;
  * </pre>
  *
  * <p>canon prints one JSON object (the proto JSON mapping, proto field names, defaults included)
- * of a search, a fetch of its first result and a fetch of a missing location: what the
- * cross-client test compares between clients.
+ * of a code search (top 5), a full fetch of its first result by ref_id and a fetch of a missing
+ * location: what the cross-client test (tests/e2e/test_clients_agree.py) compares.
  */
 public final class Main {
   private static final JsonFormat.Printer JSON =
@@ -88,7 +90,8 @@ public final class Main {
     if (args.size() != 2) {
       usage();
     }
-    SearchResponse found = client.search(args.get(0), 5);
+    SearchResponse found = client.search(SearchRequest.newBuilder().setQuery(args.get(0))
+        .setTopK(5).addKinds(Corpus.CORPUS_CODE).build());
     if (found.getResultsCount() == 0) {
       throw new IllegalStateException("no results for " + args.get(0));
     }
