@@ -1,9 +1,9 @@
 package scriptorium_test
 
-// The client against a real daemon: TestMain writes two Markdown files, starts
-// `python -P -m scriptorium serve` from the repository's .venv (or $SCRIPTORIUM_PYTHON) on a free
-// loopback port, and waits for its ready file, which the daemon writes once its health is
-// SERVING (it holds the bound port).
+// The client against a real daemon: TestMain writes two Markdown files and a configuration that
+// requires a token, starts `python -P -m scriptorium serve` from the repository's .venv (or
+// $SCRIPTORIUM_PYTHON) on a free loopback port, and waits for its ready file, which the daemon
+// writes once its health is SERVING (it holds the bound port).
 
 import (
 	"context"
@@ -26,7 +26,10 @@ import (
 	pb "scriptorium/clients/go/scriptoriumv1"
 )
 
-const readyWait = 120 * time.Second
+const (
+	readyWait = 120 * time.Second
+	token     = "lantern-token"
+)
 
 var target string
 
@@ -93,6 +96,12 @@ func startDaemon(work string) (func(), string, error) {
 			return nil, "", err
 		}
 	}
+	config := filepath.Join(work, "scriptorium.toml")
+	settings := fmt.Sprintf("[server]\nwatch = false\nauth_token = %q\n\n[[sources]]\n"+
+		"name = \"docs\"\nkind = \"markdown\"\nroot = %q\ndefault = true\n", token, root)
+	if err := os.WriteFile(config, []byte(settings), 0o644); err != nil {
+		return nil, "", err
+	}
 	ready := filepath.Join(work, "ready")
 	logPath := filepath.Join(work, "daemon.log")
 	logFile, err := os.Create(logPath)
@@ -100,7 +109,7 @@ func startDaemon(work string) (func(), string, error) {
 		return nil, "", err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(python(), "-P", "-m", "scriptorium", "serve", root,
+	cmd := exec.Command(python(), "-P", "-m", "scriptorium", "serve", "--config", config,
 		"--listen", "127.0.0.1:0", "--ready-file", ready,
 		"--state-dir", filepath.Join(work, "state"))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -148,7 +157,7 @@ func tail(path string) string {
 func newClient(t *testing.T, opts ...scriptorium.Option) *scriptorium.Client {
 	t.Helper()
 	client, err := scriptorium.New(target, append([]scriptorium.Option{
-		scriptorium.WithTimeout(30 * time.Second)}, opts...)...)
+		scriptorium.WithToken(token), scriptorium.WithTimeout(30 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,5 +309,17 @@ func TestACancelledCallIsAnError(t *testing.T) {
 	}
 	if !errors.As(err, new(*scriptorium.Error)) {
 		t.Fatal("errors.As does not find *Error")
+	}
+}
+
+func TestACallWithoutTheTokenIsRefused(t *testing.T) {
+	client := newClient(t, scriptorium.WithToken(""))
+	_, err := client.Search(context.Background(), &pb.SearchRequest{Query: "quillowick"})
+	if e, ok := scriptorium.AsError(err); !ok || e.Code != codes.Unauthenticated {
+		t.Fatalf("a search without the token: %v, want Unauthenticated", err)
+	}
+	if got, err := client.Health(context.Background(), ""); err != nil ||
+		got != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health needs no token, got %v, %v", got, err)
 	}
 }

@@ -14,7 +14,7 @@ import java.util.stream.Stream;
 
 /**
  * A real {@code scriptorium serve} subprocess on a free loopback port, over files the test
- * writes. Ready means the daemon wrote its ready file (health SERVING, with the bound port); it
+ * writes, requiring {@code token} on every RetrievalService call. Ready means the daemon wrote its ready file (health SERVING, with the bound port); it
  * runs the repository's .venv Python unless {@code SCRIPTORIUM_PYTHON} names another.
  */
 final class Daemon implements AutoCloseable {
@@ -32,7 +32,8 @@ final class Daemon implements AutoCloseable {
     this.address = address;
   }
 
-  static Daemon serve(Map<String, String> files) throws IOException, InterruptedException {
+  static Daemon serve(Map<String, String> files, String token)
+      throws IOException, InterruptedException {
     Path work = Files.createTempDirectory("scriptorium-java-");
     Path corpus = work.resolve("corpus");
     for (Map.Entry<String, String> file : files.entrySet()) {
@@ -40,10 +41,14 @@ final class Daemon implements AutoCloseable {
       Files.createDirectories(path.getParent());
       Files.writeString(path, file.getValue(), StandardCharsets.UTF_8);
     }
+    Path config = work.resolve("scriptorium.toml");
+    Files.writeString(config, "[server]\nwatch = false\nauth_token = \"" + token + "\"\n\n"
+        + "[[sources]]\nname = \"docs\"\nkind = \"markdown\"\nroot = \"" + corpus + "\"\n"
+        + "default = true\n", StandardCharsets.UTF_8);
     Path ready = work.resolve("ready");
     Path log = work.resolve("daemon.log");
     ProcessBuilder builder = new ProcessBuilder(List.of(python(), "-P", "-m", "scriptorium",
-        "serve", corpus.toString(), "--listen", "127.0.0.1:0", "--ready-file", ready.toString(),
+        "serve", "--config", config.toString(), "--listen", "127.0.0.1:0", "--ready-file", ready.toString(),
         "--state-dir", work.resolve("state").toString()));
     builder.environment().put("PYTHONUNBUFFERED", "1");
     builder.redirectErrorStream(true).redirectOutput(log.toFile());

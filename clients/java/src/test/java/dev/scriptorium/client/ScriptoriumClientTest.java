@@ -29,8 +29,9 @@ import scriptorium.v1.Retrieval.SourceStatus;
 import scriptorium.v1.Retrieval.SummarizeFlowRequest;
 import scriptorium.v1.Retrieval.SummarizeFlowResponse;
 
-/** The client against a real daemon serving two Markdown files. */
+/** The client against a real daemon serving two Markdown files to callers with a token. */
 class ScriptoriumClientTest {
+  private static final String TOKEN = "lantern-token";
   private static final Map<String, String> CORPUS = Map.of(
       "guide/lantern-setup.md", String.join("\n",
           "# Lantern setup", "", "Lanterns light the reading room after dusk.", "",
@@ -48,8 +49,8 @@ class ScriptoriumClientTest {
 
   @BeforeAll
   static void start() throws Exception {
-    daemon = Daemon.serve(CORPUS);
-    client = ScriptoriumClient.connect(daemon.address);
+    daemon = Daemon.serve(CORPUS, TOKEN);
+    client = ScriptoriumClient.builder().target(daemon.address).token(TOKEN).build();
   }
 
   @AfterAll
@@ -139,6 +140,17 @@ class ScriptoriumClientTest {
       documents += source.getDocumentCount();
     }
     assertEquals(CORPUS.size(), documents, sources.toString());
+  }
+
+  @Test
+  void aCallWithoutTheTokenIsRefused() {
+    try (ScriptoriumClient anonymous =
+        ScriptoriumClient.builder().target(daemon.address).token("").build()) {
+      ScriptoriumException refused =
+          assertThrows(ScriptoriumException.class, () -> anonymous.search("quillowick", 1));
+      assertEquals(Status.Code.UNAUTHENTICATED, refused.code());
+      assertEquals(ServingStatus.SERVING, anonymous.health(""), "health needs no token");
+    }
   }
 
   @Test
