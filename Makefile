@@ -40,7 +40,7 @@ help:
 	@echo "make venv       create .venv and install the project with dev extras"
 	@echo "make node       npm ci for buf (repo root) and the Node client"
 	@echo "make gen        regenerate the Python and Go stubs and the Node message types from proto/"
-	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking"
+	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking, gofmt, go vet"
 	@echo "make test       lint, pytest, Node, Go and Java client tests, with a summary"
 	@echo "make go-test    the Go client's tests (a real daemon on loopback)"
 	@echo "make java-test  the Java client's JUnit tests (a real daemon on loopback)"
