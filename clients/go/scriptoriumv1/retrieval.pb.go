@@ -188,16 +188,28 @@ func (AbstainReason) EnumDescriptor() ([]byte, []int) {
 }
 
 // ContentMode chooses how much of a resolved ref GetContent returns.
+//
+// Code locations name a place in a source file: `path#Symbol` or `path#Class.method` (and, for
+// Python, the module path `package.module.Class.method`) names a definition; `path#L10` or
+// `path#L10-L20` names exact lines, which every mode but DEFINITION returns as asked (clamped
+// to the file). A code ref_id names its anchor line. GetContentResponse.scope says what came.
 type ContentMode int32
 
 const (
 	ContentMode_CONTENT_MODE_UNSPECIFIED ContentMode = 0
-	// A focused range: the block start for docs, centred on the anchor for code.
+	// A focused range. Docs: the block start. Code: the definition the anchor sits in when it
+	// fits the line budget (max_lines, at most 40 lines), else a window of that many lines
+	// around the anchor that never starts inside the previous definition. A symbol location
+	// returns its definition (up to max_lines).
 	ContentMode_CONTENT_MODE_SNIPPET ContentMode = 1
 	// The whole block (docs) or the whole file (code), subject to max_lines.
 	ContentMode_CONTENT_MODE_FULL ContentMode = 2
 	// The block with highlighted ranges, each with a reason.
 	ContentMode_CONTENT_MODE_MULTI_RANGE ContentMode = 3
+	// Code: the innermost definition the anchor sits in (decorators, signature, docstring and
+	// body, up to max_lines), preceded by the signature lines of the definitions that enclose it
+	// (the `class X(...):` line above a method), and `context` names those lines. Docs: as FULL.
+	ContentMode_CONTENT_MODE_DEFINITION ContentMode = 4
 )
 
 // Enum value maps for ContentMode.
@@ -207,12 +219,14 @@ var (
 		1: "CONTENT_MODE_SNIPPET",
 		2: "CONTENT_MODE_FULL",
 		3: "CONTENT_MODE_MULTI_RANGE",
+		4: "CONTENT_MODE_DEFINITION",
 	}
 	ContentMode_value = map[string]int32{
 		"CONTENT_MODE_UNSPECIFIED": 0,
 		"CONTENT_MODE_SNIPPET":     1,
 		"CONTENT_MODE_FULL":        2,
 		"CONTENT_MODE_MULTI_RANGE": 3,
+		"CONTENT_MODE_DEFINITION":  4,
 	}
 )
 
@@ -665,7 +679,8 @@ type SearchResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RefId string                 `protobuf:"bytes,1,opt,name=ref_id,json=refId,proto3" json:"ref_id,omitempty"`
 	Kind  RefKind                `protobuf:"varint,2,opt,name=kind,proto3,enum=scriptorium.v1.RefKind" json:"kind,omitempty"`
-	// Human path to pass back to GetContent (site-qualified for non-default sites).
+	// Human path to pass back to GetContent (site-qualified for non-default sites). For code,
+	// the definition's lines, `path#L{start_line}-L{end_line}`: fetched, exactly the definition.
 	Location string `protobuf:"bytes,3,opt,name=location,proto3" json:"location,omitempty"`
 	Url      string `protobuf:"bytes,4,opt,name=url,proto3" json:"url,omitempty"`
 	Title    string `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
@@ -1624,8 +1639,19 @@ type GetContentResponse struct {
 	SourceRevision string   `protobuf:"bytes,18,opt,name=source_revision,json=sourceRevision,proto3" json:"source_revision,omitempty"`
 	SectionPath    []string `protobuf:"bytes,19,rep,name=section_path,json=sectionPath,proto3" json:"section_path,omitempty"`
 	TraceId        string   `protobuf:"bytes,20,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What the content covers: "section" or "page" (docs), "definition", "window", "lines" or
+	// "file" (code). A FULL answer for code is the "file" (cut around the anchor when longer
+	// than max_lines, with truncated set).
+	Scope string `protobuf:"bytes,21,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The qualified name (Class.method) of the definition returned, or the one the anchor sits
+	// in; empty for docs and for lines outside every definition.
+	Symbol string `protobuf:"bytes,22,opt,name=symbol,proto3" json:"symbol,omitempty"`
+	// DEFINITION mode: the enclosing definitions' signature lines that precede the definition
+	// in content, outermost first (reason: the enclosing definition's name). start_line and
+	// end_line are the definition's own lines.
+	Context       []*Range `protobuf:"bytes,23,rep,name=context,proto3" json:"context,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetContentResponse) Reset() {
@@ -1796,6 +1822,27 @@ func (x *GetContentResponse) GetTraceId() string {
 		return x.TraceId
 	}
 	return ""
+}
+
+func (x *GetContentResponse) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *GetContentResponse) GetSymbol() string {
+	if x != nil {
+		return x.Symbol
+	}
+	return ""
+}
+
+func (x *GetContentResponse) GetContext() []*Range {
+	if x != nil {
+		return x.Context
+	}
+	return nil
 }
 
 type ExpandRelatedRequest struct {
@@ -2850,7 +2897,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x06detail\x18\x04 \x01(\tR\x06detail\x12-\n" +
 	"\x12requested_location\x18\x05 \x01(\tR\x11requestedLocation\x12\x12\n" +
 	"\x04site\x18\x06 \x01(\tR\x04site\x12+\n" +
-	"\x11resolved_location\x18\a \x01(\tR\x10resolvedLocation\"\xaa\x05\n" +
+	"\x11resolved_location\x18\a \x01(\tR\x10resolvedLocation\"\x89\x06\n" +
 	"\x12GetContentResponse\x12\x1a\n" +
 	"\blocation\x18\x01 \x01(\tR\blocation\x12-\n" +
 	"\x12requested_location\x18\x02 \x01(\tR\x11requestedLocation\x12\x10\n" +
@@ -2877,7 +2924,10 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\rrevision_skew\x18\x11 \x01(\bR\frevisionSkew\x12'\n" +
 	"\x0fsource_revision\x18\x12 \x01(\tR\x0esourceRevision\x12!\n" +
 	"\fsection_path\x18\x13 \x03(\tR\vsectionPath\x12\x19\n" +
-	"\btrace_id\x18\x14 \x01(\tR\atraceId\"\xa0\x01\n" +
+	"\btrace_id\x18\x14 \x01(\tR\atraceId\x12\x14\n" +
+	"\x05scope\x18\x15 \x01(\tR\x05scope\x12\x16\n" +
+	"\x06symbol\x18\x16 \x01(\tR\x06symbol\x12/\n" +
+	"\acontext\x18\x17 \x03(\v2\x15.scriptorium.v1.RangeR\acontext\"\xa0\x01\n" +
 	"\x14ExpandRelatedRequest\x12\x17\n" +
 	"\aref_ids\x18\x01 \x03(\tR\x06refIds\x12\x13\n" +
 	"\x05top_k\x18\x02 \x01(\x05R\x04topK\x12,\n" +
@@ -2985,12 +3035,13 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x1aABSTAIN_REASON_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cABSTAIN_REASON_NO_CANDIDATES\x10\x01\x12!\n" +
 	"\x1dABSTAIN_REASON_LOW_CONFIDENCE\x10\x02\x12&\n" +
-	"\"ABSTAIN_REASON_CONFLICTING_SOURCES\x10\x03*z\n" +
+	"\"ABSTAIN_REASON_CONFLICTING_SOURCES\x10\x03*\x97\x01\n" +
 	"\vContentMode\x12\x1c\n" +
 	"\x18CONTENT_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CONTENT_MODE_SNIPPET\x10\x01\x12\x15\n" +
 	"\x11CONTENT_MODE_FULL\x10\x02\x12\x1c\n" +
-	"\x18CONTENT_MODE_MULTI_RANGE\x10\x03*X\n" +
+	"\x18CONTENT_MODE_MULTI_RANGE\x10\x03\x12\x1b\n" +
+	"\x17CONTENT_MODE_DEFINITION\x10\x04*X\n" +
 	"\tFlowStyle\x12\x1a\n" +
 	"\x16FLOW_STYLE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12FLOW_STYLE_COMPACT\x10\x01\x12\x17\n" +
@@ -3086,39 +3137,40 @@ var file_scriptorium_v1_retrieval_proto_depIdxs = []int32{
 	18, // 17: scriptorium.v1.GetContentResponse.ranges:type_name -> scriptorium.v1.Range
 	19, // 18: scriptorium.v1.GetContentResponse.resolution:type_name -> scriptorium.v1.Resolution
 	0,  // 19: scriptorium.v1.GetContentResponse.kind:type_name -> scriptorium.v1.RefKind
-	1,  // 20: scriptorium.v1.ExpandRelatedRequest.kinds:type_name -> scriptorium.v1.Corpus
-	0,  // 21: scriptorium.v1.RelatedRef.kind:type_name -> scriptorium.v1.RefKind
-	8,  // 22: scriptorium.v1.RelatedRef.reasons:type_name -> scriptorium.v1.Reason
-	22, // 23: scriptorium.v1.ExpandRelatedResponse.related:type_name -> scriptorium.v1.RelatedRef
-	4,  // 24: scriptorium.v1.SummarizeFlowRequest.style:type_name -> scriptorium.v1.FlowStyle
-	24, // 25: scriptorium.v1.SummarizeFlowResponse.flow:type_name -> scriptorium.v1.FlowStep
-	5,  // 26: scriptorium.v1.SummarizeFlowResponse.confidence:type_name -> scriptorium.v1.Confidence
-	4,  // 27: scriptorium.v1.GuideImplementationRequest.style:type_name -> scriptorium.v1.FlowStyle
-	24, // 28: scriptorium.v1.GuideImplementationResponse.flow:type_name -> scriptorium.v1.FlowStep
-	10, // 29: scriptorium.v1.GuideImplementationResponse.docs:type_name -> scriptorium.v1.SearchResult
-	10, // 30: scriptorium.v1.GuideImplementationResponse.sample_code:type_name -> scriptorium.v1.SearchResult
-	5,  // 31: scriptorium.v1.GuideImplementationResponse.confidence:type_name -> scriptorium.v1.Confidence
-	6,  // 32: scriptorium.v1.SourceStatus.state:type_name -> scriptorium.v1.SourceState
-	32, // 33: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
-	1,  // 34: scriptorium.v1.SourceStatus.corpus:type_name -> scriptorium.v1.Corpus
-	30, // 35: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
-	9,  // 36: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
-	17, // 37: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
-	21, // 38: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
-	25, // 39: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
-	27, // 40: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
-	29, // 41: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
-	16, // 42: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
-	20, // 43: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
-	23, // 44: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
-	26, // 45: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
-	28, // 46: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
-	31, // 47: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
-	42, // [42:48] is the sub-list for method output_type
-	36, // [36:42] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	18, // 20: scriptorium.v1.GetContentResponse.context:type_name -> scriptorium.v1.Range
+	1,  // 21: scriptorium.v1.ExpandRelatedRequest.kinds:type_name -> scriptorium.v1.Corpus
+	0,  // 22: scriptorium.v1.RelatedRef.kind:type_name -> scriptorium.v1.RefKind
+	8,  // 23: scriptorium.v1.RelatedRef.reasons:type_name -> scriptorium.v1.Reason
+	22, // 24: scriptorium.v1.ExpandRelatedResponse.related:type_name -> scriptorium.v1.RelatedRef
+	4,  // 25: scriptorium.v1.SummarizeFlowRequest.style:type_name -> scriptorium.v1.FlowStyle
+	24, // 26: scriptorium.v1.SummarizeFlowResponse.flow:type_name -> scriptorium.v1.FlowStep
+	5,  // 27: scriptorium.v1.SummarizeFlowResponse.confidence:type_name -> scriptorium.v1.Confidence
+	4,  // 28: scriptorium.v1.GuideImplementationRequest.style:type_name -> scriptorium.v1.FlowStyle
+	24, // 29: scriptorium.v1.GuideImplementationResponse.flow:type_name -> scriptorium.v1.FlowStep
+	10, // 30: scriptorium.v1.GuideImplementationResponse.docs:type_name -> scriptorium.v1.SearchResult
+	10, // 31: scriptorium.v1.GuideImplementationResponse.sample_code:type_name -> scriptorium.v1.SearchResult
+	5,  // 32: scriptorium.v1.GuideImplementationResponse.confidence:type_name -> scriptorium.v1.Confidence
+	6,  // 33: scriptorium.v1.SourceStatus.state:type_name -> scriptorium.v1.SourceState
+	32, // 34: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
+	1,  // 35: scriptorium.v1.SourceStatus.corpus:type_name -> scriptorium.v1.Corpus
+	30, // 36: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
+	9,  // 37: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
+	17, // 38: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
+	21, // 39: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
+	25, // 40: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
+	27, // 41: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
+	29, // 42: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
+	16, // 43: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
+	20, // 44: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
+	23, // 45: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
+	26, // 46: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
+	28, // 47: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
+	31, // 48: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
+	43, // [43:49] is the sub-list for method output_type
+	37, // [37:43] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_scriptorium_v1_retrieval_proto_init() }
