@@ -109,7 +109,9 @@ def in_process(config: Path, state: Path, work: Path, rounds: int, per_round: in
 
     def bm25(i: int) -> object:
         query = parsed[i % len(parsed)]
-        return lexical_search(base.indexer.snapshot, query.terms, weights, limit)
+        return lexical_search(
+            base.indexer.snapshot, query.terms, weights, limit, term_weights=query.weights
+        )
 
     def local(engine: LocalEngine) -> Callable[[int], object]:
         searching = engine.searching

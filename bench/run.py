@@ -249,6 +249,7 @@ def composing(stub, n: int) -> dict:
     out["get_content"] = latency(
         lambda i: stub.GetContent(pb.GetContentRequest(ref_id=ref)), n // 4
     )
+    out.update(code_locations(stub, n))
     calls = {
         "expand_related": lambda i: stub.ExpandRelated(pb.ExpandRelatedRequest(ref_ids=[ref])),
         "summarize_flow": lambda i: stub.SummarizeFlow(pb.SummarizeFlowRequest(ref_ids=[ref])),
@@ -259,6 +260,28 @@ def composing(stub, n: int) -> dict:
     for name, call in calls.items():
         try:
             out[name] = latency(call, max(10, n // 20), warmup=3)
+        except grpc.RpcError as exc:
+            out[name] = {"unavailable": exc.code().name}
+    return out
+
+
+# A method by name with its class line (DEFINITION), and exact lines, in the corpus's code.
+CODE_LOCATIONS = {
+    "get_definition": (
+        "fastapi/routing.py#APIRouter.add_api_route",
+        pb.CONTENT_MODE_DEFINITION,
+    ),
+    "get_lines": ("fastapi/routing.py#L100-L140", pb.CONTENT_MODE_SNIPPET),
+}
+
+
+def code_locations(stub, n: int) -> dict:
+    """GetContent latency of the code location forms (a definition by name, exact lines)."""
+    out: dict = {}
+    for name, (location, mode) in CODE_LOCATIONS.items():
+        request = pb.GetContentRequest(location=location, mode=mode)
+        try:
+            out[name] = latency(lambda i, r=request: stub.GetContent(r), n // 4)
         except grpc.RpcError as exc:
             out[name] = {"unavailable": exc.code().name}
     return out
@@ -436,7 +459,8 @@ def render_scale(r: dict) -> list[str]:
             f"throughput @{callers:<3}    {t['search_per_s']:>8} search/s vs"
             f" {t['trivial_per_s']} trivial/s = {t['ratio']}"
         )
-    for name in ("get_content", "expand_related", "summarize_flow", "guide_implementation"):
+    composed = ("get_content", *CODE_LOCATIONS, "expand_related", "summarize_flow")
+    for name in (*composed, "guide_implementation"):
         if name in r:
             v = r[name]
             text = f"{v['p50_ms']} / {v['p99_ms']} ms" if "p50_ms" in v else v["unavailable"]

@@ -26,15 +26,29 @@ export type AbstainReason =
   | 'ABSTAIN_REASON_LOW_CONFIDENCE'
   | 'ABSTAIN_REASON_CONFLICTING_SOURCES';
 
-/** ContentMode chooses how much of a resolved ref GetContent returns. */
+/**
+ * ContentMode chooses how much of a resolved ref GetContent returns.
+ *
+ * Code locations name a place in a source file: `path#Symbol` or `path#Class.method` (and, for
+ * Python, the module path `package.module.Class.method`) names a definition; `path#L10` or
+ * `path#L10-L20` names exact lines, which every mode but DEFINITION returns as asked (clamped
+ * to the file). A code ref_id names its anchor line. GetContentResponse.scope says what came.
+ */
 export type ContentMode =
   | 'CONTENT_MODE_UNSPECIFIED'
-  // A focused range: the block start for docs, centred on the anchor for code.
+  // A focused range. Docs: the block start. Code: the definition the anchor sits in when it
+  // fits the line budget (max_lines, at most 40 lines), else a window of that many lines
+  // around the anchor that never starts inside the previous definition. A symbol location
+  // returns its definition (up to max_lines).
   | 'CONTENT_MODE_SNIPPET'
   // The whole block (docs) or the whole file (code), subject to max_lines.
   | 'CONTENT_MODE_FULL'
   // The block with highlighted ranges, each with a reason.
-  | 'CONTENT_MODE_MULTI_RANGE';
+  | 'CONTENT_MODE_MULTI_RANGE'
+  // Code: the innermost definition the anchor sits in (decorators, signature, docstring and
+  // body, up to max_lines), preceded by the signature lines of the definitions that enclose it
+  // (the `class X(...):` line above a method), and `context` names those lines. Docs: as FULL.
+  | 'CONTENT_MODE_DEFINITION';
 
 /** FlowStyle changes how compact flow steps are rendered. */
 export type FlowStyle = 'FLOW_STYLE_UNSPECIFIED' | 'FLOW_STYLE_COMPACT' | 'FLOW_STYLE_DETAILED';
@@ -60,7 +74,7 @@ export type CorpusWord = 'docs' | 'code';
 
 // ContentMode in a request may also be one of these words (any case, '-' for '_');
 // an unknown word rejects with a RangeError naming them, before anything is sent.
-export type ContentModeWord = 'snippet' | 'full' | 'multi_range';
+export type ContentModeWord = 'snippet' | 'full' | 'multi_range' | 'definition';
 
 // FlowStyle in a request may also be one of these words (any case, '-' for '_');
 // an unknown word rejects with a RangeError naming them, before anything is sent.
@@ -119,7 +133,10 @@ export interface SearchRequest {
 export interface SearchResult {
   ref_id: string;
   kind: RefKind;
-  /** Human path to pass back to GetContent (site-qualified for non-default sites). */
+  /**
+   * Human path to pass back to GetContent (site-qualified for non-default sites). For code,
+   * the definition's lines, `path#L{start_line}-L{end_line}`: fetched, exactly the definition.
+   */
   location: string;
   url: string;
   title: string;
@@ -275,6 +292,23 @@ export interface GetContentResponse {
   source_revision: string;
   section_path: string[];
   trace_id: string;
+  /**
+   * What the content covers: "section" or "page" (docs), "definition", "window", "lines" or
+   * "file" (code). A FULL answer for code is the "file" (cut around the anchor when longer
+   * than max_lines, with truncated set).
+   */
+  scope: string;
+  /**
+   * The qualified name (Class.method) of the definition returned, or the one the anchor sits
+   * in; empty for docs and for lines outside every definition.
+   */
+  symbol: string;
+  /**
+   * DEFINITION mode: the enclosing definitions' signature lines that precede the definition
+   * in content, outermost first (reason: the enclosing definition's name). start_line and
+   * end_line are the definition's own lines.
+   */
+  context: Range[];
 }
 
 export interface ExpandRelatedRequest {

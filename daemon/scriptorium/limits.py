@@ -22,6 +22,7 @@ MAX_REF_CHARS = 4096
 CONTENT_MAX_LINES_DEFAULT = 2000  # lines of one GetContent answer unless max_lines says otherwise
 CONTENT_MAX_LINES_CAP = 50_000
 CONTENT_SNIPPET_LINES = 20  # lines of a SNIPPET-mode answer
+CODE_SNIPPET_LINES = 40  # a code SNIPPET: the enclosing definition up to this size, else a window
 
 # Composing calls
 MAX_TOPIC_CHARS = 2000  # of GuideImplementation's topic, the characters searched

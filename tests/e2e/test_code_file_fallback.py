@@ -35,6 +35,7 @@ def test_path_match_without_a_matching_line_is_a_file_level_result(tmp_path):
         assert list(by_location).count("payments/stripe_webhook.py") == 1
         # A file whose lines match stays a line-anchored code ref.
         ledger = next(r for r in results if r.location.startswith("payments/ledger.py"))
-        assert ledger.kind == pb.REF_KIND_CODE and ledger.location.endswith("#L2")
+        assert ledger.kind == pb.REF_KIND_CODE and ledger.anchor_line == 2
+        assert ledger.location.endswith("#L1-L3")  # the definition's lines
         whole = stub.GetContent(pb.GetContentRequest(ref_id=webhook.ref_id))
         assert whole.kind == pb.REF_KIND_FILE and whole.content.startswith("def handle(event):")

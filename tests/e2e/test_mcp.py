@@ -198,7 +198,7 @@ def test_lists_every_tool_with_a_description_and_schemas(mcp):
     assert set(tools["search_code"].input_schema["properties"]) == {"query", "maxResults"}
     content = tools["get_content"].input_schema["properties"]
     assert set(content) == {"ref_id", "location", "mode", "max_lines"}
-    assert content["mode"]["enum"] == ["snippet", "full", "multi_range"]
+    assert content["mode"]["enum"] == ["snippet", "full", "multi_range", "definition"]
     assert tools["expand_related"].input_schema["required"] == ["ref_ids"]
     assert tools["summarize_flow"].input_schema["properties"]["style"]["enum"] == [
         "compact",
@@ -346,7 +346,8 @@ def test_search_code_returns_definitions(mcp):
     top = hits[0]
     assert set(top) == {"Title", "Path", "Url", "Snippet", "Score", "Language", "Lines"}
     assert top["Title"] == "OAuth2PasswordBearer"
-    assert re.fullmatch(r"fastapi/security/oauth2\.py#L\d+", top["Path"])
+    span = f"#L{top['Lines']['Start']}-L{top['Lines']['End']}"
+    assert top["Path"] == f"fastapi/security/oauth2.py{span}"
     assert top["Language"] == "python"
     assert 1 <= top["Lines"]["Start"] <= top["Lines"]["End"]
     assert "class OAuth2PasswordBearer" in top["Snippet"]
@@ -382,6 +383,54 @@ def test_get_content_by_location_and_by_ref(mcp, tree):
     assert code["kind"] == "file"
     assert code["truncated"] is True
     assert len(code["content"].splitlines()) == 5
+
+
+def _bearer_call(tree: Path) -> tuple[list[str], int, int, int]:
+    """oauth2.py's lines, the OAuth2PasswordBearer class line and its __call__'s first and last."""
+    lines = (tree / "code" / "fastapi/security/oauth2.py").read_text("utf-8").splitlines()
+    cls = lines.index("class OAuth2PasswordBearer(OAuth2):") + 1
+    start = next(i for i in range(cls, len(lines)) if lines[i - 1].startswith("    async def __"))
+    end = lines.index("        return param", start) + 1
+    return lines, cls, start, end
+
+
+def test_get_doc_reads_a_definition_by_name_or_module_path(mcp, tree):
+    lines, cls, start, end = _bearer_call(tree)
+    expected = "\n".join([lines[cls - 1], *lines[start - 1 : end]])
+    for location in (
+        "fastapi/security/oauth2.py#OAuth2PasswordBearer.__call__",
+        "fastapi.security.oauth2.OAuth2PasswordBearer.__call__",
+    ):
+        page = ok(mcp.call("get_doc", {"location": location}))
+        assert page["Content"] == expected, location
+        assert page["Location"] == "fastapi/security/oauth2.py#OAuth2PasswordBearer.__call__"
+    typo = "fastapi/security/oauth2.py#OAuth2PasswordBarer"
+    missing = ok(mcp.call("get_doc", {"location": typo}))
+    assert missing["NotFound"] is True
+    assert "fastapi/security/oauth2.py#OAuth2PasswordBearer" in missing["Candidates"]
+
+
+def test_get_doc_reads_exactly_the_lines_a_search_code_path_names(mcp, tree):
+    found = ok(mcp.call("search_code", {"query": "OAuth2PasswordBearer", "maxResults": 3}))
+    hit = found["result"][0]
+    page = ok(mcp.call("get_doc", {"location": hit["Path"]}))
+    lines = (tree / "code" / "fastapi/security/oauth2.py").read_text("utf-8").splitlines()
+    assert page["Content"] == "\n".join(lines[hit["Lines"]["Start"] - 1 : hit["Lines"]["End"]])
+    assert page["Content"].startswith("class OAuth2PasswordBearer(OAuth2):")
+
+
+def test_get_content_definition_mode_names_the_enclosing_signatures(mcp, tree):
+    lines, cls, start, end = _bearer_call(tree)
+    location = f"fastapi/security/oauth2.py#L{start + 2}"
+    reply = ok(mcp.call("get_content", {"location": location, "mode": "definition"}))
+    assert reply["scope"] == "definition"
+    assert reply["symbol"] == "OAuth2PasswordBearer.__call__"
+    assert reply["content"] == "\n".join([lines[cls - 1], *lines[start - 1 : end]])
+    assert reply["context"] == [
+        {"start_line": cls, "end_line": cls, "reason": "OAuth2PasswordBearer"}
+    ]
+    exact = ok(mcp.call("get_content", {"location": location}))
+    assert exact["scope"] == "lines" and exact["content"] == lines[start + 1]
 
 
 def test_get_content_unresolved_location_carries_the_resolution(mcp):

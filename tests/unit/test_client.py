@@ -193,7 +193,7 @@ def test_requests_accept_friendly_values() -> None:
 def test_an_unknown_word_is_refused_with_the_accepted_ones() -> None:
     with pytest.raises(ValueError, match=r"unknown kind 'prose'; use docs or code"):
         search_request("q", kinds="docs,prose")
-    with pytest.raises(ValueError, match=r"use snippet, full or multi_range"):
+    with pytest.raises(ValueError, match=r"use snippet, full, multi_range or definition"):
         content_request(location="a.md", mode="fulll")
     assert search_request("q", kinds=" Docs ").kinds == [pb.CORPUS_DOCS]
 

@@ -200,7 +200,7 @@ describe('client behaviour against an in-process server', () => {
     const before = seen.contentCalls || 0;
     const mode = await rejection(client.getContent({ location: 'docs/x.md', mode: 'fulll' }));
     assert.ok(mode instanceof RangeError, `${mode.name}: ${mode.message}`);
-    assert.equal(mode.message, 'unknown content mode "fulll" in mode; use snippet, full or multi_range');
+    assert.equal(mode.message, 'unknown content mode "fulll" in mode; use snippet, full, multi_range or definition');
     assert.equal(seen.contentCalls || 0, before, 'the request reached the server');
 
     const kinds = await rejection(client.search({ query: 'x', kinds: ['CORPUS_DOCS', 'prose'] }));
@@ -289,6 +289,25 @@ describe('client against a real daemon', { timeout: 180_000 }, () => {
       ].join('\n'),
     );
 
+    fs.mkdirSync(path.join(corpus, 'src'));
+    fs.writeFileSync(
+      path.join(corpus, 'src', 'lantern.ts'),
+      [
+        'export class Lantern {',
+        '  private lit = false;',
+        '',
+        '  light(): void {',
+        '    this.lit = true;',
+        '  }',
+        '',
+        '  douse(): void {',
+        '    this.lit = false;',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    );
+
     const port = await freePort();
     daemon = spawn(
       PYTHON,
@@ -364,6 +383,40 @@ describe('client against a real daemon', { timeout: 180_000 }, () => {
     const content = await client.getContent({ location: hit.location });
     assert.ok(content.content.length > 0);
     assert.match(content.content, /quillowick/);
+  });
+
+  it('fetches a code definition by name, with its class line in definition mode', async () => {
+    // The code source may finish its first build after the docs: retry until the file is in.
+    const deadline = Date.now() + INDEX_WAIT_MS;
+    let method;
+    for (;;) {
+      try {
+        method = await client.getContent({ location: 'src/lantern.ts#Lantern.light' });
+        break;
+      } catch (error) {
+        if (error.code !== grpc.status.NOT_FOUND || Date.now() > deadline) throw error;
+      }
+      await sleep(500);
+    }
+    assert.equal(method.scope, 'definition');
+    assert.equal(method.content, '  light(): void {\n    this.lit = true;\n  }');
+    assert.deepEqual([method.start_line, method.end_line], [4, 6]);
+    const withClass = await client.getContent({ location: 'src/lantern.ts#L5', mode: 'definition' });
+    assert.equal(withClass.symbol, 'Lantern.light');
+    assert.equal(withClass.content, `export class Lantern {\n${method.content}`);
+    assert.deepEqual(
+      withClass.context.map((r) => [r.start_line, r.end_line, r.reason]),
+      [[1, 1, 'Lantern']],
+    );
+    const lines = await client.getContent({ location: 'src/lantern.ts#L8-L9' });
+    assert.equal(lines.scope, 'lines');
+    assert.equal(lines.content, '  douse(): void {\n    this.lit = false;');
+  });
+
+  it('rejects a reversed line range with INVALID_ARGUMENT', async () => {
+    const error = await rejection(client.getContent({ location: 'src/lantern.ts#L9-L8' }));
+    assert.equal(error.code, grpc.status.INVALID_ARGUMENT, `${error.codeName}: ${error.details}`);
+    assert.match(error.details, /reversed/);
   });
 
   it('rejects a missing location with NOT_FOUND', async () => {

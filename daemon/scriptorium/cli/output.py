@@ -151,9 +151,15 @@ def _provenance(response: pb.GetContentResponse) -> str:
     return ""
 
 
+# Code answers say what they cover; a doc section or page is plain from its location.
+_CODE_SCOPES = frozenset({"definition", "window", "lines", "file"})
+
+
 def format_content_header(response: pb.GetContentResponse) -> str:
     parts = [f"{response.location}  ({_lines(response.start_line, response.end_line)}"]
     parts.append(f" of {response.total_lines})")
+    if response.scope in _CODE_SCOPES:
+        parts.append(f"  {response.scope}" + (f" {response.symbol}" if response.symbol else ""))
     if response.truncated:
         parts.append("  [truncated]")
     if response.revision_skew:
@@ -162,6 +168,10 @@ def format_content_header(response: pb.GetContentResponse) -> str:
     header = ["".join(parts)]
     if response.resolution.detail:
         header.append(f"  note: {response.resolution.detail}")
+    header.extend(
+        f"  {_lines(r.start_line, r.end_line)}: signature of {r.reason} (above)"
+        for r in response.context
+    )
     header.extend(f"  {_lines(r.start_line, r.end_line)}: {r.reason}" for r in response.ranges)
     return "\n".join(header)
 

@@ -202,7 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     get = commands.add_parser("get", parents=[remote], help="fetch a ref or a location")
     get.add_argument("ref", type=_text, metavar="REF_OR_LOCATION")
-    get.add_argument("--mode", choices=("snippet", "full", "multi_range"), default="snippet")
+    get.add_argument(
+        "--mode",
+        choices=("snippet", "full", "multi_range", "definition"),
+        default="snippet",
+        help="definition: the code definition around the location, after its parents' signatures",
+    )
     get.add_argument("--max-lines", type=_positive, default=0)
 
     commands.add_parser("sources", parents=[remote], help="list configured sources")

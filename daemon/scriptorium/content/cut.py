@@ -1,18 +1,18 @@
 """GetContent: cut the requested block, file or page out of a resolved document.
 
-Markdown resolves to heading blocks (a block includes its nested headings); code to a line
-anchor inside its file; file refs to the whole file. Content is served from the indexed
+Markdown resolves to heading blocks (a block includes its nested headings); code is cut in
+``content.code`` (definitions, exact lines, definition-sized snippets); file refs to the whole
+file. Content is served from the indexed
 revision, and the response says which revision (``doc_version``) that was.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scriptorium import limits, telemetry
 from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.domain.outcomes import RangeMark
-from scriptorium.text.code import interesting_code_ranges
 from scriptorium.text.markdown import interesting_ranges
 
 DEFAULT_MAX_LINES = limits.CONTENT_MAX_LINES_DEFAULT
@@ -34,6 +34,10 @@ class Cut:
     kind: RefKind
     block: Block | None
     anchor_line: int
+    # section, page, definition, window, lines or file (see GetContentResponse.scope).
+    scope: str = ""
+    symbol: str = ""  # the definition returned or enclosing the anchor (code)
+    context: list[RangeMark] = field(default_factory=list)  # enclosing signatures (definition)
 
 
 def clamp_max_lines(value: int) -> int:
@@ -62,7 +66,10 @@ def block_for_line(doc: SourceDocument, line: int) -> Block | None:
     return best
 
 
-def _slice(lines: list[str], start: int, end: int, max_lines: int) -> tuple[str, int, int, bool]:
+def slice_lines(
+    lines: list[str], start: int, end: int, max_lines: int
+) -> tuple[str, int, int, bool]:
+    """Lines ``start``..``end`` (clamped to the file), at most ``max_lines`` of them."""
     end = min(end, len(lines))
     start = max(1, min(start, end if end else 1))
     truncated = end - start + 1 > max_lines
@@ -90,66 +97,25 @@ def cut_doc(
         section = list(block.section_path)
     if mode == "snippet":
         max_lines = min(max_lines, DEFAULT_SNIPPET_LINES)
-    content, first, last, truncated = _slice(lines, start, end, max_lines)
+    content, first, last, truncated = slice_lines(lines, start, end, max_lines)
     ranges: list[RangeMark] = []
     if mode == "multi_range":
         # Analyse the whole block (a cut may start inside a fence), then clip to the window.
         for r_start, r_end, reason in interesting_ranges(lines[start - 1 : end], start):
             if r_start <= last and r_end >= first:
                 ranges.append(RangeMark(max(r_start, first), min(r_end, last), reason))
-    return Cut(content, first, last, truncated, ranges, title, section, RefKind.DOC, block, first)
-
-
-@telemetry.traced(telemetry.CUT, telemetry.describe_cut)
-def cut_code(
-    doc: SourceDocument,
-    lines: list[str],
-    anchor_line: int,
-    mode: str,
-    max_lines: int,
-    snippet_lines: int = DEFAULT_SNIPPET_LINES,
-) -> Cut:
-    """A code ref: centred snippet, the whole file, or the file with interesting ranges."""
-    total = len(lines)
-    anchor_line = max(1, min(anchor_line, max(total, 1)))
-    block = block_for_line(doc, anchor_line)
-    title = block.title if block else doc.path
-    section = list(block.section_path) if block else [doc.path]
-    if mode == "snippet":
-        half = snippet_lines // 2
-        start = max(1, anchor_line - half)
-        end = min(total, start + snippet_lines - 1)
-        content, first, last, truncated = _slice(lines, start, end, max_lines)
-        truncated = False
-        return Cut(
-            content, first, last, truncated, [], title, section, RefKind.CODE, block, anchor_line
-        )
-    # A file longer than max_lines is cut around the anchor, not from line 1.
-    start = (
-        1
-        if total <= max_lines
-        else max(1, min(anchor_line - max_lines // 2, total - max_lines + 1))
-    )
-    content, first, last, truncated = _slice(lines, start, total, max_lines)
-    truncated = truncated or start > 1
-    ranges: list[RangeMark] = []
-    if mode == "multi_range":
-        for r_start, r_end, reason in interesting_code_ranges(
-            lines, doc.language or "", anchor_line
-        ):
-            if first <= r_start <= last:
-                ranges.append(RangeMark(r_start, min(r_end, last), reason))
+    scope = "page" if block is None else "section"
     return Cut(
-        content, first, last, truncated, ranges, title, section, RefKind.CODE, block, anchor_line
+        content, first, last, truncated, ranges, title, section, RefKind.DOC, block, first, scope
     )
 
 
 @telemetry.traced(telemetry.CUT, telemetry.describe_cut)
 def cut_file(doc: SourceDocument, lines: list[str], max_lines: int) -> Cut:
-    content, first, last, truncated = _slice(lines, 1, len(lines), max_lines)
+    content, first, last, truncated = slice_lines(lines, 1, len(lines), max_lines)
     title = doc.meta.title or doc.path
     kind = RefKind.FILE
-    return Cut(content, first, last, truncated, [], title, [title], kind, None, 1)
+    return Cut(content, first, last, truncated, [], title, [title], kind, None, 1, "file")
 
 
 def is_code(doc: SourceDocument) -> bool:

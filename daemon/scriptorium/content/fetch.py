@@ -11,15 +11,16 @@ import logging
 
 from scriptorium import telemetry
 from scriptorium.cancel import hold
-from scriptorium.content.cut import (
-    clamp_max_lines,
-    cut_code,
-    cut_doc,
-    cut_file,
-    find_doc_block,
+from scriptorium.content.code import cut_code, cut_lines, cut_symbol
+from scriptorium.content.cut import Cut, clamp_max_lines, cut_doc, cut_file, find_doc_block
+from scriptorium.content.resolve import Resolved
+from scriptorium.content.symbols import (
+    definition_fragment,
+    find_definition,
+    line_fragment,
+    parse_line_range,
 )
-from scriptorium.content.resolve import parse_line_anchor
-from scriptorium.domain.model import Corpus, RefKind
+from scriptorium.domain.model import Corpus, RefKind, SourceDocument
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
@@ -166,7 +167,7 @@ class LocalContent:
                     Resolution("not_found", "ref", detail="stale ref: the file is shorter now"),
                 )
             cut = cut_code(doc, lines, line, mode, max_lines)
-            location = f"{page}#L{cut.anchor_line}"
+            location = code_location(doc, page, cut)
         else:
             cut = cut_file(doc, lines, max_lines)
             location = page
@@ -184,21 +185,9 @@ class LocalContent:
         lines = self.indexer.lines_of(doc)
         page = source.page_location(doc.path)
         if doc.corpus is Corpus.CODE:
-            anchor = parse_line_anchor(fragment) if fragment else None
-            if anchor is None:
-                # A file location without a line anchor is the whole file.
-                cut = cut_file(doc, lines, max_lines)
-                loc = page
-            else:
-                if anchor[0] > len(lines):
-                    raise NotFound(
-                        "line anchor is past the end of the file",
-                        Resolution(
-                            "not_found", resolved.resolution.rule, requested_location=location
-                        ),
-                    )
-                cut = cut_code(doc, lines, anchor[0], mode, max_lines)
-                loc = f"{page}#L{cut.anchor_line}"
+            cut = self._code_cut(resolved, lines, mode, max_lines, location)
+            named = bool(fragment) and (resolved.symbol_only or parse_line_range(fragment) is None)
+            loc = code_location(doc, page, cut, named)
             ref = Ref(
                 source.name,
                 cut.kind,
@@ -229,6 +218,41 @@ class LocalContent:
             source, doc, cut, qualified, location, resolved.resolution, ref.encode()
         )
 
+    def _code_cut(
+        self, resolved: Resolved, lines: list[str], mode: str, max_lines: int, requested: str
+    ) -> Cut:
+        """A code location: the whole file, exact lines (``#L10-L20``), or a definition
+        (``#Class.method``, or the rest of a Python module path)."""
+        source, doc, fragment = resolved.source, resolved.doc, resolved.fragment
+        if not fragment:
+            return cut_file(doc, lines, max_lines)
+        span = None if resolved.symbol_only else parse_line_range(fragment)
+        if span is None:
+            page = source.page_location(doc.path)
+            qualify = self.indexer.resolver.qualify
+            match = find_definition(
+                doc, fragment, lambda f: qualify(source, f"{page}#{f}"), requested
+            )
+            if match.rule != "exact" and resolved.resolution.rule == "exact":
+                resolved.resolution.rule = match.rule  # the weaker of the two rules
+            return cut_symbol(doc, lines, match.block, mode, max_lines)
+        total = len(lines)
+        if span[0] > total:
+            raise NotFound(
+                "line anchor is past the end of the file",
+                Resolution(
+                    "not_found",
+                    resolved.resolution.rule,
+                    requested_location=requested,
+                    detail=f"the file has {total} lines",
+                ),
+            )
+        if span[1] > total:
+            resolved.resolution.detail = f"the file has {total} lines; the range stops there"
+        if mode == "definition":
+            return cut_code(doc, lines, span[0], mode, max_lines)
+        return cut_lines(doc, lines, span, mode, max_lines)
+
     def _outcome(self, source, doc, cut, location, requested, resolution, ref_id) -> ContentOutcome:
         anchor = (
             cut.block.anchor
@@ -254,4 +278,17 @@ class LocalContent:
             provider="local",
             section_path=cut.section_path,
             trace_id=telemetry.current_trace_id(),
+            scope=cut.scope,
+            symbol=cut.symbol,
+            context=cut.context,
         )
+
+
+def code_location(doc: SourceDocument, page: str, cut: Cut, named: bool = False) -> str:
+    """The location of what a code cut returned: the file, the lines, or (asked for by name)
+    the definition's name, or its lines when another definition shares that name."""
+    if cut.scope == "file":
+        return page
+    if named and cut.block is not None and cut.block.symbol is not None:
+        return f"{page}#{definition_fragment(doc, cut.block)}"
+    return f"{page}#{line_fragment(cut.start_line, cut.end_line)}"

@@ -5,7 +5,9 @@ sources first) or qualified by a source name (``ja/tutorial/first-steps``). With
 rules run in order, case-insensitively: ``exact`` canonical page, ``variant`` (a trailing
 ``.md``/``.html``/``.htm`` or ``/index`` stripped, a bare ``index`` meaning the root page),
 ``moved`` (a page's ``moved_from`` front matter) and ``canonical-leaf`` (the final segment
-names exactly one page). The reasons and rules are a fixed vocabulary.
+names exactly one page). The reasons and rules are a fixed vocabulary. A Python module path
+(``package.module.Class.method``, no ``/`` and no ``#``) that names no page resolves to the
+module's file, the rest of it becoming the definition to cut (``content.symbols``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from scriptorium.sources.base import Source
 
 MAX_LOCATION_CHARS = limits.MAX_LOCATION_CHARS
 _VARIANT_SUFFIXES = (".md", ".markdown", ".html", ".htm")
-_LINE_ANCHOR = re.compile(r"^L(\d+)(?:-L?(\d+))?$", re.IGNORECASE)
+_MODULE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+_PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 @dataclass(slots=True)
@@ -41,6 +44,8 @@ class Resolved:
     doc: SourceDocument
     fragment: str
     resolution: Resolution
+    # The fragment came from a module path: it names a definition, never lines.
+    symbol_only: bool = False
 
 
 class SourcePages:
@@ -56,6 +61,7 @@ class SourcePages:
         self.exact: dict[str, list[SourceDocument]] = defaultdict(list)
         self.leaf: dict[str, list[SourceDocument]] = defaultdict(list)
         self.moved: dict[str, list[SourceDocument]] = defaultdict(list)
+        self.module: dict[str, list[SourceDocument]] = defaultdict(list)
         self.top_dirs: Counter[str] = Counter()
         for doc in docs:
             for table, key in self._keys(doc):
@@ -69,12 +75,20 @@ class SourcePages:
         yield "leaf", page.rsplit("/", 1)[-1]
         for old in doc.meta.moved_from:
             yield "moved", _strip_variant(old.strip().strip("/").lower())
+        module = _module_name(doc.path)
+        if module:
+            yield "module", module.rsplit(".", 1)[-1].lower()
 
     def changed(self, removed: list[SourceDocument], added: list[SourceDocument]) -> SourcePages:
         """These tables with ``removed`` documents taken out and ``added`` ones put in."""
         new = object.__new__(SourcePages)
         new.source = self.source
-        tables = {"exact": dict(self.exact), "leaf": dict(self.leaf), "moved": dict(self.moved)}
+        tables = {
+            "exact": dict(self.exact),
+            "leaf": dict(self.leaf),
+            "moved": dict(self.moved),
+            "module": dict(self.module),
+        }
         new.top_dirs = Counter(self.top_dirs)
         touched: set[tuple[str, str]] = set()
         for doc, sign in [(d, -1) for d in removed] + [(d, 1) for d in added]:
@@ -97,6 +111,7 @@ class SourcePages:
                 del entries[key]
         new.top_dirs = +new.top_dirs  # drops directories no page is in any more
         new.exact, new.leaf, new.moved = tables["exact"], tables["leaf"], tables["moved"]
+        new.module = tables["module"]
         return new
 
     def resolve(self, path: str) -> Outcome | None:
@@ -118,6 +133,17 @@ class SourcePages:
         if hit and len(hit) == 1:
             return Outcome("resolved", "canonical-leaf", hit[0])
         return None
+
+    def python_module(self, module: str) -> tuple[list[SourceDocument], str]:
+        """The Python files a dotted module name names, and by which rule: ``exact`` (the
+        file's path from the source root), else ``canonical-leaf`` (the path's trailing
+        packages, as a ``src/`` layout imports them). A ``.py`` file hides its ``.pyi`` stub."""
+        docs = self.module.get(module.rsplit(".", 1)[-1].lower(), [])
+        exact = [d for d in docs if _module_name(d.path) == module]
+        if exact:
+            return _without_stubs(exact), "exact"
+        tail = [d for d in docs if _module_name(d.path).endswith("." + module)]
+        return _without_stubs(tail), "canonical-leaf"
 
     def leaf_pages(self, path: str) -> list[SourceDocument]:
         """The pages whose last segment is the path's, when several share it (a leaf miss).
@@ -145,13 +171,18 @@ def _strip_variant(path: str) -> str:
     return path
 
 
-def parse_line_anchor(fragment: str) -> tuple[int, int] | None:
-    match = _LINE_ANCHOR.match(fragment)
-    if not match:
-        return None
-    start = int(match.group(1))
-    end = int(match.group(2) or start)
-    return start, max(start, end)
+def _without_stubs(docs: list[SourceDocument]) -> list[SourceDocument]:
+    """``docs`` less the ``.pyi`` stubs whose ``.py`` file is among them."""
+    modules = {d.path.removesuffix(".py") for d in docs if d.path.endswith(".py")}
+    return [d for d in docs if not d.path.endswith(".pyi") or d.path[:-4] not in modules]
+
+
+def _module_name(path: str) -> str:
+    """``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``; "" for other files."""
+    stem = next((path[: -len(s)] for s in _PYTHON_SUFFIXES if path.endswith(s)), "")
+    stem = stem.removesuffix("/__init__")
+    parts = stem.split("/")
+    return ".".join(parts) if stem and all(p.isidentifier() for p in parts) else ""
 
 
 def normalize_location(raw: str) -> tuple[str, str]:
@@ -255,10 +286,51 @@ class Resolver:
         ):
             # The detail never quotes the request: it becomes the status message.
             raise self._miss(raw, "unknown_site", "its first segment names no configured source")
+        if not fragment and _MODULE_PATH.match(path):
+            module = self._python_module(raw, path)
+            if module is not None:
+                return module
         shared = self._shared_leaf(self.sources, path, raw)
         if shared:
             raise shared
         raise self._miss(raw, "not_found", "no page at that location; search to find it")
+
+    def _python_module(self, raw: str, path: str) -> Resolved | None:
+        """``package.module.Class.method``: the longest prefix that names a Python file (default
+        sources first, exact before canonical-leaf), the rest the definition in it; None when
+        no prefix names one."""
+        parts = path.split(".")
+        for size in range(len(parts), 0, -1):
+            found = self._modules(".".join(parts[:size]))
+            if not found:
+                continue
+            rule = found[0][2]
+            if len(found) > 1:
+                symbol = ".".join(parts[size:])
+                candidates = [
+                    self.qualify(s, s.page_location(d.path)) + (f"#{symbol}" if symbol else "")
+                    for s, d, _ in found
+                ]
+                raise self._ambiguous(raw, rule, candidates, "several Python files match")
+            source, doc, _ = found[0]
+            resolved = self._finish(raw, source, Outcome("resolved", rule, doc), "")
+            resolved.fragment = ".".join(parts[size:])
+            resolved.symbol_only = True
+            resolved.resolution.detail = "resolved as a Python module path"
+            return resolved
+        return None
+
+    def _modules(self, module: str) -> list[tuple[Source, SourceDocument, str]]:
+        """The files of the best rule that ``module`` names in the first sources naming any."""
+        found: list[tuple[Source, SourceDocument, str]] = []
+        for default in (True, False):
+            for source in (s for s in self.sources if s.is_default is default):
+                docs, rule = self.pages[source.name].python_module(module)
+                found += [(source, doc, rule) for doc in docs]
+            if found:
+                break
+        exact = [f for f in found if f[2] == "exact"]
+        return exact or found
 
     def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:
         if outcome.reason == "ambiguous" or outcome.doc is None:

@@ -180,6 +180,8 @@ class Query:
     as_of: datetime | None = None
     token_budget: int = 0
     explain: bool = False
+    # A BM25 weight per term (aligned with ``terms``); empty means every term weighs 1.
+    weights: tuple[float, ...] = ()
     # Characters of the text as the caller sent it; more than len(text) when it was cut.
     received_chars: int = 0
 

@@ -167,7 +167,7 @@ class RangeMark:
 class ContentParams:
     ref_id: str = ""
     location: str = ""
-    mode: str = "snippet"  # snippet, full, multi_range
+    mode: str = "snippet"  # snippet, full, multi_range, definition
     max_lines: int = 0
     seen_doc_version: str = ""
 
@@ -228,6 +228,12 @@ class ContentOutcome:
     source_revision: str = ""
     section_path: list[str] = field(default_factory=list)
     trace_id: str = ""
+    # section, page, definition, window, lines or file: what ``content`` covers.
+    scope: str = ""
+    # The qualified name of the definition returned or enclosing the anchor (code only).
+    symbol: str = ""
+    # DEFINITION mode: the enclosing definitions' signature lines that precede the definition.
+    context: list[RangeMark] = field(default_factory=list)
 
 
 @dataclass(slots=True)

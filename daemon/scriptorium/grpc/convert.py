@@ -56,11 +56,13 @@ _CONTENT_MODE_FROM_PB = {
     pb.CONTENT_MODE_SNIPPET: "snippet",
     pb.CONTENT_MODE_FULL: "full",
     pb.CONTENT_MODE_MULTI_RANGE: "multi_range",
+    pb.CONTENT_MODE_DEFINITION: "definition",
 }
 _CONTENT_MODE_TO_PB = {
     "snippet": pb.CONTENT_MODE_SNIPPET,
     "full": pb.CONTENT_MODE_FULL,
     "multi_range": pb.CONTENT_MODE_MULTI_RANGE,
+    "definition": pb.CONTENT_MODE_DEFINITION,
 }
 _FLOW_STYLE_FROM_PB = {
     pb.FLOW_STYLE_UNSPECIFIED: "",
@@ -387,6 +389,14 @@ def search_response(outcome: SearchOutcome) -> pb.SearchResponse:
     return response
 
 
+def _ranges_to_pb(ranges: Iterable[RangeMark]) -> list[pb.Range]:
+    return [pb.Range(start_line=r.start_line, end_line=r.end_line, reason=r.reason) for r in ranges]
+
+
+def _ranges_from_pb(ranges: Iterable[pb.Range]) -> list[RangeMark]:
+    return [RangeMark(r.start_line, r.end_line, r.reason) for r in ranges]
+
+
 def content_response(outcome: ContentOutcome) -> pb.GetContentResponse:
     return pb.GetContentResponse(
         location=outcome.location,
@@ -394,10 +404,7 @@ def content_response(outcome: ContentOutcome) -> pb.GetContentResponse:
         url=outcome.url,
         source=outcome.source,
         content=outcome.content,
-        ranges=[
-            pb.Range(start_line=r.start_line, end_line=r.end_line, reason=r.reason)
-            for r in outcome.ranges
-        ],
+        ranges=_ranges_to_pb(outcome.ranges),
         truncated=outcome.truncated,
         total_lines=outcome.total_lines,
         doc_version=outcome.doc_version,
@@ -412,6 +419,9 @@ def content_response(outcome: ContentOutcome) -> pb.GetContentResponse:
         source_revision=outcome.source_revision,
         section_path=list(outcome.section_path),
         trace_id=outcome.trace_id,
+        scope=outcome.scope,
+        symbol=outcome.symbol,
+        context=_ranges_to_pb(outcome.context),
     )
 
 
@@ -423,7 +433,7 @@ def content_outcome_from_pb(reply: pb.GetContentResponse) -> ContentOutcome:
         url=reply.url,
         source=reply.source,
         content=reply.content,
-        ranges=[RangeMark(r.start_line, r.end_line, r.reason) for r in reply.ranges],
+        ranges=_ranges_from_pb(reply.ranges),
         truncated=reply.truncated,
         total_lines=reply.total_lines,
         doc_version=reply.doc_version,
@@ -438,6 +448,9 @@ def content_outcome_from_pb(reply: pb.GetContentResponse) -> ContentOutcome:
         source_revision=reply.source_revision,
         section_path=list(reply.section_path),
         trace_id=reply.trace_id,
+        scope=reply.scope,
+        symbol=reply.symbol,
+        context=_ranges_from_pb(reply.context),
     )
 
 

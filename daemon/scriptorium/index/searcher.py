@@ -6,7 +6,7 @@ query-syntax characters in a query are just text.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import tantivy
@@ -56,24 +56,28 @@ def _any_term(schema: tantivy.Schema, field: str, values: Collection[str]) -> ta
 
 def build_query(
     schema: tantivy.Schema,
-    terms: Collection[str],
+    terms: Sequence[str],
     weights: FieldWeights,
     *,
     corpora: Collection[str] = (),
     sources: Collection[str] = (),
     symbols: Collection[str] = (),
+    term_weights: Sequence[float] = (),
 ) -> tantivy.Query:
-    """BM25 over the text fields for ``terms``, restricted (without changing scores) to
-    ``corpora``, ``sources`` and blocks that define one of ``symbols``."""
+    """BM25 over the text fields for ``terms`` (each weighed by its ``term_weights`` entry,
+    1 without one), restricted (without changing scores) to ``corpora``, ``sources`` and
+    blocks that define one of ``symbols``."""
     clauses = []
-    for term in terms:
+    for index, term in enumerate(terms):
+        weight = term_weights[index] if index < len(term_weights) else 1.0
         for field, boost in (
             (S.BODY, weights.body),
             (S.HEADING, weights.heading),
             (S.PATH, weights.path),
         ):
             if boost > 0:
-                clauses.append((tantivy.Occur.Should, _field_query(schema, field, term, boost)))
+                query = _field_query(schema, field, term, boost * weight)
+                clauses.append((tantivy.Occur.Should, query))
     matcher = tantivy.Query.boolean_query(clauses)
     filters = [
         _any_term(schema, field, values)
@@ -90,7 +94,7 @@ def build_query(
 @telemetry.traced(telemetry.RETRIEVE, telemetry.describe_retrieval)
 def lexical_search(
     snapshot: Snapshot,
-    terms: Collection[str],
+    terms: Sequence[str],
     weights: FieldWeights,
     limit: int,
     *,
@@ -99,6 +103,7 @@ def lexical_search(
     symbols: Collection[str] = (),
     symbol_limit: int = 0,
     symbol_reach: tuple[int, float] = (10, 1.0),
+    term_weights: Sequence[float] = (),
 ) -> list[LexicalHit]:
     """The ``limit`` best blocks for ``terms``, then up to ``symbol_limit`` more among the
     blocks that define one of ``symbols`` (scored by the same query, so the two lists are
@@ -112,7 +117,9 @@ def lexical_search(
     if not terms:
         return []
     schema = snapshot.index.schema
-    query = build_query(schema, terms, weights, corpora=corpora, sources=sources)
+    query = build_query(
+        schema, terms, weights, corpora=corpora, sources=sources, term_weights=term_weights
+    )
     # ``hits`` builds a new list on every access: read it once.
     found = snapshot.searcher.search(query, limit, count=False).hits
     window, factor = symbol_reach
@@ -128,7 +135,13 @@ def lexical_search(
         and (not corpora or "code" in corpora)
     ):
         named = build_query(
-            schema, terms, weights, corpora=corpora, sources=sources, symbols=symbols
+            schema,
+            terms,
+            weights,
+            corpora=corpora,
+            sources=sources,
+            symbols=symbols,
+            term_weights=term_weights,
         )
         seen = {(a.segment_ord, a.doc) for _, a in found}
         extra = snapshot.searcher.search(named, symbol_limit, count=False).hits

@@ -11,7 +11,9 @@ contract rather than a copy of it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +29,27 @@ _SCORE_DIGITS = 4
 def page_of(location: str) -> str:
     """The page part of a location or URL (its ``#fragment`` dropped)."""
     return location.split("#", 1)[0]
+
+
+_DOC_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".html", ".htm", ".rst", ".txt", ".ipynb"})
+_LINE_FRAGMENT = re.compile(r"^L\d+(?:-L?\d+)?$", re.IGNORECASE)
+_MODULE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+
+
+def doc_target(location: str) -> tuple[str, str]:
+    """What get_doc fetches for a location, and in which mode.
+
+    A page drops its ``#section`` and comes whole (full). A code file keeps its fragment: a
+    ``#Symbol`` comes as its definition with the enclosing signatures (definition), ``#L10-L20``
+    as exactly those lines (snippet); so does a Python module path (``pkg.mod.Class``).
+    """
+    page, _, fragment = location.partition("#")
+    suffix = PurePosixPath(page).suffix.lower()
+    if fragment and suffix and suffix not in _DOC_SUFFIXES:
+        return location, "snippet" if _LINE_FRAGMENT.match(fragment) else "definition"
+    if not fragment and "/" not in page and _MODULE_PATH.match(page.strip()):
+        return location, "definition"
+    return page, "full"
 
 
 # -- search_docs / search_code / get_doc -----------------------------------------------------------
@@ -67,7 +90,8 @@ class CodeHit(BaseModel):
 
     Title: str = Field(description="Symbol name, with enclosing definitions (Class.method).")
     Path: str = Field(
-        description="file#Lnn location; pass to get_content (or get_doc for the whole file)."
+        description="file#Lstart-Lend location (the definition's lines); pass to get_doc or "
+        "get_content to read exactly them."
     )
     Url: str
     Snippet: str = Field(description="The source lines around the matching line, as written.")
@@ -197,6 +221,22 @@ def doc_missing(location: str, resolution: pb.Resolution | None) -> DocPage:
                 "Use 'search_docs' to find available documents."
             ),
         )
+    if (
+        resolution is not None
+        and resolution.candidates
+        and resolution.detail.startswith("no definition")
+    ):
+        candidates = list(resolution.candidates)
+        return DocPage(
+            Location=location,
+            NotFound=True,
+            Reason=reason,
+            Candidates=candidates,
+            Message=(
+                f"No definition at location '{location}'; the closest names: "
+                f"{', '.join(candidates)}. Call 'get_doc' again with one of the candidates."
+            ),
+        )
     if resolution is not None and resolution.candidates:
         # A last segment several pages share: not a guess, but the pages to choose from.
         candidates = list(resolution.candidates)
@@ -248,12 +288,18 @@ ContentOut = model_for(
         *("found", "location", "requested_location", "url", "source", "ref_id", "kind", "title"),
         *("section_path", "content", "start_line", "end_line", "total_lines", "truncated"),
         *("ranges", "doc_version", "revision_skew", "resolution", "error", "trace_id"),
+        *("scope", "symbol", "context"),
     ),
     extra={"found": (bool, ...), "error": (ErrorOut | None, None)},
     descriptions={
         "kind": "doc, code or file.",
         "ranges": "Highlighted line ranges (multi_range mode), each with its reason.",
         "revision_skew": "True when the document changed since the ref was issued.",
+        "scope": "What content covers: section or page (docs); definition, window, lines or "
+        "file (code).",
+        "symbol": "The definition returned or the one the anchor sits in (Class.method).",
+        "context": "definition mode: the enclosing definitions' signature lines that open "
+        "content, outermost first.",
     },
     nested={"resolution": ResolutionOut},
     optional=True,

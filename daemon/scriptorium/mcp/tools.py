@@ -31,7 +31,8 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_wor
 INSTRUCTIONS = """\
 Scriptorium answers questions from indexed documentation and source code, with exact locations.
 Typical use: search_docs to find pages, then get_doc to read one in full; search_code to find
-definitions, then get_content for the lines you need. guide_implementation gives a grounded
+definitions, then get_doc with a result's Path for exactly that definition ('file.py#Class.method'
+names one directly), or get_content for other cuts. guide_implementation gives a grounded
 step-by-step plan for a task in one call; expand_related and summarize_flow work from refs
 (ref ids or locations) you already have. Pass locations back exactly as they were returned.
 When a search finds nothing, list_sources tells whether a source is still loading or failed."""
@@ -46,18 +47,22 @@ part of it). For source code, use search_code."""
 GET_DOC = """\
 Read the full Markdown of one documentation page (never cut short). Pass a Path from search_docs
 or a page location you know (e.g. 'tutorial/path-params'); a '#section' suffix is ignored.
-Returns Location (the page actually served, which can differ from what you passed after
-normalisation), Url and Content. When nothing matches: NotFound, Location and Message. When the
-location matches several pages (or its last segment names several), NotFound comes with Reason
-and Candidates: call get_doc again with one of them. To read only one section or a few lines,
-use get_content."""
+For source code it reads exactly what a location names: 'file.py#Class.method' (or a Python
+module path such as 'package.module.Class.method') that definition, decorators to body, after
+the signature lines of the definitions around it; 'file.ts#L10-L20' (a search_code Path) those
+lines; a bare file the whole file. Returns Location (what was actually served, which can differ
+from what you passed after normalisation), Url and Content. When nothing matches: NotFound,
+Location and Message. When the location matches several pages or definitions (or its last
+segment names several), NotFound comes with Reason and Candidates: call get_doc again with one
+of them. To read only one section or a few lines, use get_content."""
 
 SEARCH_CODE = """\
 Search the indexed source code for definitions (functions, classes, methods) that match a
 query; identifiers match in any style (getUserName, get_user_name). Each result has Title (the
-symbol), Path ('file#Lnn'), Language, Lines (the definition's span) and Snippet (the source
-lines around the best match, as written). Use it to find where something is implemented or to
-find usage examples; read more with get_content(location=Path, mode='full')."""
+symbol), Path ('file#Lstart-Lend', the definition's lines), Language, Lines (the same span) and
+Snippet (the source lines around the best match, as written). Use it to find where something is
+implemented or to find usage examples; read the definition with get_doc(location=Path), or the
+whole file with get_content(location=Path, mode='full')."""
 
 LIST_SOURCES = """\
 List what is indexed: every documentation and code source with its state (loading, ready,
@@ -68,11 +73,15 @@ the documentation does not cover a question: the source may still be loading or 
 
 GET_CONTENT = """\
 Fetch exactly one block by ref_id or by location. mode 'snippet' gives a focused excerpt (the
-start of a doc section, or lines centred on a code line); 'full' the whole doc section, or the
-whole source file for code; 'multi_range' the same plus highlighted line ranges, each with the
-reason it matters (steps, lists, signatures, handlers...). max_lines caps long answers.
-location takes a Path from search_docs/search_code, optionally with '#section' or '#Lnn'. The
-answer has line numbers, the ref_id, and how the location was resolved. When it does not
+start of a doc section; for a code ref the definition it sits in when that fits 40 lines, else a
+window inside it); 'full' the whole doc section, or the whole source file for code;
+'multi_range' the same plus highlighted line ranges, each with the reason it matters (steps,
+lists, signatures, handlers...); 'definition' (code) the definition around the ref with the
+signature lines of the definitions enclosing it. max_lines caps long answers. location takes a
+Path from search_docs/search_code, optionally with '#section'; for code also '#Class.method',
+'#L10' or '#L10-L20' (exactly those lines), or a Python module path 'package.module.Class'.
+scope says what came back (section, page, definition, window, lines or file). The answer has
+line numbers, the ref_id, and how the location was resolved. When it does not
 resolve, found is false and resolution says why; if resolution.candidates is not empty (an
 ambiguous location, or a last segment several pages share), call again with one of them."""
 
@@ -196,12 +205,12 @@ class Tools:
             str, Field(description="Page location: a Path from search_docs, passed unchanged.")
         ],
     ) -> Annotated[CallToolResult, shapes.DocPage]:
-        page = shapes.page_of(location).strip()
+        page, mode = shapes.doc_target(location.strip())
         if not page:
             raise ToolError("location is required: pass a Path from search_docs")
         client = await self._client()
         try:
-            response = await client.get_content(location=page, mode="full", max_lines=MAX_LINES_CAP)
+            response = await client.get_content(location=page, mode=mode, max_lines=MAX_LINES_CAP)
         except ResolutionError as err:
             return _answer(shapes.doc_missing(location, err.resolution))
         except ScriptoriumError as err:
@@ -227,10 +236,15 @@ class Tools:
         self,
         ref_id: Annotated[str, Field(description="A ref id from an earlier answer.")] = "",
         location: Annotated[
-            str, Field(description="A location (Path) from search results; '#section'/'#Lnn'.")
+            str,
+            Field(
+                description="A location (Path) from search results; '#section', or for code "
+                "'#Class.method', '#L10-L20', or a module path 'package.module.Class'."
+            ),
         ] = "",
         mode: Annotated[
-            Literal["snippet", "full", "multi_range"], Field(description="How much to return.")
+            Literal["snippet", "full", "multi_range", "definition"],
+            Field(description="How much to return."),
         ] = "snippet",
         max_lines: Annotated[
             int, Field(description="Cap on returned lines; 0 means the server default.")

@@ -71,6 +71,16 @@ class RankingSettings:
     # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
     # weighed by that class instead. 1.0 is off.
     auxiliary_factor: float = 0.8
+    # How many distinct terms of a query are searched for, and which when it has more: the
+    # first ones, or (``frequent_query_terms``) the ones it says most often.
+    max_query_terms: int = 64
+    frequent_query_terms: bool = False
+    # A term the query says n times weighs 1 + this x ln(n) in BM25 (a pasted issue text
+    # repeats the name it is about); 0 is off.
+    query_term_frequency: float = 0.0
+    # Factor for terms that come from identifier-like query words (code spans, snake_case,
+    # dotted names, camelCase): in a long text they are the specific part; 1.0 is off.
+    identifier_term_weight: float = 1.0
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
@@ -139,6 +149,12 @@ _HELP = {
     "definition_factor": "factor for code blocks that define a name the query spells out",
     "definition_candidates": "extra lexical candidates among code blocks defining a name the "
     "query spells out (with definition_factor above 1); 0 is off",
+    "max_query_terms": "most distinct query terms searched for",
+    "frequent_query_terms": "when a query has more terms than max_query_terms, keep the ones it "
+    "says most often rather than the first ones",
+    "query_term_frequency": "weigh a term the query says n times by 1 + this x ln(n) (0 is off)",
+    "identifier_term_weight": "factor for query terms from identifier-like words (code spans, "
+    "snake_case, dotted names, camelCase); 1.0 is off",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "

@@ -11,7 +11,8 @@ import re
 from collections.abc import Callable
 
 from scriptorium.domain.model import Candidate, Query
-from scriptorium.text import tokenize
+from scriptorium.ranking.settings import RankingSettings
+from scriptorium.text import counted_query_terms, tokenize
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
@@ -114,6 +115,35 @@ def query_names(text: str, *, identifiers_only: bool = False) -> frozenset[str]:
         if len(names) >= MAX_QUERY_TERMS:
             break
     return frozenset(list(names)[:MAX_QUERY_TERMS])
+
+
+def weighted_terms(
+    text: str, settings: RankingSettings
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """A query's search terms and the BM25 weight of each ("" weights: all 1).
+
+    The levers are ``max_query_terms`` / ``frequent_query_terms`` (which terms),
+    ``query_term_frequency`` (a term said often weighs more) and ``identifier_term_weight``
+    (terms of identifier-like words weigh more).
+    """
+    options = settings.token_options()
+    counted = counted_query_terms(
+        text,
+        limit=settings.max_query_terms,
+        frequent_first=settings.frequent_query_terms,
+        **options,
+    )
+    terms = tuple(term for term, _ in counted)
+    by_count = settings.query_term_frequency
+    identifier = settings.identifier_term_weight
+    if not by_count and identifier == 1.0:
+        return terms, ()
+    named = set(tokenize(" ".join(identifier_words(text)), **options)) if identifier != 1.0 else ()
+    weights = tuple(
+        (1.0 + by_count * math.log(count)) * (identifier if term in named else 1.0)
+        for term, count in counted
+    )
+    return terms, weights if any(w != 1.0 for w in weights) else ()
 
 
 def coverage(

@@ -42,4 +42,5 @@ class LocalCandidates:
             else (),
             symbol_limit=ranking.definition_candidates,
             symbol_reach=(ranking.window(query.top_k), ranking.definition_factor),
+            term_weights=query.weights,
         )

@@ -20,12 +20,13 @@ from scriptorium.limits import (
 )
 from scriptorium.plugins import PluginError, Registry
 from scriptorium.ranking.settings import RankingSettings
+from scriptorium.ranking.signals import weighted_terms
 from scriptorium.retrieval.answer import Answerer, new_outcome
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import is_listing
-from scriptorium.text import clip_at_whitespace, query_terms
+from scriptorium.text import clip_at_whitespace
 
 
 class SearchService:
@@ -74,9 +75,11 @@ class SearchService:
             SNIPPET_DEFAULT if params.snippet_lines <= 0 else min(params.snippet_lines, SNIPPET_MAX)
         )
         corpora = frozenset(params.kinds) or frozenset({Corpus.DOCS, Corpus.CODE})
+        terms, weights = weighted_terms(text, self.ranking)
         return Query(
             text=text,
-            terms=tuple(query_terms(text, **self.ranking.token_options())),
+            terms=terms,
+            weights=weights,
             top_k=top_k,
             snippet_lines=snippet,
             corpora=corpora,

@@ -156,7 +156,9 @@ class Source:
         if block.kind is RefKind.DOC:
             return f"{page}#{block.anchor}" if block.anchor else page
         if block.kind is RefKind.CODE:
-            return f"{page}#L{anchor_line or block.start_line}"
+            # The definition's range: fetched, it returns exactly the definition's lines.
+            start, end = block.start_line, block.end_line
+            return f"{page}#L{start}" if start == end else f"{page}#L{start}-L{end}"
         return page
 
     def url_for(self, path: str, anchor: str = "") -> str:

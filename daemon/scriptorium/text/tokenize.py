@@ -53,6 +53,7 @@ __all__ = [
     "MAX_QUERY_TERMS",
     "MAX_TOKEN_CHARS",
     "TOKENIZER_VERSION",
+    "counted_query_terms",
     "query_terms",
     "token_set",
     "tokenize",
@@ -284,11 +285,36 @@ def query_terms(text: str, *, stem: bool = False, **options: bool) -> list[str]:
     Stopwords are removed unless that leaves nothing, so a query made only of stopwords (say
     "how to") still searches for something.
     """
+    return [term for term, _ in counted_query_terms(text, stem=stem, **options)]
+
+
+def counted_query_terms(
+    text: str,
+    *,
+    stem: bool = False,
+    limit: int = MAX_QUERY_TERMS,
+    frequent_first: bool = False,
+    **options: bool,
+) -> list[tuple[str, int]]:
+    """Distinct query tokens with how often the query says each, at most ``limit`` of them,
+    in first-seen order.
+
+    When there are more than ``limit``, the first ones are kept, or with ``frequent_first``
+    the ones said most often (ties by first appearance): in a pasted issue text the name it is
+    about recurs, the prose around it does not. Stopwords as :func:`query_terms`.
+    """
     drop = options.pop("drop_stopwords", True)
     tokens = tokenize(text, drop_stopwords=drop, stem=stem, **options) or tokenize(
         text, drop_stopwords=False, stem=stem, **options
     )
-    return list(dict.fromkeys(tokens))[:MAX_QUERY_TERMS]
+    counts: dict[str, int] = {}
+    for token in tokens:
+        counts[token] = counts.get(token, 0) + 1
+    if len(counts) <= limit or not frequent_first:
+        return list(counts.items())[:limit]
+    order = {term: index for index, term in enumerate(counts)}
+    kept = sorted(counts, key=lambda term: (-counts[term], order[term]))[:limit]
+    return [(term, counts[term]) for term in sorted(kept, key=order.__getitem__)]
 
 
 @functools.lru_cache(maxsize=512)

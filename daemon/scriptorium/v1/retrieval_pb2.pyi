@@ -36,6 +36,7 @@ class ContentMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTENT_MODE_SNIPPET: _ClassVar[ContentMode]
     CONTENT_MODE_FULL: _ClassVar[ContentMode]
     CONTENT_MODE_MULTI_RANGE: _ClassVar[ContentMode]
+    CONTENT_MODE_DEFINITION: _ClassVar[ContentMode]
 
 class FlowStyle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -72,6 +73,7 @@ CONTENT_MODE_UNSPECIFIED: ContentMode
 CONTENT_MODE_SNIPPET: ContentMode
 CONTENT_MODE_FULL: ContentMode
 CONTENT_MODE_MULTI_RANGE: ContentMode
+CONTENT_MODE_DEFINITION: ContentMode
 FLOW_STYLE_UNSPECIFIED: FlowStyle
 FLOW_STYLE_COMPACT: FlowStyle
 FLOW_STYLE_DETAILED: FlowStyle
@@ -314,7 +316,7 @@ class Resolution(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., rule: _Optional[str] = ..., candidates: _Optional[_Iterable[str]] = ..., detail: _Optional[str] = ..., requested_location: _Optional[str] = ..., site: _Optional[str] = ..., resolved_location: _Optional[str] = ...) -> None: ...
 
 class GetContentResponse(_message.Message):
-    __slots__ = ("location", "requested_location", "url", "source", "content", "ranges", "truncated", "total_lines", "doc_version", "resolution", "ref_id", "kind", "title", "start_line", "end_line", "provider", "revision_skew", "source_revision", "section_path", "trace_id")
+    __slots__ = ("location", "requested_location", "url", "source", "content", "ranges", "truncated", "total_lines", "doc_version", "resolution", "ref_id", "kind", "title", "start_line", "end_line", "provider", "revision_skew", "source_revision", "section_path", "trace_id", "scope", "symbol", "context")
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_LOCATION_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
@@ -335,6 +337,9 @@ class GetContentResponse(_message.Message):
     SOURCE_REVISION_FIELD_NUMBER: _ClassVar[int]
     SECTION_PATH_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    SYMBOL_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
     location: str
     requested_location: str
     url: str
@@ -355,7 +360,10 @@ class GetContentResponse(_message.Message):
     source_revision: str
     section_path: _containers.RepeatedScalarFieldContainer[str]
     trace_id: str
-    def __init__(self, location: _Optional[str] = ..., requested_location: _Optional[str] = ..., url: _Optional[str] = ..., source: _Optional[str] = ..., content: _Optional[str] = ..., ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ..., truncated: _Optional[bool] = ..., total_lines: _Optional[int] = ..., doc_version: _Optional[str] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., title: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., provider: _Optional[str] = ..., revision_skew: _Optional[bool] = ..., source_revision: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    scope: str
+    symbol: str
+    context: _containers.RepeatedCompositeFieldContainer[Range]
+    def __init__(self, location: _Optional[str] = ..., requested_location: _Optional[str] = ..., url: _Optional[str] = ..., source: _Optional[str] = ..., content: _Optional[str] = ..., ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ..., truncated: _Optional[bool] = ..., total_lines: _Optional[int] = ..., doc_version: _Optional[str] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., title: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., provider: _Optional[str] = ..., revision_skew: _Optional[bool] = ..., source_revision: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., scope: _Optional[str] = ..., symbol: _Optional[str] = ..., context: _Optional[_Iterable[_Union[Range, _Mapping]]] = ...) -> None: ...
 
 class ExpandRelatedRequest(_message.Message):
     __slots__ = ("ref_ids", "top_k", "kinds", "mode", "sources")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.evaluation import record
-from scriptorium.evaluation.suite import report, sets
+from scriptorium.evaluation.suite import overrides, report, sets
 from scriptorium.evaluation.suite.materialise import DEFAULT_CACHE, Materialised, materialise
 from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_commit
 from scriptorium.evaluation.suite.run import CorpusTiming, run_corpus
@@ -55,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="[SET=]K",
         help="every K-th case (the 1st, the K+1-th, ...) of every set, or of SET only; repeatable",
+    )
+    parser.add_argument(
+        "--ranking",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="run the daemons with this [ranking] lever changed (a TOML value); repeatable",
     )
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare runs")
     return parser
@@ -153,6 +160,8 @@ def _run(args: argparse.Namespace) -> int:
     registry = load_registry()
     cache: Path = args.cache.expanduser()
     started = datetime.now(UTC)
+    levers = overrides.parse_overrides(args.ranking)
+    out = args.out or REPO_ROOT / "eval" / "suite-runs" / f"{started:%Y%m%d-%H%M%S}"
     rows: list[dict[str, Any]] = []
     timings: list[CorpusTiming] = []
 
@@ -192,7 +201,9 @@ def _run(args: argparse.Namespace) -> int:
 
         set_rows, timing = run_fastapi_set(
             _in_repo(args.fastapi_set, "eval/fastapi.jsonl"),
-            _in_repo(args.fastapi_config, "eval/fastapi.toml"),
+            overrides.with_ranking(
+                _in_repo(args.fastapi_config, "eval/fastapi.toml"), levers, out / "configs"
+            ),
             cache=cache,
             registry=registry,
             log=_log,
@@ -207,7 +218,13 @@ def _run(args: argparse.Namespace) -> int:
     for number, (spec, cases) in enumerate(grouped.items(), start=1):
         _log(f"[{number}/{len(grouped)}] {spec.key}: {len(cases)} case(s)")
         corpus_rows, timing = run_corpus(
-            spec, cases, repos=args.repos, cache=cache, registry=registry, log=_log
+            spec,
+            cases,
+            repos=args.repos,
+            cache=cache,
+            registry=registry,
+            log=_log,
+            ranking=overrides.ranking_table(levers),
         )
         rows += corpus_rows
         timings.append(timing)
@@ -224,17 +241,18 @@ def _run(args: argparse.Namespace) -> int:
         f"Suite run {started:%Y-%m-%d %H:%M} UTC, commit {harness[:12]}; sets {', '.join(chosen)}"
         + "".join(f"; {name}: 1 case in {k}" for name, k in steps.items() if k > 1)
         + (f"; first {args.limit} cases per set" if args.limit is not None else "")
+        + "".join(f"; ranking {name} = {value!r}" for name, value in levers.items())
     )
     timing_table = format_timings(timings)
     output = f"{header}\n\n{tables}\n\n{timing_table}"
     print(output)
-    out = args.out or REPO_ROOT / "eval" / "suite-runs" / f"{started:%Y%m%d-%H%M%S}"
     summary = {
         "started": started.isoformat(timespec="seconds"),
         "harness_commit": harness,
         "sets": chosen,
         "sample": steps,
         "limit": args.limit,
+        "ranking": levers,
         "aggregates": {name: report.set_aggregates(r) for name, r in grouped_rows.items() if r},
         "macro_over_sets": report.macro_over_sets(grouped_rows),
         "timings": [t.as_dict() for t in timings],

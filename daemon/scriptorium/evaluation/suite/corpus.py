@@ -26,8 +26,9 @@ def source_root(tree: Path, spec: SourceSpec) -> Path:
     return tree / spec.subdir if spec.subdir else tree
 
 
-def config_toml(tree: Path, sources: tuple[SourceSpec, ...]) -> str:
-    """The daemon config for a corpus: no watching, every source default (unqualified)."""
+def config_toml(tree: Path, sources: tuple[SourceSpec, ...], ranking: str = "") -> str:
+    """The daemon config for a corpus: no watching, every source default (unqualified), and
+    ``ranking`` (a ``[ranking]`` table or "") after the sources."""
     lines = ["[server]", "watch = false", ""]
     for spec in sources:
         lines += [
@@ -40,13 +41,13 @@ def config_toml(tree: Path, sources: tuple[SourceSpec, ...]) -> str:
         if spec.include:
             lines.append(f"include = [{', '.join(_toml_string(p) for p in spec.include)}]")
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines) + ranking
 
 
-def write_config(corpus: Materialised, spec: CorpusSpec) -> Path:
+def write_config(corpus: Materialised, spec: CorpusSpec, ranking: str = "") -> Path:
     """Write the corpus's daemon config beside its state dir and return its path."""
     path = corpus.state_dir.parent / "daemon.toml"
-    path.write_text(config_toml(corpus.tree, spec.sources), encoding="utf-8")
+    path.write_text(config_toml(corpus.tree, spec.sources, ranking), encoding="utf-8")
     return path
 
 

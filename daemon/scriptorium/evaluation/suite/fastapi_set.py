@@ -115,6 +115,7 @@ def run_fastapi_set(
     timing = CorpusTiming(corpus=f"{config.name} ({set_path.name})", cases=len(cases))
     digest = hashlib.sha256(str(config.resolve()).encode() + config.read_bytes()).hexdigest()
     state_dir = cache.expanduser() / "fastapi-eval" / digest[:16] / "state"
+    state_dir.mkdir(parents=True, exist_ok=True)
 
     began = time.perf_counter()
     documents = _documents(registry, config)

@@ -131,15 +131,17 @@ def run_corpus(
     registry: Registry,
     log: Log,
     materialised: Materialised | None = None,
+    ranking: str = "",
 ) -> tuple[list[dict[str, Any]], CorpusTiming]:
-    """Every case on one corpus, asked of the daemon and both baselines."""
+    """Every case on one corpus, asked of the daemon (with ``ranking``, a ``[ranking]`` table
+    or "") and both baselines."""
     timing = CorpusTiming(corpus=spec.key, cases=len(cases))
     started = time.perf_counter()
     corpus = materialised or materialise(repos, spec.repo, spec.commit, spec.selection, cache, log)
     timing.materialise_s = time.perf_counter() - started
 
     daemon = runner.DaemonProcess(
-        config=write_config(corpus, spec),
+        config=write_config(corpus, spec, ranking),
         startup_timeout_s=INDEX_TIMEOUT_S,
         state_dir=corpus.state_dir,
     )
