@@ -1,4 +1,6 @@
-# Scriptorium developer entry points. Needs only python3 (3.11+), node 20 and npm.
+# Scriptorium developer entry points. Needs python3 (3.11+), node 20 and npm, Go (1.26) for the Go
+# client and a JDK (17) with Maven for the Java client; Go modules and Maven artifacts are fetched
+# on first use and cached (the Go module cache, ~/.m2).
 # Every target sets up what it needs and is a quick no-op when that is already done.
 
 SHELL := /bin/bash
@@ -14,6 +16,15 @@ NODE_STAMP := node_modules/.scriptorium-installed
 CLIENT_DIR := clients/node
 CLIENT_STAMP := $(CLIENT_DIR)/node_modules/.scriptorium-installed
 
+GO ?= $(shell command -v go || echo /usr/local/go/bin/go)
+GO_DIR := clients/go
+GO_ENV := GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+MVN ?= mvn
+JAVA_DIR := clients/java
+# Maven runs offline once a run with this pom.xml has fetched everything into ~/.m2.
+JAVA_STAMP := $(HOME)/.m2/repository/.scriptorium-$(shell sha1sum $(JAVA_DIR)/pom.xml | cut -c1-12)
+MVN_FLAGS = -B -ntp $(if $(wildcard $(JAVA_STAMP)),-o)
+
 LINT_PATHS ?= daemon plugins tests
 LABEL ?= local
 BENCH_ARGS ?=
@@ -23,14 +34,16 @@ SUITE_BENCHMARKS ?= ../shared/benchmarks
 SUITE_ARGS ?=
 PIP_AUDIT_VERSION := 2.10.1
 
-.PHONY: help venv node gen lint test run bench eval eval-suite soak audit clean distclean
+.PHONY: help venv node gen lint test go-test java-test run bench eval eval-suite soak audit clean distclean
 
 help:
 	@echo "make venv       create .venv and install the project with dev extras"
 	@echo "make node       npm ci for buf (repo root) and the Node client"
-	@echo "make gen        regenerate the Python stubs and the Node message types from proto/"
-	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking"
-	@echo "make test       lint, pytest, Node client tests, with a summary"
+	@echo "make gen        regenerate the Python and Go stubs and the Node message types from proto/"
+	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking, gofmt, go vet"
+	@echo "make test       lint, pytest, Node, Go and Java client tests, with a summary"
+	@echo "make go-test    the Go client's tests (a real daemon on loopback)"
+	@echo "make java-test  the Java client's JUnit tests (a real daemon on loopback)"
 	@echo "make run        serve this repository on 127.0.0.1:50051"
 	@echo "make bench      run bench/run.py (BENCH_ARGS=...)"
 	@echo "make eval       run the evaluation harness (LABEL=$(LABEL))"
@@ -55,6 +68,7 @@ $(CLIENT_STAMP): $(CLIENT_DIR)/package.json $(CLIENT_DIR)/package-lock.json
 gen: venv
 	scripts/gen_stubs.sh daemon
 	$(PY) scripts/gen_node_types.py
+	GO=$(GO) scripts/gen_go_stubs.sh
 
 # Every check runs even when an earlier one fails; the last line names the failed ones.
 lint: venv node
@@ -65,6 +79,7 @@ lint: venv node
 	check "import contracts" $(VENV)/bin/lint-imports --no-cache; \
 	check "buf lint" $(BUF) lint; \
 	check "buf breaking" scripts/buf_breaking.sh; \
+	check "go fmt, vet" env GO=$(GO) scripts/lint_go.sh; \
 	if [ -n "$$failed" ]; then echo "lint failed:$$failed"; exit 1; fi; \
 	echo "lint passed"
 
@@ -81,9 +96,19 @@ test: venv node
 	stage lint $(MAKE) --no-print-directory lint; \
 	stage pytest $(PYTEST) -q -m "not slow" tests; \
 	stage node npm --prefix $(CLIENT_DIR) test; \
+	stage go $(MAKE) --no-print-directory go-test; \
+	stage java $(MAKE) --no-print-directory java-test; \
 	echo; echo "== make test summary =="; printf '%s' "$$summary"; \
 	if [ $$status -eq 0 ]; then echo "all stages passed"; else echo "FAILED"; fi; \
 	exit $$status
+
+# -count=1: the tests talk to a daemon, whose behaviour Go's test cache cannot see.
+go-test: venv
+	cd $(GO_DIR) && $(GO_ENV) $(GO) test -count=1 ./...
+
+java-test: venv
+	cd $(JAVA_DIR) && $(MVN) $(MVN_FLAGS) test
+	@touch $(JAVA_STAMP)
 
 run: venv
 	$(VENV)/bin/scriptorium serve .
@@ -122,7 +147,7 @@ audit: venv
 
 clean:
 	find . -name __pycache__ -type d -not -path './$(VENV)/*' -not -path '*/node_modules/*' -prune -exec rm -rf {} +
-	rm -rf .pytest_cache .ruff_cache build dist *.egg-info
+	rm -rf .pytest_cache .ruff_cache build dist *.egg-info $(JAVA_DIR)/target
 
 distclean: clean
-	rm -rf $(VENV) node_modules $(CLIENT_DIR)/node_modules
+	rm -rf $(VENV) node_modules $(CLIENT_DIR)/node_modules $(GO_DIR)/.bin

@@ -21,6 +21,9 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * incremental updates: seconds from editing a file of the corpus copy until Search finds the
   new word, and the daemon's CPU use while idle, with the watcher on file-system events and,
   as the baseline, listing the roots every tick;
+* what the recent ranking levers cost (``bench/ranking_cost.py``): Search p50/p90 of the shipped
+  ranking against the same daemon with them off, and in process against block BM25 alone,
+  flagged over 1.2x, at the scales named by ``--ranking-cost-scales``;
 * tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``.
 
 Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
@@ -58,6 +61,7 @@ from bench.measure import (  # noqa: E402
     tree_bytes,
 )
 from bench.queries import QUERIES, eval_queries  # noqa: E402
+from bench.ranking_cost import ranking_cost, render_ranking_cost  # noqa: E402
 from bench.targets import check  # noqa: E402
 from bench.tracing import pb_stub, render_tracing, tracing_overhead  # noqa: E402
 from scriptorium.launcher import daemon_command  # noqa: E402
@@ -171,6 +175,9 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
     result["search_p50_over_engine"] = ratio(
         result["search"]["p50_ms"], result["in_process"]["engine_alone"]["p50_ms"]
     )
+    if scale in args.ranking_cost_scales:
+        result["ranking_cost"] = ranking_cost(config, state, work, quick)
+        log(f"x{scale}: ranking cost {result['ranking_cost']['ratios']}")
     if scale in args.tracing_scales:
         log(f"x{scale}: tracing overhead")
         result["tracing_overhead"] = tracing_overhead(config, state, quick)
@@ -361,6 +368,11 @@ def main(argv: list[str] | None = None) -> int:
         "--tracing-scales", default="1", help="scales that also measure tracing overhead"
     )
     parser.add_argument(
+        "--ranking-cost-scales",
+        default="1,10",
+        help="scales that also compare the shipped ranking with its recent levers off",
+    )
+    parser.add_argument(
         "--markdown-build-max-scale",
         type=int,
         default=10,
@@ -370,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="free-form tag stored with the results")
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
+    args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
     work = Path(tempfile.mkdtemp(prefix="scriptorium-bench-"))
     results = {
         "label": args.label,
@@ -475,6 +488,7 @@ def render_scale(r: dict) -> list[str]:
                 f"  … listing every {p['watch_interval_s']} s: p50 {p['p50_seconds']} s,"
                 f" max {p['max_seconds']} s, idle CPU {p['idle_cpu']} cores"
             )
+    lines.extend(render_ranking_cost(r.get("ranking_cost", {})))
     lines.extend(render_tracing(r.get("tracing_overhead", {})))
     for row in r["targets"]:
         verdict = "met" if row["met"] else "MISSED"
@@ -495,6 +509,12 @@ def render_summary(scales: list[dict]) -> list[str]:
         ("eval queries p50 ms", lambda r: r["search_eval_queries"]["p50_ms"]),
         ("engine alone p50 ms", lambda r: r["in_process"]["engine_alone"]["p50_ms"]),
         ("throughput ratio @16", lambda r: r["throughput"]["16"]["ratio"]),
+        (
+            "search p50 shipped/levers off",
+            lambda r: (
+                r.get("ranking_cost", {}).get("ratios", {}).get("grpc p50 shipped/levers_off")
+            ),
+        ),
         ("build MB/s", lambda r: r["build"]["mb_per_s"]),
         ("cold start s", lambda r: r["cold_start"]["seconds"]),
         ("RSS MB", lambda r: r["rss_mb_after_load"]),

@@ -237,6 +237,14 @@ export interface SearchResponse {
   understood: UnderstoodQuery | null;
   stages: StageReport[];
   failed_sources: SourceFailure[];
+  /**
+   * True when the query was longer than the daemon searches (8,192 characters): only its
+   * first query_chars_used characters, cut at a whitespace boundary, were searched. Queries
+   * up to 262,144 characters are accepted; longer ones are INVALID_ARGUMENT.
+   */
+  query_truncated: boolean;
+  /** Characters of the query that were searched (all of them unless query_truncated). */
+  query_chars_used: number;
 }
 
 export interface GetContentRequest {
@@ -482,6 +490,14 @@ export interface GuideImplementationResponse {
   trace_id: string;
   /** Estimated tokens of the text returned (the fields token_budget counts). */
   tokens_used: number;
+  /**
+   * True when the topic was longer than the guide searches (2,000 characters): only its
+   * first topic_chars_used characters, cut at a whitespace boundary, were used. Topics up
+   * to 262,144 characters are accepted; longer ones are INVALID_ARGUMENT.
+   */
+  topic_truncated: boolean;
+  /** Characters of the topic that were used (all of them unless topic_truncated). */
+  topic_chars_used: number;
 }
 
 export interface ListSourcesRequest {}

@@ -10,13 +10,14 @@ can contribute several things and the manager can reject duplicates with a clear
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
     from scriptorium.blocks.extractors import BlockExtractor
+    from scriptorium.domain.model import Candidate, Query
     from scriptorium.ranking.modes import RankingMode
 
 hookspec = pluggy.HookspecMarker("scriptorium")
@@ -52,4 +53,28 @@ def scriptorium_register_block_extractors(register: Callable[[BlockExtractor], N
     Extractors are consulted in ascending ``priority``; the first whose ``accepts(path,
     corpus)`` is true cuts the document. ``extractor.version`` is stored in the index so a
     changed extractor forces re-extraction.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking: called on every search, by the plugin the configuration selects.
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def scriptorium_rerank(
+    query: Query, candidates: Sequence[Candidate], text_of: Callable[[Candidate], str]
+) -> Sequence[float] | None:
+    """Re-score the best candidates of one search, after the pipeline's scoring stages.
+
+    Only the plugin named by ``[ranking] reranker`` (its entry-point name) is called, with the
+    ``rerank_depth`` best candidates in score order; nothing is called when it is unset.
+    ``text_of(candidate)`` reads a candidate's text (a heading block, a code definition) on
+    demand, for a model that reads the passages (a cross-encoder).
+
+    Return one score per candidate, in the order given (higher is better), or ``None`` to
+    leave the order as it is. The scores only order those candidates: each takes the pipeline
+    score of the rank it lands on, so the rest of the pipeline (candidates past the depth,
+    diversification, abstention) sees the scale it expects. Raising, or returning something
+    else, keeps the pipeline's order and logs a warning; the search still answers.
     """

@@ -7,7 +7,12 @@ MCP bridge, the CLI), so each lives here once and the modules that enforce it im
 from __future__ import annotations
 
 # Search
-MAX_QUERY_CHARS = 8192  # longer queries are refused with INVALID_ARGUMENT
+# A query (or a composing call's topic) is searched with its first SEARCHED_QUERY_CHARS
+# characters, cut at a whitespace boundary, and the answer says so; past MAX_QUERY_CHARS it is
+# refused with INVALID_ARGUMENT. Agents paste whole issue texts with tracebacks: those are
+# answered from their start rather than refused.
+SEARCHED_QUERY_CHARS = 8192
+MAX_QUERY_CHARS = 256 * 1024
 TOP_K_DEFAULT, TOP_K_MAX = 10, 25  # results per search; top_k is clamped to 1..TOP_K_MAX
 SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40  # snippet lines per search result
 
@@ -21,7 +26,7 @@ CONTENT_MIN_MAX_CHARS = 200  # the smallest max_chars (part size) GetContent acc
 CODE_SNIPPET_LINES = 40  # a code SNIPPET: the enclosing definition up to this size, else a window
 
 # Composing calls
-MAX_TOPIC_CHARS = 2000  # GuideImplementation's topic
+MAX_TOPIC_CHARS = 2000  # of GuideImplementation's topic, the characters searched
 MAX_SEEDS = 25  # refs one ExpandRelated or SummarizeFlow call takes
 RELATED_TOP_K_DEFAULT, RELATED_TOP_K_MAX = 10, 50
 FLOW_STEPS_DEFAULT, FLOW_STEPS_MAX = 8, 25

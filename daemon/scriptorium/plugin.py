@@ -1,7 +1,7 @@
 """Everything a plugin may import from Scriptorium, and nothing else.
 
-A plugin adds a source kind, a block extractor or a ranking mode through the hooks in
-``scriptorium.hookspecs``, implemented with ``@hookimpl``. The names below are the API those
+A plugin adds a source kind, a block extractor, a ranking mode or a reranker through the hooks
+in ``scriptorium.hookspecs``, implemented with ``@hookimpl``. The names below are the API those
 plugins program against: the domain model they produce (documents, blocks, candidates), the
 helpers every source needs (tokenizing, splitting lines, cutting a Markdown block, resolving a
 location), and the remote-source protocol. Internals may move; these names stay. The

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pluggy
 
@@ -38,6 +39,9 @@ class Registry:
     source_settings: dict[str, tuple[Key, ...] | None] = field(default_factory=dict)
     modes: dict[str, RankingMode] = field(default_factory=dict)
     extractors: list[BlockExtractor] = field(default_factory=list)
+    # scriptorium_rerank of each plugin implementing it, by plugin name (``[ranking] reranker``
+    # selects one).
+    rerankers: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     @property
     def extractor_chain(self) -> ExtractorChain:
@@ -112,7 +116,21 @@ def collect(pm: pluggy.PluginManager) -> Registry:
     pm.hook.scriptorium_register_source_kinds(register=register_kind)
     pm.hook.scriptorium_register_ranking_modes(register=register_mode)
     pm.hook.scriptorium_register_block_extractors(register=register_extractor)
+    registry.rerankers = rerank_callers(pm)
     return registry
+
+
+def rerank_callers(pm: pluggy.PluginManager) -> dict[str, Callable[..., Any]]:
+    """Each plugin's ``scriptorium_rerank`` alone, so the one configured is the one called."""
+    names = {impl.plugin_name for impl in pm.hook.scriptorium_rerank.get_hookimpls()}
+    plugins = dict(pm.list_name_plugin())
+    return {
+        name: pm.subset_hook_caller(
+            "scriptorium_rerank",
+            remove_plugins=[p for other, p in plugins.items() if other != name],
+        )
+        for name in sorted(names)
+    }
 
 
 def load_registry() -> Registry:

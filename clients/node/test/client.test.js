@@ -368,6 +368,16 @@ describe('client against a real daemon', { timeout: 180_000 }, () => {
     assert.equal(typeof response.trace_id, 'string');
   });
 
+  it('answers a 20 kB query from its start and says so', async () => {
+    const long = `quillowick ${'traceback frame line '.repeat(1_000)}`;
+    const response = await client.search({ query: long, top_k: 5 });
+    assert.equal(response.query_truncated, true);
+    assert.ok(response.query_chars_used > 0 && response.query_chars_used <= 8192);
+    const short = await client.search({ query: 'quillowick', top_k: 5 });
+    assert.equal(short.query_truncated, false);
+    assert.equal(short.query_chars_used, 'quillowick'.length);
+  });
+
   it('fetches the content behind the returned location', async () => {
     assert.ok(hit, 'search found nothing to fetch');
     const content = await client.getContent({ location: hit.location });

@@ -60,6 +60,11 @@ def format_search(response: pb.SearchResponse, explain: bool) -> str:
             out.extend(_reasons(r.reasons, "     + "))
     if not response.results:
         out.append("no results")
+    if response.query_truncated:
+        out.append(
+            f"note: the query was cut; only its first {response.query_chars_used} characters"
+            " were searched"
+        )
     if response.abstained:
         reason = pb.AbstainReason.Name(response.abstain_reason).removeprefix("ABSTAIN_REASON_")
         out.append(f"abstained: {reason.lower()}")
@@ -123,7 +128,13 @@ def format_flow(response: pb.SummarizeFlowResponse) -> str:
 
 
 def format_guide(response: pb.GuideImplementationResponse) -> str:
-    out = [f"query: {response.query}", "", "steps:"]
+    out = [f"query: {response.query}"]
+    if response.topic_truncated:
+        out.append(
+            f"note: the topic was cut; only its first {response.topic_chars_used} characters"
+            " were used"
+        )
+    out += ["", "steps:"]
     out.extend(_flow_lines(response.flow) or ["  none"])
     for heading, results in (("docs", response.docs), ("sample code", response.sample_code)):
         out.extend(["", f"{heading}:"])

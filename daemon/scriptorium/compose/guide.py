@@ -17,12 +17,13 @@ from scriptorium.compose.related import expand_related, frameworks_in
 from scriptorium.compose.seeds import load_seeds
 from scriptorium.domain.model import Corpus, Query, RefKind
 from scriptorium.domain.outcomes import GuideOutcome, InvalidArgument, SearchHit
-from scriptorium.text import query_terms, token_set
+from scriptorium.text import clip_at_whitespace, query_terms, token_set
 from scriptorium.text.tokenize import CJK_CHARS
 
 if TYPE_CHECKING:
     from scriptorium.compose.view import CorpusView
 
+# A topic is searched by its first MAX_TOPIC_CHARS characters; past MAX_QUERY_CHARS it is refused.
 MAX_TOPIC_CHARS = limits.MAX_TOPIC_CHARS
 # The ranking mode built for "how do I implement X" (a first-party plugin).
 GUIDE_MODE = "implementation"
@@ -71,8 +72,13 @@ def guide_implementation(
     checkpoint()
     if not topic.strip():
         raise InvalidArgument("topic is required")
-    if len(topic) > MAX_TOPIC_CHARS:
-        raise InvalidArgument(f"topic is longer than {MAX_TOPIC_CHARS} characters")
+    if len(topic) > limits.MAX_QUERY_CHARS:
+        raise InvalidArgument(
+            f"topic is {len(topic)} characters; at most {limits.MAX_QUERY_CHARS} are accepted"
+            f" (of a long topic, the first {MAX_TOPIC_CHARS} are searched)"
+        )
+    received = len(topic)
+    topic = clip_at_whitespace(topic, MAX_TOPIC_CHARS)
     max_docs = 4 if max_docs <= 0 else min(max_docs, 10)
     max_samples = 4 if max_samples <= 0 else min(max_samples, 10)
     text = guide_query(topic, framework, language)
@@ -142,6 +148,8 @@ def guide_implementation(
         assumptions=assumptions,
         confidence=confidence,
         trace_id=outcome.trace_id,
+        topic_truncated=received > len(topic),
+        topic_chars_used=len(topic),
     )
 
 

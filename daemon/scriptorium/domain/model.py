@@ -182,6 +182,13 @@ class Query:
     explain: bool = False
     # A BM25 weight per term (aligned with ``terms``); empty means every term weighs 1.
     weights: tuple[float, ...] = ()
+    # Characters of the text as the caller sent it; more than len(text) when it was cut.
+    received_chars: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        """Whether only the start of the caller's text is searched."""
+        return self.received_chars > len(self.text)
 
     @property
     def safe_summary(self) -> dict[str, Any]:

@@ -150,6 +150,10 @@ class SearchOutcome:
     understood: UnderstoodQuery | None = None
     stages: list[StageReport] = field(default_factory=list)
     failed_sources: list[tuple[str, str]] = field(default_factory=list)
+    # The query was longer than limits.SEARCHED_QUERY_CHARS: only its first query_chars_used
+    # characters (cut at a whitespace boundary) were searched.
+    query_truncated: bool = False
+    query_chars_used: int = 0
 
 
 @dataclass(slots=True)
@@ -324,6 +328,10 @@ class GuideOutcome:
     confidence: str
     trace_id: str = ""
     tokens_used: int = 0
+    # The topic was longer than limits.MAX_TOPIC_CHARS: only its first topic_chars_used
+    # characters (cut at a whitespace boundary) were searched.
+    topic_truncated: bool = False
+    topic_chars_used: int = 0
 
 
 @dataclass(slots=True)

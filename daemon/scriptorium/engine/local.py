@@ -47,6 +47,7 @@ from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.plugins import Registry
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.ranker import Ranker
+from scriptorium.ranking.rerank import reranker_for
 from scriptorium.ranking.settings import ranking_settings
 from scriptorium.results.budget import check_budget, fit_flow, fit_guide, fit_related
 from scriptorium.results.hits import HitBuilder
@@ -94,7 +95,8 @@ class LocalEngine(Engine):
         )
         pipeline = Pipeline(self.ranking, self.indexer.lines_of)
         hits = HitBuilder(self.catalog, self.indexer)
-        ranker = Ranker(pipeline, registry, self.catalog.source_class, hits.location_of)
+        reranker = reranker_for(self.ranking, registry, self.indexer.lines_of)
+        ranker = Ranker(pipeline, registry, self.catalog.source_class, hits.location_of, reranker)
         answers = Answerer(ranker, hits, self.catalog, self.indexer, self.ranking)
         candidates = LocalCandidates(self.indexer, self.ranking, pipeline)
         content = LocalContent(self.catalog, self.indexer)

@@ -389,6 +389,8 @@ def search_response(outcome: SearchOutcome) -> pb.SearchResponse:
         failed_sources=[
             pb.SourceFailure(source=name, detail=detail) for name, detail in outcome.failed_sources
         ],
+        query_truncated=outcome.query_truncated,
+        query_chars_used=outcome.query_chars_used,
     )
     _fill_results(response.results, outcome.hits)
     if outcome.understood is not None:
@@ -541,6 +543,8 @@ def guide_response(outcome: GuideOutcome) -> pb.GuideImplementationResponse:
         confidence=confidence_to_pb(outcome.confidence),
         trace_id=outcome.trace_id,
         tokens_used=outcome.tokens_used,
+        topic_truncated=outcome.topic_truncated,
+        topic_chars_used=outcome.topic_chars_used,
     )
     _fill_results(response.docs, outcome.docs)
     _fill_results(response.sample_code, outcome.sample_code)

@@ -1,5 +1,6 @@
 """What the MCP tools return: pydantic models (their JSON schemas are the tools' output schemas)
-and pure functions that build them from protobuf responses.
+and pure functions that build them from protobuf responses. Kept whole past 500 lines: each
+tool's model sits beside the function that fills it, so a schema and its answer read together.
 
 ``search_docs``, ``search_code`` and ``get_doc`` use PascalCase keys, the shape documentation
 agents already know from other doc tools. The tools that mirror an RPC (``get_content``,
@@ -76,6 +77,14 @@ class DocHits(BaseModel):
     TokensUsed: int = Field(
         description="Estimated tokens of the Snippets returned (within tokenBudget when given)."
     )
+    QueryTruncated: bool | None = Field(
+        default=None,
+        description="Present (true) when the query was too long to search whole: only its "
+        "first QueryCharsUsed characters were searched.",
+    )
+    QueryCharsUsed: int | None = Field(
+        default=None, description="Characters of the query searched, when it was cut."
+    )
 
 
 class LineSpan(BaseModel):
@@ -100,6 +109,14 @@ class CodeHit(BaseModel):
 
 class CodeHits(BaseModel):
     result: list[CodeHit]
+    QueryTruncated: bool | None = Field(
+        default=None,
+        description="Present (true) when the query was too long to search whole: only its "
+        "first QueryCharsUsed characters were searched.",
+    )
+    QueryCharsUsed: int | None = Field(
+        default=None, description="Characters of the query searched, when it was cut."
+    )
 
 
 class PagePart(BaseModel):
@@ -155,6 +172,23 @@ def doc_hits(results: Sequence[pb.SearchResult], limit: int) -> list[DocHit]:
         if len(hits) == limit:
             break
     return hits
+
+
+def query_extent(response: pb.SearchResponse) -> dict[str, bool | int]:
+    """The DocHits/CodeHits fields saying a long query was cut (none when it was not)."""
+    if not response.query_truncated:
+        return {}
+    return {"QueryTruncated": True, "QueryCharsUsed": response.query_chars_used}
+
+
+def truncation_note(response: pb.SearchResponse) -> str | None:
+    """One line for the text answer when only the start of the query was searched."""
+    if not response.query_truncated:
+        return None
+    return (
+        f"Note: the query was too long to search whole; only its first "
+        f"{response.query_chars_used} characters were searched."
+    )
 
 
 def code_hits(results: Sequence[pb.SearchResult]) -> list[CodeHit]:

@@ -152,13 +152,14 @@ def _clamp(value: int) -> int:
     return max(1, min(MAX_RESULTS, value))
 
 
-def _answer(payload: BaseModel, text: Any = None) -> CallToolResult:
+def _answer(payload: BaseModel, text: Any = None, note: str | None = None) -> CallToolResult:
+    """The structured answer, its JSON as text (``text`` instead when given), and a note."""
     structured = payload.model_dump(mode="json", exclude_none=True)
     shown = structured if text is None else text
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(shown, ensure_ascii=False, indent=2))],
-        structured_content=structured,
-    )
+    content = [TextContent(type="text", text=json.dumps(shown, ensure_ascii=False, indent=2))]
+    if note:
+        content.append(TextContent(type="text", text=note))
+    return CallToolResult(content=content, structured_content=structured)
 
 
 def _tool_error(err: ScriptoriumError, backend: Backend) -> ToolError:
@@ -231,8 +232,9 @@ class Tools:
             raise _tool_error(err, self.backend) from None
         hits = shapes.doc_hits(response.results, limit)
         spent = shapes.fit_doc_hits(hits, tokenBudget)
-        payload = shapes.DocHits(result=hits, TokensUsed=spent)
-        return _answer(payload, [h.model_dump(mode="json") for h in hits])
+        payload = shapes.DocHits(result=hits, TokensUsed=spent, **shapes.query_extent(response))
+        shown = [h.model_dump(mode="json") for h in hits]
+        return _answer(payload, shown, shapes.truncation_note(response))
 
     async def get_doc(
         self,
@@ -271,7 +273,9 @@ class Tools:
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
         hits = shapes.code_hits(response.results)
-        return _answer(shapes.CodeHits(result=hits), [h.model_dump(mode="json") for h in hits])
+        payload = shapes.CodeHits(result=hits, **shapes.query_extent(response))
+        shown = [h.model_dump(mode="json") for h in hits]
+        return _answer(payload, shown, shapes.truncation_note(response))
 
     async def get_content(
         self,

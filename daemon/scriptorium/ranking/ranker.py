@@ -1,8 +1,9 @@
 """The order of the ranking stages, and the names explain and tracing give each of them.
 
 ``Ranker.run`` takes one request's candidates through fuse → priors → the mode's rerank →
-order, de-duplicate and diversify, and returns the window with the stage reports ``explain``
-shows. Turning the window into hits is the search service's job.
+the configured reranker plugin (when there is one) → order, de-duplicate and diversify, and
+returns the window with the stage reports ``explain`` shows. Turning the window into hits is
+the search service's job.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from scriptorium.domain.model import Candidate, Query
 from scriptorium.domain.outcomes import StageReport
 from scriptorium.plugins import Registry
 from scriptorium.ranking.pipeline import Pipeline
+from scriptorium.ranking.rerank import Reranker
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +27,9 @@ class Stage:
     span: str
 
 
-# In order. The mode's report is named after the mode ("mode:default"); dedupe and diversify
-# are two reports of one pass, timed by one span.
+# In order. The mode's report is named after the mode ("mode:default"), the reranker's after
+# its plugin ("rerank:<name>", only when one is configured); dedupe and diversify are two
+# reports of one pass, timed by one span.
 RETRIEVE = Stage("retrieve", telemetry.RETRIEVE)
 FUSE = Stage("", telemetry.FUSE)
 PRIORS = Stage("priors", telemetry.PRIORS)
@@ -57,8 +60,10 @@ class Ranker:
         registry: Registry,
         source_class: Callable[[str], str],
         location_of: Callable[[Candidate], str],
+        reranker: Reranker | None = None,
     ) -> None:
         self.pipeline = pipeline
+        self.reranker = reranker
         self.registry = registry
         self.source_class = source_class
         self.location_of = location_of
@@ -72,6 +77,8 @@ class Ranker:
         mode = self.registry.mode(query.mode)
         pipeline.rerank(mode, query, candidates)
         stages.append(StageReport(f"{MODE.report}{mode.name}", len(candidates), 0))
+        if self.reranker is not None:
+            stages.append(self.reranker.apply(query, candidates))
         window, dedup_drops, diversity_drops = pipeline.order(
             candidates,
             query.top_k,

@@ -85,6 +85,10 @@ class RankingSettings:
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
     language_prior: float = 1.0
+    # The plugin (its entry-point name) whose scriptorium_rerank re-scores the best
+    # rerank_depth candidates after the scoring stages; "" is off (and costs nothing).
+    reranker: str = ""
+    rerank_depth: int = 50
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = True
     stopwords: bool = True
@@ -155,6 +159,9 @@ _HELP = {
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "
     "1.0 is off",
+    "reranker": "entry-point name of the plugin whose scriptorium_rerank hook re-scores the "
+    "best candidates after the scoring stages (docs/plugins.md); empty is off",
+    "rerank_depth": "how many of the best candidates the reranker re-scores",
     "stem": "stem words when indexing and querying (a change rebuilds the index)",
     "stopwords": "leave stopwords out of the index and the query (a change rebuilds the index)",
     "split_identifiers": "index the words of compound identifiers (camelCase, snake_case) "

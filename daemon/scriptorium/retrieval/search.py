@@ -12,6 +12,7 @@ from scriptorium.domain.model import Corpus, Query
 from scriptorium.domain.outcomes import InvalidArgument, SearchOutcome, SearchParams
 from scriptorium.limits import (
     MAX_QUERY_CHARS,
+    SEARCHED_QUERY_CHARS,
     SNIPPET_DEFAULT,
     SNIPPET_MAX,
     TOP_K_DEFAULT,
@@ -25,6 +26,7 @@ from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import is_listing
+from scriptorium.text import clip_at_whitespace
 
 
 class SearchService:
@@ -48,9 +50,13 @@ class SearchService:
 
     @telemetry.understanding
     def make_query(self, params: SearchParams) -> Query:
-        text = params.query or ""
-        if len(text) > MAX_QUERY_CHARS:
-            raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
+        received = params.query or ""
+        if len(received) > MAX_QUERY_CHARS:
+            raise InvalidArgument(
+                f"query is {len(received)} characters; at most {MAX_QUERY_CHARS} are accepted"
+                f" (of a long query, the first {SEARCHED_QUERY_CHARS} are searched)"
+            )
+        text = clip_at_whitespace(received, SEARCHED_QUERY_CHARS)
         if not text.isprintable():
             text = "".join(ch if ch.isprintable() or ch.isspace() else " " for ch in text)
         mode_name = params.mode or "default"
@@ -83,6 +89,7 @@ class SearchService:
             as_of=params.as_of,
             token_budget=params.token_budget,
             explain=params.explain,
+            received_chars=len(received),
         )
 
     def query_from(
@@ -105,15 +112,15 @@ class SearchService:
         query = self.make_query(params)
         unanswerable = self._unanswerable(query, listing=self.chain.can_list)
         if unanswerable is not None:
-            return unanswerable
-        return await self.chain.search(query)
+            return with_query_extent(unanswerable, query)
+        return with_query_extent(await self.chain.search(query), query)
 
     def search_local(self, query: Query) -> SearchOutcome:
         """Search the locally indexed sources only (for composed calls; synchronous)."""
         unanswerable = self._unanswerable(query, listing=False)
         if unanswerable is not None:
-            return unanswerable
-        return self.answers.answer(query, self.local.batch(query))
+            return with_query_extent(unanswerable, query)
+        return with_query_extent(self.answers.answer(query, self.local.batch(query)), query)
 
     @staticmethod
     def _unanswerable(query: Query, *, listing: bool) -> SearchOutcome | None:
@@ -129,3 +136,10 @@ class SearchService:
             outcome.abstained, outcome.abstain_reason = True, "no_candidates"
             return outcome
         return None
+
+
+def with_query_extent(outcome: SearchOutcome, query: Query) -> SearchOutcome:
+    """Say how much of the caller's text was searched (all of it, or its start)."""
+    outcome.query_truncated = query.truncated
+    outcome.query_chars_used = len(query.text)
+    return outcome

@@ -2,7 +2,12 @@
 previews, snippets and token estimates that results are built from."""
 
 from scriptorium.text.budget import estimate_tokens, trim_to_tokens
-from scriptorium.text.normalize import collapse_whitespace, normalize, split_lines
+from scriptorium.text.normalize import (
+    clip_at_whitespace,
+    collapse_whitespace,
+    normalize,
+    split_lines,
+)
 from scriptorium.text.preview import preview
 from scriptorium.text.snippets import best_line, code_snippet, doc_snippet
 from scriptorium.text.stopwords import STOPWORDS
@@ -22,6 +27,7 @@ __all__ = [
     "STOPWORDS",
     "TOKENIZER_VERSION",
     "best_line",
+    "clip_at_whitespace",
     "code_snippet",
     "collapse_whitespace",
     "counted_query_terms",

@@ -8,9 +8,12 @@ thoroughly than ``lower()`` (``ß`` matches ``ss``).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
-__all__ = ["collapse_whitespace", "nfkc", "normalize"]
+__all__ = ["clip_at_whitespace", "collapse_whitespace", "nfkc", "normalize"]
+
+_LAST_WORD = re.compile(r"\s\S*\Z")
 
 
 def nfkc(text: str) -> str:
@@ -25,6 +28,22 @@ def normalize(text: str) -> str:
     if text.isascii():
         return text.lower()
     return nfkc(text).casefold()
+
+
+def clip_at_whitespace(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, cut before a word it would split.
+
+    A long query is searched by its start; a term cut in half would search for a word the
+    caller never wrote. Text with no whitespace in the first ``limit`` characters is cut hard.
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace():
+        last = _LAST_WORD.search(head)
+        if last is not None and last.start() > 0:
+            head = head[: last.start()]
+    return head.rstrip()
 
 
 def split_lines(text: str) -> list[str]:

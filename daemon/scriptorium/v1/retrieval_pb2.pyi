@@ -248,7 +248,7 @@ class SourceFailure(_message.Message):
     def __init__(self, source: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("results", "trace_id", "abstained", "abstain_reason", "conflicts", "tokens_used", "provider", "understood", "stages", "failed_sources")
+    __slots__ = ("results", "trace_id", "abstained", "abstain_reason", "conflicts", "tokens_used", "provider", "understood", "stages", "failed_sources", "query_truncated", "query_chars_used")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     ABSTAINED_FIELD_NUMBER: _ClassVar[int]
@@ -259,6 +259,8 @@ class SearchResponse(_message.Message):
     UNDERSTOOD_FIELD_NUMBER: _ClassVar[int]
     STAGES_FIELD_NUMBER: _ClassVar[int]
     FAILED_SOURCES_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    QUERY_CHARS_USED_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[SearchResult]
     trace_id: str
     abstained: bool
@@ -269,7 +271,9 @@ class SearchResponse(_message.Message):
     understood: UnderstoodQuery
     stages: _containers.RepeatedCompositeFieldContainer[StageReport]
     failed_sources: _containers.RepeatedCompositeFieldContainer[SourceFailure]
-    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., trace_id: _Optional[str] = ..., abstained: _Optional[bool] = ..., abstain_reason: _Optional[_Union[AbstainReason, str]] = ..., conflicts: _Optional[_Iterable[_Union[Conflict, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., provider: _Optional[str] = ..., understood: _Optional[_Union[UnderstoodQuery, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[StageReport, _Mapping]]] = ..., failed_sources: _Optional[_Iterable[_Union[SourceFailure, _Mapping]]] = ...) -> None: ...
+    query_truncated: bool
+    query_chars_used: int
+    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., trace_id: _Optional[str] = ..., abstained: _Optional[bool] = ..., abstain_reason: _Optional[_Union[AbstainReason, str]] = ..., conflicts: _Optional[_Iterable[_Union[Conflict, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., provider: _Optional[str] = ..., understood: _Optional[_Union[UnderstoodQuery, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[StageReport, _Mapping]]] = ..., failed_sources: _Optional[_Iterable[_Union[SourceFailure, _Mapping]]] = ..., query_truncated: _Optional[bool] = ..., query_chars_used: _Optional[int] = ...) -> None: ...
 
 class GetContentRequest(_message.Message):
     __slots__ = ("ref_id", "location", "mode", "max_lines", "seen_doc_version", "max_chars", "cursor")
@@ -540,7 +544,7 @@ class GuideImplementationRequest(_message.Message):
     def __init__(self, topic: _Optional[str] = ..., framework: _Optional[str] = ..., language: _Optional[str] = ..., max_docs: _Optional[int] = ..., max_samples: _Optional[int] = ..., style: _Optional[_Union[FlowStyle, str]] = ..., sources: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class GuideImplementationResponse(_message.Message):
-    __slots__ = ("query", "flow", "docs", "sample_code", "assumptions", "confidence", "trace_id", "tokens_used")
+    __slots__ = ("query", "flow", "docs", "sample_code", "assumptions", "confidence", "trace_id", "tokens_used", "topic_truncated", "topic_chars_used")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
     DOCS_FIELD_NUMBER: _ClassVar[int]
@@ -549,6 +553,8 @@ class GuideImplementationResponse(_message.Message):
     CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_CHARS_USED_FIELD_NUMBER: _ClassVar[int]
     query: str
     flow: _containers.RepeatedCompositeFieldContainer[FlowStep]
     docs: _containers.RepeatedCompositeFieldContainer[SearchResult]
@@ -557,7 +563,9 @@ class GuideImplementationResponse(_message.Message):
     confidence: Confidence
     trace_id: str
     tokens_used: int
-    def __init__(self, query: _Optional[str] = ..., flow: _Optional[_Iterable[_Union[FlowStep, _Mapping]]] = ..., docs: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., sample_code: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., assumptions: _Optional[_Iterable[str]] = ..., confidence: _Optional[_Union[Confidence, str]] = ..., trace_id: _Optional[str] = ..., tokens_used: _Optional[int] = ...) -> None: ...
+    topic_truncated: bool
+    topic_chars_used: int
+    def __init__(self, query: _Optional[str] = ..., flow: _Optional[_Iterable[_Union[FlowStep, _Mapping]]] = ..., docs: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., sample_code: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., assumptions: _Optional[_Iterable[str]] = ..., confidence: _Optional[_Union[Confidence, str]] = ..., trace_id: _Optional[str] = ..., tokens_used: _Optional[int] = ..., topic_truncated: _Optional[bool] = ..., topic_chars_used: _Optional[int] = ...) -> None: ...
 
 class ListSourcesRequest(_message.Message):
     __slots__ = ()

@@ -17,7 +17,8 @@ import yaml
 
 from scriptorium.evaluation.suite.materialise import Selection
 from scriptorium.evaluation.suite.repos import SuiteError
-from scriptorium.limits import MAX_QUERY_CHARS
+from scriptorium.limits import SEARCHED_QUERY_CHARS
+from scriptorium.text import clip_at_whitespace
 
 SET_NAMES = ("fastapi", "docs-search", "swebench")
 DOCS_SEARCH_FILE = "docs-search-eval/dataset.yaml"
@@ -69,11 +70,10 @@ class SuiteCase:
 
 
 def clip_query(text: str) -> tuple[str, bool]:
-    """The query the daemon accepts today (its first MAX_QUERY_CHARS characters) and whether
-    it had to be cut; every system is given the same clipped text."""
-    if len(text) <= MAX_QUERY_CHARS:
-        return text, False
-    return text[:MAX_QUERY_CHARS], True
+    """The query the daemon searches (its first SEARCHED_QUERY_CHARS characters, cut at a
+    whitespace boundary) and whether it had to be cut; every system is given the same text."""
+    clipped = clip_at_whitespace(text, SEARCHED_QUERY_CHARS)
+    return clipped, len(clipped) < len(text)
 
 
 # ------------------------------------------------------------------------------ docs-search
