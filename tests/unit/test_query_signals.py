@@ -72,3 +72,11 @@ def test_blocks_of_a_named_file_are_weighed_up():
     pipeline.priors(query, [named, other], lambda source: "product")
     assert named.score == 2.0 and other.score == 1.0
     assert any(reason.name == "named-file" for reason in named.reasons)
+
+
+def test_term_weights_leave_short_queries_alone_past_a_length():
+    settings = RankingSettings(identifier_term_weight=2.0, long_query_terms=3)
+    assert weighted_terms("where is `include_router`", settings)[1] == ()
+    long = "the router drops prefixes when `include_router` nests routers twice"
+    terms, weights = weighted_terms(long, settings)
+    assert dict(zip(terms, weights, strict=True))["include_router"] == 2.0
