@@ -24,10 +24,14 @@ def test_a_query_over_the_term_cap_keeps_its_first_terms_or_its_most_frequent():
 def test_term_weights_follow_repetition_and_identifier_shape_only_when_asked():
     text = "the merge fails in `combine_by_coords` merge merge"
     assert weighted_terms(text, RankingSettings())[1] == ()
-    terms, weights = weighted_terms(text, RankingSettings(query_term_frequency=1.0))
+    terms, weights = weighted_terms(
+        text, RankingSettings(query_term_frequency=1.0, long_query_chars=0)
+    )
     by_term = dict(zip(terms, weights, strict=True))
     assert by_term["merg"] > by_term["fail"] == 1.0  # said three times (stemmed "merge")
-    terms, weights = weighted_terms(text, RankingSettings(identifier_term_weight=2.0))
+    terms, weights = weighted_terms(
+        text, RankingSettings(identifier_term_weight=2.0, long_query_chars=0)
+    )
     by_term = dict(zip(terms, weights, strict=True))
     assert by_term["combine_by_coords"] == by_term["coord"] == 2.0 and by_term["fail"] == 1.0
 
@@ -75,7 +79,7 @@ def test_blocks_of_a_named_file_are_weighed_up():
 
 
 def test_term_weights_leave_short_queries_alone_past_a_length():
-    settings = RankingSettings(identifier_term_weight=2.0, long_query_terms=3)
+    settings = RankingSettings(identifier_term_weight=2.0, long_query_chars=30)
     assert weighted_terms("where is `include_router`", settings)[1] == ()
     long = "the router drops prefixes when `include_router` nests routers twice"
     terms, weights = weighted_terms(long, settings)

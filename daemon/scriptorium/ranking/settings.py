@@ -81,9 +81,10 @@ class RankingSettings:
     # Factor for terms that come from identifier-like query words (code spans, snake_case,
     # dotted names, camelCase): in a long text they are the specific part; 1.0 is off.
     identifier_term_weight: float = 1.0
-    # Those two weights apply to queries with more distinct terms than this (a pasted issue
-    # text, a traceback): in a short question every word is the specific part.
-    long_query_terms: int = 0
+    # Those two weights apply to queries longer than this many characters (a pasted issue
+    # text, a traceback): in a short question every word is the specific part. Characters
+    # rather than terms, since a short CJK question cuts into many bigram terms.
+    long_query_chars: int = 300
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
@@ -167,8 +168,8 @@ _HELP = {
     "names (with named_file_factor above 1); 0 is off",
     "named_modules": "whether dotted module names in a query (a.b.c) name files for "
     "named_file_factor, besides file paths",
-    "long_query_terms": "query_term_frequency and identifier_term_weight apply only to queries "
-    "with more distinct terms than this (0: to every query)",
+    "long_query_chars": "query_term_frequency and identifier_term_weight apply only to queries "
+    "longer than this many characters (0: to every query)",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "

@@ -126,8 +126,8 @@ def weighted_terms(
 
     The levers are ``max_query_terms`` / ``frequent_query_terms`` (which terms),
     ``query_term_frequency`` (a term said often weighs more) and ``identifier_term_weight``
-    (terms of identifier-like words weigh more), the last two for queries of more than
-    ``long_query_terms`` terms.
+    (terms of identifier-like words weigh more), the last two for queries longer than
+    ``long_query_chars``.
     """
     options = settings.token_options()
     counted = counted_query_terms(
@@ -139,7 +139,7 @@ def weighted_terms(
     terms = tuple(term for term, _ in counted)
     by_count = settings.query_term_frequency
     identifier = settings.identifier_term_weight
-    if (not by_count and identifier == 1.0) or len(terms) <= settings.long_query_terms:
+    if (not by_count and identifier == 1.0) or len(text) <= settings.long_query_chars:
         return terms, ()
     named = set(tokenize(" ".join(identifier_words(text)), **options)) if identifier != 1.0 else ()
     weights = tuple(
