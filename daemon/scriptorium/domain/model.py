@@ -182,6 +182,8 @@ class Query:
     explain: bool = False
     # A BM25 weight per term (aligned with ``terms``); empty means every term weighs 1.
     weights: tuple[float, ...] = ()
+    # The indexed files the query names by path or module name, as (source, path).
+    files: frozenset[tuple[str, str]] = frozenset()
     # Characters of the text as the caller sent it; more than len(text) when it was cut.
     received_chars: int = 0
 

@@ -31,6 +31,20 @@ class Snapshot:
     # configuration, so they live as long as this generation.
     memo: dict[tuple, object] = field(default_factory=dict)
     texts: dict[tuple, object] = field(default_factory=dict)
+    suffixes: dict[str, list[tuple[str, str]]] | None = None
+
+    def files_ending(self, suffix: str) -> list[tuple[str, str]]:
+        """The (source, path) of every document whose path ends with the lower-cased path
+        segments ``suffix`` (``core/variable.py``); the table is built on first use."""
+        table = self.suffixes
+        if table is None:
+            table = {}
+            for source, path in self.docs:
+                parts = path.lower().split("/")
+                for i in range(len(parts)):
+                    table.setdefault("/".join(parts[i:]), []).append((source, path))
+            self.suffixes = table
+        return table.get(suffix, [])
 
     @property
     def generation(self) -> int:

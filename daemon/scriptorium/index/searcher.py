@@ -63,10 +63,11 @@ def build_query(
     sources: Collection[str] = (),
     symbols: Collection[str] = (),
     term_weights: Sequence[float] = (),
+    documents: Collection[str] = (),
 ) -> tantivy.Query:
     """BM25 over the text fields for ``terms`` (each weighed by its ``term_weights`` entry,
-    1 without one), restricted (without changing scores) to ``corpora``, ``sources`` and
-    blocks that define one of ``symbols``."""
+    1 without one), restricted (without changing scores) to ``corpora``, ``sources``,
+    blocks that define one of ``symbols`` and blocks of the ``documents`` (raw doc terms)."""
     clauses = []
     for index, term in enumerate(terms):
         weight = term_weights[index] if index < len(term_weights) else 1.0
@@ -81,7 +82,12 @@ def build_query(
     matcher = tantivy.Query.boolean_query(clauses)
     filters = [
         _any_term(schema, field, values)
-        for field, values in ((S.CORPUS, corpora), (S.SOURCE, sources), (S.SYMBOL, symbols))
+        for field, values in (
+            (S.CORPUS, corpora),
+            (S.SOURCE, sources),
+            (S.SYMBOL, symbols),
+            (S.DOC, documents),
+        )
         if values
     ]
     if not filters:
@@ -104,6 +110,8 @@ def lexical_search(
     symbol_limit: int = 0,
     symbol_reach: tuple[int, float] = (10, 1.0),
     term_weights: Sequence[float] = (),
+    documents: Collection[str] = (),
+    document_limit: int = 0,
 ) -> list[LexicalHit]:
     """The ``limit`` best blocks for ``terms``, then up to ``symbol_limit`` more among the
     blocks that define one of ``symbols`` (scored by the same query, so the two lists are
@@ -146,6 +154,21 @@ def lexical_search(
         seen = {(a.segment_ord, a.doc) for _, a in found}
         extra = snapshot.searcher.search(named, symbol_limit, count=False).hits
         found += [h for h in extra if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
+    if documents and document_limit > 0:
+        # The files the query names by path: their best blocks are candidates however the
+        # rest of the query scores them.
+        named = build_query(
+            schema,
+            terms,
+            weights,
+            corpora=corpora,
+            sources=sources,
+            documents=documents,
+            term_weights=term_weights,
+        )
+        seen = {(a.segment_ord, a.doc) for _, a in found}
+        extra = snapshot.searcher.search(named, document_limit, count=False).hits
+        found += [h for h in extra if (h[1].segment_ord, h[1].doc) not in seen]
     return _resolve(snapshot, found)
 
 

@@ -211,7 +211,11 @@ class Pipeline:
         auxiliary = settings.auxiliary_factor
         asked = asked_kinds(query.text) if auxiliary != 1.0 else frozenset()
         named = (
-            query_names(query.text, identifiers_only=settings.definition_identifiers_only)
+            query_names(
+                query.text,
+                identifiers_only=settings.definition_identifiers_only,
+                limit=settings.max_query_terms,
+            )
             if settings.definition_factor != 1.0
             else frozenset()
         )
@@ -243,6 +247,8 @@ class Pipeline:
                 kind = auxiliary_kind(cand.document.path)
                 if kind and kind not in asked:
                     cand.adjust("auxiliary", auxiliary, kind)
+            if query.files and (cand.source, cand.document.path) in query.files:
+                cand.adjust("named-file", settings.named_file_factor, "the query names this file")
             if named and cand.block.symbol and cand.block.symbol.casefold() in named:
                 cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:

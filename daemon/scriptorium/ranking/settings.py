@@ -81,6 +81,17 @@ class RankingSettings:
     # Factor for terms that come from identifier-like query words (code spans, snake_case,
     # dotted names, camelCase): in a long text they are the specific part; 1.0 is off.
     identifier_term_weight: float = 1.0
+    # Those two weights apply to queries longer than this many characters (a pasted issue
+    # text, a traceback): in a short question every word is the specific part. Characters
+    # rather than terms, since a short CJK question cuts into many bigram terms.
+    long_query_chars: int = 300
+    # Factor for blocks of files the query names by path or module name (a traceback frame,
+    # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
+    # the candidates when the lexical search left them out; 1.0 / 0 are off.
+    named_file_factor: float = 1.0
+    named_file_candidates: int = 10
+    # Whether dotted module names (``sphinx.util.inspect``) name files, besides paths.
+    named_modules: bool = True
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
@@ -155,6 +166,14 @@ _HELP = {
     "query_term_frequency": "weigh a term the query says n times by 1 + this x ln(n) (0 is off)",
     "identifier_term_weight": "factor for query terms from identifier-like words (code spans, "
     "snake_case, dotted names, camelCase); 1.0 is off",
+    "named_file_factor": "factor for results from files the query names by path or module "
+    "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
+    "named_file_candidates": "extra lexical candidates among the blocks of files the query "
+    "names (with named_file_factor above 1); 0 is off",
+    "named_modules": "whether dotted module names in a query (a.b.c) name files for "
+    "named_file_factor, besides file paths",
+    "long_query_chars": "query_term_frequency and identifier_term_weight apply only to queries "
+    "longer than this many characters (0: to every query)",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "

@@ -96,14 +96,16 @@ def identifier_words(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def query_names(text: str, *, identifiers_only: bool = False) -> frozenset[str]:
+def query_names(
+    text: str, *, identifiers_only: bool = False, limit: int = MAX_QUERY_TERMS
+) -> frozenset[str]:
     """The names a query spells out, case-folded: its words and identifiers kept whole, and
     each segment of a dotted or path-like one (``app.include_router`` → ``include_router``).
 
     Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``;
     with ``identifiers_only`` only the words :func:`identifier_words` picks count, so "write
-    a plugin" does not ask for one of ``write``. Like query terms, at most
-    :data:`MAX_QUERY_TERMS` of them, in the order they appear.
+    a plugin" does not ask for one of ``write``. Like query terms, at most ``limit`` of them,
+    in the order they appear.
     """
     if identifiers_only:
         text = " ".join(identifier_words(text))
@@ -112,9 +114,9 @@ def query_names(text: str, *, identifiers_only: bool = False) -> frozenset[str]:
         names[name] = None
         if not name.isalnum():
             names.update(dict.fromkeys(part for part in _NAME_SEGMENTS.split(name) if part))
-        if len(names) >= MAX_QUERY_TERMS:
+        if len(names) >= limit:
             break
-    return frozenset(list(names)[:MAX_QUERY_TERMS])
+    return frozenset(list(names)[:limit])
 
 
 def weighted_terms(
@@ -124,7 +126,8 @@ def weighted_terms(
 
     The levers are ``max_query_terms`` / ``frequent_query_terms`` (which terms),
     ``query_term_frequency`` (a term said often weighs more) and ``identifier_term_weight``
-    (terms of identifier-like words weigh more).
+    (terms of identifier-like words weigh more), the last two for queries longer than
+    ``long_query_chars``.
     """
     options = settings.token_options()
     counted = counted_query_terms(
@@ -136,7 +139,7 @@ def weighted_terms(
     terms = tuple(term for term, _ in counted)
     by_count = settings.query_term_frequency
     identifier = settings.identifier_term_weight
-    if not by_count and identifier == 1.0:
+    if (not by_count and identifier == 1.0) or len(text) <= settings.long_query_chars:
         return terms, ()
     named = set(tokenize(" ".join(identifier_words(text)), **options)) if identifier != 1.0 else ()
     weights = tuple(
@@ -144,6 +147,71 @@ def weighted_terms(
         for term, count in counted
     )
     return terms, weights if any(w != 1.0 for w in weights) else ()
+
+
+_PATH_WORDS = re.compile(r"[\w.\\/-]+")
+_EXTENSIONS = frozenset(
+    (
+        *("py", "pyi", "pyx", "md", "mdx", "rst", "txt", "ipynb", "js", "mjs", "cjs", "jsx"),
+        *("ts", "tsx", "go", "rs", "java", "kt", "scala", "c", "h", "cc", "cpp", "hpp", "cs"),
+        *("rb", "php", "swift", "sh", "toml", "yaml", "yml", "json", "cfg", "ini", "html", "css"),
+    )
+)
+_DOTTED = re.compile(r"[a-z_]\w*(?:\.[a-z_]\w*)+")
+# A name that more files end with than this says too little to weigh any of them up.
+MOST_FILES_PER_MENTION = 3
+
+
+@functools.lru_cache(maxsize=1024)
+def path_mentions(text: str, *, modules: bool = True) -> tuple[tuple[str, ...], ...]:
+    """The file paths and dotted module names a query spells out, each as the path suffixes
+    that could name it, most specific first (lower-cased).
+
+    ``/venv/lib/site-packages/sphinx/util/inspect.py`` (a traceback frame) may be any file
+    ending with ``sphinx/util/inspect.py`` or ``util/inspect.py`` (two segments at least);
+    ``inspect.py`` alone is that file name; ``xarray.core.variable.Variable`` is
+    ``xarray/core/variable/variable.py`` (or its ``__init__.py``), then
+    ``xarray/core/variable.py`` and so on down to two segments (dotted names only with
+    ``modules``).
+    """
+    mentions: dict[tuple[str, ...], None] = {}
+    for raw in _PATH_WORDS.findall(text):
+        word = raw.replace("\\", "/").strip("./-").lower()
+        name = word.rsplit("/", 1)[-1]
+        is_file = "." in name and name.rsplit(".", 1)[1] in _EXTENSIONS
+        if "/" in word and is_file:
+            parts = [p for p in word.split("/") if p and p not in (".", "..")]
+            keys = tuple("/".join(parts[i:]) for i in range(max(len(parts) - 1, 1)))
+        elif is_file:
+            keys = (word,)
+        elif modules and "/" not in word and _DOTTED.fullmatch(word):
+            parts = word.split(".")
+            keys = tuple(
+                f"{'/'.join(parts[:end])}{tail}"
+                for end in range(len(parts), 1, -1)
+                for tail in (".py", "/__init__.py")
+            )
+        else:
+            continue
+        mentions[keys] = None
+    return tuple(mentions)
+
+
+def named_files(
+    text: str, files_ending: Callable[[str], list[tuple[str, str]]], *, modules: bool = True
+) -> frozenset[tuple[str, str]]:
+    """The indexed files a query names (see :func:`path_mentions`): for each mention, the
+    files its most specific matching suffix picks, when that is at most
+    :data:`MOST_FILES_PER_MENTION` of them."""
+    found: set[tuple[str, str]] = set()
+    for keys in path_mentions(text, modules=modules):
+        for key in keys:
+            files = files_ending(key)
+            if files:
+                if len(files) <= MOST_FILES_PER_MENTION:
+                    found.update(files)
+                break
+    return frozenset(found)
 
 
 def coverage(

@@ -80,6 +80,7 @@ class SearchService:
             text=text,
             terms=terms,
             weights=weights,
+            files=self.local.named_files(text),
             top_k=top_k,
             snippet_lines=snippet,
             corpora=corpora,

@@ -1,0 +1,86 @@
+"""What a long query says: which terms are searched and how much each weighs, and which
+indexed files it names by path or module name."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from scriptorium.domain.model import Corpus, Query
+from scriptorium.ranking.pipeline import Pipeline
+from scriptorium.ranking.settings import RankingSettings
+from scriptorium.ranking.signals import named_files, path_mentions, weighted_terms
+from scriptorium.text import counted_query_terms
+from tests.unit.test_fusion_priors import candidate
+
+
+def test_a_query_over_the_term_cap_keeps_its_first_terms_or_its_most_frequent():
+    text = "alpha beta gamma delta beta delta delta"
+    assert counted_query_terms(text, limit=2) == [("alpha", 1), ("beta", 2)]
+    # Most often said first, then by first appearance; the kept terms stay in query order.
+    assert counted_query_terms(text, limit=2, frequent_first=True) == [("beta", 2), ("delta", 3)]
+    assert counted_query_terms(text) == [("alpha", 1), ("beta", 2), ("gamma", 1), ("delta", 3)]
+
+
+def test_term_weights_follow_repetition_and_identifier_shape_only_when_asked():
+    text = "the merge fails in `combine_by_coords` merge merge"
+    assert weighted_terms(text, RankingSettings())[1] == ()
+    terms, weights = weighted_terms(
+        text, RankingSettings(query_term_frequency=1.0, long_query_chars=0)
+    )
+    by_term = dict(zip(terms, weights, strict=True))
+    assert by_term["merg"] > by_term["fail"] == 1.0  # said three times (stemmed "merge")
+    terms, weights = weighted_terms(
+        text, RankingSettings(identifier_term_weight=2.0, long_query_chars=0)
+    )
+    by_term = dict(zip(terms, weights, strict=True))
+    assert by_term["combine_by_coords"] == by_term["coord"] == 2.0 and by_term["fail"] == 1.0
+
+
+def test_paths_traceback_frames_and_module_names_are_mentions():
+    frame = 'File "/venv/lib/site-packages/sphinx/util/inspect.py", line 3, in signature'
+    (keys,) = path_mentions(frame)
+    assert keys[0] == "venv/lib/site-packages/sphinx/util/inspect.py"
+    assert keys[-1] == "util/inspect.py"  # never the bare file name of a longer path
+    assert path_mentions("see diff.py") == (("diff.py",),)
+    (module,) = path_mentions("xarray.core.variable.Variable breaks")
+    assert "xarray/core/variable.py" in module and "xarray/core/__init__.py" in module
+    assert path_mentions("xarray.core.variable.Variable", modules=False) == ()
+    assert path_mentions("plain words, no names") == ()
+
+
+def test_a_mention_names_the_files_its_most_specific_suffix_picks_unless_too_many_do():
+    files = {
+        "sphinx/util/inspect.py": [("code", "sphinx/util/inspect.py")],
+        "util/inspect.py": [("code", "sphinx/util/inspect.py"), ("code", "other/util/inspect.py")],
+        "__init__.py": [("code", f"p{i}/__init__.py") for i in range(10)],
+    }
+
+    def ending(key: str) -> list[tuple[str, str]]:
+        return files.get(key, [])
+
+    frame = "/site-packages/sphinx/util/inspect.py"
+    assert named_files(frame, ending) == {("code", "sphinx/util/inspect.py")}
+    assert named_files("util/inspect.py", ending) == {
+        ("code", "sphinx/util/inspect.py"),
+        ("code", "other/util/inspect.py"),
+    }
+    assert named_files("__init__.py", ending) == frozenset()  # ten files end so: too vague
+
+
+def test_blocks_of_a_named_file_are_weighed_up():
+    pipeline = Pipeline(RankingSettings(named_file_factor=2.0), lambda doc: [])
+    named = candidate(Corpus.CODE, "pkg/named.py", "def f():\n    pass\n", 1.0)
+    other = candidate(Corpus.CODE, "pkg/other.py", "def g():\n    pass\n", 1.0)
+    query = Query(text="pkg/named.py fails", terms=("fail",), explain=True)
+    query = dataclasses.replace(query, files=frozenset({(named.source, "pkg/named.py")}))
+    pipeline.priors(query, [named, other], lambda source: "product")
+    assert named.score == 2.0 and other.score == 1.0
+    assert any(reason.name == "named-file" for reason in named.reasons)
+
+
+def test_term_weights_leave_short_queries_alone_past_a_length():
+    settings = RankingSettings(identifier_term_weight=2.0, long_query_chars=30)
+    assert weighted_terms("where is `include_router`", settings)[1] == ()
+    long = "the router drops prefixes when `include_router` nests routers twice"
+    terms, weights = weighted_terms(long, settings)
+    assert dict(zip(terms, weights, strict=True))["include_router"] == 2.0
