@@ -2,7 +2,7 @@
 //
 //	scriptorium [-target HOST:PORT] health
 //	scriptorium [-target HOST:PORT] search [-top-k N] [-kind docs|code] QUERY...
-//	scriptorium [-target HOST:PORT] get [-mode snippet|full|multi_range] LOCATION|-ref REF_ID
+//	scriptorium [-target HOST:PORT] get [-mode snippet|full|multi_range|definition|outline] LOCATION|-ref REF_ID
 //	scriptorium [-target HOST:PORT] canon -query QUERY -missing LOCATION
 //
 // A failed fetch prints the gRPC code and the Resolution the daemon attached (reason, rule and,
@@ -120,11 +120,11 @@ func search(ctx context.Context, client *scriptorium.Client, args []string) erro
 func get(ctx context.Context, client *scriptorium.Client, args []string) error {
 	flags := flag.NewFlagSet("get", flag.ExitOnError)
 	ref := flags.String("ref", "", "a ref_id from a search")
-	mode := flags.String("mode", "full", "snippet, full or multi_range")
+	mode := flags.String("mode", "full", "snippet, full, multi_range, definition or outline")
 	_ = flags.Parse(args)
 	value, ok := pb.ContentMode_value["CONTENT_MODE_"+strings.ToUpper(*mode)]
 	if !ok {
-		return fmt.Errorf("unknown mode %q: use snippet, full or multi_range", *mode)
+		return fmt.Errorf("unknown mode %q: use snippet, full, multi_range, definition or outline", *mode)
 	}
 	req := &pb.GetContentRequest{RefId: *ref, Location: strings.Join(flags.Args(), " "),
 		Mode: pb.ContentMode(value)}
