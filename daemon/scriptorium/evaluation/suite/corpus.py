@@ -7,6 +7,7 @@ to map the daemon's locations back to repository files.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +46,10 @@ def config_toml(tree: Path, sources: tuple[SourceSpec, ...], ranking: str = "") 
 
 
 def write_config(corpus: Materialised, spec: CorpusSpec, ranking: str = "") -> Path:
-    """Write the corpus's daemon config beside its state dir and return its path."""
-    path = corpus.state_dir.parent / "daemon.toml"
+    """Write the corpus's daemon config beside its state dir and return its path (one file
+    per ``ranking`` table, so runs with different levers never read each other's)."""
+    name = f"daemon-{hashlib.sha256(ranking.encode()).hexdigest()[:12]}.toml" if ranking else ""
+    path = corpus.state_dir.parent / (name or "daemon.toml")
     path.write_text(config_toml(corpus.tree, spec.sources, ranking), encoding="utf-8")
     return path
 
