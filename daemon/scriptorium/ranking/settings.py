@@ -28,7 +28,7 @@ class RankingSettings:
     # back like the per-document cap holds blocks back (variants of one example program, a
     # page copied into another tree); 0 is off.
     near_duplicate_similarity: float = 0.8
-    over_fetch: int = 4
+    over_fetch: int = 2
     min_candidates: int = 50
     # Every search is ranked as if it asked for at least this many results (the candidate
     # pool, the definition floor, diversification), then cut: a shorter list is the prefix of
@@ -70,7 +70,7 @@ class RankingSettings:
     # query names that kind: they repeat the words of the code and docs they exercise or
     # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
     # weighed by that class instead. 1.0 is off.
-    auxiliary_factor: float = 0.8
+    auxiliary_factor: float = 0.5
     # How many distinct terms of a query are searched for, and which when it has more: the
     # first ones, or (``frequent_query_terms``) the ones it says most often.
     max_query_terms: int = 64
@@ -88,10 +88,10 @@ class RankingSettings:
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
-    named_file_factor: float = 1.0
+    named_file_factor: float = 1.5
     named_file_candidates: int = 10
     # Whether dotted module names (``sphinx.util.inspect``) name files, besides paths.
-    named_modules: bool = True
+    named_modules: bool = False
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.

@@ -1,0 +1,105 @@
+"""An issue text pasted as a query: the file its traceback names, and library code above the
+tests and templates that repeat its words, through a real daemon on a small repository."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import running
+from tests.support.trees import write
+
+pytestmark = pytest.mark.e2e
+
+MERGE = '''"""Joining two frames."""
+
+
+def combine(left, right):
+    """Join ``left`` and ``right`` on their shared index."""
+    return left.join(right)
+'''
+
+ALIGN = '''"""Aligning frames before they are combined."""
+
+
+class Aligner:
+    def combine(self, frames):
+        """Align the frames, then combine them: raises ValueError when the frames do not
+        align, and the error names the frames that do not align. Joining two frames that
+        share their index is what combine expects; to reproduce an error, build two small
+        frames with the same index and combine them."""
+        return [frame.reindex() for frame in frames]
+'''
+
+TEST = """import pytest
+
+from pkg.core.merge import combine
+
+
+def test_combine_raises_when_frames_do_not_align():
+    # combine frames; the error says the frames do not align (ValueError)
+    with pytest.raises(ValueError, match="frames do not align"):
+        combine(frame_a(), frame_b())
+"""
+
+TEMPLATE = """# Bug report
+
+Describe the bug: what error was raised, the traceback, and what you expected.
+
+To reproduce: the smallest code that raises the error.
+"""
+
+FILES = {
+    "pkg/core/merge.py": MERGE,
+    "pkg/core/align.py": ALIGN,
+    "tests/test_merge.py": TEST,
+    ".github/ISSUE_TEMPLATE/bug_report.md": TEMPLATE,
+}
+
+ISSUE = """combine raises ValueError although the frames align
+
+Describe the bug: joining two frames that share their index raises an error; I expected the
+joined frame. To reproduce, build two small frames with the same index and combine them.
+
+Traceback (most recent call last):
+  File "/home/me/project/run.py", line 12, in <module>
+    out = combine(a, b)
+  File "/home/me/venv/lib/python3.12/site-packages/pkg/core/merge.py", line 6, in combine
+    return left.join(right)
+ValueError: frames do not align
+"""
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    root = tmp_path_factory.mktemp("issue-texts")
+    repo = root / "repo"
+    for path, text in FILES.items():
+        write(repo / path, text)
+    config = write(
+        root / "config.toml",
+        f'[server]\nwatch = false\n\n[[sources]]\nname = "repo"\nkind = "code"\n'
+        f'root = "{repo}"\ndefault = true\ninclude = ["**/*.py", "**/*.md"]\n',
+    )
+    with running(["--config", str(config)], root / "state") as d:
+        yield d
+
+
+def files(response: pb.SearchResponse) -> list[str]:
+    return list(dict.fromkeys(r.location.split("#")[0] for r in response.results))
+
+
+def test_the_file_a_traceback_names_comes_first_and_says_why(daemon):
+    response = daemon.stub.Search(pb.SearchRequest(query=ISSUE, explain=True), timeout=30)
+    assert files(response)[0] == "pkg/core/merge.py", files(response)
+    reasons = {reason.name for reason in response.results[0].reasons}
+    assert "named-file" in reasons
+
+
+def test_tests_and_issue_templates_yield_to_library_code_unless_asked_for(daemon):
+    query = "combine raises ValueError when the frames do not align; describe the error"
+    found = files(daemon.stub.Search(pb.SearchRequest(query=query), timeout=30))
+    library = min(found.index(p) for p in ("pkg/core/merge.py", "pkg/core/align.py"))
+    assert library < found.index("tests/test_merge.py"), found
+    asked = files(daemon.stub.Search(pb.SearchRequest(query=f"the test for: {query}"), timeout=30))
+    assert asked[0] == "tests/test_merge.py", asked
