@@ -133,6 +133,16 @@ def test_no_daemon_listening_and_unknown_commands() -> None:
     assert_refused(run("state", "prune", "--older-than", "soon"), "number of days")
 
 
+@pytest.mark.parametrize(
+    "command", [("eval",), ("eval", "--suite"), ("mcp",)], ids=lambda v: " ".join(v)
+)
+def test_the_eval_and_mcp_commands_refuse_a_bad_flag_in_one_line(command: tuple) -> None:
+    done = run(*command, "--no-such-flag")
+    assert_refused(done, "unrecognized arguments: --no-such-flag", "--help")
+    assert done.returncode == 2
+    assert "usage:" not in done.stderr
+
+
 # -- configuration files ------------------------------------------------------------------------
 
 

@@ -6,11 +6,10 @@ import argparse
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
 
 from scriptorium import __version__
-from scriptorium.cli.status import EXIT_UNAVAILABLE
 from scriptorium.settings.reference import REFERENCE_PAGE, serve_epilog
+from scriptorium.usage import UsageParser
 
 _KINDS = ("docs", "code")
 
@@ -23,15 +22,8 @@ def _kinds(value: str) -> list[str]:
     return kinds
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line naming the command, plus where to find its help.
-
-    argparse's default reprints the whole usage block, which for ``search`` buries the one line
-    that says what was wrong.
-    """
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_UNAVAILABLE, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+class _Parser(UsageParser):
+    """The CLI's parser: usage errors as one line (see :mod:`scriptorium.usage`)."""
 
 
 def _positive(value: str) -> int:

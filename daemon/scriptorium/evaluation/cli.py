@@ -19,6 +19,7 @@ from scriptorium.evaluation import compare, record, runner
 from scriptorium.evaluation.evalset import EvalSetError, file_digest, load_eval_set
 from scriptorium.evaluation.selftest import run_self_test
 from scriptorium.settings.config import ConfigError, load_settings
+from scriptorium.usage import UsageParser
 
 DEFAULT_SET = "eval/fastapi.jsonl"
 DEFAULT_CONFIG = "eval/fastapi.toml"
@@ -39,7 +40,7 @@ def default_path(relative: str) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="scriptorium eval",
         description="Measure retrieval quality against an evaluation set, or compare two runs.",
     )

@@ -21,12 +21,13 @@ from pathlib import Path
 from scriptorium.client import TARGET_ENV
 from scriptorium.mcp.backend import Backend
 from scriptorium.mcp.embedded import EmbeddedDaemon
+from scriptorium.usage import UsageParser
 
 log = logging.getLogger("scriptorium.mcp")
 
 
 def build_parser(prog: str = "scriptorium mcp") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog=prog,
         description=(
             "Serve Scriptorium's search and fetch tools to an agent over the Model Context "

@@ -20,12 +20,13 @@ from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_com
 from scriptorium.evaluation.suite.run import CorpusTiming, run_corpus
 from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase
 from scriptorium.plugins import PluginError, load_registry
+from scriptorium.usage import UsageParser
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="scriptorium eval --suite",
         description="Run the ranking suite: every set, the daemon beside two BM25 baselines.",
     )
