@@ -77,6 +77,9 @@ class Block:
     level: int = 0  # heading level (1..6) for docs, nesting depth for code
     symbol: str | None = None  # definition name for code blocks
     symbol_kind: str | None = None  # function, class, method, ... for code blocks
+    # Other anchors that name the same block (a reST label before its section); a location's
+    # fragment may use any of them, results use ``anchor``.
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

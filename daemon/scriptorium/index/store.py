@@ -75,6 +75,7 @@ def encode_document(doc: SourceDocument) -> bytes:
                 b.level,
                 b.symbol,
                 b.symbol_kind,
+                *([list(b.aliases)] if b.aliases else []),
             ]
             for b in doc.blocks
         ],
@@ -106,7 +107,19 @@ def decode_document(data: bytes, source: str) -> SourceDocument:
                 parse_confidence=meta["parse_confidence"],
             ),
             blocks=tuple(
-                Block(_KINDS[b[0]], b[1], b[2], b[3], tuple(b[4]), b[5], b[6], b[7], b[8], b[9])
+                Block(
+                    _KINDS[b[0]],
+                    b[1],
+                    b[2],
+                    b[3],
+                    tuple(b[4]),
+                    b[5],
+                    b[6],
+                    b[7],
+                    b[8],
+                    b[9],
+                    tuple(b[10]) if len(b) > 10 else (),
+                )
                 for b in record["blocks"]
             ),
         )
