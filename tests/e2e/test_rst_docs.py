@@ -80,6 +80,11 @@ def test_rst_sections_are_found_read_and_kept_current(tmp_path: Path) -> None:
     with running([str(docs), "--watch-interval", "0.2"], tmp_path / "state") as daemon:
         stub = daemon.stub
         assert search(stub, "bootstrap script quokka wheel")[0] == "guide/install#getting-started"
+        # Previews show the text a reader sees, not the roles around it.
+        reply = stub.Search(pb.SearchRequest(query="read the usage notes first"), timeout=30)
+        intro = next(r for r in reply.results if r.location == "guide/install#installation")
+        assert "read the usage notes" in intro.preview
+        assert ":ref:" not in intro.preview and "<usage>" not in intro.preview
         # Markdown beside it is still indexed.
         assert "changelog#10" in search(stub, "first quokka release")
         # Autodoc directives keep the names they document searchable.

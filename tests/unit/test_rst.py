@@ -142,6 +142,7 @@ def test_title_and_preamble() -> None:
     extraction = RstExtractor().extract("guide.rst", GUIDE)
     assert extraction.meta.title == "Guide"
     assert extraction.meta.parse_confidence == 1.0
+    assert extraction.preview_from_body
     untitled = RstExtractor().extract("notes/todo.rst", "Just a paragraph.\n\nAnother.\n")
     assert extraction.blocks[0].anchor == "guide"
     assert untitled.meta.title == "todo"
@@ -181,12 +182,13 @@ def test_any_docutils_failure_falls_back(monkeypatch: pytest.MonkeyPatch) -> Non
     assert [b.body for b in extraction.blocks] == [GUIDE]
 
 
-def test_aliases_survive_the_store() -> None:
+def test_aliases_and_previews_survive_the_store() -> None:
     source = make_source(Path("/"))
     doc = source.document_from_text("guide.rst", GUIDE)
     assert doc is not None
     again = decode_document(encode_document(doc), "docs")
     assert again.blocks == doc.blocks
+    assert again.preview_from_body
 
 
 def make_source(root: Path) -> MarkdownSource:

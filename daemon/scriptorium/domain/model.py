@@ -97,6 +97,8 @@ class SourceDocument:
     # Body lines where front matter ended (0 when there was none); content lines keep their
     # original numbering so line ranges always point into the real file.
     front_matter_lines: int = 0
+    # Previews come from the blocks' bodies, which hold the text without its markup.
+    preview_from_body: bool = False
 
     @property
     def lines(self) -> list[str]:

@@ -52,6 +52,7 @@ def encode_document(doc: SourceDocument) -> bytes:
         "hash": doc.content_hash,
         "language": doc.language,
         "fm": doc.front_matter_lines,
+        **({"pb": True} if doc.preview_from_body else {}),
         "meta": {
             "title": meta.title,
             "boost": meta.boost,
@@ -95,6 +96,7 @@ def decode_document(data: bytes, source: str) -> SourceDocument:
             content_hash=record["hash"],
             language=record["language"],
             front_matter_lines=record["fm"],
+            preview_from_body=bool(record.get("pb", False)),
             meta=DocMeta(
                 title=meta["title"],
                 boost=meta["boost"],

@@ -154,7 +154,7 @@ class RstExtractor:
                     aliases=tuple(ids[1:]),
                 )
             )
-        return Extraction(blocks=tuple(blocks), meta=meta)
+        return Extraction(blocks=tuple(blocks), meta=meta, preview_from_body=True)
 
 
 def _ancestors(node: nodes.Node):
