@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from scriptorium.plugin import Corpus, LocalTreeSource
 from scriptorium_plugins.markdown.extractor import MARKDOWN_SUFFIXES
 
 # reStructuredText pages live in the same trees; the ``rst`` plugin's extractor cuts them (a
 # tree without that plugin lists them and indexes nothing of them).
 PAGE_SUFFIXES = (*MARKDOWN_SUFFIXES, ".rst")
+INCLUDE = ("*.md", "*.markdown", "*.mdx", "*.rst")
 
 
 class MarkdownSource(LocalTreeSource):
@@ -15,7 +18,12 @@ class MarkdownSource(LocalTreeSource):
 
     kind = "markdown"
     corpus = Corpus.DOCS
-    include = ("*.md", "*.markdown", "*.mdx", "*.rst")
+    include = INCLUDE
+    # The shared keys, with the default of ``include`` spelled out for the settings reference.
+    settings = tuple(
+        replace(key, default=list(INCLUDE)) if key.name == "include" else key
+        for key in LocalTreeSource.settings
+    )
     respect_gitignore = True
 
     def page_location(self, path: str) -> str:
