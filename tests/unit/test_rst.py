@@ -8,7 +8,7 @@ import pluggy
 import pytest
 
 import scriptorium_plugins.rst as rst_plugin
-import scriptorium_plugins.rst.extractor as rst_extractor
+import scriptorium_plugins.rst.sections as rst_sections
 from scriptorium import hookspecs
 from scriptorium.blocks.extractors import ExtractorChain
 from scriptorium.content.cut import find_doc_block
@@ -176,7 +176,7 @@ def test_any_docutils_failure_falls_back(monkeypatch: pytest.MonkeyPatch) -> Non
     def broken(text: str, path: str):
         raise ValueError("docutils broke")
 
-    monkeypatch.setattr(rst_extractor, "parse", broken)
+    monkeypatch.setattr(rst_sections, "parse", broken)
     extraction = RstExtractor().extract("guide.rst", GUIDE)
     assert extraction.meta.parse_confidence == UNPARSED_CONFIDENCE
     assert [b.body for b in extraction.blocks] == [GUIDE]
