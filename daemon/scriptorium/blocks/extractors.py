@@ -16,6 +16,9 @@ class Extraction:
     meta: DocMeta = field(default_factory=DocMeta)
     language: str | None = None
     front_matter_lines: int = 0
+    # The blocks' bodies are what a reader sees (markup removed, as the reST extractor makes
+    # them): previews are cut from them instead of from the source lines.
+    preview_from_body: bool = False
 
 
 @runtime_checkable

@@ -47,12 +47,20 @@ def clamp_max_lines(value: int) -> int:
 
 
 def find_doc_block(doc: SourceDocument, anchor: str) -> Block | None:
-    """The heading block with this anchor (slug), case-insensitively; "" is the whole page."""
+    """The heading block with this anchor (slug), case-insensitively; "" is the whole page.
+
+    A block's own anchor wins over another block's alias of the same spelling.
+    """
     wanted = anchor.lower()
+    aliased: Block | None = None
     for block in doc.blocks:
-        if block.kind is RefKind.DOC and block.anchor.lower() == wanted:
+        if block.kind is not RefKind.DOC:
+            continue
+        if block.anchor.lower() == wanted:
             return block
-    return None
+        if aliased is None and any(alias.lower() == wanted for alias in block.aliases):
+            aliased = block
+    return aliased
 
 
 def block_for_line(doc: SourceDocument, line: int) -> Block | None:

@@ -77,6 +77,9 @@ class Block:
     level: int = 0  # heading level (1..6) for docs, nesting depth for code
     symbol: str | None = None  # definition name for code blocks
     symbol_kind: str | None = None  # function, class, method, ... for code blocks
+    # Other anchors that name the same block (a reST label before its section); a location's
+    # fragment may use any of them, results use ``anchor``.
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,8 @@ class SourceDocument:
     # Body lines where front matter ended (0 when there was none); content lines keep their
     # original numbering so line ranges always point into the real file.
     front_matter_lines: int = 0
+    # Previews come from the blocks' bodies, which hold the text without its markup.
+    preview_from_body: bool = False
 
     @property
     def lines(self) -> list[str]:

@@ -52,6 +52,7 @@ def encode_document(doc: SourceDocument) -> bytes:
         "hash": doc.content_hash,
         "language": doc.language,
         "fm": doc.front_matter_lines,
+        **({"pb": True} if doc.preview_from_body else {}),
         "meta": {
             "title": meta.title,
             "boost": meta.boost,
@@ -75,6 +76,7 @@ def encode_document(doc: SourceDocument) -> bytes:
                 b.level,
                 b.symbol,
                 b.symbol_kind,
+                *([list(b.aliases)] if b.aliases else []),
             ]
             for b in doc.blocks
         ],
@@ -94,6 +96,7 @@ def decode_document(data: bytes, source: str) -> SourceDocument:
             content_hash=record["hash"],
             language=record["language"],
             front_matter_lines=record["fm"],
+            preview_from_body=bool(record.get("pb", False)),
             meta=DocMeta(
                 title=meta["title"],
                 boost=meta["boost"],
@@ -106,7 +109,19 @@ def decode_document(data: bytes, source: str) -> SourceDocument:
                 parse_confidence=meta["parse_confidence"],
             ),
             blocks=tuple(
-                Block(_KINDS[b[0]], b[1], b[2], b[3], tuple(b[4]), b[5], b[6], b[7], b[8], b[9])
+                Block(
+                    _KINDS[b[0]],
+                    b[1],
+                    b[2],
+                    b[3],
+                    tuple(b[4]),
+                    b[5],
+                    b[6],
+                    b[7],
+                    b[8],
+                    b[9],
+                    tuple(b[10]) if len(b) > 10 else (),
+                )
                 for b in record["blocks"]
             ),
         )

@@ -85,13 +85,17 @@ class HitBuilder:
                 lines, block.start_line, block.end_line, query.snippet_lines
             )
             lo, hi = block.start_line - 1, min(block.end_line, block.start_line + 150)
+        if doc.preview_from_body and not code:
+            shown = self._body_text(doc, block.body, block.start_line)
+        else:
+            shown = self._preview_text(doc, lines, lo, hi)
         ref_id, url = self._address(cand, source, anchor)
         return _assemble(
             cand,
             ref_id=ref_id,
             url=url,
             snippet=snippet,
-            preview=preview(self._preview_text(doc, lines, lo, hi), query.text),
+            preview=preview(shown, query.text),
             doc_version=doc_version(doc),
             source_class=source.source_class,
             anchor_line=anchor if code else 0,
@@ -182,6 +186,17 @@ class HitBuilder:
         found = snapshot.texts.get(key) if snapshot is not None else None
         if found is None:
             found = prepare("\n".join(lines[lo:hi])[:PREVIEW_SOURCE_CHARS])
+            if snapshot is not None:
+                snapshot.remember_text(key, found)
+        return found
+
+    def _body_text(self, doc, body: str, start_line: int) -> PreviewText:
+        """A block's body prepared for previews (kept per generation)."""
+        snapshot = self.indexer.current
+        key = (doc.content_hash, "body", start_line)
+        found = snapshot.texts.get(key) if snapshot is not None else None
+        if found is None:
+            found = prepare(body[:PREVIEW_SOURCE_CHARS])
             if snapshot is not None:
                 snapshot.remember_text(key, found)
         return found

@@ -422,6 +422,7 @@ class LocalTreeSource(Source):
             blocks=extraction.blocks,
             language=extraction.language,
             front_matter_lines=extraction.front_matter_lines,
+            preview_from_body=extraction.preview_from_body,
         )
 
     def iter_documents(self) -> Iterator[SourceDocument]:

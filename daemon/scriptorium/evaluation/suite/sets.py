@@ -226,8 +226,9 @@ def docs_search_cases(
 
 # --------------------------------------------------------------------------------- swebench
 
-# The Python code and the prose docs of the repository; .rst and .txt are materialised for the
-# day an extractor reads them, but only what the daemon indexes (code and Markdown) is sourced.
+# The Python code and the prose docs of the repository: the docs source (the markdown kind's
+# default include) indexes the Markdown and reStructuredText pages; .txt is materialised for the
+# day an extractor reads it.
 SWEBENCH_SELECTION = Selection("py-docs", suffixes=(".py", ".rst", ".md", ".txt"))
 SWEBENCH_SOURCES = (
     SourceSpec("code", "code", include=("*.py",)),
