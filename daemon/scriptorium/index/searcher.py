@@ -6,6 +6,7 @@ query-syntax characters in a query are just text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -115,7 +116,9 @@ def lexical_search(
 ) -> list[LexicalHit]:
     """The ``limit`` best blocks for ``terms``, then up to ``symbol_limit`` more among the
     blocks that define one of ``symbols`` (scored by the same query, so the two lists are
-    one ranking): a definition the query names is a candidate however long its body is.
+    one ranking): a definition the query names is a candidate however long its body is; and
+    up to ``document_limit`` more among the blocks of ``documents`` (raw doc terms), the
+    files the query names.
 
     ``symbol_reach`` is ``(window, factor)``: a definition joins only if its score times
     ``factor`` (the ranking's definition prior) reaches the ``window``-th best score, i.e.
@@ -125,11 +128,20 @@ def lexical_search(
     if not terms:
         return []
     schema = snapshot.index.schema
-    query = build_query(
-        schema, terms, weights, corpora=corpora, sources=sources, term_weights=term_weights
-    )
+
+    def restricted(**only: Collection[str]) -> tantivy.Query:
+        return build_query(
+            schema,
+            terms,
+            weights,
+            corpora=corpora,
+            sources=sources,
+            term_weights=term_weights,
+            **only,
+        )
+
     # ``hits`` builds a new list on every access: read it once.
-    found = snapshot.searcher.search(query, limit, count=False).hits
+    found = snapshot.searcher.search(restricted(), limit, count=False).hits
     window, factor = symbol_reach
     floor = found[min(window, len(found)) - 1][0] / factor if found and factor > 0 else 0.0
     # A block left out scores at most what the last one kept does: when that cannot reach the
@@ -142,34 +154,20 @@ def lexical_search(
         and found[-1][0] >= floor
         and (not corpora or "code" in corpora)
     ):
-        named = build_query(
-            schema,
-            terms,
-            weights,
-            corpora=corpora,
-            sources=sources,
-            symbols=symbols,
-            term_weights=term_weights,
-        )
-        seen = {(a.segment_ord, a.doc) for _, a in found}
-        extra = snapshot.searcher.search(named, symbol_limit, count=False).hits
-        found += [h for h in extra if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
+        found += _more(snapshot, restricted(symbols=symbols), symbol_limit, floor, found)
     if documents and document_limit > 0:
         # The files the query names by path: their best blocks are candidates however the
         # rest of the query scores them.
-        named = build_query(
-            schema,
-            terms,
-            weights,
-            corpora=corpora,
-            sources=sources,
-            documents=documents,
-            term_weights=term_weights,
-        )
-        seen = {(a.segment_ord, a.doc) for _, a in found}
-        extra = snapshot.searcher.search(named, document_limit, count=False).hits
-        found += [h for h in extra if (h[1].segment_ord, h[1].doc) not in seen]
+        named = restricted(documents=documents)
+        found += _more(snapshot, named, document_limit, -math.inf, found)
     return _resolve(snapshot, found)
+
+
+def _more(snapshot: Snapshot, query: tantivy.Query, limit: int, floor: float, found: list) -> list:
+    """Up to ``limit`` hits of ``query`` scoring at least ``floor`` that ``found`` lacks."""
+    seen = {(a.segment_ord, a.doc) for _, a in found}
+    extra = snapshot.searcher.search(query, limit, count=False).hits
+    return [h for h in extra if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
 
 
 def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
