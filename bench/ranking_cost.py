@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.measure import percentile, ratio
 from bench.queries import eval_queries
+from scriptorium.evaluation.suite.overrides import ranking_table
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon
 
@@ -34,8 +35,7 @@ FLAG_RATIO = 1.2
 
 def with_ranking(config: Path, table: dict[str, object], out: Path) -> Path:
     """A copy of ``config`` with a ``[ranking]`` table (the bench configs have none)."""
-    lines = "".join(f"{key} = {value!r}\n" for key, value in table.items())
-    out.write_text(config.read_text(encoding="utf-8") + f"\n[ranking]\n{lines}", encoding="utf-8")
+    out.write_text(config.read_text(encoding="utf-8") + ranking_table(table), encoding="utf-8")
     return out
 
 
