@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,24 +37,24 @@ def _positive(value: str) -> int:
     return number
 
 
-def _seconds(value: str) -> float:
+def _bounded(value: str, unit: str, ok: Callable[[float], bool], rule: str) -> float:
+    """``value`` as a number of ``unit`` that passes ``ok`` (NaN never does), else a usage
+    error naming ``rule``."""
     try:
         number = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {value!r}") from None
+    if not ok(number):
+        raise argparse.ArgumentTypeError(f"{rule}, got {value}")
     return number
+
+
+def _seconds(value: str) -> float:
+    return _bounded(value, "seconds", lambda n: n > 0, "must be greater than 0")
 
 
 def _days(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of days, got {value!r}") from None
-    if not number >= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return number
+    return _bounded(value, "days", lambda n: n >= 0, "must be at least 0")
 
 
 def _log_level(value: str) -> str:

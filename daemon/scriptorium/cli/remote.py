@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2
 
 from scriptorium.cli.output import (
@@ -69,10 +71,15 @@ def cmd_search(args: argparse.Namespace) -> int:
             as_of=args.as_of,
             explain=args.explain,
         )
+    return _show(args, response, lambda found: format_search(found, args.explain))
+
+
+def _show(args: argparse.Namespace, response: Message, render: Callable[[Any], str]) -> int:
+    """Print ``response`` as JSON or as ``render`` makes it text, per ``--format``."""
     if args.format == "json":
         print_json(response)
     else:
-        print(format_search(response, args.explain))
+        print(render(response))
     return EXIT_OK
 
 
@@ -93,11 +100,7 @@ def cmd_related(args: argparse.Namespace) -> int:
             mode=args.mode,
             token_budget=args.token_budget,
         )
-    if args.format == "json":
-        print_json(response)
-    else:
-        print(format_related(response))
-    return EXIT_OK
+    return _show(args, response, format_related)
 
 
 def cmd_flow(args: argparse.Namespace) -> int:
@@ -111,11 +114,7 @@ def cmd_flow(args: argparse.Namespace) -> int:
             max_steps=args.max_steps,
             token_budget=args.token_budget,
         )
-    if args.format == "json":
-        print_json(response)
-    else:
-        print(format_flow(response))
-    return EXIT_OK
+    return _show(args, response, format_flow)
 
 
 def cmd_guide(args: argparse.Namespace) -> int:
@@ -127,11 +126,7 @@ def cmd_guide(args: argparse.Namespace) -> int:
             style=args.style,
             token_budget=args.token_budget,
         )
-    if args.format == "json":
-        print_json(response)
-    else:
-        print(format_guide(response))
-    return EXIT_OK
+    return _show(args, response, format_guide)
 
 
 def cmd_get(args: argparse.Namespace) -> int:
@@ -161,11 +156,7 @@ def cmd_get(args: argparse.Namespace) -> int:
 def cmd_sources(args: argparse.Namespace) -> int:
     with _client(args) as client:
         response = client.list_sources()
-    if args.format == "json":
-        print_json(response)
-    else:
-        print(format_sources(response))
-    return EXIT_OK
+    return _show(args, response, format_sources)
 
 
 def cmd_health(args: argparse.Namespace) -> int:
