@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from scriptorium.index.searcher import FieldWeights
 from scriptorium.settings.schema import Key, check_table
+from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
 DEFAULT_CLASS_WEIGHTS = {"product": 1.0, "reference": 0.9, "ledger": 0.75, "archive": 0.7}
 
@@ -73,7 +74,7 @@ class RankingSettings:
     auxiliary_factor: float = 0.5
     # How many distinct terms of a query are searched for, and which when it has more: the
     # first ones, or (``frequent_query_terms``) the ones it says most often.
-    max_query_terms: int = 64
+    max_query_terms: int = MAX_QUERY_TERMS
     frequent_query_terms: bool = False
     # A term the query says n times weighs 1 + this x ln(n) in BM25 (a pasted issue text
     # repeats the name it is about); 0 is off.
