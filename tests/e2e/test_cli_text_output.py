@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,18 +11,9 @@ import pytest
 
 from scriptorium.faults import ENV as FAULT_ENV
 from scriptorium.faults import reached_marker
-from tests.support.daemon import CORPUS, Daemon
+from tests.support.daemon import CORPUS, Daemon, cli
 
 pytestmark = pytest.mark.e2e
-
-
-def cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "scriptorium", *args, "--target", daemon.address],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def small_tree(root: Path) -> Path:

@@ -15,7 +15,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, running
-from tests.support.trees import write
+from tests.support.trees import docs_and_code_config
 
 pytestmark = pytest.mark.e2e
 
@@ -29,24 +29,7 @@ def _tree(root: Path) -> Path:
         shutil.copy(CORPUS / "docs/en/docs" / page, docs / page)
     (root / "code/fastapi").mkdir(parents=True)
     shutil.copy(CORPUS / "fastapi/routing.py", root / "code/fastapi/routing.py")
-    return write(
-        root / "scriptorium.toml",
-        f"""[server]
-watch = false
-
-[[sources]]
-name = "docs"
-kind = "markdown"
-root = "{docs}"
-default = true
-
-[[sources]]
-name = "code"
-kind = "code"
-root = "{root / "code"}"
-default = true
-""",
-    )
+    return docs_and_code_config(root / "scriptorium.toml", docs, root / "code")
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
-from tests.support.trees import markdown_config, write
+from tests.support.trees import docs_and_code_config, markdown_config, write
 from tests.support.waiting import wait_for as support_wait_for
 
 pytestmark = pytest.mark.e2e
@@ -374,25 +374,11 @@ def load_tree(tmp_path_factory, corpus_copy) -> Path:
     root = tmp_path_factory.mktemp("sigterm")
     shutil.copytree(corpus_copy / "docs/en/docs/tutorial", root / "docs" / "tutorial")
     shutil.copytree(corpus_copy / "fastapi", root / "code" / "fastapi")
-    write(
+    docs_and_code_config(
         root / "scriptorium.toml",
-        f"""
-[server]
-watch = false
-grace_seconds = {GRACE_SECONDS}
-
-[[sources]]
-name = "docs"
-kind = "markdown"
-root = "{root / "docs"}"
-default = true
-
-[[sources]]
-name = "code"
-kind = "code"
-root = "{root / "code"}"
-default = true
-""",
+        root / "docs",
+        root / "code",
+        f"watch = false\ngrace_seconds = {GRACE_SECONDS}",
     )
     index_build(root / "scriptorium.toml", root / "template")
     return root

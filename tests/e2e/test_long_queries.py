@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import grpc
@@ -20,7 +18,7 @@ from scriptorium.client import Client
 from scriptorium.limits import MAX_QUERY_CHARS, MAX_TOPIC_CHARS, SEARCHED_QUERY_CHARS
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.e2e.test_mcp import McpSession
-from tests.support.daemon import CORPUS, Daemon
+from tests.support.daemon import CORPUS, Daemon, cli
 
 pytestmark = pytest.mark.e2e
 
@@ -106,21 +104,12 @@ def test_the_python_client_returns_the_flag(daemon: Daemon) -> None:
     assert reply.query_truncated and reply.query_chars_used <= SEARCHED_QUERY_CHARS
 
 
-def _cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "scriptorium", *args, "--target", daemon.address],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_the_cli_prints_a_one_line_note(daemon: Daemon) -> None:
-    long = _cli(daemon, "search", issue_text(20_000))
+    long = cli(daemon, "search", issue_text(20_000))
     assert long.returncode == 0, long.stderr
     notes = [line for line in long.stdout.splitlines() if line.startswith("note: the query")]
     assert len(notes) == 1 and "characters were searched" in notes[0]
-    short = _cli(daemon, "search", QUESTION)
+    short = cli(daemon, "search", QUESTION)
     assert short.returncode == 0, short.stderr
     assert "note: the query" not in short.stdout
 

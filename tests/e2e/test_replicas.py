@@ -30,6 +30,7 @@ from scriptorium.client import Client, ScriptoriumError
 from scriptorium.settings.config import load_settings
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, REPO, Daemon
+from tests.support.trees import docs_and_code_config
 from tests.support.waiting import wait_for as support_wait_for
 
 SERVICE = "scriptorium.v1.RetrievalService"
@@ -81,25 +82,7 @@ def shared_state(tmp_path_factory) -> tuple[Path, Path, float]:
     root = tmp_path_factory.mktemp("replicas")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs" / "tutorial")
     shutil.copytree(CORPUS / "fastapi", root / "code" / "fastapi")
-    config = write(
-        root / "scriptorium.toml",
-        f"""
-[server]
-watch = false
-
-[[sources]]
-name = "docs"
-kind = "markdown"
-root = "{root / "docs"}"
-default = true
-
-[[sources]]
-name = "code"
-kind = "code"
-root = "{root / "code"}"
-default = true
-""",
-    )
+    config = docs_and_code_config(root / "scriptorium.toml", root / "docs", root / "code")
     state = root / "state"
     built_after = time.time()
     subprocess.run(

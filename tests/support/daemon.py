@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -182,3 +183,13 @@ def running(args: list[str], state_dir: Path, **kw) -> Iterator[Daemon]:
         yield daemon.start()
     finally:
         daemon.terminate()
+
+
+def cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess:
+    """``scriptorium ARGS --target`` the daemon, as a user runs it (output captured)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scriptorium", *args, "--target", daemon.address],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

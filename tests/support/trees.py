@@ -21,3 +21,14 @@ def markdown_config(path: Path, sources: dict[str, Path], server: str = "watch =
             f'[[sources]]\nname = "{name}"\nkind = "markdown"\nroot = "{root}"\n{default}'
         )
     return write(path, "\n".join(blocks))
+
+
+def docs_and_code_config(path: Path, docs: Path, code: Path, server: str = "watch = false") -> Path:
+    """A configuration of one Markdown source ``docs`` and one code source ``code``, both
+    default (answering bare locations)."""
+    return write(
+        path,
+        f'[server]\n{server}\n\n[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{docs}"\n'
+        f'default = true\n\n[[sources]]\nname = "code"\nkind = "code"\nroot = "{code}"\n'
+        "default = true\n",
+    )

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.contract import edited_contract
+
 REPO = Path(__file__).resolve().parents[2]
 GO_CLIENT = REPO / "clients" / "go"
 STUBS = GO_CLIENT / "scriptoriumv1"
@@ -64,16 +66,11 @@ def test_the_plugin_pin_matches_the_module_requirement() -> None:
 
 def test_a_contract_change_changes_the_stubs(tmp_path: Path) -> None:
     """What makes the freshness test fail: a field added to proto/ appears in the output."""
-    shutil.copytree(REPO / "proto", tmp_path / "proto")
-    contract = tmp_path / "proto" / "scriptorium" / "v1" / "retrieval.proto"
-    text = contract.read_text(encoding="utf-8")
-    changed = text.replace(
+    proto = edited_contract(
+        tmp_path,
         "message ListSourcesRequest {}",
         "message ListSourcesRequest {\n  repeated Corpus seen = 1;\n}",
-        1,
     )
-    assert changed != text
-    contract.write_text(changed, encoding="utf-8")
-    stubs = _generate(tmp_path / "out", tmp_path / "proto")
+    stubs = _generate(tmp_path / "out", proto)
     assert stubs["retrieval.pb.go"] != (STUBS / "retrieval.pb.go").read_bytes()
     assert re.search(rb"\n\tSeen +\[\]Corpus ", stubs["retrieval.pb.go"])

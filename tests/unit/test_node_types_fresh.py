@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from types import ModuleType
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.contract import edited_contract
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = REPO / "clients" / "node"
@@ -87,16 +87,11 @@ def test_index_declares_no_message_of_its_own_and_re_exports_them() -> None:
 
 def test_a_contract_change_changes_the_types(generator: ModuleType, tmp_path: Path) -> None:
     """What makes the freshness test fail: a field added to proto/ appears in the output."""
-    shutil.copytree(REPO / "proto", tmp_path / "proto")
-    contract = tmp_path / "proto" / "scriptorium" / "v1" / "retrieval.proto"
-    text = contract.read_text(encoding="utf-8")
-    changed = text.replace(
+    proto = edited_contract(
+        tmp_path,
         "  int64 generation = 3;\n}",
         "  int64 generation = 3;\n  // Seeds that were expanded.\n  repeated Corpus seen = 4;\n}",
-        1,
     )
-    assert changed != text
-    contract.write_text(changed, encoding="utf-8")
-    rendered = generator.Generator(generator.load(tmp_path / "proto")).render()
+    rendered = generator.Generator(generator.load(proto)).render()
     assert rendered.encode() != COMMITTED.read_bytes()
     assert "  /** Seeds that were expanded. */\n  seen: Corpus[];\n}" in rendered
