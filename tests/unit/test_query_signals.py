@@ -8,7 +8,13 @@ import dataclasses
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.settings import RankingSettings
-from scriptorium.ranking.signals import named_files, path_mentions, weighted_terms
+from scriptorium.ranking.signals import (
+    asked_kinds,
+    asked_text,
+    named_files,
+    path_mentions,
+    weighted_terms,
+)
 from scriptorium.text import counted_query_terms
 from tests.unit.test_fusion_priors import candidate
 
@@ -84,3 +90,34 @@ def test_term_weights_leave_short_queries_alone_past_a_length():
     long = "the router drops prefixes when `include_router` nests routers twice"
     terms, weights = weighted_terms(long, settings)
     assert dict(zip(terms, weights, strict=True))["include_router"] == 2.0
+
+
+ISSUE_TEXT = """The linkcheck builder crashes, see https://github.com/org/proj/issues/12
+
+```python
+import pytest
+```
+  File "/src/proj/tests/test_build.py", line 3, in `run`
+Expected the report to list the broken link."""
+
+
+def test_links_code_and_paths_do_not_ask_for_a_kind_in_prose_scope():
+    assert asked_kinds(asked_text(ISSUE_TEXT, "words", 300)) == {"meta", "tests"}
+    assert asked_kinds(asked_text(ISSUE_TEXT, "prose", 300)) == frozenset()
+    assert asked_kinds(asked_text("run the tests on github", "prose", 300)) == {"tests", "meta"}
+
+
+def test_short_scope_lets_only_questions_ask_for_a_kind():
+    assert asked_kinds(asked_text("which tests cover the router", "short", 300)) == {"tests"}
+    pasted = "which tests cover the router " * 20
+    assert asked_kinds(asked_text(pasted, "short", 300)) == frozenset()
+
+
+def test_a_test_file_yields_to_library_code_when_only_a_link_says_github_and_tests():
+    settings = RankingSettings(auxiliary_factor=0.5, auxiliary_asks="prose")
+    pipeline = Pipeline(settings, lambda doc: [])
+    test_file = candidate(Corpus.CODE, "tests/test_build.py", "def test_run():\n    pass\n", 1.0)
+    library = candidate(Corpus.CODE, "proj/build.py", "def run():\n    pass\n", 0.8)
+    query = Query(text=ISSUE_TEXT, terms=("linkcheck", "builder"), explain=True)
+    pipeline.priors(query, [test_file, library], lambda source: "product")
+    assert test_file.score == 0.5 and library.score == 0.8

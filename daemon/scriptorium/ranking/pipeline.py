@@ -38,6 +38,7 @@ from scriptorium.ranking.settings import (  # noqa: F401 (also imported from her
 )
 from scriptorium.ranking.signals import (
     asked_kinds,
+    asked_text,
     auxiliary_kind,
     block_tokens,
     query_names,
@@ -209,7 +210,11 @@ class Pipeline:
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
         self.document_evidence(query, candidates)
         auxiliary = settings.auxiliary_factor
-        asked = asked_kinds(query.text) if auxiliary != 1.0 else frozenset()
+        asked = (
+            asked_kinds(asked_text(query.text, settings.auxiliary_asks, settings.long_query_chars))
+            if auxiliary != 1.0
+            else frozenset()
+        )
         named = (
             query_names(
                 query.text,

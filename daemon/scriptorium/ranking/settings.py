@@ -72,6 +72,10 @@ class RankingSettings:
     # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
     # weighed by that class instead. 1.0 is off.
     auxiliary_factor: float = 0.5
+    # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
+    # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
+    # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
+    auxiliary_asks: str = "words"
     # How many distinct terms of a query are searched for, and which when it has more: the
     # first ones, or (``frequent_query_terms``) the ones it says most often.
     max_query_terms: int = MAX_QUERY_TERMS
@@ -123,6 +127,9 @@ class RankingSettings:
         return max(self.min_candidates, self.window(top_k) * self.over_fetch)
 
 
+# The string levers' values.
+_CHOICES = {"fusion": ("raw", "max", "rrf"), "auxiliary_asks": ("words", "prose", "short")}
+
 _KEY_TYPES = {bool: "bool", int: "integer", float: "number", str: "string", dict: "number_table"}
 
 # One sentence per lever of RankingSettings, for the [ranking] table's help and docs/settings.md.
@@ -149,6 +156,9 @@ _HELP = {
     "document_evidence": "weigh up documentation blocks by the share of query terms only "
     "other blocks of their page match (0 is off)",
     "document_evidence_code": "the same for code files (0 is off)",
+    "auxiliary_asks": "which query words lift auxiliary_factor by naming a kind: words (any), "
+    "prose (not in links, code or paths) or short (prose, none in queries over "
+    "long_query_chars)",
     "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs "
     "and .github files unless the query names that kind (1.0 is off)",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
@@ -173,7 +183,8 @@ _HELP = {
     "names (with named_file_factor above 1); 0 is off",
     "named_modules": "whether dotted module names in a query (a.b.c) name files for "
     "named_file_factor, besides file paths",
-    "long_query_chars": "query_term_frequency and identifier_term_weight apply only to queries "
+    "long_query_chars": "query_term_frequency, identifier_term_weight and auxiliary_asks short "
+    "apply only to queries "
     "longer than this many characters (0: to every query)",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
@@ -207,7 +218,15 @@ def _ranking_keys() -> tuple[Key, ...]:
         if item.name == "weights":
             continue
         value = getattr(defaults, item.name)
-        keys.append(Key(item.name, _KEY_TYPES[type(value)], value, _HELP.get(item.name, "")))
+        keys.append(
+            Key(
+                item.name,
+                _KEY_TYPES[type(value)],
+                value,
+                _HELP.get(item.name, ""),
+                choices=_CHOICES.get(item.name, ()),
+            )
+        )
     return tuple(keys)
 
 

@@ -54,6 +54,34 @@ def auxiliary_kind(path: str) -> str:
     return match.lastgroup or "" if match else ""
 
 
+# What a pasted text holds besides its sentences: links, fenced code, code spans and paths. A
+# word there ("github" in an issue link, "pytest" in an import, "tests/" in a traceback frame)
+# is not the writer asking for a kind of file.
+_NOT_PROSE = re.compile(
+    r"```.*?(?:```|\Z)"  # fenced code
+    r"|`[^`\n]*`"  # code spans
+    r"|\b[a-z][a-z0-9+.-]*://\S*|\bwww\.\S+"  # links
+    r"|\S*[\w.-][/\\][\w.-]\S*",  # paths (a/b, a\b)
+    re.I | re.S,
+)
+
+
+def prose(text: str) -> str:
+    """The query's sentences: the text without links, code and paths."""
+    return _NOT_PROSE.sub(" ", text)
+
+
+def asked_text(text: str, scope: str, long_query_chars: int) -> str:
+    """The part of a query whose words may ask for an auxiliary kind (``auxiliary_asks``):
+    every word ("words"), its prose ("prose"), or its prose only when it is a question
+    rather than a pasted text ("short")."""
+    if scope == "words":
+        return text
+    if scope == "short" and len(text) > long_query_chars:
+        return ""
+    return prose(text)
+
+
 @functools.lru_cache(maxsize=1024)
 def asked_kinds(text: str) -> frozenset[str]:
     """The auxiliary kinds a query asks for by name."""
