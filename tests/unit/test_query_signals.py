@@ -121,3 +121,14 @@ def test_a_test_file_yields_to_library_code_when_only_a_link_says_github_and_tes
     query = Query(text=ISSUE_TEXT, terms=("linkcheck", "builder"), explain=True)
     pipeline.priors(query, [test_file, library], lambda source: "product")
     assert test_file.score == 0.5 and library.score == 0.8
+
+
+def test_documentation_yields_to_code_only_for_a_long_pasted_query():
+    settings = RankingSettings(long_query_docs_factor=0.5, long_query_chars=40)
+    pipeline = Pipeline(settings, lambda doc: [])
+    for text, docs_score in (("where is the router", 1.0), (ISSUE_TEXT, 0.5)):
+        page = candidate(Corpus.DOCS, "docs/router.md", "The router.\n", 1.0)
+        code = candidate(Corpus.CODE, "proj/router.py", "def route():\n    pass\n", 1.0)
+        query = Query(text=text, terms=("router",), explain=True)
+        pipeline.priors(query, [page, code], lambda source: "product")
+        assert (page.score, code.score) == (docs_score, 1.0)

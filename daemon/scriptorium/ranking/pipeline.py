@@ -224,9 +224,14 @@ class Pipeline:
             if settings.definition_factor != 1.0
             else frozenset()
         )
+        pasted_docs = (
+            settings.long_query_docs_factor if len(query.text) > settings.long_query_chars else 1.0
+        )
         kept = []
         for cand in candidates:
             meta = cand.document.meta
+            if pasted_docs != 1.0 and cand.document.corpus is Corpus.DOCS:
+                cand.adjust("pasted-text", pasted_docs, "a long pasted query is about code")
             if settings.page_boost and meta.boost != 1.0:
                 boost = meta.boost if math.isfinite(meta.boost) and meta.boost > 0 else 0.0
                 cand.adjust("page-boost", boost, "front matter search.boost")

@@ -90,6 +90,10 @@ class RankingSettings:
     # text, a traceback): in a short question every word is the specific part. Characters
     # rather than terms, since a short CJK question cuts into many bigram terms.
     long_query_chars: int = 300
+    # Factor for documentation results of a query longer than long_query_chars: a pasted
+    # issue text, traceback or program is about the code it quotes more often than about a
+    # page; 1.0 is off.
+    long_query_docs_factor: float = 1.0
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
@@ -186,6 +190,8 @@ _HELP = {
     "long_query_chars": "query_term_frequency, identifier_term_weight and auxiliary_asks short "
     "apply only to queries "
     "longer than this many characters (0: to every query)",
+    "long_query_docs_factor": "factor for documentation results of queries longer than "
+    "long_query_chars (a pasted issue text or traceback); 1.0 is off",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "
