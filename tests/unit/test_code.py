@@ -72,9 +72,9 @@ def test_language_for_path(path: str, language: str | None) -> None:
 
 
 def test_grammar_languages() -> None:
-    for language in ("python", "javascript", "typescript", "tsx", "go", "java"):
+    for language in ("python", "javascript", "typescript", "tsx", "go", "java", "rust", "csharp"):
         assert has_grammar(language)
-    for language in ("csharp", "rust", "toml", None):
+    for language in ("dart", "lua", "sql", None):
         assert not has_grammar(language)
 
 

@@ -8,7 +8,6 @@ Files without a grammar, or whose parse fails, are cut into overlapping line win
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -22,6 +21,7 @@ from scriptorium_plugins.code.languages import (
     language_for_path,
     parser,
 )
+from scriptorium_plugins.code.naming import definition_name, refine, scope_joiner
 
 MODULE_WINDOW_LINES = 40
 FALLBACK_WINDOW_LINES = 40
@@ -36,11 +36,16 @@ _WRAPPERS = frozenset(
         "lexical_declaration",
         "variable_declaration",
         "type_declaration",
+        "template_declaration",
     }
 )
-_DECORATORS = frozenset({"decorator", "annotation", "marker_annotation"})
-_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
-_GO_RECEIVER = re.compile(r"\(\s*(?:\w+\s+)?\*?\s*(\w+)")
+# Children of a wrapper that belong to the definition it wraps (``template <typename T>``).
+_WRAPPER_PARTS = frozenset({"template_parameter_list", "requires_clause"})
+_DECORATORS = frozenset({"decorator", "annotation", "marker_annotation", "attribute_item"})
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
+# Namespaces declared by a statement (``namespace App;``) rather than around a body: they hold
+# every definition up to the next such statement or the end of the file.
+_STATEMENT_NAMESPACES = frozenset({"file_scoped_namespace_declaration", "namespace_definition"})
 
 
 @dataclass(slots=True, eq=False)
@@ -54,18 +59,34 @@ class _Definition:
     end_row: int  # 0-based last row
     parent: _Definition | None = None
     children: list[_Definition] = field(default_factory=list)
-    qualifier: str | None = None  # Go method receiver type
+    qualifier: tuple[str, ...] = ()  # scopes written in the name (Go receiver, C++ ``Type::``)
+    label: str | None = None  # own segment of the anchor when not the name (``impl Point``)
+    joiner: str = "."  # separator before this definition's segment in the qualified name
+    scope_joiner: str = "."  # separator between the scopes of its qualifier
+
+    def chain(self) -> list[_Definition]:
+        chain: list[_Definition] = []
+        current: _Definition | None = self
+        while current is not None:
+            chain.append(current)
+            current = current.parent
+        return chain[::-1]
 
     @property
     def path(self) -> tuple[str, ...]:
-        names: list[str] = []
-        current: _Definition | None = self
-        while current is not None:
-            names.append(current.name)
-            if current.qualifier:
-                names.append(current.qualifier)
-            current = current.parent
-        return tuple(reversed(names))
+        return tuple(name for d in self.chain() for name in (*d.qualifier, d.name))
+
+    @property
+    def qualified(self) -> str:
+        """The name as the language writes it: ``Type::method``, ``Class#method``, ``A.b``."""
+        out = ""
+        for d in self.chain():
+            own = d.label if (d is self and d.label) else d.name
+            for segment in (*d.qualifier, own):
+                if out:
+                    out += d.scope_joiner if segment is not own else d.joiner
+                out += segment
+        return out
 
     @property
     def depth(self) -> int:
@@ -127,16 +148,18 @@ def _definitions(root: Node, query, lines: list[str], language: str) -> list[_De
     for _pattern, captures in QueryCursor(query).matches(root):
         def_nodes = [(k, v) for k, v in captures.items() if k.startswith("definition.")]
         names = captures.get("name")
-        if not def_nodes or not names:
+        if not def_nodes:
             continue
         capture, nodes = def_nodes[0]
         node = nodes[0]
         key = _key(node)
         if key in found:
             continue
-        name = _text(names[0]).strip() or "<anonymous>"
+        name = (_text(names[0]) if names else definition_name(node, language)).strip()
         start_row, end_row = _extent(node, lines)
-        found[key] = _Definition(node, name, capture.split(".", 1)[1], start_row, end_row)
+        found[key] = _Definition(
+            node, name or "<anonymous>", capture.split(".", 1)[1], start_row, end_row
+        )
 
     for definition in found.values():
         ancestor = definition.node.parent
@@ -145,28 +168,46 @@ def _definitions(root: Node, query, lines: list[str], language: str) -> list[_De
         if ancestor is not None:
             definition.parent = found[_key(ancestor)]
             definition.parent.children.append(definition)
-    for definition in found.values():
+    _adopt_by_statement_namespaces(list(found.values()), len(lines))
+    # Parents first, so a method sees the kind its class was refined to.
+    for definition in sorted(found.values(), key=lambda d: d.depth):
         _refine(definition, language)
     return sorted(found.values(), key=lambda d: (d.start_row, -d.end_row, d.depth))
 
 
+def _adopt_by_statement_namespaces(definitions: list[_Definition], line_count: int) -> None:
+    """``namespace App\\Models;`` (PHP) and ``namespace Acme;`` (C#) scope what follows them."""
+    statements = sorted(
+        (
+            d
+            for d in definitions
+            if d.parent is None
+            and d.node.type in _STATEMENT_NAMESPACES
+            and d.node.child_by_field_name("body") is None
+        ),
+        key=lambda d: d.start_row,
+    )
+    for index, namespace in enumerate(statements):
+        following = statements[index + 1] if index + 1 < len(statements) else None
+        namespace.end_row = (following.start_row - 1) if following else line_count - 1
+        for definition in definitions:
+            if (
+                definition.parent is None
+                and definition is not namespace
+                and namespace.start_row < definition.start_row <= namespace.end_row
+            ):
+                definition.parent = namespace
+                namespace.children.append(definition)
+
+
 def _refine(definition: _Definition, language: str) -> None:
-    """Language details the query cannot express: methods, receivers, struct vs interface."""
-    node = definition.node
-    parent = definition.parent
-    if definition.kind == "function" and parent is not None and parent.kind == "class":
-        definition.kind = "method"
-    if definition.kind == "method" and definition.name == "constructor":
-        definition.kind = "constructor"
-    if language == "go" and definition.kind == "method":
-        receiver = node.child_by_field_name("receiver")
-        match = _GO_RECEIVER.match(_text(receiver)) if receiver is not None else None
-        if match:
-            definition.qualifier = match.group(1)
-    if language == "go" and definition.kind == "type":
-        type_node = node.child_by_field_name("type")
-        kind = type_node.type if type_node is not None else ""
-        definition.kind = {"struct_type": "struct", "interface_type": "interface"}.get(kind, "type")
+    """Language details the query cannot express: methods, receivers, scopes, separators."""
+    parent_kind = definition.parent.kind if definition.parent is not None else None
+    naming = refine(definition.node, definition.name, definition.kind, parent_kind, language)
+    definition.name, definition.kind = naming.name, naming.kind
+    definition.qualifier, definition.label = naming.qualifier, naming.label
+    definition.joiner = naming.joiner
+    definition.scope_joiner = scope_joiner(language)
 
 
 def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
@@ -176,7 +217,9 @@ def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
         siblings = [
             c
             for c in outer.parent.named_children
-            if c.type not in _DECORATORS and c.type not in _COMMENTS
+            if c.type not in _DECORATORS
+            and c.type not in _COMMENTS
+            and c.type not in _WRAPPER_PARTS
         ]
         if len(siblings) != 1:
             break
@@ -192,6 +235,7 @@ def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
         and previous.type in _COMMENTS
         and _end_row(previous) >= start_row - 1
         and _starts_line(previous, lines)
+        and not _text(previous).startswith("#!")  # a script's shebang documents no function
     ):
         start_row = previous.start_point.row
         previous = previous.prev_named_sibling
@@ -215,7 +259,7 @@ def _definition_block(definition: _Definition, lines: list[str]) -> Block:
     own_rows.add(definition.start_row)
     body = _compact(lines[row] for row in sorted(own_rows) if row < len(lines))
     section_path = definition.path
-    qualified = ".".join(section_path)
+    qualified = definition.qualified
     return Block(
         kind=RefKind.CODE,
         start_line=definition.start_row + 1,
