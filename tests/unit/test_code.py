@@ -367,10 +367,10 @@ def test_fallback_windows_for_unknown_language() -> None:
 
 
 def test_files_without_grammar_keep_their_language() -> None:
-    extraction = CodeExtractor().extract("pyproject.toml", '[project]\nname = "x"\n')
-    assert extraction.language == "toml"
+    extraction = CodeExtractor().extract("db/schema.sql", "create table t (\n  id int\n);\n")
+    assert extraction.language == "sql"
     assert [(b.start_line, b.end_line, b.symbol_kind) for b in extraction.blocks] == [
-        (1, 2, "window")
+        (1, 3, "window")
     ]
 
 

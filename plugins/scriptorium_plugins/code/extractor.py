@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from tree_sitter import Node, QueryCursor
 
 from scriptorium.plugin import Block, Corpus, Extraction, RefKind, split_lines
+from scriptorium_plugins.code.config import CONFIG_LANGUAGES, Entry, outline
 from scriptorium_plugins.code.languages import (
     definitions_query,
     has_grammar,
@@ -112,12 +113,14 @@ class CodeExtractor:
         if not any(line.strip() for line in lines):
             return Extraction((), language=language)
         blocks: list[Block] | None = None
-        if has_grammar(language):
-            try:
+        try:
+            if has_grammar(language):
                 blocks = _parsed_blocks(path, text, lines, language or "")
-            except Exception:
-                # Messy input must never fail indexing: the windows below still cover the file.
-                blocks = None
+            elif language in CONFIG_LANGUAGES:
+                blocks = _config_blocks(path, lines, language or "")
+        except Exception:
+            # Messy input must never fail indexing: the windows below still cover the file.
+            blocks = None
         if blocks is None:
             blocks = window_blocks(path, lines)
         return Extraction(tuple(blocks), language=language)
@@ -272,6 +275,56 @@ def _definition_block(definition: _Definition, lines: list[str]) -> Block:
         symbol=definition.name,
         symbol_kind=definition.kind,
     )
+
+
+def _config_blocks(path: str, lines: list[str], language: str) -> list[Block] | None:
+    """Keys, tables, stages and targets as blocks named by their dotted path (``tool.ruff``)."""
+    entries = sorted(outline(language, lines), key=lambda e: (e.start_row, -e.end_row))
+    if not entries:
+        return None
+    parents: dict[int, int | None] = {}
+    for index, entry in enumerate(entries):
+        parents[index] = next(
+            (
+                j
+                for j in range(index - 1, -1, -1)
+                if _contains(entries[j], entry)
+                and entries[j].path == entry.path[: len(entries[j].path)]
+            ),
+            None,
+        )
+    blocks: list[Block] = []
+    covered: set[int] = set()
+    for index, entry in enumerate(entries):
+        own = set(range(entry.start_row, entry.end_row + 1))
+        for child, parent in parents.items():
+            if parent == index:
+                own.difference_update(range(entries[child].start_row, entries[child].end_row + 1))
+        own.add(entry.start_row)
+        if parents[index] is None:
+            covered.update(range(entry.start_row, entry.end_row + 1))
+        anchor = ".".join(entry.path)
+        blocks.append(
+            Block(
+                kind=RefKind.CODE,
+                start_line=entry.start_row + 1,
+                end_line=entry.end_row + 1,
+                title=anchor,
+                section_path=entry.path,
+                anchor=anchor,
+                body=_compact(lines[row] for row in sorted(own) if row < len(lines)),
+                level=len(entry.path),
+                symbol=entry.path[-1],
+                symbol_kind=entry.kind,
+            )
+        )
+    blocks.extend(_module_blocks(path, lines, covered))
+    blocks.sort(key=lambda b: (b.start_line, -b.end_line, b.level))
+    return blocks
+
+
+def _contains(outer: Entry, inner: Entry) -> bool:
+    return outer.start_row <= inner.start_row and inner.end_row <= outer.end_row
 
 
 def _has_word(line: str) -> bool:
