@@ -178,3 +178,55 @@ def test_a_generated_data_file_over_the_cap_is_not_indexed(stub):
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
     results = stub.Search(pb.SearchRequest(query="key3999", kinds=[pb.CORPUS_CODE])).results
     assert not any(r.location.startswith(DUMP) for r in results)
+
+
+@pytest.mark.parametrize(
+    ("location", "symbol", "first", "holds"),
+    [
+        (
+            "leveldb/util/status.cc#leveldb::Status::ToString",
+            "leveldb::Status::ToString",
+            "std::string Status::ToString() const {",
+            "std::string Status::ToString() const {",
+        ),
+        (
+            "MediatR/samples/MediatR.Examples.PublishStrategies/Publisher.cs#Publisher.ParallelWhenAll",
+            "MediatR.Examples.PublishStrategies.Publisher.ParallelWhenAll",
+            "    private Task ParallelWhenAll(",
+            "Task.WhenAll",
+        ),
+        (
+            "phpdotenv/src/Dotenv.php#Dotenv::createImmutable",
+            "Dotenv\\Dotenv::createImmutable",
+            "    /**",
+            "public static function createImmutable(",
+        ),
+        (
+            "timber/timber/src/main/java/timber/log/Timber.kt#DebugTree.createStackElementTag",
+            "Timber.DebugTree.createStackElementTag",
+            "    /**",
+            "protected open fun createStackElementTag(",
+        ),
+        (
+            "Rainbow/Sources/Color.swift#NamedColor",
+            "NamedColor",
+            "/// Valid named text colors to use in `Rainbow`.",
+            "case black",
+        ),
+        (
+            "scopt/shared/src/main/scala/scopt/OParser.scala#OParserBuilder.head",
+            "OParserBuilder.head",
+            "  /** adds usage text. */",
+            "def head(xs: String*)",
+        ),
+        ("nvm/install.sh#nvm_detect_profile", "nvm_detect_profile", "#", "nvm_detect_profile() {"),
+    ],
+)
+def test_each_language_resolves_a_definition_by_its_qualified_name(
+    stub, location, symbol, first, holds
+):
+    reply = fetch(stub, location)
+    assert reply.symbol == symbol
+    assert reply.scope == "definition"
+    assert reply.content.splitlines()[0].startswith(first), reply.content[:200]
+    assert holds in reply.content

@@ -46,6 +46,9 @@ _DECORATORS = frozenset({"decorator", "annotation", "marker_annotation", "attrib
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
 # Namespaces declared by a statement (``namespace App;``) rather than around a body: they hold
 # every definition up to the next such statement or the end of the file.
+# Grammars whose brace-less definitions run on over the comments and indent before the next one.
+_TRAILING_TRIVIA = frozenset({"scala"})
+_COMMENT_LINE = ("//", "/*", "*", "#")
 _STATEMENT_NAMESPACES = frozenset({"file_scoped_namespace_declaration", "namespace_definition"})
 
 
@@ -160,6 +163,10 @@ def _definitions(root: Node, query, lines: list[str], language: str) -> list[_De
             continue
         name = (_text(names[0]) if names else definition_name(node, language)).strip()
         start_row, end_row = _extent(node, lines)
+        if language in _TRAILING_TRIVIA:
+            end_row = _without_trailing_comments(lines, start_row, end_row)
+            while start_row > 0 and lines[start_row - 1].strip().startswith(_COMMENT_LINE):
+                start_row -= 1  # its doc comment, parsed into the definition before it
         found[key] = _Definition(
             node, name or "<anonymous>", capture.split(".", 1)[1], start_row, end_row
         )
@@ -228,7 +235,7 @@ def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
             break
         outer = outer.parent
     start_row = outer.start_point.row
-    end_row = _end_row(outer)
+    end_row = _end_row(outer, lines)
     previous = outer.prev_named_sibling
     while previous is not None and previous.type in _DECORATORS:
         start_row = previous.start_point.row
@@ -236,7 +243,7 @@ def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
     while (
         previous is not None
         and previous.type in _COMMENTS
-        and _end_row(previous) >= start_row - 1
+        and _end_row(previous, lines) >= start_row - 1
         and _starts_line(previous, lines)
         and not _text(previous).startswith("#!")  # a script's shebang documents no function
     ):
@@ -245,9 +252,22 @@ def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
     return start_row, max(start_row, end_row)
 
 
-def _end_row(node: Node) -> int:
+def _without_trailing_comments(lines: list[str], start_row: int, end_row: int) -> int:
+    """``end_row`` moved up past the blank and comment lines that introduce the next definition."""
+    while end_row > start_row and end_row < len(lines):
+        stripped = lines[end_row].strip()
+        if stripped and not stripped.startswith(_COMMENT_LINE):
+            break
+        end_row -= 1
+    return end_row
+
+
+def _end_row(node: Node, lines: list[str]) -> int:
+    """The last row holding the node's text: one it ends in the indent of is not its own."""
     row, column = node.end_point
-    return row - 1 if column == 0 and row > node.start_point.row else row
+    if row > node.start_point.row and (row >= len(lines) or not lines[row][:column].strip()):
+        return row - 1
+    return row
 
 
 def _starts_line(node: Node, lines: list[str]) -> bool:

@@ -117,12 +117,12 @@ DEFINITION_QUERIES: dict[str, str] = {
 (type_alias type: (_) @name) @definition.type
 """,
     "swift": """
-(class_declaration name: (_) @name) @definition.class
-(protocol_declaration name: (_) @name) @definition.interface
-(function_declaration name: (_) @name) @definition.function
-(protocol_function_declaration name: (_) @name) @definition.method
+(class_declaration name: [(type_identifier) (user_type)] @name) @definition.class
+(protocol_declaration name: (type_identifier) @name) @definition.interface
+(function_declaration name: (simple_identifier) @name) @definition.function
+(protocol_function_declaration name: (simple_identifier) @name) @definition.method
 (init_declaration) @definition.constructor
-(typealias_declaration name: (_) @name) @definition.type
+(typealias_declaration name: (type_identifier) @name) @definition.type
 """,
     "scala": """
 (class_definition name: (_) @name) @definition.class
