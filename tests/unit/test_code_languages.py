@@ -191,12 +191,14 @@ def test_kotlin_swift_and_scala_use_dots() -> None:
     assert kotlin["Registry.get"][0] == "method"
     swift = definitions(
         "Sources/Point.swift",
-        "struct Point {\n    init(x: Int) {}\n    func norm() -> Int { return 0 }\n}\n"
+        "struct Point {\n    init(x: Int) {}\n    func norm() -> Int { return 0 }\n"
+        "    static func == (a: Point, b: Point) -> Bool { true }\n}\n"
         "extension Point {\n    func twice() -> Int { return 1 }\n}\n",
     )
     assert swift["Point"][0] == "struct"
     assert swift["Point.init"][0] == "constructor"
     assert swift["Point.norm"][0] == "method"
+    assert "Point.Bool" not in swift  # an operator is not named after its return type
     assert swift["extension Point"][0] == "extension"
     assert swift["Point.twice"][0] == "method"
     scala = definitions(
