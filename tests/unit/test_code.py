@@ -512,7 +512,7 @@ def test_code_plugin_registers_through_entry_points(monkeypatch: pytest.MonkeyPa
     chain = registry.extractor_chain
     extractor = chain.for_path("src/app.py", Corpus.CODE)
     assert isinstance(extractor, CodeExtractor)
-    assert (extractor.name, extractor.version, extractor.priority) == ("code", "1", 200)
+    assert (extractor.name, extractor.version, extractor.priority) == ("code", "2", 200)
     assert chain.for_path("docs/index.md", Corpus.DOCS) is None
 
 

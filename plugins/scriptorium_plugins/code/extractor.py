@@ -104,7 +104,7 @@ class CodeExtractor:
     """The block extractor for the code corpus."""
 
     name = "code"
-    version = "1"
+    version = "2"  # 2: ten more grammars, config outlines, language separators
     priority = 200
 
     def accepts(self, path: str, corpus: Corpus) -> bool:
