@@ -72,9 +72,9 @@ def test_language_for_path(path: str, language: str | None) -> None:
 
 
 def test_grammar_languages() -> None:
-    for language in ("python", "javascript", "typescript", "tsx", "go", "java"):
+    for language in ("python", "javascript", "typescript", "tsx", "go", "java", "rust", "csharp"):
         assert has_grammar(language)
-    for language in ("csharp", "rust", "toml", None):
+    for language in ("dart", "lua", "sql", None):
         assert not has_grammar(language)
 
 
@@ -367,10 +367,10 @@ def test_fallback_windows_for_unknown_language() -> None:
 
 
 def test_files_without_grammar_keep_their_language() -> None:
-    extraction = CodeExtractor().extract("pyproject.toml", '[project]\nname = "x"\n')
-    assert extraction.language == "toml"
+    extraction = CodeExtractor().extract("db/schema.sql", "create table t (\n  id int\n);\n")
+    assert extraction.language == "sql"
     assert [(b.start_line, b.end_line, b.symbol_kind) for b in extraction.blocks] == [
-        (1, 2, "window")
+        (1, 3, "window")
     ]
 
 
@@ -512,7 +512,7 @@ def test_code_plugin_registers_through_entry_points(monkeypatch: pytest.MonkeyPa
     chain = registry.extractor_chain
     extractor = chain.for_path("src/app.py", Corpus.CODE)
     assert isinstance(extractor, CodeExtractor)
-    assert (extractor.name, extractor.version, extractor.priority) == ("code", "1", 200)
+    assert (extractor.name, extractor.version, extractor.priority) == ("code", "2", 200)
     assert chain.for_path("docs/index.md", Corpus.DOCS) is None
 
 

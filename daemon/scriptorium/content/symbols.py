@@ -5,6 +5,10 @@ wrote it, ``Class.method``), ``variant`` (the same name in another case, or its 
 naming one definition: ``#method`` for ``Class.method``), ``ambiguous`` with candidates when
 several definitions match, ``not_found`` with the closest names otherwise. Candidates are
 locations to pass back: the qualified name when it is unique in the file, else its lines.
+
+Qualified names keep their language's separators (``Type::method`` in Rust and C++,
+``Module::Class#method`` in Ruby, ``Namespace\\Class::method`` in PHP); a location may write
+any of them as ``.``, so ``Outer.inner`` names a definition in every language.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from scriptorium.domain.outcomes import (
 )
 
 _LINES = re.compile(r"^L(\d+)(?:-L?(\d+))?$", re.IGNORECASE)
+_SEPARATORS = re.compile(r"::|#|\\")
 MAX_CANDIDATES = 8
 
 
@@ -75,10 +80,11 @@ def find_definition(
             raise FailedPrecondition("ambiguous location: several definitions match", resolution)
     names = sorted({b.anchor for b in definitions})
     close = difflib.get_close_matches(name, names, n=MAX_CANDIDATES, cutoff=0.6)
-    leaves = {b.anchor.rsplit(".", 1)[-1]: b.anchor for b in definitions}
+    leaves = {dotted(b.anchor).rsplit(".", 1)[-1]: b.anchor for b in definitions}
+    leaf_asked = dotted(name).rsplit(".", 1)[-1]
     close += [
         leaves[leaf]
-        for leaf in difflib.get_close_matches(name.rsplit(".", 1)[-1], list(leaves), cutoff=0.6)
+        for leaf in difflib.get_close_matches(leaf_asked, list(leaves), cutoff=0.6)
         if leaves[leaf] not in close
     ]
     resolution = Resolution(
@@ -92,15 +98,23 @@ def find_definition(
     raise NotFound("not_found: no definition of that name in this file", resolution)
 
 
+def dotted(name: str) -> str:
+    """A qualified name with every language's scope separator written as ``.``."""
+    return _SEPARATORS.sub(".", name)
+
+
 def _tiers(definitions: list[Block], name: str):
     """The matches of each rule, strictest first."""
     yield "exact", [b for b in definitions if b.anchor == name]
-    folded = name.casefold()
-    yield "variant", [b for b in definitions if b.anchor.casefold() == folded]
-    suffix = "." + name
-    yield "variant", [b for b in definitions if b.anchor.endswith(suffix)]
+    plain = dotted(name)
+    named = [(dotted(b.anchor), b) for b in definitions]
+    yield "exact", [b for anchor, b in named if anchor == plain]
+    folded = plain.casefold()
+    yield "variant", [b for anchor, b in named if anchor.casefold() == folded]
+    suffix = "." + plain
+    yield "variant", [b for anchor, b in named if anchor.endswith(suffix)]
     folded_suffix = suffix.casefold()
-    yield "variant", [b for b in definitions if b.anchor.casefold().endswith(folded_suffix)]
+    yield "variant", [b for anchor, b in named if anchor.casefold().endswith(folded_suffix)]
 
 
 def definition_fragment(doc: SourceDocument, block: Block) -> str:

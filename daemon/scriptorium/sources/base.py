@@ -212,6 +212,10 @@ class LocalTreeSource(Source):
                 return cls
         return None
 
+    def size_limit(self, relpath: str) -> int:
+        """The largest file, in bytes, this source reads at ``relpath``; larger ones are skipped."""
+        return self.max_file_bytes
+
     # -- safety ---------------------------------------------------------------------------
 
     def resolve_path(self, relpath: str) -> Path:
@@ -343,7 +347,7 @@ class LocalTreeSource(Source):
         if matchers and self._ignored(rel, matchers, is_dir=False):
             return None
         stat = os.stat(path)
-        if not S_ISREG(stat.st_mode) or stat.st_size > self.max_file_bytes:
+        if not S_ISREG(stat.st_mode) or stat.st_size > self.size_limit(rel):
             return None
         return FileStat(rel, stat.st_size, stat.st_mtime_ns)
 
@@ -386,12 +390,13 @@ class LocalTreeSource(Source):
     def read_text(self, relpath: str) -> str | None:
         """The file's text, or None when it is missing, binary or too large."""
         path = self.resolve_path(relpath)
+        limit = self.size_limit(relpath)
         try:
             with path.open("rb") as handle:
-                data = handle.read(self.max_file_bytes + 1)
+                data = handle.read(limit + 1)
         except OSError:
             return None
-        if len(data) > self.max_file_bytes or looks_binary(data):
+        if len(data) > limit or looks_binary(data):
             return None
         return data.decode("utf-8", "replace")
 

@@ -8,7 +8,6 @@ Files without a grammar, or whose parse fails, are cut into overlapping line win
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -16,12 +15,14 @@ from pathlib import PurePosixPath
 from tree_sitter import Node, QueryCursor
 
 from scriptorium.plugin import Block, Corpus, Extraction, RefKind, split_lines
+from scriptorium_plugins.code.config import CONFIG_LANGUAGES, Entry, outline
 from scriptorium_plugins.code.languages import (
     definitions_query,
     has_grammar,
     language_for_path,
     parser,
 )
+from scriptorium_plugins.code.naming import definition_name, refine, scope_joiner
 
 MODULE_WINDOW_LINES = 40
 FALLBACK_WINDOW_LINES = 40
@@ -36,11 +37,19 @@ _WRAPPERS = frozenset(
         "lexical_declaration",
         "variable_declaration",
         "type_declaration",
+        "template_declaration",
     }
 )
-_DECORATORS = frozenset({"decorator", "annotation", "marker_annotation"})
-_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
-_GO_RECEIVER = re.compile(r"\(\s*(?:\w+\s+)?\*?\s*(\w+)")
+# Children of a wrapper that belong to the definition it wraps (``template <typename T>``).
+_WRAPPER_PARTS = frozenset({"template_parameter_list", "requires_clause"})
+_DECORATORS = frozenset({"decorator", "annotation", "marker_annotation", "attribute_item"})
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment", "multiline_comment"})
+# Namespaces declared by a statement (``namespace App;``) rather than around a body: they hold
+# every definition up to the next such statement or the end of the file.
+# Grammars whose brace-less definitions run on over the comments and indent before the next one.
+_TRAILING_TRIVIA = frozenset({"scala"})
+_COMMENT_LINE = ("//", "/*", "*", "#")
+_STATEMENT_NAMESPACES = frozenset({"file_scoped_namespace_declaration", "namespace_definition"})
 
 
 @dataclass(slots=True, eq=False)
@@ -54,18 +63,34 @@ class _Definition:
     end_row: int  # 0-based last row
     parent: _Definition | None = None
     children: list[_Definition] = field(default_factory=list)
-    qualifier: str | None = None  # Go method receiver type
+    qualifier: tuple[str, ...] = ()  # scopes written in the name (Go receiver, C++ ``Type::``)
+    label: str | None = None  # own segment of the anchor when not the name (``impl Point``)
+    joiner: str = "."  # separator before this definition's segment in the qualified name
+    scope_joiner: str = "."  # separator between the scopes of its qualifier
+
+    def chain(self) -> list[_Definition]:
+        chain: list[_Definition] = []
+        current: _Definition | None = self
+        while current is not None:
+            chain.append(current)
+            current = current.parent
+        return chain[::-1]
 
     @property
     def path(self) -> tuple[str, ...]:
-        names: list[str] = []
-        current: _Definition | None = self
-        while current is not None:
-            names.append(current.name)
-            if current.qualifier:
-                names.append(current.qualifier)
-            current = current.parent
-        return tuple(reversed(names))
+        return tuple(name for d in self.chain() for name in (*d.qualifier, d.name))
+
+    @property
+    def qualified(self) -> str:
+        """The name as the language writes it: ``Type::method``, ``Class#method``, ``A.b``."""
+        out = ""
+        for d in self.chain():
+            own = d.label if (d is self and d.label) else d.name
+            for segment in (*d.qualifier, own):
+                if out:
+                    out += d.scope_joiner if segment is not own else d.joiner
+                out += segment
+        return out
 
     @property
     def depth(self) -> int:
@@ -79,7 +104,7 @@ class CodeExtractor:
     """The block extractor for the code corpus."""
 
     name = "code"
-    version = "1"
+    version = "2"  # 2: ten more grammars, config outlines, language separators
     priority = 200
 
     def accepts(self, path: str, corpus: Corpus) -> bool:
@@ -91,12 +116,14 @@ class CodeExtractor:
         if not any(line.strip() for line in lines):
             return Extraction((), language=language)
         blocks: list[Block] | None = None
-        if has_grammar(language):
-            try:
+        try:
+            if has_grammar(language):
                 blocks = _parsed_blocks(path, text, lines, language or "")
-            except Exception:
-                # Messy input must never fail indexing: the windows below still cover the file.
-                blocks = None
+            elif language in CONFIG_LANGUAGES:
+                blocks = _config_blocks(path, lines, language or "")
+        except Exception:
+            # Messy input must never fail indexing: the windows below still cover the file.
+            blocks = None
         if blocks is None:
             blocks = window_blocks(path, lines)
         return Extraction(tuple(blocks), language=language)
@@ -127,16 +154,22 @@ def _definitions(root: Node, query, lines: list[str], language: str) -> list[_De
     for _pattern, captures in QueryCursor(query).matches(root):
         def_nodes = [(k, v) for k, v in captures.items() if k.startswith("definition.")]
         names = captures.get("name")
-        if not def_nodes or not names:
+        if not def_nodes:
             continue
         capture, nodes = def_nodes[0]
         node = nodes[0]
         key = _key(node)
         if key in found:
             continue
-        name = _text(names[0]).strip() or "<anonymous>"
+        name = (_text(names[0]) if names else definition_name(node, language)).strip()
         start_row, end_row = _extent(node, lines)
-        found[key] = _Definition(node, name, capture.split(".", 1)[1], start_row, end_row)
+        if language in _TRAILING_TRIVIA:
+            end_row = _without_trailing_comments(lines, start_row, end_row)
+            while start_row > 0 and lines[start_row - 1].strip().startswith(_COMMENT_LINE):
+                start_row -= 1  # its doc comment, parsed into the definition before it
+        found[key] = _Definition(
+            node, name or "<anonymous>", capture.split(".", 1)[1], start_row, end_row
+        )
 
     for definition in found.values():
         ancestor = definition.node.parent
@@ -145,28 +178,46 @@ def _definitions(root: Node, query, lines: list[str], language: str) -> list[_De
         if ancestor is not None:
             definition.parent = found[_key(ancestor)]
             definition.parent.children.append(definition)
-    for definition in found.values():
+    _adopt_by_statement_namespaces(list(found.values()), len(lines))
+    # Parents first, so a method sees the kind its class was refined to.
+    for definition in sorted(found.values(), key=lambda d: d.depth):
         _refine(definition, language)
     return sorted(found.values(), key=lambda d: (d.start_row, -d.end_row, d.depth))
 
 
+def _adopt_by_statement_namespaces(definitions: list[_Definition], line_count: int) -> None:
+    """``namespace App\\Models;`` (PHP) and ``namespace Acme;`` (C#) scope what follows them."""
+    statements = sorted(
+        (
+            d
+            for d in definitions
+            if d.parent is None
+            and d.node.type in _STATEMENT_NAMESPACES
+            and d.node.child_by_field_name("body") is None
+        ),
+        key=lambda d: d.start_row,
+    )
+    for index, namespace in enumerate(statements):
+        following = statements[index + 1] if index + 1 < len(statements) else None
+        namespace.end_row = (following.start_row - 1) if following else line_count - 1
+        for definition in definitions:
+            if (
+                definition.parent is None
+                and definition is not namespace
+                and namespace.start_row < definition.start_row <= namespace.end_row
+            ):
+                definition.parent = namespace
+                namespace.children.append(definition)
+
+
 def _refine(definition: _Definition, language: str) -> None:
-    """Language details the query cannot express: methods, receivers, struct vs interface."""
-    node = definition.node
-    parent = definition.parent
-    if definition.kind == "function" and parent is not None and parent.kind == "class":
-        definition.kind = "method"
-    if definition.kind == "method" and definition.name == "constructor":
-        definition.kind = "constructor"
-    if language == "go" and definition.kind == "method":
-        receiver = node.child_by_field_name("receiver")
-        match = _GO_RECEIVER.match(_text(receiver)) if receiver is not None else None
-        if match:
-            definition.qualifier = match.group(1)
-    if language == "go" and definition.kind == "type":
-        type_node = node.child_by_field_name("type")
-        kind = type_node.type if type_node is not None else ""
-        definition.kind = {"struct_type": "struct", "interface_type": "interface"}.get(kind, "type")
+    """Language details the query cannot express: methods, receivers, scopes, separators."""
+    parent_kind = definition.parent.kind if definition.parent is not None else None
+    naming = refine(definition.node, definition.name, definition.kind, parent_kind, language)
+    definition.name, definition.kind = naming.name, naming.kind
+    definition.qualifier, definition.label = naming.qualifier, naming.label
+    definition.joiner = naming.joiner
+    definition.scope_joiner = scope_joiner(language)
 
 
 def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
@@ -176,13 +227,15 @@ def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
         siblings = [
             c
             for c in outer.parent.named_children
-            if c.type not in _DECORATORS and c.type not in _COMMENTS
+            if c.type not in _DECORATORS
+            and c.type not in _COMMENTS
+            and c.type not in _WRAPPER_PARTS
         ]
         if len(siblings) != 1:
             break
         outer = outer.parent
     start_row = outer.start_point.row
-    end_row = _end_row(outer)
+    end_row = _end_row(outer, lines)
     previous = outer.prev_named_sibling
     while previous is not None and previous.type in _DECORATORS:
         start_row = previous.start_point.row
@@ -190,17 +243,31 @@ def _extent(node: Node, lines: list[str]) -> tuple[int, int]:
     while (
         previous is not None
         and previous.type in _COMMENTS
-        and _end_row(previous) >= start_row - 1
+        and _end_row(previous, lines) >= start_row - 1
         and _starts_line(previous, lines)
+        and not _text(previous).startswith("#!")  # a script's shebang documents no function
     ):
         start_row = previous.start_point.row
         previous = previous.prev_named_sibling
     return start_row, max(start_row, end_row)
 
 
-def _end_row(node: Node) -> int:
+def _without_trailing_comments(lines: list[str], start_row: int, end_row: int) -> int:
+    """``end_row`` moved up past the blank and comment lines that introduce the next definition."""
+    while end_row > start_row and end_row < len(lines):
+        stripped = lines[end_row].strip()
+        if stripped and not stripped.startswith(_COMMENT_LINE):
+            break
+        end_row -= 1
+    return end_row
+
+
+def _end_row(node: Node, lines: list[str]) -> int:
+    """The last row holding the node's text: one it ends in the indent of is not its own."""
     row, column = node.end_point
-    return row - 1 if column == 0 and row > node.start_point.row else row
+    if row > node.start_point.row and (row >= len(lines) or not lines[row][:column].strip()):
+        return row - 1
+    return row
 
 
 def _starts_line(node: Node, lines: list[str]) -> bool:
@@ -215,7 +282,7 @@ def _definition_block(definition: _Definition, lines: list[str]) -> Block:
     own_rows.add(definition.start_row)
     body = _compact(lines[row] for row in sorted(own_rows) if row < len(lines))
     section_path = definition.path
-    qualified = ".".join(section_path)
+    qualified = definition.qualified
     return Block(
         kind=RefKind.CODE,
         start_line=definition.start_row + 1,
@@ -228,6 +295,56 @@ def _definition_block(definition: _Definition, lines: list[str]) -> Block:
         symbol=definition.name,
         symbol_kind=definition.kind,
     )
+
+
+def _config_blocks(path: str, lines: list[str], language: str) -> list[Block] | None:
+    """Keys, tables, stages and targets as blocks named by their dotted path (``tool.ruff``)."""
+    entries = sorted(outline(language, lines), key=lambda e: (e.start_row, -e.end_row))
+    if not entries:
+        return None
+    parents: dict[int, int | None] = {}
+    for index, entry in enumerate(entries):
+        parents[index] = next(
+            (
+                j
+                for j in range(index - 1, -1, -1)
+                if _contains(entries[j], entry)
+                and entries[j].path == entry.path[: len(entries[j].path)]
+            ),
+            None,
+        )
+    blocks: list[Block] = []
+    covered: set[int] = set()
+    for index, entry in enumerate(entries):
+        own = set(range(entry.start_row, entry.end_row + 1))
+        for child, parent in parents.items():
+            if parent == index:
+                own.difference_update(range(entries[child].start_row, entries[child].end_row + 1))
+        own.add(entry.start_row)
+        if parents[index] is None:
+            covered.update(range(entry.start_row, entry.end_row + 1))
+        anchor = ".".join(entry.path)
+        blocks.append(
+            Block(
+                kind=RefKind.CODE,
+                start_line=entry.start_row + 1,
+                end_line=entry.end_row + 1,
+                title=anchor,
+                section_path=entry.path,
+                anchor=anchor,
+                body=_compact(lines[row] for row in sorted(own) if row < len(lines)),
+                level=len(entry.path),
+                symbol=entry.path[-1],
+                symbol_kind=entry.kind,
+            )
+        )
+    blocks.extend(_module_blocks(path, lines, covered))
+    blocks.sort(key=lambda b: (b.start_line, -b.end_line, b.level))
+    return blocks
+
+
+def _contains(outer: Entry, inner: Entry) -> bool:
+    return outer.start_row <= inner.start_row and inner.end_row <= outer.end_row
 
 
 def _has_word(line: str) -> bool:

@@ -15,6 +15,8 @@ from pathlib import PurePosixPath
 
 from tree_sitter import Language, Parser, Query, QueryError
 
+from scriptorium_plugins.code.queries import DEFINITION_QUERIES
+
 
 @dataclass(frozen=True, slots=True)
 class LanguageSpec:
@@ -42,19 +44,28 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("tsx", (".tsx",), grammar=("tree_sitter_typescript", "language_tsx")),
     LanguageSpec("go", (".go",), grammar=("tree_sitter_go", "language")),
     LanguageSpec("java", (".java",), grammar=("tree_sitter_java", "language")),
-    LanguageSpec("csharp", (".cs", ".csx")),
-    LanguageSpec("rust", (".rs",)),
-    LanguageSpec("ruby", (".rb", ".rake"), ("Gemfile", "Rakefile")),
-    LanguageSpec("php", (".php",)),
-    LanguageSpec("kotlin", (".kt", ".kts")),
-    LanguageSpec("swift", (".swift",)),
-    LanguageSpec("scala", (".scala",)),
+    LanguageSpec("csharp", (".cs", ".csx"), grammar=("tree_sitter_c_sharp", "language")),
+    LanguageSpec("rust", (".rs",), grammar=("tree_sitter_rust", "language")),
+    LanguageSpec(
+        "ruby",
+        (".rb", ".rake", ".gemspec"),
+        ("Gemfile", "Rakefile"),
+        grammar=("tree_sitter_ruby", "language"),
+    ),
+    LanguageSpec("php", (".php",), grammar=("tree_sitter_php", "language_php")),
+    LanguageSpec("kotlin", (".kt", ".kts"), grammar=("tree_sitter_kotlin", "language")),
+    LanguageSpec("swift", (".swift",), grammar=("tree_sitter_swift", "language")),
+    LanguageSpec("scala", (".scala", ".sc"), grammar=("tree_sitter_scala", "language")),
     LanguageSpec("dart", (".dart",)),
     LanguageSpec("lua", (".lua",)),
     LanguageSpec("elixir", (".ex", ".exs")),
-    LanguageSpec("c", (".c", ".h")),
-    LanguageSpec("cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx")),
-    LanguageSpec("shell", (".sh", ".bash", ".zsh")),
+    LanguageSpec("c", (".c", ".h"), grammar=("tree_sitter_c", "language")),
+    LanguageSpec(
+        "cpp",
+        (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
+        grammar=("tree_sitter_cpp", "language"),
+    ),
+    LanguageSpec("shell", (".sh", ".bash", ".zsh"), grammar=("tree_sitter_bash", "language")),
     LanguageSpec("powershell", (".ps1", ".psm1")),
     LanguageSpec("sql", (".sql",)),
     LanguageSpec("html", (".html", ".htm")),
@@ -79,54 +90,6 @@ _BY_FILENAME = {name: spec for spec in LANGUAGES for name in spec.filenames}
 _BY_NAME = {spec.name: spec for spec in LANGUAGES}
 
 GRAMMAR_LANGUAGES = frozenset(spec.name for spec in LANGUAGES if spec.grammar is not None)
-
-# Definition queries. Every pattern captures the definition node as ``@definition.<kind>`` and
-# its name as ``@name``; the extractor works out nesting, qualified names and extents.
-_JS_DEFINITIONS = """
-(function_declaration name: (_) @name) @definition.function
-(generator_function_declaration name: (_) @name) @definition.function
-(class_declaration name: (_) @name) @definition.class
-(method_definition name: (_) @name) @definition.method
-(variable_declarator
-  name: (identifier) @name
-  value: [(arrow_function) (function_expression)]) @definition.function
-"""
-
-_TS_DEFINITIONS = (
-    _JS_DEFINITIONS
-    + """
-(abstract_class_declaration name: (_) @name) @definition.class
-(interface_declaration name: (_) @name) @definition.interface
-(type_alias_declaration name: (_) @name) @definition.type
-(enum_declaration name: (_) @name) @definition.enum
-(internal_module name: (_) @name) @definition.namespace
-"""
-)
-
-DEFINITION_QUERIES: dict[str, str] = {
-    "python": """
-(function_definition name: (identifier) @name) @definition.function
-(class_definition name: (identifier) @name) @definition.class
-""",
-    "javascript": _JS_DEFINITIONS,
-    "typescript": _TS_DEFINITIONS,
-    "tsx": _TS_DEFINITIONS,
-    "go": """
-(function_declaration name: (identifier) @name) @definition.function
-(method_declaration name: (field_identifier) @name) @definition.method
-(type_spec name: (type_identifier) @name) @definition.type
-(type_alias name: (type_identifier) @name) @definition.type
-""",
-    "java": """
-(class_declaration name: (identifier) @name) @definition.class
-(record_declaration name: (identifier) @name) @definition.class
-(interface_declaration name: (identifier) @name) @definition.interface
-(annotation_type_declaration name: (identifier) @name) @definition.interface
-(enum_declaration name: (identifier) @name) @definition.enum
-(method_declaration name: (identifier) @name) @definition.method
-(constructor_declaration name: (identifier) @name) @definition.constructor
-""",
-}
 
 
 def language_for_path(path: str) -> str | None:
