@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
-from scriptorium.plugin import Corpus, LocalTreeSource
-from scriptorium_plugins.markdown.extractor import MARKDOWN_SUFFIXES
+from scriptorium.plugin import Corpus, Key, LocalTreeSource, SourceDocument, github_slug
+from scriptorium_plugins.markdown.extractor import MARKDOWN_SUFFIXES, MarkdownExtractor
+from scriptorium_plugins.markdown.mdx import vitepress_slug
 
 # reStructuredText pages live in the same trees; the ``rst`` plugin's extractor cuts them (a
 # tree without that plugin lists them and indexes nothing of them).
 PAGE_SUFFIXES = (*MARKDOWN_SUFFIXES, ".rst")
 INCLUDE = ("*.md", "*.markdown", "*.mdx", "*.rst")
+ANCHOR_RULES = ("auto", "github", "vitepress")
+# How far above a source's root ``auto`` looks for the ``.vitepress`` folder of a site.
+_ABOVE_ROOT = 3
 
 
 class MarkdownSource(LocalTreeSource):
@@ -20,11 +25,67 @@ class MarkdownSource(LocalTreeSource):
     corpus = Corpus.DOCS
     include = INCLUDE
     # The shared keys, with the default of ``include`` spelled out for the settings reference.
-    settings = tuple(
-        replace(key, default=list(INCLUDE)) if key.name == "include" else key
-        for key in LocalTreeSource.settings
+    settings = (
+        *(
+            replace(key, default=list(INCLUDE)) if key.name == "include" else key
+            for key in LocalTreeSource.settings
+        ),
+        Key(
+            "anchors",
+            "string",
+            "auto",
+            "heading-id rule of Markdown pages: github, vitepress, or auto (vitepress under a "
+            "folder holding .vitepress/, github elsewhere)",
+            choices=ANCHOR_RULES,
+        ),
     )
     respect_gitignore = True
+
+    def __init__(self, config, context) -> None:
+        super().__init__(config, context)
+        self._anchors = str(config.options.get("anchors", "auto"))
+        self._vitepress_dirs: dict[Path, bool] = {}
+
+    def _under_vitepress(self, relpath: str) -> bool:
+        """Whether a folder between the file and a little above the root holds ``.vitepress``."""
+        folder = (self.root / relpath).parent
+        stop = self.root
+        for _ in range(_ABOVE_ROOT):
+            if stop.parent == stop:
+                break
+            stop = stop.parent
+        chain = []
+        while True:
+            chain.append(folder)
+            if folder == stop or folder.parent == folder:
+                break
+            folder = folder.parent
+        for candidate in chain:
+            found = self._vitepress_dirs.get(candidate)
+            if found is None:
+                found = (candidate / ".vitepress").is_dir()
+                self._vitepress_dirs[candidate] = found
+            if found:
+                return True
+        return False
+
+    def slug_rule(self, relpath: str):
+        """The heading-id rule of the site that publishes ``relpath``."""
+        rule = self._anchors
+        if rule == "auto":
+            rule = "vitepress" if self._under_vitepress(relpath) else "github"
+        return vitepress_slug if rule == "vitepress" else github_slug
+
+    def document_from_text(self, relpath: str, text: str) -> SourceDocument | None:
+        doc = super().document_from_text(relpath, text)
+        if doc is None or not relpath.lower().endswith(MARKDOWN_SUFFIXES):
+            return doc
+        slugify = self.slug_rule(relpath)
+        extractor = self.context.extractors.for_path(relpath, self.corpus)
+        if slugify is github_slug or not isinstance(extractor, MarkdownExtractor):
+            return doc
+        extraction = extractor.extract(relpath, text, slugify)
+        return replace(doc, blocks=extraction.blocks)
 
     def page_location(self, path: str) -> str:
         """``guide/install.md`` (or ``.rst``) → ``guide/install``; ``guide/index.md`` → ``guide``.
