@@ -9,10 +9,11 @@ from scriptorium.plugin import Corpus, Key, LocalTreeSource, SourceDocument, git
 from scriptorium_plugins.markdown.extractor import MARKDOWN_SUFFIXES, MarkdownExtractor
 from scriptorium_plugins.markdown.mdx import vitepress_slug
 
-# reStructuredText pages live in the same trees; the ``rst`` plugin's extractor cuts them (a
-# tree without that plugin lists them and indexes nothing of them).
+# reStructuredText pages and Jupyter notebooks live in the same trees; the ``rst`` and
+# ``notebook`` plugins' extractors cut them (a tree without those plugins lists them and indexes
+# nothing of them).
 PAGE_SUFFIXES = (*MARKDOWN_SUFFIXES, ".rst")
-INCLUDE = ("*.md", "*.markdown", "*.mdx", "*.rst")
+INCLUDE = ("*.md", "*.markdown", "*.mdx", "*.rst", "*.ipynb")
 ANCHOR_RULES = ("auto", "github", "vitepress")
 # How far above a source's root ``auto`` looks for the ``.vitepress`` folder of a site.
 _ABOVE_ROOT = 3
@@ -91,6 +92,8 @@ class MarkdownSource(LocalTreeSource):
         """``guide/install.md`` (or ``.rst``) → ``guide/install``; ``guide/index.md`` → ``guide``.
 
         A root ``index`` or ``README`` keeps its name so the home page still has a location.
+        Notebooks keep their suffix (``analysis/nb.ipynb``): a notebook often sits beside a
+        Markdown page of the same name, its paired text form.
         """
         for suffix in PAGE_SUFFIXES:
             if path.lower().endswith(suffix):
