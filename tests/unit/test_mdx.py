@@ -109,6 +109,11 @@ def test_plain_markdown_is_read_as_before() -> None:
     extraction = blocks_of("page.md", text)
     assert not extraction.preview_from_body
     assert extraction.blocks[0].body == "# Title\n\n<div class='x'>Some <b>html</b></div>\n"
+    # mkdocstrings' ``::: name`` directives are not containers: the page stays plain Markdown.
+    reference = "# Request\n\n::: fastapi.Request\n    options:\n      members: []\n\n::: fastapi\n"
+    extraction = blocks_of("reference/request.md", reference)
+    assert not extraction.preview_from_body
+    assert extraction.blocks[0].body == reference.rstrip("\n")
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,12 @@ _CONTAINER = re.compile(r"^[ \t]*:{3,}[ \t]*([\w-]*)(?:\[([^\]]*)\])?[ \t]*(.*?)
 _LABEL = re.compile(r"""\b(?:label|title)=(?:"([^"]*)"|'([^']*)'|\{["']([^"']*)["']\})""")
 # Containers whose marker carries no words of its own (VitePress tabs, raw blocks).
 _SILENT_CONTAINERS = frozenset({"", "code-group", "raw", "v-pre"})
+# The container kinds of VitePress and Docusaurus (and the closing ``:::``): ``::: name`` with
+# any other name is mkdocstrings' directive, which the Markdown reading keeps as written.
+_CONTAINER_KINDS = _SILENT_CONTAINERS | frozenset(
+    {"info", "tip", "note", "warning", "warn", "danger", "caution", "important", "details"}
+    | {"success", "secondary"}
+)
 MDX_SUFFIXES = (".mdx",)
 
 
@@ -41,7 +47,7 @@ def _signal(line: str) -> bool:
     """Whether ``line`` (outside code) is MDX or site markup that plain Markdown lacks."""
     if _ESM.match(line) or _JSX_COMMENT.search(line):
         return True
-    if line.lstrip().startswith(":::") and _CONTAINER.match(line):
+    if line.lstrip().startswith(":::") and _container_match(line):
         return True
     return bool(_JSX_ONLY.match(line) or _JSX_OPEN_UNCLOSED.match(line))
 
@@ -51,6 +57,16 @@ def is_site_flavoured(path: str, lines: Sequence[str], mask: Sequence[bool]) -> 
     if path.lower().endswith(MDX_SUFFIXES):
         return True
     return any(not mask[i] and _signal(line) for i, line in enumerate(lines))
+
+
+def _container_match(line: str) -> re.Match[str] | None:
+    """The ``:::`` line of a VitePress or Docusaurus container, not a mkdocstrings directive."""
+    match = _CONTAINER.match(line)
+    if match is None or match.group(1).lower() not in _CONTAINER_KINDS:
+        return None
+    if not match.group(1) and match.group(3):  # ``::: pkg.name``: its kind group is empty
+        return None
+    return match
 
 
 def _tag_text(tags: str) -> str:
@@ -95,7 +111,7 @@ def reader_lines(lines: Sequence[str], mask: Sequence[bool]) -> list[str]:
             line = _REACT_ID.sub(lambda m: " {#" + m.group(1) + "}", line)
         line = _JSX_COMMENT.sub("", line)
         if line.lstrip().startswith(":::"):
-            container = _CONTAINER.match(line)
+            container = _container_match(line)
             if container:
                 out.append(_container(container))
                 continue
