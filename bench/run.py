@@ -24,7 +24,8 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * what the recent ranking levers cost (``bench/ranking_cost.py``): Search p50/p90 of the shipped
   ranking against the same daemon with them off, and in process against block BM25 alone,
   flagged over 1.2x, at the scales named by ``--ranking-cost-scales``;
-* tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``.
+* tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``;
+* build MB/s per documentation format against plain Markdown (``bench/formats.py``).
 
 Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
 Markdown build, to stay within tens of minutes (docs/performance.md gives timings).
@@ -49,6 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.corpus import make_scaled_corpus  # noqa: E402
+from bench.formats import doc_formats, render_formats  # noqa: E402
 from bench.lifecycle import cold_start, edit_latency  # noqa: E402
 from bench.measure import (  # noqa: E402
     cpu_seconds,
@@ -380,6 +382,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--edits", type=int, default=4, help="file edits timed per scale")
     parser.add_argument("--label", default="", help="free-form tag stored with the results")
+    parser.add_argument(
+        "--formats-megabytes",
+        type=float,
+        default=2.0,
+        help="MB indexed per documentation format (bench/formats.py); 0 skips it",
+    )
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
     args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
@@ -396,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
             results["scales"].append(bench_scale(scale, work, args))
             shutil.rmtree(work / f"state-x{scale}", ignore_errors=True)
             shutil.rmtree(work / f"corpus-x{scale}", ignore_errors=True)
+        if args.formats_megabytes > 0:
+            results["formats"] = doc_formats(work, args.formats_megabytes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results["load_average_at_end"] = list(os.getloadavg())
@@ -415,6 +425,7 @@ def render(results: dict) -> str:
         lines += render_scale(r)
         lines.append("")
     lines += render_summary(results["scales"])
+    lines += render_formats(results.get("formats", {}))
     return "\n".join(lines)
 
 
