@@ -8,6 +8,7 @@ from pathlib import Path
 from scriptorium.plugin import Corpus, Key, LocalTreeSource, SourceDocument, github_slug
 from scriptorium_plugins.markdown.extractor import MARKDOWN_SUFFIXES, MarkdownExtractor
 from scriptorium_plugins.markdown.mdx import vitepress_slug
+from scriptorium_plugins.rst.sphinx import Project, exclude_for_source, find_projects
 
 # reStructuredText pages and Jupyter notebooks live in the same trees; the ``rst`` and
 # ``notebook`` plugins' extractors cut them (a tree without those plugins lists them and indexes
@@ -32,6 +33,13 @@ class MarkdownSource(LocalTreeSource):
             for key in LocalTreeSource.settings
         ),
         Key(
+            "toctree",
+            "bool",
+            True,
+            "in a Sphinx project (a folder holding conf.py), put the titles of the pages above "
+            "a reST page in its toctrees before its section paths",
+        ),
+        Key(
             "anchors",
             "string",
             "auto",
@@ -43,9 +51,51 @@ class MarkdownSource(LocalTreeSource):
     respect_gitignore = True
 
     def __init__(self, config, context) -> None:
+        self._projects: list[Project] = []
+        if config.root is not None:
+            self._projects = find_projects(Path(config.root).resolve())
+            excluded = [p for pr in self._projects for p in exclude_for_source(pr.folder, pr.conf)]
+            if excluded:
+                options = dict(config.options)
+                options["exclude"] = [*options.get("exclude", ()), *excluded]
+                config = replace(config, options=options)
         super().__init__(config, context)
         self._anchors = str(config.options.get("anchors", "auto"))
+        self._toctree = bool(config.options.get("toctree", True))
         self._vitepress_dirs: dict[Path, bool] = {}
+        self._scanned = False
+
+    def _project_of(self, relpath: str) -> tuple[Project, str] | None:
+        """The Sphinx project a reST page belongs to, and its docname there."""
+        for project in self._projects:
+            docname = project.relative(relpath)
+            if docname is not None:
+                return project, docname
+        return None
+
+    def _scan_projects(self) -> None:
+        """Read every reST page's title and toctrees once, before the first breadcrumb."""
+        self._scanned = True
+        for stat in self.list_files():
+            found = self._project_of(stat.path)
+            if found is not None:
+                text = self.read_text(stat.path)
+                if text is not None:
+                    found[0].read_page(found[1], text)
+
+    def _with_breadcrumb(self, doc: SourceDocument) -> SourceDocument:
+        found = self._project_of(doc.path) if self._toctree else None
+        if found is None:
+            return doc
+        if not self._scanned:
+            self._scan_projects()
+        project, docname = found
+        project.read_page(docname, doc.text)
+        crumbs = project.breadcrumb(docname)
+        if not crumbs:
+            return doc
+        blocks = tuple(replace(b, section_path=(*crumbs, *b.section_path)) for b in doc.blocks)
+        return replace(doc, blocks=blocks)
 
     def _under_vitepress(self, relpath: str) -> bool:
         """Whether a folder between the file and a little above the root holds ``.vitepress``."""
@@ -79,6 +129,8 @@ class MarkdownSource(LocalTreeSource):
 
     def document_from_text(self, relpath: str, text: str) -> SourceDocument | None:
         doc = super().document_from_text(relpath, text)
+        if doc is not None and relpath.endswith(".rst") and self._projects:
+            return self._with_breadcrumb(doc)
         if doc is None or not relpath.lower().endswith(MARKDOWN_SUFFIXES):
             return doc
         slugify = self.slug_rule(relpath)
