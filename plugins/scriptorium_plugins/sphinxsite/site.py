@@ -35,6 +35,14 @@ class SitePage:
     title: str
 
 
+def _safe_docname(docname: object) -> bool:
+    if not isinstance(docname, str) or not docname.strip() or "\x00" in docname:
+        return False
+    if docname.startswith(("/", "~")) or "\\" in docname:
+        return False
+    return all(part not in ("", ".", "..") for part in docname.split("/"))
+
+
 def parse_searchindex(text: str) -> list[SitePage]:
     """The pages ``searchindex.js`` lists, in its order."""
     match = _SET_INDEX.search(text.strip())
@@ -49,7 +57,7 @@ def parse_searchindex(text: str) -> list[SitePage]:
     titles = data.get("titles") or []
     pages = []
     for position, docname in enumerate(docnames):
-        if not isinstance(docname, str) or not docname or ".." in docname.split("/"):
+        if not _safe_docname(docname):  # mirrored files must stay inside the mirror folder
             continue
         filename = filenames[position] if position < len(filenames) else docname + ".rst"
         title = titles[position] if position < len(titles) else docname
