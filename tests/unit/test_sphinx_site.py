@@ -55,3 +55,45 @@ def test_broken_search_indexes_are_refused() -> None:
     body = zlib.compress(b"name py:function 1 api.html#$ -\n")
     inventory = b"# Sphinx inventory version 2\n# Project: x\n# Version: 1\n# z\n" + body
     assert parse_inventory(inventory) == {"api": [("name", "name")]}
+
+
+def _build_source(cache: str, url: str) -> None:
+    """Builds a sphinx source the way a build helper does (in a spawned child process)."""
+    from scriptorium.blocks.extractors import ExtractorChain
+    from scriptorium.sources.base import SourceConfig, SourceContext
+    from scriptorium_plugins.sphinxsite.source import SphinxSiteSource
+
+    options = {"url": url, "cache_dir": cache, "refresh_hours": 0}
+    config = SourceConfig("site", "sphinx", None, options=options)
+    SphinxSiteSource(config, SourceContext(ExtractorChain([])))
+
+
+def test_only_the_daemon_fetches_a_site_never_its_build_helpers(tmp_path: Path) -> None:
+    import multiprocessing
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    requests: list[str] = []
+
+    class Counting(SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            requests.append(self.path)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Counting, directory=str(BUILT)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        child = multiprocessing.get_context("spawn").Process(
+            target=_build_source, args=(str(tmp_path / "helper"), url)
+        )
+        child.start()
+        child.join(120)
+        assert child.exitcode == 0
+        assert requests == []
+        _build_source(str(tmp_path / "daemon"), url)
+        assert "/searchindex.js" in requests
+        assert (tmp_path / "daemon/usage/quickstart.rst").is_file()
+    finally:
+        server.shutdown()
+        server.server_close()

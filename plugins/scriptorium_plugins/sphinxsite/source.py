@@ -8,7 +8,7 @@ so a Sphinx site searches, resolves and ranks like local pages, and its results 
 published pages (``{url}/{docname}.html#{anchor}``). Each object ``objects.inv`` names is an
 alias of the block that documents it (``api#pkg.func``): its autodoc directive's, else the
 one holding its anchor, else the first whose line opens with the name. A mirror younger than
-``refresh_hours`` is used as it is (build helpers and restarts do not fetch again); a site
+``refresh_hours`` is used as it is (restarts do not fetch again, build helpers never do); a site
 that cannot be reached leaves the last mirror serving and logs why, so the daemon starts
 either way.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import os
 import re
 import time
@@ -152,7 +153,9 @@ class SphinxSiteSource(MarkdownSource):
             float(config.options.get("timeout_seconds", 10.0)),
             int(config.options.get("max_pages", 5000)),
         )
-        if not mirror.fresh(float(config.options.get("refresh_hours", 24.0))):
+        # A build helper (a spawned child of the daemon) reads the mirror its parent made.
+        helper = multiprocessing.parent_process() is not None
+        if not helper and not mirror.fresh(float(config.options.get("refresh_hours", 24.0))):
             try:
                 report = mirror.refresh()
                 log.info("sphinx site %s: mirrored %d pages", url, report["pages"])
