@@ -71,10 +71,9 @@ class MarkdownExtractor:
         meta, skipped, _raw = parse_front_matter(text)
         lines = split_lines(text)
         total = len(lines)
-        mask = fenced_code_mask(lines)
-        site = is_site_flavoured(path, lines, mask)
+        site = is_site_flavoured(path, text, lines)
         if site:
-            lines = reader_lines(lines, mask)
+            lines = reader_lines(lines, fenced_code_mask(lines))
         headings = parse_headings(lines[skipped:], first_line_no=skipped + 1)
         if site:  # bodies show a heading as the page does, without its ``{#id}``
             for heading in headings:

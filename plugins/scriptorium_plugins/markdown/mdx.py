@@ -22,6 +22,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from scriptorium.plugin import fenced_code_mask
+
 _ESM = re.compile(r"^(?:import|export)[ \t{*]")
 _TAG_NAME = r"[A-Z][\w.]*"
 _JSX_TAG = re.compile(rf"</?{_TAG_NAME}(?:\s[^<>]{{0,2000}}?)?/?>")
@@ -43,6 +45,21 @@ _CONTAINER_KINDS = _SILENT_CONTAINERS | frozenset(
 MDX_SUFFIXES = (".mdx",)
 
 
+_TAG_START = re.compile(r"</?[A-Z]")
+
+
+def _maybe(text: str) -> bool:
+    """Whether ``text`` could hold such markup at all: substring scans in C, most pages fail."""
+    return (
+        "{/*" in text
+        or ":::" in text
+        or "\nimport" in text
+        or "\nexport" in text
+        or text.startswith(("import", "export"))
+        or _TAG_START.search(text) is not None
+    )
+
+
 def _signal(line: str) -> bool:
     """Whether ``line`` (outside code) is MDX or site markup that plain Markdown lacks."""
     if _ESM.match(line) or _JSX_COMMENT.search(line):
@@ -52,10 +69,16 @@ def _signal(line: str) -> bool:
     return bool(_JSX_ONLY.match(line) or _JSX_OPEN_UNCLOSED.match(line))
 
 
-def is_site_flavoured(path: str, lines: Sequence[str], mask: Sequence[bool]) -> bool:
-    """``.mdx``, or Markdown that uses MDX or container markup outside its code."""
+def is_site_flavoured(path: str, text: str, lines: Sequence[str]) -> bool:
+    """``.mdx``, or Markdown that uses MDX or container markup outside its code.
+
+    Only a page with a line that could be such markup pays for finding its fenced code.
+    """
     if path.lower().endswith(MDX_SUFFIXES):
         return True
+    if not _maybe(text):
+        return False
+    mask = fenced_code_mask(lines)
     return any(not mask[i] and _signal(line) for i, line in enumerate(lines))
 
 
