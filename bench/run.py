@@ -27,6 +27,7 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``;
 * build MB/s per code language and configuration format (``bench/languages.py``), once per
   run, next to the same bytes cut into line windows (skipped with ``--no-languages``).
+* build MB/s per documentation format against plain Markdown (``bench/formats.py``).
 
 Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
 Markdown build, to stay within tens of minutes (docs/performance.md gives timings).
@@ -52,6 +53,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.corpus import make_scaled_corpus  # noqa: E402
 from bench.languages import languages_bench, render_languages  # noqa: E402
+from bench.formats import doc_formats, render_formats  # noqa: E402
 from bench.lifecycle import cold_start, edit_latency  # noqa: E402
 from bench.measure import (  # noqa: E402
     cpu_seconds,
@@ -386,6 +388,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-languages", action="store_true", help="skip the per-language build throughput"
     )
+    parser.add_argument(
+        "--formats-megabytes",
+        type=float,
+        default=2.0,
+        help="MB indexed per documentation format (bench/formats.py); 0 skips it",
+    )
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
     args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
@@ -405,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_languages:
             log("build throughput per language")
             results["languages"] = languages_bench(work, args.quick, build)
+        if args.formats_megabytes > 0:
+            results["formats"] = doc_formats(work, args.formats_megabytes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results["load_average_at_end"] = list(os.getloadavg())
@@ -425,6 +435,7 @@ def render(results: dict) -> str:
         lines.append("")
     lines += render_summary(results["scales"])
     lines += ["", *render_languages(results.get("languages", {}))]
+    lines += render_formats(results.get("formats", {}))
     return "\n".join(lines)
 
 

@@ -68,8 +68,8 @@ from scriptorium.text.code import (
     is_dependency_injection,
     routes,
 )
-from scriptorium.text.markdown import Heading, parse_headings
-from scriptorium.text.slugs import SlugAllocator
+from scriptorium.text.markdown import Heading, fenced_code_mask, parse_headings
+from scriptorium.text.slugs import SlugAllocator, github_slug
 
 __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     # hooks
@@ -125,6 +125,8 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "DEFAULT_MAX_LINES",
     "Heading",
     "SlugAllocator",
+    "fenced_code_mask",
+    "github_slug",
     "cut_doc",
     "find_doc_block",
     "is_configuration",

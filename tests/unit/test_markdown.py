@@ -59,6 +59,10 @@ def heading_summary(text: str) -> list[tuple[int, int, str, str | None]]:
         ("快速上手（入门）", "快速上手入门"),
         ("Émile's Café", "émiles-café"),
         ("Deploy 🚀 now", "deploy--now"),
+        # An emoji's variation selector (U+FE0F) goes with it, as on GitHub.
+        ("\u26a0\ufe0f Caveats", "-caveats"),
+        ("Read this \u2764\ufe0f", "read-this-"),
+        ("\u2705\ufe0f Done \u2705\ufe0e", "-done-"),
     ],
 )
 def test_github_slug(heading: str, slug: str) -> None:
@@ -533,7 +537,7 @@ def test_extractor_broken_front_matter_keeps_real_line_numbers() -> None:
 def test_extractor_accepts() -> None:
     extractor = MarkdownExtractor()
     assert isinstance(extractor, BlockExtractor)
-    assert (extractor.name, extractor.version, extractor.priority) == ("markdown", "2", 100)
+    assert (extractor.name, extractor.version, extractor.priority) == ("markdown", "3", 100)
     assert extractor.accepts("a/b.md", Corpus.DOCS)
     assert extractor.accepts("a/B.MARKDOWN", Corpus.DOCS)
     assert extractor.accepts("page.mdx", Corpus.DOCS)

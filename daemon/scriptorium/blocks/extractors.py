@@ -19,6 +19,9 @@ class Extraction:
     # The blocks' bodies are what a reader sees (markup removed, as the reST extractor makes
     # them): previews are cut from them instead of from the source lines.
     preview_from_body: bool = False
+    # The document's text as served and cut, when it is not the file's own: a notebook's cells
+    # rendered from its JSON. Blocks' lines point into this text; None keeps the file's.
+    text: str | None = None
 
 
 @runtime_checkable

@@ -3,11 +3,12 @@
 Sources play the role of sites. A location is either bare (resolved against the default
 sources first) or qualified by a source name (``ja/tutorial/first-steps``). Within a source the
 rules run in order, case-insensitively: ``exact`` canonical page, ``variant`` (a trailing
-``.md``/``.rst``/``.html``/``.htm`` or ``/index`` stripped, a bare ``index`` meaning the root page),
-``moved`` (a page's ``moved_from`` front matter) and ``canonical-leaf`` (the final segment
-names exactly one page). The reasons and rules are a fixed vocabulary. A Python module path
-(``package.module.Class.method``, no ``/`` and no ``#``) that names no page resolves to the
-module's file, the rest of it becoming the definition to cut (``content.symbols``).
+``.md``/``.mdx``/``.rst``/``.txt``/``.html``/``.htm`` or ``/index`` stripped, a bare ``index``
+meaning the root page), ``moved`` (a page's ``moved_from`` front matter) and ``canonical-leaf``
+(the final segment names exactly one page). The reasons and rules are a fixed vocabulary. A
+Python module path (``package.module.Class.method``, no ``/`` and no ``#``) that names no page
+resolves to the module's file, the rest of it becoming the definition to cut
+(``content.symbols``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from scriptorium.index.catalog import Snapshot
 from scriptorium.sources.base import Source
 
 MAX_LOCATION_CHARS = limits.MAX_LOCATION_CHARS
-_VARIANT_SUFFIXES = (".md", ".markdown", ".rst", ".html", ".htm")
+_VARIANT_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".html", ".htm")
 _MODULE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PYTHON_SUFFIXES = (".py", ".pyi")
 

@@ -412,6 +412,8 @@ class LocalTreeSource(Source):
         if extractor is None:
             return None
         extraction = extractor.extract(relpath, text)
+        if extraction.text is not None:
+            text = extraction.text
         meta = extraction.meta
         if meta.source_class is None:
             rule_class = self.class_for(relpath)

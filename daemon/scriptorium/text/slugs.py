@@ -3,12 +3,15 @@
 Inline markup is removed first (a heading's anchor is derived from its rendered text), then the
 text is lower-cased, punctuation and symbols are dropped (letters of every script, marks,
 digits, ``-`` and ``_`` survive) and every space becomes a hyphen without collapsing runs.
+Variation selectors (U+FE00..U+FE0F, U+E0100..U+E01EF) are marks by category but GitHub drops
+them with the emoji they follow, so ``## ⚠️ Caveats`` is ``-caveats``.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 # Quantifiers are bounded so a pathological line costs linear, not quadratic, time.
 _IMAGE = re.compile(r"!\[([^\]]{0,500})\]\([^)]{0,2000}\)")
@@ -76,9 +79,15 @@ def strip_inline_markup(text: str) -> str:
     return "".join(parts)
 
 
+def _variation_selector(char: str) -> bool:
+    return "\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef"
+
+
 def _kept(char: str) -> bool:
     if char in _KEPT_PUNCTUATION or char.isspace():
         return True
+    if _variation_selector(char):
+        return False
     category = unicodedata.category(char)
     return category[0] in "LNM" or category == "Pc"
 
@@ -105,12 +114,14 @@ def github_slug(heading: str) -> str:
 class SlugAllocator:
     """Hands out unique anchors within one document, the way GitHub numbers repeats.
 
-    The second heading with the same slug gets ``-1``, the third ``-2``. Custom ids (from
+    The second heading with the same slug gets ``-1``, the third ``-2`` (VitePress and
+    Python-Markdown number repeats the same way, so ``slugify`` may be theirs). Custom ids (from
     attribute lists) are used verbatim; ``reserve`` them up front so generated slugs never
     collide with an id declared further down the page.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, slugify: Callable[[str], str] = github_slug) -> None:
+        self._slugify = slugify
         self._counts: dict[str, int] = {}
         self._taken: set[str] = set()
 
@@ -122,7 +133,7 @@ class SlugAllocator:
         if custom:
             self._taken.add(text_or_custom_id)
             return text_or_custom_id
-        base = github_slug(text_or_custom_id)
+        base = self._slugify(text_or_custom_id)
         candidate = base
         while candidate in self._taken:
             self._counts[base] = self._counts.get(base, 0) + 1
