@@ -135,6 +135,25 @@ def test_every_rpc_answers_over_http_what_it_answers_over_grpc(daemon, http):
     assert post(http, "Search", {"query": "declare path parameters"}).json()["results"]
 
 
+def test_every_answer_matches_its_schema_in_the_openapi_description(daemon, http):
+    import jsonschema
+
+    doc = http.get("/openapi.json").json()
+    assert doc["openapi"].startswith("3.1")
+
+    def check(value: Any, schema_name: str) -> None:
+        schema = {"$ref": f"#/components/schemas/{schema_name}", "components": doc["components"]}
+        jsonschema.Draft202012Validator(schema).validate(value)
+
+    for name, request in requests_of_every_rpc(daemon).items():
+        reply = post(http, name, json_format.MessageToDict(request))
+        check(reply.json(), f"scriptorium.v1.{name}Response")
+    failed = post(http, "GetContent", {"location": "tutorial/no-such-page"})
+    check(failed.json(), "Error")
+    with pytest.raises(jsonschema.ValidationError):  # the check can fail
+        check({"results": [{"noSuchField": 1}]}, "scriptorium.v1.SearchResponse")
+
+
 def test_snake_case_field_names_and_an_empty_body_are_accepted(http):
     snake = post(http, "Search", {"query": "declare path parameters", "top_k": 2}).json()
     camel = post(http, "Search", {"query": "declare path parameters", "topK": 2}).json()

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import (
+    Descriptor,
+    EnumDescriptor,
+    FieldDescriptor,
+    FileDescriptor,
+    ServiceDescriptor,
+)
 
 from scriptorium import __version__
 from scriptorium.http.calls import SERVICE
@@ -60,13 +67,13 @@ GET_FORMS = (
 )
 
 
-def _comments() -> dict[str, str]:
-    """Leading comments by descriptor path, when the file descriptor kept its source info."""
-    from google.protobuf import descriptor_pb2
-
-    from scriptorium.v1 import retrieval_pb2 as pb
-
-    proto = descriptor_pb2.FileDescriptorProto.FromString(pb.DESCRIPTOR.serialized_pb)
+def _comments(
+    file: FileDescriptor, proto: descriptor_pb2.FileDescriptorProto | None
+) -> dict[str, str]:
+    """Leading comments by descriptor path, when the file's descriptor kept its source info
+    (the generated module's does not; a descriptor set compiled with it does)."""
+    if proto is None:
+        proto = descriptor_pb2.FileDescriptorProto.FromString(file.serialized_pb)
     out: dict[str, str] = {}
     for location in proto.source_code_info.location:
         if location.leading_comments:
@@ -81,8 +88,9 @@ def _ref(name: str) -> dict[str, str]:
 class _Schemas:
     """Collects the schema of every message and enum reachable from the service."""
 
-    def __init__(self) -> None:
+    def __init__(self, comments: dict[str, str]) -> None:
         self.schemas: dict[str, dict[str, Any]] = {}
+        self._comments = comments
 
     def message(self, descriptor: Descriptor) -> dict[str, str]:
         name = descriptor.full_name
@@ -90,13 +98,22 @@ class _Schemas:
             return dict(_WELL_KNOWN[name])
         if name not in self.schemas:
             self.schemas[name] = {}  # placeholder: recursive messages stop here
-            properties = {f.json_name: self.field(f) for f in descriptor.fields}
+            properties = {f.json_name: self._described(descriptor, f) for f in descriptor.fields}
             self.schemas[name] = {
                 "type": "object",
                 "additionalProperties": False,
                 "properties": properties,
             }
         return _ref(name)
+
+    def _described(self, message: Descriptor, field: FieldDescriptor) -> dict[str, Any]:
+        schema = self.field(field)
+        if message.containing_type is None:  # top-level messages: path 4.<message>.2.<field>
+            index = list(message.file.message_types_by_name).index(message.name)
+            about = self._comments.get(f"4.{index}.2.{field.index}")
+            if about:
+                schema = {**schema, "description": about}
+        return schema
 
     def enum(self, descriptor: EnumDescriptor) -> dict[str, str]:
         name = descriptor.full_name
@@ -143,14 +160,17 @@ def _query_parameters(descriptor: Descriptor, schemas: _Schemas) -> list[dict[st
     return out
 
 
-def openapi_document() -> dict[str, Any]:
-    """The whole description, as ``GET /openapi.json`` serves it."""
-    comments = _comments()
-    schemas = _Schemas()
+def openapi_document(
+    service: ServiceDescriptor = SERVICE,
+    source: descriptor_pb2.FileDescriptorProto | None = None,
+) -> dict[str, Any]:
+    """The whole description of ``service``, as ``GET /openapi.json`` serves it; ``source``
+    is the service's file with source info, for descriptions from the proto's comments."""
+    comments = _comments(service.file, source)
+    schemas = _Schemas(comments)
     paths: dict[str, Any] = {}
-    service_index = SERVICE.index
-    for index, method in enumerate(SERVICE.methods):
-        about = comments.get(f"6.{service_index}.2.{index}", "")
+    for index, method in enumerate(service.methods):
+        about = comments.get(f"6.{service.index}.2.{index}", "")
         paths[f"/v1/{method.name}"] = {
             "post": {
                 "operationId": method.name,
@@ -172,7 +192,7 @@ def openapi_document() -> dict[str, Any]:
             }
         }
     for path, name, summary in GET_FORMS:
-        method = SERVICE.methods_by_name[name]
+        method = service.methods_by_name[name]
         paths[path] = {
             "get": {
                 "operationId": f"{name}Get",
@@ -210,7 +230,7 @@ def openapi_document() -> dict[str, Any]:
         "info": {
             "title": "Scriptorium HTTP/JSON API",
             "version": __version__,
-            "description": f"Every RPC of {SERVICE.full_name} as POST /v1/<Rpc>, the request and "
+            "description": f"Every RPC of {service.full_name} as POST /v1/<Rpc>, the request and "
             "response in protobuf's canonical JSON mapping. Generated from the proto descriptors.",
         },
         "components": {
