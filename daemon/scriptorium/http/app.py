@@ -173,6 +173,7 @@ class HttpApi:
         routes = [
             Route("/", self.index, methods=["GET"]),
             Route("/console/{name}", self.console, methods=["GET"]),
+            Route("/favicon.ico", _no_icon, methods=["GET"]),
             Route("/healthz", self.healthz, methods=["GET"]),
             Route("/readyz", self.readyz, methods=["GET"]),
             Route("/openapi.json", self.openapi, methods=["GET"]),
@@ -186,6 +187,11 @@ class HttpApi:
             Exception: _on_unexpected,
         }
         return Starlette(routes=routes, exception_handlers=handlers)
+
+
+async def _no_icon(request: Request) -> Response:
+    """Browsers ask for it on their own; there is none, and that is not an error."""
+    return Response(status_code=204)
 
 
 def _too_large(size: int, limit: int) -> RpcFailure:
