@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.domain.model import SourceClass
+from scriptorium.settings.listen import http_listen as _http_listen
 from scriptorium.settings.schema import (
     ConfigError,
     Key,
@@ -219,12 +220,7 @@ def _resolve(value: Any, base: Path, key: str) -> Path:
 
 SERVER_KEYS: tuple[Key, ...] = (
     Key("listen", "string", DEFAULT_LISTEN, "address to bind (host:port); loopback by default"),
-    Key(
-        "http_listen",
-        "string",
-        None,
-        "HTTP/JSON API and web console address (host:port); off unless set",
-    ),
+    Key("http_listen", "string", None, "HTTP API and web console (host:port); off unless set"),
     Key("state_dir", "string", None, "index generations (default: ~/.cache/scriptorium/<hash>)"),
     Key("grace_seconds", "number", 10.0, "how long in-flight calls may finish", minimum=0),
     Key("max_concurrent_rpcs", "integer", 64, "calls in flight before refusing", minimum=1),
@@ -286,15 +282,6 @@ def _parse_server(value: Any, base: Path) -> dict[str, Any]:
     if "tls_client_ca" in out and "tls_cert" not in out:
         raise ConfigError("[server] tls_client_ca needs tls_cert and tls_key")
     return out
-
-
-def _http_listen(value: str, key: str) -> str:
-    """A ``host:port`` with a numeric port (0 picks a free one); unix sockets are gRPC's alone."""
-    value = value.strip()
-    host, sep, port = value.rpartition(":")
-    if not sep or not host.strip("[]") or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"{key} must be a 'host:port' address, got {value!r}")
-    return value
 
 
 def _auth_token(table: Mapping[str, Any]) -> str | None:
