@@ -8,6 +8,7 @@ rules are gRPC's.
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import ssl
@@ -424,28 +425,35 @@ def test_http_and_grpc_share_the_concurrency_limit(tree, tmp_path):
         d.terminate()
 
 
+STOPPED = "stopped at a checkpoint: call cancelled"
+GUIDE = {"topic": "oauth2 password bearer security scopes", "framework": "fastapi"}
+
+
 def test_a_client_that_goes_away_cancels_its_call(tree, tmp_path):
-    release = tmp_path / "release-search"
+    release = tmp_path / "release-guide"
     config = write(tmp_path / "c.toml", config_text(tree))
     d = HttpDaemon(
         ["--config", str(config), "--log-level", "debug"],
         tmp_path / "state",
-        env={FAULT_PAUSE: f"rpc.search={release}"},
+        env={FAULT_PAUSE: f"rpc.guide={release}"},
     )
     d.start()
     try:
         offset = d.log_path.stat().st_size
         with socket.create_connection(("127.0.0.1", d.http_port)) as sock:
-            body = b'{"query": "dependencies with yield"}'
+            body = json.dumps(GUIDE).encode()
             sock.sendall(
-                b"POST /v1/Search HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+                b"POST /v1/GuideImplementation HTTP/1.1\r\nhost: x\r\n"
+                b"content-type: application/json\r\ncontent-length: "
+                + str(len(body)).encode()
+                + b"\r\n\r\n"
+                + body
             )
             assert wait_for(reached_marker(release).exists, 60)
 
         # The handler's work stops at its next checkpoint instead of going on.
         def cancelled() -> bool:
-            return "call cancelled" in d.log_path.read_bytes()[offset:].decode("utf-8", "replace")
+            return STOPPED in d.log_path.read_bytes()[offset:].decode("utf-8", "replace")
 
         assert wait_for(cancelled, 60), d.log()
         release.touch()
@@ -515,4 +523,44 @@ def test_https_uses_the_daemons_certificate_and_client_ca(tree, tmp_path, pki, m
             with pytest.raises(httpx.HTTPError), d.client(verify=anonymous) as client:
                 client.get("/readyz")
     finally:
+        d.terminate()
+
+
+def test_a_grpc_timeout_header_is_a_deadline_that_cancels_the_call(tree, tmp_path):
+    release = tmp_path / "release-guide"
+    config = write(tmp_path / "c.toml", config_text(tree))
+    d = HttpDaemon(
+        ["--config", str(config), "--log-level", "debug"],
+        tmp_path / "state",
+        env={FAULT_PAUSE: f"rpc.guide={release}"},
+    )
+    d.start()
+    try:
+        offset = d.log_path.stat().st_size
+        with d.client() as client:
+            # Held at the pause, the call cannot be answered before its deadline.
+            # Should a deadline pass before the call reached its worker thread, a longer one is
+            # tried, so the work is always held (the marker) when the deadline expires.
+            for timeout in ("300m", "2S", "8S", "32S"):
+                expired = post(
+                    client, "GuideImplementation", GUIDE, headers={"grpc-timeout": timeout}
+                )
+                assert expired.status_code == 504, expired.text
+                assert expired.json()["status"] == "DEADLINE_EXCEEDED"
+                if reached_marker(release).exists():
+                    break
+            assert reached_marker(release).exists()
+
+            def cancelled() -> bool:
+                return STOPPED in d.log_path.read_bytes()[offset:].decode("utf-8", "replace")
+
+            assert wait_for(cancelled, 60), d.log()
+            for bad in ("soon", "10", "123456789S", "5X"):
+                refused = post(client, "Search", {"query": "x"}, headers={"grpc-timeout": bad})
+                assert refused.status_code == 400 and "Grpc-Timeout" in refused.json()["message"]
+            release.touch()
+            answered = post(client, "GuideImplementation", GUIDE, headers={"grpc-timeout": "60S"})
+            assert answered.status_code == 200 and answered.json()["docs"]
+    finally:
+        release.touch()
         d.terminate()

@@ -109,10 +109,14 @@ class HttpApi:
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"server is at its concurrency limit ({limiter.limit})",
             )
+        timeout = deadline_seconds(request.headers.get("grpc-timeout"))
         if limiter is not None:
             limiter.in_flight += 1
         try:
-            reply = await _unless_disconnected(request, self._calls[name](message))
+            call = self._calls[name](message)
+            if timeout is not None:
+                call = _within(timeout, call)
+            reply = await _unless_disconnected(request, call)
         finally:
             if limiter is not None:
                 limiter.in_flight -= 1
@@ -189,6 +193,30 @@ class HttpApi:
         return Starlette(routes=routes, exception_handlers=handlers)
 
 
+_TIMEOUT_UNITS = {"H": 3600.0, "M": 60.0, "S": 1.0, "m": 1e-3, "u": 1e-6, "n": 1e-9}
+
+
+def deadline_seconds(header: str | None) -> float | None:
+    """A ``Grpc-Timeout`` header (gRPC's form, as gateways take it: ``500m``, ``2S``)."""
+    if header is None:
+        return None
+    value, unit = header[:-1], header[-1:]
+    if not value.isdigit() or len(value) > 8 or unit not in _TIMEOUT_UNITS:
+        raise RpcFailure(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "Grpc-Timeout must be up to 8 digits and a unit (H, M, S, m, u or n), such as 500m",
+        )
+    return int(value) * _TIMEOUT_UNITS[unit]
+
+
+async def _within(seconds: float, call: Awaitable[Message]) -> Message:
+    """The call, cancelled (as an expired gRPC deadline cancels it) past ``seconds``."""
+    try:
+        return await asyncio.wait_for(call, seconds)
+    except TimeoutError:
+        raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded") from None
+
+
 async def _no_icon(request: Request) -> Response:
     """Browsers ask for it on their own; there is none, and that is not an error."""
     return Response(status_code=204)
@@ -215,7 +243,7 @@ async def _unless_disconnected(request: Request, call: Awaitable[Message]) -> Me
             # The servicer sees the cancellation as a gRPC call's would, and stops the work.
             await asyncio.gather(task, return_exceptions=True)
     if task.cancelled():
-        log.debug("HTTP call cancelled: the client went away")
+        log.debug("the HTTP client went away: its call is cancelled")
         return None
     return task.result()
 
