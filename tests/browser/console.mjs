@@ -60,10 +60,14 @@ try {
     await shot("content");
 
     await page.getByRole("link", { name: "Whole page" }).click();
-    await page.waitForURL(/mode=full/);
-    await page.locator("#content .line").first().waitFor();
+    await page.waitForURL((url) => !url.searchParams.get("location").includes("#"));
+    await page.locator("#content-title", { hasText: "Path Parameters" }).waitFor();
     const next = page.locator(".next-part");
-    seen.whole = { url: page.url(), hasNext: (await next.count()) > 0 };
+    seen.whole = {
+      url: page.url(),
+      hasNext: (await next.count()) > 0,
+      marked: await page.locator("#content mark").allTextContents(),
+    };
     if (seen.whole.hasNext) {
       const before = await page.locator("#content").textContent();
       await next.click();

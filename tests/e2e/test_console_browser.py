@@ -129,7 +129,10 @@ def test_search_open_a_result_and_see_the_sources(tree):
     assert "docs" in content["meta"] and content["text"].strip()
 
     whole = seen["whole"]
+    assert parse_qs(urlparse(whole["url"]).query)["location"] == ["tutorial/path-params"]
     assert whole["hasNext"], "path-params is longer than one part"
+    # The page's highlighted ranges (its code blocks and nested headings) are marked.
+    assert any("Path Parameters" not in m and m.strip() for m in whole["marked"]), whole["marked"]
     assert "Part 2 of" in whole["secondPart"]
     assert "cursor" in parse_qs(urlparse(whole["secondUrl"]).query)
     # The second part is numbered from its own first line, as its meta line says.

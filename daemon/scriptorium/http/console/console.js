@@ -161,8 +161,8 @@ function renderLines(reply) {
   const ranges = reply.ranges || [];
   let number = reply.startLine || 1; // a part's own first line
   for (const line of reply.content.split("\n")) {
-    const marked = ranges.some((r) => number >= r.startLine && number <= r.endLine);
-    const row = el(marked ? "mark" : "span", { class: "line" },
+    const range = ranges.find((r) => number >= r.startLine && number <= r.endLine);
+    const row = el(range ? "mark" : "span", range ? { class: "line", title: range.reason } : { class: "line" },
       el("span", { class: "no", "aria-hidden": "true", text: String(number) }), line);
     pre.append(row);
     number += 1;
@@ -194,9 +194,7 @@ async function runContent(params) {
     const nav = [];
     const keep = query ? { q: query } : {};
     const page = reply.location.split("#")[0];
-    if (mode !== "full" || page !== reply.location) {
-      nav.push(link({ location: page, mode: "full", ...keep }, "Whole page"));
-    }
+    if (page !== reply.location) nav.push(link({ location: page, ...keep }, "Whole page"));
     const part = reply.part;
     if (part && part.count > 1) nav.push(el("span", { text: `Part ${part.number} of ${part.count}` }));
     $("parts").replaceChildren(...nav);
