@@ -34,3 +34,29 @@ def post(client: httpx.Client, rpc: str, body: Any = None, **kw: Any) -> httpx.R
     if body is None or isinstance(body, dict | list):
         return client.post(f"/v1/{rpc}", json=body if body is not None else {}, **kw)
     return client.post(f"/v1/{rpc}", content=body, **kw)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def config_text(tree: Path, server: str = "watch = false") -> str:
+    """``tree``'s docs and code as two default sources, under ``[server]`` lines ``server``."""
+    return f"""
+[server]
+{server}
+
+[[sources]]
+name = "docs"
+kind = "markdown"
+root = "{tree / "docs"}"
+default = true
+
+[[sources]]
+name = "code"
+kind = "code"
+root = "{tree / "code"}"
+default = true
+"""
