@@ -34,11 +34,12 @@ SUITE_BENCHMARKS ?= ../shared/benchmarks
 SUITE_ARGS ?=
 PIP_AUDIT_VERSION := 2.10.1
 
-.PHONY: help venv node gen lint test go-test java-test run bench eval eval-suite soak audit clean distclean
+.PHONY: help venv node browser gen lint test go-test java-test run bench eval eval-suite soak audit clean distclean
 
 help:
 	@echo "make venv       create .venv and install the project with dev extras"
 	@echo "make node       npm ci for buf (repo root) and the Node client"
+	@echo "make browser    install Debian's chromium for the console's browser tests, if missing"
 	@echo "make gen        regenerate the Python and Go stubs and the Node message types from proto/"
 	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking, gofmt, go vet"
 	@echo "make test       lint, pytest, Node, Go and Java client tests, with a summary"
@@ -65,6 +66,10 @@ $(CLIENT_STAMP): $(CLIENT_DIR)/package.json $(CLIENT_DIR)/package-lock.json
 	cd $(CLIENT_DIR) && npm ci --no-audit --no-fund
 	@touch $@
 
+# Debian's Chromium for the console's browser tests (playwright-core comes with `make node`).
+browser:
+	@scripts/ensure_browser.sh
+
 gen: venv
 	scripts/gen_stubs.sh daemon
 	$(PY) scripts/gen_node_types.py
@@ -84,7 +89,7 @@ lint: venv node
 	echo "lint passed"
 
 # Every stage runs even when an earlier one fails, so one run shows everything that is broken.
-test: venv node
+test: venv node browser
 	@status=0; summary=""; \
 	stage() { \
 	  local name="$$1"; shift; \

@@ -28,6 +28,8 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * build MB/s per code language and configuration format (``bench/languages.py``), once per
   run, next to the same bytes cut into line windows (skipped with ``--no-languages``).
 * build MB/s per documentation format against plain Markdown (``bench/formats.py``).
+* the HTTP/JSON API's Search latency against the gRPC call on one daemon, as ratios
+  (``bench/http_cost.py``), at the scales named by ``--http-scales``.
 
 Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
 Markdown build, to stay within tens of minutes (docs/performance.md gives timings).
@@ -54,6 +56,7 @@ sys.path.insert(0, str(REPO))
 from bench.corpus import make_scaled_corpus  # noqa: E402
 from bench.languages import languages_bench, render_languages  # noqa: E402
 from bench.formats import doc_formats, render_formats  # noqa: E402
+from bench.http_cost import http_cost, render_http_cost  # noqa: E402
 from bench.lifecycle import cold_start, edit_latency  # noqa: E402
 from bench.measure import (  # noqa: E402
     cpu_seconds,
@@ -186,6 +189,10 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
     if scale in args.tracing_scales:
         log(f"x{scale}: tracing overhead")
         result["tracing_overhead"] = tracing_overhead(config, state, quick)
+    if scale in args.http_scales:
+        log(f"x{scale}: HTTP against gRPC")
+        result["http_cost"] = http_cost(config, state, quick)
+        log(f"x{scale}: HTTP against gRPC {result['http_cost']['ratios']}")
     if args.edits > 0:
         result["incremental_update"] = incremental_update(corpus, state, work, scale, args.edits)
         log(f"x{scale}: incremental update {result['incremental_update']}")
@@ -373,6 +380,9 @@ def main(argv: list[str] | None = None) -> int:
         "--tracing-scales", default="1", help="scales that also measure tracing overhead"
     )
     parser.add_argument(
+        "--http-scales", default="1", help="scales that also measure HTTP against gRPC"
+    )
+    parser.add_argument(
         "--ranking-cost-scales",
         default="1,10",
         help="scales that also compare the shipped ranking with its recent levers off",
@@ -396,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
+    args.http_scales = set(_scales(args.http_scales))
     args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
     work = Path(tempfile.mkdtemp(prefix="scriptorium-bench-"))
     results = {
@@ -511,6 +522,7 @@ def render_scale(r: dict) -> list[str]:
             )
     lines.extend(render_ranking_cost(r.get("ranking_cost", {})))
     lines.extend(render_tracing(r.get("tracing_overhead", {})))
+    lines.extend(render_http_cost(r.get("http_cost", {})))
     for row in r["targets"]:
         verdict = "met" if row["met"] else "MISSED"
         lines.append(f"target {row['target']:<34} {row['value']:>8} {row['goal']:<6} {verdict}")
@@ -535,6 +547,10 @@ def render_summary(scales: list[dict]) -> list[str]:
             lambda r: (
                 r.get("ranking_cost", {}).get("ratios", {}).get("grpc p50 shipped/levers_off")
             ),
+        ),
+        (
+            "search p50 HTTP/gRPC",
+            lambda r: r.get("http_cost", {}).get("ratios", {}).get("search p50 http/grpc"),
         ),
         ("build MB/s", lambda r: r["build"]["mb_per_s"]),
         ("cold start s", lambda r: r["cold_start"]["seconds"]),

@@ -31,7 +31,9 @@ def _apply_build_workers(settings: Settings, args: argparse.Namespace) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from scriptorium.grpc.server import serve
 
-    settings = load_settings(args.config, args.paths, listen=args.listen, state_dir=args.state_dir)
+    settings = load_settings(
+        args.config, args.paths, listen=args.listen, state_dir=args.state_dir, http_listen=args.http
+    )
     if args.log_level:
         settings.log_level = args.log_level.upper()
     _apply_build_workers(settings, args)
@@ -42,8 +44,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise ConfigError("--watch-interval must be greater than 0")
         settings.watch_interval = args.watch_interval
     _configure_logging(settings.log_level)
+    sidecars = []
+    if settings.http_listen is not None:
+        # Imported only when asked for: a daemon without HTTP never loads the ASGI stack.
+        from scriptorium.http.server import http_sidecar
+
+        sidecars.append(http_sidecar)
     with progress.attach(progress.ProgressRenderer(sys.stderr)):
-        return asyncio.run(serve(settings, ready_file=args.ready_file))
+        return asyncio.run(serve(settings, ready_file=args.ready_file, sidecars=sidecars))
 
 
 def cmd_index_build(args: argparse.Namespace) -> int:

@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--listen", default=None, help="address to bind (host:port)")
     serve.add_argument(
+        "--http",
+        default=None,
+        metavar="ADDR",
+        help="also serve the HTTP/JSON API and web console on ADDR (host:port)",
+    )
+    serve.add_argument(
         "--ready-file", type=Path, default=None, help="write the bound port here once ready"
     )
     serve.add_argument(

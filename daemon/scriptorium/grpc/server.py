@@ -17,8 +17,10 @@ import os
 import signal
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -75,6 +77,23 @@ class RunningServer:
     port: int
     # Counts retrieval calls in flight (health and reflection are exempt), for the drain.
     limiter: ConcurrencyLimitInterceptor | None = None
+    # The one servicer every transport calls (a sidecar such as HTTP answers through it too).
+    servicer: RetrievalServicer | None = None
+    # The health status last set, for a sidecar that reports it (HTTP /healthz, /readyz).
+    status: int = NOT_SERVING
+
+
+class Sidecar(Protocol):
+    """Another listener in the daemon process (the HTTP API), started beside the gRPC server
+    and stopped with it."""
+
+    async def stop(self, grace: float, forced: asyncio.Event) -> None:
+        """Refuse new calls, let those in flight finish within ``grace`` (or until
+        ``forced``), then close."""
+
+
+# Builds and starts a sidecar once the gRPC server is bound; a BindError refuses to start.
+SidecarFactory = Callable[[Settings, RunningServer], Awaitable[Sidecar]]
 
 
 # -- checks --------------------------------------------------------------------------------------
@@ -135,6 +154,17 @@ def check_listen_address(settings: Settings) -> None:
         )
 
 
+def check_http_address(settings: Settings) -> None:
+    """The HTTP address is always explicit; beyond loopback it carries the same warning."""
+    listen = settings.http_listen or ""
+    if not is_loopback(listen) and not settings.auth_token and not settings.tls_enabled:
+        log.warning(
+            "HTTP on %s without authentication or TLS: anyone who can reach it can read "
+            "every indexed source",
+            listen,
+        )
+
+
 def _read(path: Path, what: str) -> bytes:
     try:
         return path.read_bytes()
@@ -173,7 +203,8 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
             ("grpc.so_reuseport", 0),
         ],
     )
-    retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(RetrievalServicer(engine), server)
+    servicer = RetrievalServicer(engine)
+    retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()
     await health_servicer.set("", NOT_SERVING)
     await health_servicer.set(SERVICE_NAME, NOT_SERVING)
@@ -192,7 +223,7 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
     if port == 0 and not settings.listen.startswith(("unix:", "unix-abstract:")):
         raise BindError(f"cannot listen on {settings.listen}")
     await server.start()
-    return RunningServer(server, health_servicer, port, limiter)
+    return RunningServer(server, health_servicer, port, limiter, servicer)
 
 
 def _write_ready_file(path: Path, port: int) -> None:
@@ -220,6 +251,7 @@ def _log_ready(engine: Engine, seconds: float) -> None:
 
 
 async def _set_health(running: RunningServer, status: int) -> None:
+    running.status = status
     await running.health.set("", status)
     await running.health.set(SERVICE_NAME, status)
 
@@ -266,10 +298,19 @@ async def run_server(
     shutdown: Shutdown,
     *,
     ready_file: Path | None = None,
+    sidecars: Sequence[SidecarFactory] = (),
 ) -> int:
     """Serve ``engine`` until ``shutdown`` is requested; 0 on a clean stop, 1 if loading failed,
     128 + the signal when the stop came before the engine was ready (its build is cancelled)."""
     running = await start_server(settings, engine)
+    started_sidecars: list[Sidecar] = []
+    try:
+        for factory in sidecars:
+            started_sidecars.append(await factory(settings, running))
+    except BaseException:
+        await asyncio.gather(*(s.stop(0, shutdown.forced) for s in started_sidecars))
+        await running.server.stop(0)
+        raise
     log.info(
         "listening on %s (port %d, %s, %d sources configured); loading sources",
         settings.listen,
@@ -302,7 +343,7 @@ async def run_server(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await _drain(settings, engine, running, shutdown, ready_file)
+        await _drain(settings, engine, running, shutdown, ready_file, started_sidecars)
     return status
 
 
@@ -312,6 +353,7 @@ async def _drain(
     running: RunningServer,
     shutdown: Shutdown,
     ready_file: Path | None,
+    sidecars: Sequence[Sidecar] = (),
 ) -> None:
     log.info(
         "shutting down: health NOT_SERVING, draining in-flight calls (grace %.1fs)",
@@ -320,7 +362,9 @@ async def _drain(
     if ready_file is not None:
         with contextlib.suppress(OSError):
             ready_file.unlink()
+    running.status = NOT_SERVING
     await running.health.enter_graceful_shutdown()
+    side = [asyncio.create_task(s.stop(settings.grace_seconds, shutdown.forced)) for s in sidecars]
     stopping = asyncio.create_task(_stop_when_drained(running, settings.grace_seconds))
     forced = asyncio.create_task(shutdown.forced.wait())
     await asyncio.wait({stopping, forced}, return_when=asyncio.FIRST_COMPLETED)
@@ -329,6 +373,7 @@ async def _drain(
         await running.server.stop(0)
         await stopping
     forced.cancel()
+    await asyncio.gather(*side)
     await engine.stop()
     log.info("stopped")
 
@@ -350,13 +395,19 @@ async def _stop_when_drained(running: RunningServer, grace: float) -> None:
 
 
 async def serve(
-    settings: Settings, *, registry: Registry | None = None, ready_file: Path | None = None
+    settings: Settings,
+    *,
+    registry: Registry | None = None,
+    ready_file: Path | None = None,
+    sidecars: Sequence[SidecarFactory] = (),
 ) -> int:
     """Run the daemon until SIGTERM or SIGINT; the exit status for the process."""
     if registry is None:
         registry = load_registry()
     validate_source_kinds(settings, registry)
     check_listen_address(settings)
+    if settings.http_listen is not None:
+        check_http_address(settings)
     from scriptorium.engine.local import LocalEngine
 
     engine = LocalEngine(settings, registry)
@@ -371,7 +422,9 @@ async def serve(
             loop.add_signal_handler(sig, _on_signal, sig, shutdown)
             previous[sig] = handler
     try:
-        return await run_server(settings, engine, shutdown, ready_file=ready_file)
+        return await run_server(
+            settings, engine, shutdown, ready_file=ready_file, sidecars=sidecars
+        )
     finally:
         for sig, handler in previous.items():
             loop.remove_signal_handler(sig)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.domain.model import SourceClass
+from scriptorium.settings.listen import http_listen as _http_listen
 from scriptorium.settings.schema import (
     ConfigError,
     Key,
@@ -83,6 +84,8 @@ class Settings:
     """Everything the daemon needs to start."""
 
     listen: str = DEFAULT_LISTEN
+    # The HTTP/JSON API and web console (scriptorium.http); None: off, and never imported.
+    http_listen: str | None = None
     # None means "derive from the sources" (see ``default_state_dir``); filled in on creation.
     state_dir: Path | None = None
     grace_seconds: float = 10.0
@@ -135,6 +138,7 @@ def load_settings(
     *,
     listen: str | None = None,
     state_dir: str | None = None,
+    http_listen: str | None = None,
 ) -> Settings:
     """Settings from an optional TOML file plus bare paths; CLI flags override the file."""
     data: dict[str, Any] = {}
@@ -161,6 +165,8 @@ def load_settings(
         server["listen_explicit"] = True
     if state_dir is not None:
         server["state_dir"] = Path(state_dir).expanduser().resolve()
+    if http_listen is not None:
+        server["http_listen"] = _http_listen(http_listen, "--http")
     return Settings(
         **server,
         sources=sources,
@@ -214,6 +220,7 @@ def _resolve(value: Any, base: Path, key: str) -> Path:
 
 SERVER_KEYS: tuple[Key, ...] = (
     Key("listen", "string", DEFAULT_LISTEN, "address to bind (host:port); loopback by default"),
+    Key("http_listen", "string", None, "HTTP API and web console (host:port); off unless set"),
     Key("state_dir", "string", None, "index generations (default: ~/.cache/scriptorium/<hash>)"),
     Key("grace_seconds", "number", 10.0, "how long in-flight calls may finish", minimum=0),
     Key("max_concurrent_rpcs", "integer", 64, "calls in flight before refusing", minimum=1),
@@ -259,6 +266,8 @@ def _parse_server(value: Any, base: Path) -> dict[str, Any]:
             raise ConfigError("[server] listen must be a non-empty 'host:port' string")
         out["listen"] = table["listen"].strip()
         out["listen_explicit"] = True
+    if "http_listen" in table:
+        out["http_listen"] = _http_listen(table["http_listen"], "[server] http_listen")
     if "log_level" in table:
         level = table["log_level"].upper()
         if level not in _LOG_LEVELS:

@@ -1,0 +1,151 @@
+// Drives the web console in headless Chromium (Debian's /usr/bin/chromium) with playwright-core.
+//
+//   node tests/browser/console.mjs SCENARIO BASE_URL OUT_DIR [RELEASE_FILE]
+//
+// It does what a person does, saves a screenshot of each page under OUT_DIR and prints one JSON
+// object of what it saw; the pytest side (tests/e2e/test_console_browser.py) judges it.
+import fs from "node:fs";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const [scenario, base, out, release] = process.argv.slice(2);
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const TIMEOUT = 60_000;
+fs.mkdirSync(out, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"],
+});
+const seen = { errors: [], requests: [] };
+try {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT);
+  page.on("pageerror", (error) => seen.errors.push(String(error)));
+  page.on("console", (message) => {
+    if (message.type() === "error") seen.errors.push(message.text());
+  });
+  page.on("request", (request) => seen.requests.push(request.url()));
+  const shot = async (name) => page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+
+  if (scenario === "journey") {
+    await page.goto(`${base}/`);
+    await page.getByLabel("Query").fill("declare path parameters");
+    await page.getByLabel("docs", { exact: true }).check();
+    await page.getByLabel("explain").check();
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.locator(".result").first().waitFor();
+    seen.search = {
+      url: page.url(),
+      count: await page.locator(".result").count(),
+      firstTitle: await page.locator(".result-title").first().textContent(),
+      firstCrumbs: await page.locator(".result .crumbs").first().textContent(),
+      firstPreview: await page.locator(".result .preview").first().textContent(),
+      firstScore: await page.locator(".result .score").first().textContent(),
+      firstReasons: await page.locator(".result").first().locator(".reasons li").allTextContents(),
+      firstStages: await page.locator(".result").first().locator(".stages li").allTextContents(),
+      status: await page.locator("#search-status").textContent(),
+    };
+    await shot("search");
+
+    await page.locator(".result-title").first().click();
+    await page.locator("#content .line").first().waitFor();
+    seen.content = {
+      url: page.url(),
+      title: await page.locator("#content-title").textContent(),
+      meta: await page.locator("#content-meta").textContent(),
+      text: await page.locator("#content").textContent(),
+      marked: await page.locator("#content mark").count(),
+    };
+    await shot("content");
+
+    await page.getByRole("link", { name: "Whole page" }).click();
+    await page.waitForURL((url) => !url.searchParams.get("location").includes("#"));
+    await page.locator("#content-title", { hasText: "Path Parameters" }).waitFor();
+    const next = page.locator(".next-part");
+    seen.whole = {
+      url: page.url(),
+      hasNext: (await next.count()) > 0,
+      marked: await page.locator("#content mark").allTextContents(),
+    };
+    if (seen.whole.hasNext) {
+      const before = await page.locator("#content").textContent();
+      await next.click();
+      await page.waitForURL(/cursor=/);
+      await page.waitForFunction((old) => {
+        const node = document.querySelector("#content");
+        return node && node.textContent && node.textContent !== old;
+      }, before);
+      seen.whole.secondPart = await page.locator("#parts").textContent();
+      seen.whole.secondMeta = await page.locator("#content-meta").textContent();
+      seen.whole.secondFirstLine = await page.locator("#content .no").first().textContent();
+      seen.whole.secondUrl = page.url();
+    }
+    await shot("content-part");
+
+    // Back through the parts and the block to the results (the browser's own history).
+    for (let i = 0; i < 5 && page.url().includes("location="); i += 1) {
+      await page.goBack();
+      seen.history = [...(seen.history || []), page.url()];
+    }
+    await page.locator(".result").first().waitFor();
+    seen.back = { url: page.url(), count: await page.locator(".result").count() };
+
+    await page.getByRole("link", { name: "Sources" }).click();
+    await page.locator("#sources tbody tr").first().waitFor();
+    seen.sources = await page.locator("#sources tbody tr").evaluateAll((rows) =>
+      rows.map((r) => [...r.children].map((c) => c.textContent.trim())));
+    await shot("sources");
+
+    // A shared link opens the same search in a fresh page.
+    const shared = await context.newPage();
+    await shared.goto(seen.search.url);
+    await shared.locator(".result").first().waitFor();
+    seen.shared = {
+      firstTitle: await shared.locator(".result-title").first().textContent(),
+      query: await shared.getByLabel("Query").inputValue(),
+      explain: await shared.getByLabel("explain").isChecked(),
+    };
+
+    // Narrow window: nothing wider than the screen, every control labelled.
+    await page.setViewportSize({ width: 360, height: 740 });
+    await page.goto(seen.search.url);
+    await page.locator(".result").first().waitFor();
+    seen.narrow = await page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      clientWidth: document.documentElement.clientWidth,
+      unlabelled: [...document.querySelectorAll("input, select, button")]
+        .filter((c) => !(c.labels && c.labels.length) && !c.getAttribute("aria-label")
+          && !(c.tagName === "BUTTON" && c.textContent.trim()))
+        .map((c) => c.id || c.name || c.tagName),
+      lang: document.documentElement.lang,
+    }));
+    await shot("search-narrow");
+  } else if (scenario === "sources-live") {
+    // The daemon is held in its first build: the page shows it loading, then, refreshing by
+    // itself, ready once the test's release file lets the build finish.
+    await page.goto(`${base}/?view=sources`);
+    await page.locator("#sources tbody tr").first().waitFor();
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll("#sources tbody tr")].some((r) => r.textContent.includes("loading")));
+    seen.loading = await page.locator("#sources tbody tr").evaluateAll((rows) =>
+      rows.map((r) => ({ text: r.textContent, progress: r.querySelector("progress") !== null,
+        value: r.querySelector("progress") ? r.querySelector("progress").value : null })));
+    seen.healthWhileLoading = await page.locator("#health").textContent();
+    await shot("sources-loading");
+    fs.writeFileSync(release, "");
+    await page.waitForFunction(() => {
+      const rows = [...document.querySelectorAll("#sources tbody tr")];
+      return rows.length && rows.every((r) => r.textContent.includes("ready"));
+    });
+    seen.ready = await page.locator("#sources tbody tr").allTextContents();
+    await shot("sources-ready");
+  } else {
+    throw new Error(`unknown scenario ${scenario}`);
+  }
+} catch (error) {
+  seen.failure = String(error && error.stack ? error.stack : error);
+} finally {
+  await browser.close();
+}
+process.stdout.write(JSON.stringify(seen) + "\n");

@@ -1,0 +1,179 @@
+"""The web console in a real browser: headless Chromium (Debian's) driven by playwright-core.
+
+A real daemon serves HTTP on loopback; ``tests/browser/console.mjs`` types a query, sees the
+results with their reasons and stages, opens one (highlighted ranges, the whole page in parts),
+goes back, opens the sources page, opens the shared link in a fresh page and checks a narrow
+window. Screenshots of every page go to ``tests/artefacts/browser/`` (git-ignored). ``make test``
+installs Chromium (``scripts/ensure_browser.sh``) and playwright-core (``make node``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from scriptorium.faults import ENV as FAULT_PAUSE
+from scriptorium.faults import reached_marker
+from tests.support.daemon import CORPUS, REPO
+from tests.support.http import HttpDaemon
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.e2e
+
+SCRIPT = REPO / "tests" / "browser" / "console.mjs"
+ARTEFACTS = REPO / "tests" / "artefacts" / "browser"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+PLAYWRIGHT = REPO / "node_modules" / "playwright-core"
+
+
+def _missing() -> str | None:
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing (scripts/ensure_browser.sh installs it)"
+    if not PLAYWRIGHT.is_dir():
+        return "playwright-core is missing (make node installs it)"
+    if shutil.which("node") is None:
+        return "node is missing"
+    return None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser_available() -> None:
+    why = _missing()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def config(tree: Path) -> Path:
+    path = tree / "console.toml"
+    path.write_text(
+        f"""
+[server]
+watch = false
+
+[[sources]]
+name = "docs"
+kind = "markdown"
+root = "{tree / "docs"}"
+default = true
+
+[[sources]]
+name = "code"
+kind = "code"
+root = "{tree / "code"}"
+default = true
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("console-tree")
+    shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs/tutorial")
+    shutil.copytree(CORPUS / "fastapi", root / "code/fastapi")
+    return root
+
+
+def drive(scenario: str, base: str, *extra: str, expected_error: str | None = None) -> dict:
+    """Run a scenario; the page may log no error but ``expected_error`` (a 503 while loading)."""
+    out = ARTEFACTS / scenario
+    if out.exists():
+        shutil.rmtree(out)
+    result = subprocess.run(
+        ["node", str(SCRIPT), scenario, base, str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**os.environ, "CHROMIUM": str(CHROMIUM)},
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "failure" not in seen, seen["failure"]
+    errors = [e for e in seen["errors"] if expected_error is None or expected_error not in e]
+    assert errors == [], errors
+    return seen
+
+
+def test_search_open_a_result_and_see_the_sources(tree):
+    with HttpDaemon(["--config", str(config(tree))], tree / "state") as daemon:
+        seen = drive("journey", daemon.base)
+    out = ARTEFACTS / "journey"
+    for name in ("search", "content", "content-part", "sources", "search-narrow"):
+        assert (out / f"{name}.png").stat().st_size > 1000, name
+
+    search = seen["search"]
+    query = parse_qs(urlparse(search["url"]).query)
+    assert query["q"] == ["declare path parameters"] and query["explain"] == ["true"]
+    assert query["kinds"] == ["docs"]
+    assert search["count"] >= 3
+    assert "Path Parameters" in search["firstCrumbs"]
+    assert search["firstPreview"].strip()
+    assert search["firstScore"].startswith("score ")
+    assert search["firstReasons"], "explain shows the named reasons"
+    assert search["firstStages"] and all(": kept" in s for s in search["firstStages"])
+
+    content = seen["content"]
+    shown = parse_qs(urlparse(content["url"]).query)
+    assert shown["location"][0].startswith("tutorial/path-params")
+    assert content["title"] == search["firstTitle"]
+    assert "docs" in content["meta"] and content["text"].strip()
+
+    whole = seen["whole"]
+    assert parse_qs(urlparse(whole["url"]).query)["location"] == ["tutorial/path-params"]
+    assert whole["hasNext"], "path-params is longer than one part"
+    # The page's highlighted ranges (its code blocks and nested headings) are marked.
+    assert any("Path Parameters" not in m and m.strip() for m in whole["marked"]), whole["marked"]
+    assert "Part 2 of" in whole["secondPart"]
+    assert "cursor" in parse_qs(urlparse(whole["secondUrl"]).query)
+    # The second part is numbered from its own first line, as its meta line says.
+    assert f"lines {whole['secondFirstLine']}–" in whole["secondMeta"]
+    assert int(whole["secondFirstLine"]) > 1
+
+    assert seen["back"]["count"] == search["count"]
+    names = {row[0]: row for row in seen["sources"]}
+    assert set(names) == {"docs", "code"}
+    assert all(row[2] == "ready" for row in names.values())
+    assert int(names["docs"][3]) > 10  # documents
+
+    assert seen["shared"]["firstTitle"] == search["firstTitle"]
+    assert seen["shared"]["query"] == "declare path parameters" and seen["shared"]["explain"]
+
+    narrow = seen["narrow"]
+    assert narrow["scrollWidth"] <= narrow["clientWidth"], narrow
+    assert narrow["unlabelled"] == [] and narrow["lang"] == "en"
+    # Nothing but this daemon was asked for anything.
+    assert all(url.startswith(daemon.base) for url in seen["requests"]), seen["requests"]
+
+
+def test_the_sources_page_follows_a_build_by_itself(tree, tmp_path):
+    release = tmp_path / "release-build"
+    d = HttpDaemon(
+        ["--config", str(config(tree))],
+        tmp_path / "state",
+        env={FAULT_PAUSE: f"build.write={release}"},
+    )
+    d.start_process()
+    try:
+        assert wait_for(reached_marker(release).exists, 120), d.log()
+        # /readyz answers 503 while loading, which the browser logs as a failed load.
+        seen = drive("sources-live", d.base, str(release), expected_error="status of 503")
+        assert any("loading" in row["text"] for row in seen["loading"])
+        assert any(row["progress"] for row in seen["loading"]), seen["loading"]
+        assert seen["healthWhileLoading"] == "not serving"
+        assert len(seen["ready"]) == 2
+        d.wait_serving()
+    finally:
+        release.touch()
+        d.terminate()
+    for name in ("sources-loading", "sources-ready"):
+        assert (ARTEFACTS / "sources-live" / f"{name}.png").exists()
