@@ -54,9 +54,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.corpus import make_scaled_corpus  # noqa: E402
-from bench.languages import languages_bench, render_languages  # noqa: E402
 from bench.formats import doc_formats, render_formats  # noqa: E402
 from bench.http_cost import http_cost, render_http_cost  # noqa: E402
+from bench.languages import languages_bench, render_languages  # noqa: E402
 from bench.lifecycle import cold_start, edit_latency  # noqa: E402
 from bench.measure import (  # noqa: E402
     cpu_seconds,
