@@ -24,7 +24,10 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * what the recent ranking levers cost (``bench/ranking_cost.py``): Search p50/p90 of the shipped
   ranking against the same daemon with them off, and in process against block BM25 alone,
   flagged over 1.2x, at the scales named by ``--ranking-cost-scales``;
-* tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``.
+* tracing overhead (``bench/tracing.py``), at the scales named by ``--tracing-scales``;
+* the docs through a three-node OpenSearch cluster beside the local index (``bench/cluster.py``:
+  push MB/s, Search p50/p99 with the re-rank, throughput over one and three daemons), at the
+  scales named by ``--cluster-scales``.
 
 Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
 Markdown build, to stay within tens of minutes (docs/performance.md gives timings).
@@ -48,6 +51,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.cluster import cluster_bench, render_cluster  # noqa: E402
 from bench.corpus import make_scaled_corpus  # noqa: E402
 from bench.lifecycle import cold_start, edit_latency  # noqa: E402
 from bench.measure import (  # noqa: E402
@@ -181,6 +185,9 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
     if scale in args.tracing_scales:
         log(f"x{scale}: tracing overhead")
         result["tracing_overhead"] = tracing_overhead(config, state, quick)
+    if scale in args.cluster_scales:
+        log(f"x{scale}: the docs through an OpenSearch cluster")
+        result["cluster"] = cluster_bench(scale, work, quick)
     if args.edits > 0:
         result["incremental_update"] = incremental_update(corpus, state, work, scale, args.edits)
         log(f"x{scale}: incremental update {result['incremental_update']}")
@@ -378,11 +385,17 @@ def main(argv: list[str] | None = None) -> int:
         default=10,
         help="largest scale that also builds the Markdown alone",
     )
+    parser.add_argument(
+        "--cluster-scales",
+        default="100",
+        help="scales whose docs are also pushed to and searched through an OpenSearch cluster",
+    )
     parser.add_argument("--edits", type=int, default=4, help="file edits timed per scale")
     parser.add_argument("--label", default="", help="free-form tag stored with the results")
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
     args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
+    args.cluster_scales = set(_scales(args.cluster_scales))
     work = Path(tempfile.mkdtemp(prefix="scriptorium-bench-"))
     results = {
         "label": args.label,
@@ -490,6 +503,7 @@ def render_scale(r: dict) -> list[str]:
             )
     lines.extend(render_ranking_cost(r.get("ranking_cost", {})))
     lines.extend(render_tracing(r.get("tracing_overhead", {})))
+    lines.extend(render_cluster(r.get("cluster", {})))
     for row in r["targets"]:
         verdict = "met" if row["met"] else "MISSED"
         lines.append(f"target {row['target']:<34} {row['value']:>8} {row['goal']:<6} {verdict}")

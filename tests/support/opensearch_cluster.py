@@ -323,6 +323,8 @@ def main(argv: list[str]) -> int:
             print(f"opensearch {VERSION} at {home}; java {major} at {jdk}")
             return 0
         if action == "run":
+            # Blocked first, so SIGTERM reaches sigwait (and the nodes stop) instead of exiting.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             cluster = Cluster(size=int(argv[1]) if len(argv) > 1 else 3).start()
             print(",".join(cluster.hosts), flush=True)
             try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +67,8 @@ PAGE_CACHE = 4096
 DF_CACHE = 65536
 # A node restarting or a primary moving: the call is tried again on another node.
 RETRY_STATUSES = (429, 502, 503, 504)
+# Pauses between the tries of a call that met shards moving after a node left.
+TRANSIENT_PAUSES = (0.2, 0.5, 1.0, 2.0)
 
 
 def unqualify(name: str, location: str) -> str:
@@ -222,12 +225,37 @@ class OpenSearchSource(RemoteSource):
             },
         }
 
+    def _transient(self, call: Callable[[], Any]) -> Any:
+        """``call()``, tried again a few times when the cluster is moving shards (a node just
+        left: a shard answers 5xx until its replica is promoted). Each try is bounded by the
+        client's timeout; the pause between tries is short and grows."""
+        for pause in (*TRANSIENT_PAUSES, None):
+            try:
+                return call()
+            except NotFoundError:
+                raise
+            except TransportError as exc:
+                # An unreachable node the client has already skipped; a cluster that answers
+                # 5xx is moving shards.
+                status = getattr(exc, "status_code", None)
+                transient = isinstance(status, int) and status >= 500
+                if pause is None or not transient:
+                    raise
+                log.info("opensearch source %s: retrying after %s", self.name, exc.error)
+                time.sleep(pause)
+        raise AssertionError("unreachable")
+
     def _search(self, query: Query) -> list[Candidate]:
         limit = max(self.window_size, self.ranking.candidate_limit(query.top_k))
-        reply = self.client.search(
-            index=self.alias,
-            body=self._request(query, limit),
-            params={"search_type": "dfs_query_then_fetch", "allow_partial_search_results": "false"},
+        reply = self._transient(
+            lambda: self.client.search(
+                index=self.alias,
+                body=self._request(query, limit),
+                params={
+                    "search_type": "dfs_query_then_fetch",
+                    "allow_partial_search_results": "false",
+                },
+            )
         )
         hits = reply["hits"]["hits"]
         index = hits[0]["_index"] if hits else self._serving
@@ -281,7 +309,8 @@ class OpenSearchSource(RemoteSource):
         found = {p: self._pages[(index, p)] for p in paths if (index, p) in self._pages}
         missing = sorted(paths - set(found))
         if missing:
-            reply = self.client.mget(index=index, body={"ids": [page_id(p) for p in missing]})
+            ids = [page_id(p) for p in missing]
+            reply = self._transient(lambda: self.client.mget(index=index, body={"ids": ids}))
             for item in reply["docs"]:
                 if item.get("found"):
                     page = self._page(index, item["_source"])
@@ -356,29 +385,35 @@ class OpenSearchSource(RemoteSource):
     def _find(self, request: FetchRequest) -> tuple[RemotePage, str] | None:
         """The page a ref or a location names, and the fragment inside it."""
         if request.ref is not None:
-            reply = self.client.get(index=self.alias, id=page_id(request.ref.path))
+            wanted = page_id(request.ref.path)
+            reply = self._transient(lambda: self.client.get(index=self.alias, id=wanted))
             page = self._page(reply["_index"], reply["_source"])
             return page, ""
         location = unqualify(self.name, request.location) if not self.is_default else ""
         location = location or request.location.strip().strip("/")
         path, _, fragment = location.partition("#")
-        reply = self.client.search(
-            index=self.alias,
-            body={
-                "size": 2,
-                "query": {
-                    "bool": {
-                        "filter": [
-                            {"term": {"type": PAGE}},
-                            {
-                                "bool": {
-                                    "should": [{"term": {"page": path}}, {"term": {"path": path}}]
-                                }
-                            },
-                        ]
-                    }
+        reply = self._transient(
+            lambda: self.client.search(
+                index=self.alias,
+                body={
+                    "size": 2,
+                    "query": {
+                        "bool": {
+                            "filter": [
+                                {"term": {"type": PAGE}},
+                                {
+                                    "bool": {
+                                        "should": [
+                                            {"term": {"page": path}},
+                                            {"term": {"path": path}},
+                                        ]
+                                    }
+                                },
+                            ]
+                        }
+                    },
                 },
-            },
+            )
         )
         hits = reply["hits"]["hits"]
         if not hits:
