@@ -55,3 +55,37 @@ def test_an_unreachable_cluster_falls_through_cools_down_and_degrades_health(
         )
         assert health.stdout.splitlines()[0] == "SERVING"
         assert "cluster: failed: cluster unreachable" in health.stdout
+
+
+def _push(cfg: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "scriptorium", "index", "push", "--config", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_push_to_an_unreachable_cluster_or_a_bad_source_says_so_in_one_sentence(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    shutil.copyfile(CORPUS / "docs/en/docs/tutorial/cors.md", root / "cors.md")
+    cases = {
+        f'hosts = ["127.0.0.1:{free_port()}"]\nroot = "{root}"': (
+            1,
+            "push of 'docs' failed: no node of 127.0.0.1:",
+        ),
+        f'root = "{root}"': (2, "hosts (host:port of the cluster's nodes) is required"),
+        f'hosts = ["127.0.0.1:{free_port()}"]': (1, "a push needs root"),
+    }
+    for keys, (code, message) in cases.items():
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'[[sources]]\nname = "docs"\nkind = "opensearch"\n{keys}\n', "utf-8")
+        done = _push(cfg)
+        assert done.returncode == code, done.stderr
+        assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    cfg.write_text(f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{root}"\n', "utf-8")
+    done = _push(cfg)
+    assert done.returncode == 2 and "no pushable source" in done.stderr

@@ -100,7 +100,10 @@ def cmd_index_push(args: argparse.Namespace) -> int:
     for config in settings.sources:
         if wanted and config.name not in wanted:
             continue
-        source = registry.source_factory(config.kind)(config, context)
+        try:
+            source = registry.source_factory(config.kind)(config, context)
+        except ValueError as exc:  # a source's own check of its keys: one sentence
+            raise ConfigError(str(exc)) from None
         if callable(getattr(source, "push", None)):
             targets.append(source)
     unknown = wanted - {s.name for s in targets}

@@ -475,7 +475,16 @@ class OpenSearchSource(RemoteSource):
                 if doc is not None:
                     yield actions(doc, reader.page_location(doc.path), "", token_options)
 
-        summary = generations.push(
+        try:
+            summary = self._push(batches)
+        except ClusterConnectionError:
+            raise generations.PushError(
+                f"no node of {', '.join(self.hosts)} answered; nothing was changed"
+            ) from None
+        return summary.as_dict()
+
+    def _push(self, batches: Callable[[], Any]) -> generations.PushSummary:
+        return generations.push(
             self.client,
             self.alias,
             batches,
@@ -485,4 +494,3 @@ class OpenSearchSource(RemoteSource):
             timeout=max(self.timeout, 60.0),
             chunk=int(self.config.options.get("bulk_actions", generations.BULK_CHUNK_DOCS)),
         )
-        return summary.as_dict()
