@@ -162,6 +162,8 @@ def test_two_daemons_read_one_alias_and_follow_new_generations(
             assert [r.ref_id for r in a.results] == [r.ref_id for r in b.results]
             assert a.results
         assert not search(first, "zanzibarquux").results
+        report = first.stub.ListSources(pb.ListSourcesRequest()).sources[0]
+        assert report.state == pb.SOURCE_STATE_READY and report.document_count == PAGES
         tree(tmp_path / "pages", marker="zanzibarquux")
         pushed(cfg)
         # Neither daemon restarts or rebuilds: both read the alias, now on the new generation.

@@ -203,9 +203,12 @@ def swap(client: OpenSearch, alias: str, index: str) -> None:
 
 
 def prune(client: OpenSearch, alias: str, keep: int) -> list[str]:
-    """Delete generations older than the ``keep`` newest (never the one the alias names)."""
+    """Delete generations older than the ``keep`` newest (never the one the alias names, nor
+    a newer one: another push may be writing it)."""
     serving = current(client, alias)
-    names = [n for n in generations(client, alias) if n != serving]
+    if serving is None:
+        return []
+    names = [n for n in generations(client, alias) if n < serving]
     old = names[: max(0, len(names) - max(0, keep - 1))]
     for name in old:
         client.indices.delete(index=name, ignore_unavailable=True)

@@ -219,7 +219,8 @@ class OpenSearchSource(RemoteSource):
                         "blocks": {
                             "filter": {"term": {"type": BLOCK}},
                             "aggs": {"df": {"filters": {"filters": frequencies}}},
-                        }
+                        },
+                        "pages": {"filter": {"term": {"type": PAGE}}},
                     },
                 }
             },
@@ -288,6 +289,8 @@ class OpenSearchSource(RemoteSource):
             return
         self._serving = index
         self._totals[index] = int(blocks.get("doc_count", 0))
+        pages = int(aggs.get("all", {}).get("pages", {}).get("doc_count", 0))
+        self._counts[index] = (pages, self._totals[index])
         buckets = blocks.get("df", {}).get("buckets", {})
         for position, term in enumerate(dict.fromkeys(query.terms)):
             total = sum(
