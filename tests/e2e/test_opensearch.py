@@ -246,8 +246,13 @@ def test_a_node_killed_mid_load_loses_no_block_and_fails_no_search(
         searcher.start()
         assert wait_for(lambda: len(tried) >= 2, timeout=120), "searches before the kill"
         # The node holding a primary of the generation being written goes down.
+        serving = {a["index"] for a in cluster_get(cluster, "_cat/aliases/t-kill?format=json")}
         shards = cluster_get(cluster, "_cat/shards/t-kill-*?format=json")
-        target = next(s["node"] for s in shards if s["prirep"] == "p" and s["state"] == "STARTED")
+        target = next(
+            s["node"]
+            for s in shards
+            if s["index"] not in serving and s["prirep"] == "p" and s["state"] == "STARTED"
+        )
         victim = next(n for n in cluster.nodes if n.name == target)
         cluster.kill(victim)
         before = len(tried)

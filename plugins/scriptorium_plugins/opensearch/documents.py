@@ -106,7 +106,8 @@ def _meta_json(meta: DocMeta) -> dict[str, Any]:
 def actions(
     doc: SourceDocument, page: str, generation: str, options: dict[str, bool]
 ) -> list[dict[str, Any]]:
-    """The bulk actions writing one document: its page and each of its blocks."""
+    """The bulk actions writing one document: its page and each of its blocks (``generation``
+    is set again by the writer, which names the index)."""
     version = doc_version(doc)
     page_doc = {
         "type": PAGE,

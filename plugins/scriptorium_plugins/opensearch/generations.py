@@ -100,6 +100,9 @@ def push(
     client.indices.create(index=index, body={"settings": settings, "mappings": MAPPING})
     counts = {"documents": 0, "blocks": 0, "bytes": 0}
     try:
+        # Every replica started before the first write: a node lost mid-load then only costs
+        # a promotion, never the shard (a replica still recovering cannot take over).
+        _wait_active(client, index, timeout, whole=replicas > 0)
         refused = _send(client, index, batches(), chunk, timeout, counts)
         for _ in range(RESEND_ROUNDS):
             if not refused:
@@ -154,6 +157,7 @@ def _send(
             for action in batch:
                 if only is not None and action["_id"] not in only:
                     continue
+                action["_source"]["generation"] = index
                 if counts is not None:
                     source = action["_source"]
                     counts["bytes"] += len(source.get("body") or "")
@@ -182,15 +186,28 @@ def _send(
     return refused
 
 
-def _wait_active(client: OpenSearch, index: str, timeout: float) -> None:
-    """Until every primary of ``index`` is active (yellow or better)."""
+def _wait_active(client: OpenSearch, index: str, timeout: float, whole: bool = False) -> None:
+    """Until every primary of ``index`` is active (yellow), or with ``whole`` every replica
+    too (green), when the cluster has the nodes to place them."""
+    status = "yellow"
+    if whole:
+        nodes = int(client.cluster.health().get("number_of_data_nodes", 0))
+        replicas = int(
+            client.indices.get_settings(index=index)[index]["settings"]["index"][
+                "number_of_replicas"
+            ]
+        )
+        if nodes > replicas:
+            status = "green"
+        else:
+            log.warning("%d data nodes cannot hold %d replicas of %s", nodes, replicas, index)
     health = client.cluster.health(
         index=index,
-        params={"wait_for_status": "yellow", "timeout": f"{int(timeout)}s"},
+        params={"wait_for_status": status, "timeout": f"{int(timeout)}s"},
         request_timeout=timeout + 10,
     )
     if health.get("timed_out"):
-        raise PushError(f"index {index} has inactive primaries after {timeout:.0f}s")
+        raise PushError(f"index {index} did not turn {status} within {timeout:.0f}s")
 
 
 def swap(client: OpenSearch, alias: str, index: str) -> None:

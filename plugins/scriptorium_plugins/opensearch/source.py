@@ -48,12 +48,11 @@ from scriptorium.plugin import (
     option_number,
     skew,
 )
-from scriptorium_plugins.opensearch import fetching, generations
+from scriptorium_plugins.opensearch import fetching, pushing
 from scriptorium_plugins.opensearch.documents import (
     BLOCK,
     PAGE,
     TOKEN_FIELDS,
-    actions,
     corpus_of,
     page_id,
     page_parts,
@@ -452,48 +451,4 @@ class OpenSearchSource(RemoteSource):
 
     def push(self, build_reader: Callable[[SourceConfig], Any]) -> dict[str, Any]:
         """Cut ``root`` as the local ``reads`` kind would and write it as a new generation."""
-        if self.config.root is None:
-            raise ValueError(f"source {self.name!r}: a push needs root (the tree to read)")
-        options = {
-            key: self.config.options[key]
-            for key in ("include", "exclude")
-            if self.config.options.get(key) is not None
-        }
-        reader = build_reader(
-            SourceConfig(
-                name=self.name,
-                kind=self.reads,
-                root=self.config.root,
-                source_class=self.config.source_class,
-                default=self.config.default,
-                url_base=self.config.url_base,
-                options=options,
-            )
-        )
-        token_options = self.ranking.token_options()
-
-        def batches():
-            for stat in reader.list_files():
-                doc = reader.load(stat.path)
-                if doc is not None:
-                    yield actions(doc, reader.page_location(doc.path), "", token_options)
-
-        try:
-            summary = self._push(batches)
-        except ClusterConnectionError:
-            raise generations.PushError(
-                f"no node of {', '.join(self.hosts)} answered; nothing was changed"
-            ) from None
-        return summary.as_dict()
-
-    def _push(self, batches: Callable[[], Any]) -> generations.PushSummary:
-        return generations.push(
-            self.client,
-            self.alias,
-            batches,
-            shards=int(self.config.options.get("shards", 1)),
-            replicas=int(self.config.options.get("replicas", 1)),
-            keep=int(self.config.options.get("keep_generations", 2)),
-            timeout=max(self.timeout, 60.0),
-            chunk=int(self.config.options.get("bulk_actions", generations.BULK_CHUNK_DOCS)),
-        )
+        return pushing.push_source(self, build_reader)
