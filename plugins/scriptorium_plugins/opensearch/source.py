@@ -192,26 +192,36 @@ class OpenSearchSource(RemoteSource):
         weights = self.ranking.weights
         boosts = (weights.body, weights.heading, weights.path)
         fields = [f"{name}^{boost}" for name, boost in zip(TOKEN_FIELDS, boosts, strict=True)]
-        text = " ".join(query.terms)
-        frequencies = {}
-        for position, term in enumerate(dict.fromkeys(query.terms)):
-            for name in TOKEN_FIELDS[:2]:
-                frequencies[f"{position}:{name}"] = {"match": {name: term}}
-        return {
+        body: dict[str, Any] = {
             "size": limit,
             "track_total_hits": False,
             "query": {
                 "bool": {
                     "must": [
-                        {"multi_match": {"query": text, "fields": fields, "type": "most_fields"}}
+                        {
+                            "multi_match": {
+                                "query": " ".join(query.terms),
+                                "fields": fields,
+                                "type": "most_fields",
+                            }
+                        }
                     ],
                     "filter": [{"term": {"type": BLOCK}}],
                 }
             },
             "_source": ["path", "position"],
-            # Document frequencies of the query's terms over the whole generation, for the
-            # pipeline's coverage judgement (cluster-wide, not window-local).
-            "aggs": {
+        }
+        unknown = self._unknown_terms(query)
+        if unknown:
+            # Document frequencies over the whole generation, for the pipeline's coverage
+            # judgement (cluster-wide, not window-local); a generation never changes, so each
+            # term is counted once per generation.
+            frequencies = {
+                f"{term} {name}": {"match": {name: term}}
+                for term in unknown
+                for name in TOKEN_FIELDS[:2]
+            }
+            body["aggs"] = {
                 "all": {
                     "global": {},
                     "aggs": {
@@ -222,8 +232,16 @@ class OpenSearchSource(RemoteSource):
                         "pages": {"filter": {"term": {"type": PAGE}}},
                     },
                 }
-            },
-        }
+            }
+        return body
+
+    def _unknown_terms(self, query: Query) -> list[str]:
+        """Query terms whose frequency in the serving generation is not known yet."""
+        index = self._serving
+        terms = list(dict.fromkeys(query.terms))
+        if not index or index not in self._totals:
+            return terms
+        return [t for t in terms if (index, t) not in self._df]
 
     def _transient(self, call: Callable[[], Any]) -> Any:
         """``call()``, tried again a few times when the cluster is moving shards (a node just
@@ -259,7 +277,7 @@ class OpenSearchSource(RemoteSource):
         )
         hits = reply["hits"]["hits"]
         index = hits[0]["_index"] if hits else self._serving
-        self._note_stats(index, query, reply.get("aggregations", {}))
+        self._note_stats(index, reply.get("aggregations", {}))
         pages = self._pages_of(index, {h["_source"]["path"] for h in hits})
         out: list[Candidate] = []
         for hit in hits:
@@ -282,20 +300,22 @@ class OpenSearchSource(RemoteSource):
             out.append(cand)
         return out
 
-    def _note_stats(self, index: str, query: Query, aggs: dict[str, Any]) -> None:
-        blocks = aggs.get("all", {}).get("blocks", {})
-        if not blocks or not index:
+    def _note_stats(self, index: str, aggs: dict[str, Any]) -> None:
+        if not index:
             return
-        self._serving = index
-        self._totals[index] = int(blocks.get("doc_count", 0))
-        pages = int(aggs.get("all", {}).get("pages", {}).get("doc_count", 0))
-        self._counts[index] = (pages, self._totals[index])
-        buckets = blocks.get("df", {}).get("buckets", {})
-        for position, term in enumerate(dict.fromkeys(query.terms)):
-            total = sum(
-                int(buckets.get(f"{position}:{name}", {}).get("doc_count", 0))
-                for name in TOKEN_FIELDS[:2]
-            )
+        if index != self._serving:
+            self._serving = index
+        found = aggs.get("all", {})
+        if not found:
+            return
+        blocks = int(found.get("blocks", {}).get("doc_count", 0))
+        self._totals[index] = blocks
+        self._counts[index] = (int(found.get("pages", {}).get("doc_count", 0)), blocks)
+        totals: dict[str, int] = {}
+        for key, bucket in found.get("blocks", {}).get("df", {}).get("buckets", {}).items():
+            term = key.rpartition(" ")[0]
+            totals[term] = totals.get(term, 0) + int(bucket.get("doc_count", 0))
+        for term, total in totals.items():
             self._df[(index, term)] = total
 
     def term_stats(self, cand: Candidate) -> tuple[Callable[[str], int] | None, int]:
