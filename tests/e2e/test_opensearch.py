@@ -28,7 +28,9 @@ from tests.support.daemon import CORPUS, Daemon, free_port
 from tests.support.opensearch_cluster import Cluster
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
+# The module's first test also waits for the cluster to start (a minute or more on a busy
+# machine): the bound is generous, never a measurement.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 PAGES = 8
 QUERIES = ("query parameters validation", "path parameters types", "request body model")
