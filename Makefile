@@ -1,6 +1,7 @@
 # Scriptorium developer entry points. Needs python3 (3.11+), node 20 and npm, Go (1.26) for the Go
-# client and a JDK (17) with Maven for the Java client; Go modules and Maven artifacts are fetched
-# on first use and cached (the Go module cache, ~/.m2).
+# client and a JDK (17) with Maven for the Java client and the OpenSearch cluster tests; Go modules
+# and Maven artifacts are fetched on first use and cached (the Go module cache, ~/.m2, and the
+# OpenSearch distribution under ~/.cache/scriptorium, /var/cache/scriptorium as root).
 # Every target sets up what it needs and is a quick no-op when that is already done.
 
 SHELL := /bin/bash
@@ -42,7 +43,7 @@ help:
 	@echo "make browser    install Debian's chromium for the console's browser tests, if missing"
 	@echo "make gen        regenerate the Python and Go stubs and the Node message types from proto/"
 	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking, gofmt, go vet"
-	@echo "make test       lint, pytest, Node, Go and Java client tests, with a summary"
+	@echo "make test       lint, the cluster's distribution, pytest, Node, Go and Java client tests"
 	@echo "make go-test    the Go client's tests (a real daemon on loopback)"
 	@echo "make java-test  the Java client's JUnit tests (a real daemon on loopback)"
 	@echo "make run        serve this repository on 127.0.0.1:50051"
@@ -99,6 +100,7 @@ test: venv node browser
 	  summary+="$$(printf '  %-8s %-4s %4ss' "$$name" "$$result" "$$((SECONDS - start))")"$$'\n'; \
 	}; \
 	stage lint $(MAKE) --no-print-directory lint; \
+	stage cluster $(PY) -m tests.support.opensearch_cluster fetch; \
 	stage pytest $(PYTEST) -q -m "not slow" tests; \
 	stage node npm --prefix $(CLIENT_DIR) test; \
 	stage go $(MAKE) --no-print-directory go-test; \

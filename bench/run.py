@@ -30,6 +30,9 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * build MB/s per documentation format against plain Markdown (``bench/formats.py``).
 * the HTTP/JSON API's Search latency against the gRPC call on one daemon, as ratios
   (``bench/http_cost.py``), at the scales named by ``--http-scales``.
+* the docs through a three-node OpenSearch cluster beside the local index (``bench/cluster.py``:
+  push MB/s, Search p50/p99 with the re-rank, throughput over one and three daemons), at the
+  scales named by ``--cluster-scales``.
 
 Scales of 100 and more measure with fewer samples and one cold start, and skip the separate
 Markdown build, to stay within tens of minutes (docs/performance.md gives timings).
@@ -53,6 +56,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.cluster import cluster_bench, render_cluster  # noqa: E402
 from bench.corpus import make_scaled_corpus  # noqa: E402
 from bench.formats import doc_formats, render_formats  # noqa: E402
 from bench.http_cost import http_cost, render_http_cost  # noqa: E402
@@ -193,6 +197,9 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
         log(f"x{scale}: HTTP against gRPC")
         result["http_cost"] = http_cost(config, state, quick)
         log(f"x{scale}: HTTP against gRPC {result['http_cost']['ratios']}")
+    if scale in args.cluster_scales:
+        log(f"x{scale}: the docs through an OpenSearch cluster")
+        result["cluster"] = cluster_bench(scale, work, quick)
     if args.edits > 0:
         result["incremental_update"] = incremental_update(corpus, state, work, scale, args.edits)
         log(f"x{scale}: incremental update {result['incremental_update']}")
@@ -393,6 +400,11 @@ def main(argv: list[str] | None = None) -> int:
         default=10,
         help="largest scale that also builds the Markdown alone",
     )
+    parser.add_argument(
+        "--cluster-scales",
+        default="100",
+        help="scales whose docs are also pushed to and searched through an OpenSearch cluster",
+    )
     parser.add_argument("--edits", type=int, default=4, help="file edits timed per scale")
     parser.add_argument("--label", default="", help="free-form tag stored with the results")
     parser.add_argument(
@@ -408,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     args.tracing_scales = set(_scales(args.tracing_scales))
     args.http_scales = set(_scales(args.http_scales))
     args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
+    args.cluster_scales = set(_scales(args.cluster_scales))
     work = Path(tempfile.mkdtemp(prefix="scriptorium-bench-"))
     results = {
         "label": args.label,
@@ -523,6 +536,7 @@ def render_scale(r: dict) -> list[str]:
     lines.extend(render_ranking_cost(r.get("ranking_cost", {})))
     lines.extend(render_tracing(r.get("tracing_overhead", {})))
     lines.extend(render_http_cost(r.get("http_cost", {})))
+    lines.extend(render_cluster(r.get("cluster", {})))
     for row in r["targets"]:
         verdict = "met" if row["met"] else "MISSED"
         lines.append(f"target {row['target']:<34} {row['value']:>8} {row['goal']:<6} {verdict}")

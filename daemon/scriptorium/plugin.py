@@ -12,8 +12,11 @@ stubs in ``scriptorium.v1``), and ``make lint`` checks that with an import contr
 from __future__ import annotations
 
 from scriptorium.blocks.extractors import BlockExtractor, Extraction
-from scriptorium.content.cut import DEFAULT_MAX_LINES, cut_doc, find_doc_block
+from scriptorium.content.code import cut_code, cut_lines, cut_symbol
+from scriptorium.content.cut import DEFAULT_MAX_LINES, cut_doc, cut_file, find_doc_block
+from scriptorium.content.fetch import code_location
 from scriptorium.content.resolve import normalize_location
+from scriptorium.content.symbols import parse_line_range
 from scriptorium.domain.model import (
     Block,
     Candidate,
@@ -28,10 +31,12 @@ from scriptorium.domain.model import (
 )
 from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution, SourceReport
 from scriptorium.domain.refs import Ref
+from scriptorium.faults import pause as fault_pause
 from scriptorium.grpc import convert as wire
 from scriptorium.grpc.status import resolution_from_error
 from scriptorium.index import schema as index_schema
 from scriptorium.index.builder import doc_version
+from scriptorium.index.fields import block_tokens
 from scriptorium.index.searcher import FieldWeights, build_query
 from scriptorium.plugins import hookimpl
 from scriptorium.ranking.modes import RankingMode
@@ -87,6 +92,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceClass",
     "SourceDocument",
     "doc_version",
+    "block_tokens",
     # sources and extractors
     "BlockExtractor",
     "Key",
@@ -121,13 +127,21 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "wire",
     # ranking modes
     "RankingMode",
+    # tests hold a stage with SCRIPTORIUM_FAULT_PAUSE (see scriptorium.faults)
+    "fault_pause",
     # text helpers
     "DEFAULT_MAX_LINES",
     "Heading",
     "SlugAllocator",
     "fenced_code_mask",
     "github_slug",
+    "cut_code",
     "cut_doc",
+    "cut_file",
+    "cut_lines",
+    "cut_symbol",
+    "code_location",
+    "parse_line_range",
     "find_doc_block",
     "is_configuration",
     "is_decorator",

@@ -16,7 +16,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-from scriptorium.cli.local import cmd_index_build, cmd_serve, cmd_settings, cmd_state
+from scriptorium.cli.local import (
+    cmd_index_build,
+    cmd_index_push,
+    cmd_serve,
+    cmd_settings,
+    cmd_state,
+)
 from scriptorium.cli.output import (
     format_content_header,
     format_flow,
@@ -116,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.format = "text"
     try:
         if args.command == "index":
+            if args.index_command == "push":
+                return cmd_index_push(args)
             return cmd_index_build(args)
         return _COMMANDS[args.command](args)
     except (ConfigError, PluginError, UsageError) as exc:

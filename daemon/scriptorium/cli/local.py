@@ -7,6 +7,7 @@ import asyncio
 import inspect
 import logging
 import sys
+from pathlib import Path
 
 from scriptorium.cli.output import format_state_dirs, print_json, size_text, when_text
 from scriptorium.cli.status import EXIT_FAILED, EXIT_OK
@@ -84,6 +85,62 @@ def cmd_index_build(args: argparse.Namespace) -> int:
         for key, value in dict(summary).items():
             print(f"{key}: {value}")
     return EXIT_OK
+
+
+def cmd_index_push(args: argparse.Namespace) -> int:
+    """Every source that keeps its blocks in a cluster (``push``) gets a new generation."""
+    from scriptorium.grpc.server import validate_source_kinds
+    from scriptorium.plugins import load_registry
+    from scriptorium.ranking.settings import ranking_settings
+    from scriptorium.sources.base import SourceConfig, SourceContext
+    from scriptorium.sources.remote import RemoteContext
+
+    settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
+    if args.log_level:
+        settings.log_level = args.log_level.upper()
+    _configure_logging(settings.log_level)
+    registry = load_registry()
+    validate_source_kinds(settings, registry)
+    context = SourceContext(extractors=registry.extractor_chain)
+    ranking = ranking_settings(settings.ranking or {})
+    wanted = set(args.source or ())
+    targets = []
+    for config in settings.sources:
+        if wanted and config.name not in wanted:
+            continue
+        try:
+            source = registry.source_factory(config.kind)(config, context)
+        except ValueError as exc:  # a source's own check of its keys: one sentence
+            raise ConfigError(str(exc)) from None
+        if callable(getattr(source, "push", None)):
+            targets.append(source)
+    unknown = wanted - {s.name for s in targets}
+    if unknown or not targets:
+        named = ", ".join(sorted(unknown)) if unknown else "none is configured"
+        raise ConfigError(f"no pushable source (a kind that keeps blocks in a cluster): {named}")
+
+    def build_reader(config: SourceConfig):
+        return registry.source_factory(config.kind)(config, context)
+
+    failed = False
+    summaries = {}
+    for source in targets:
+        source.bind(RemoteContext(ranking=ranking, state_dir=Path(settings.state_dir or ".")))
+        try:
+            summaries[source.name] = source.push(build_reader)
+        except Exception as exc:  # one sentence per source; the alias still names the old one
+            failed = True
+            print(f"scriptorium: error: push of {source.name!r} failed: {exc}", file=sys.stderr)
+        finally:
+            closer = getattr(source, "aclose", None)
+            if closer is not None:
+                asyncio.run(closer())
+    if args.format == "json":
+        print_json(summaries)
+    else:
+        for name, summary in summaries.items():
+            print(f"{name}: " + ", ".join(f"{k}={v}" for k, v in summary.items()))
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_state(args: argparse.Namespace) -> int:

@@ -151,6 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", help="manage the on-disk index")
     index_commands = index.add_subparsers(dest="index_command", required=True, metavar="ACTION")
     index_commands.add_parser("build", parents=[local, fmt], help="build an index generation")
+    push = index_commands.add_parser(
+        "push",
+        parents=[local, fmt],
+        help="cut the configured cluster sources' trees and push a new generation to each",
+    )
+    push.add_argument(
+        "--source", action="append", default=None, help="push only this source (repeatable)"
+    )
 
     search = commands.add_parser("search", parents=[remote], help="search a running daemon")
     search.add_argument("query", type=_text)
