@@ -17,7 +17,10 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
   result building, no gRPC), on the same queries;
 * GetContent (a block, the first part of a page under max_chars, an outline) / ExpandRelated /
   SummarizeFlow / GuideImplementation latencies;
-* resident memory of the daemon, and per MB of corpus;
+* resident memory of the daemon right after start and after the load test, and per MB of
+  corpus; at the scales named by ``--cache-scales``, right after start and after every
+  evaluation query under several ``text_cache_bytes`` bounds (``bench/memory.py``); and RSS,
+  cold start and Search p50 of every scale against the 1x run (``vs_x1``);
 * incremental updates: seconds from editing a file of the corpus copy until Search finds the
   new word, and the daemon's CPU use while idle, with the watcher on file-system events and,
   as the baseline, listing the roots every tick;
@@ -72,6 +75,7 @@ from bench.measure import (  # noqa: E402
     throughput,
     tree_bytes,
 )
+from bench.memory import across_scales, cache_bound  # noqa: E402
 from bench.queries import QUERIES, eval_queries  # noqa: E402
 from bench.ranking_cost import ranking_cost, render_ranking_cost  # noqa: E402
 from bench.targets import check  # noqa: E402
@@ -183,6 +187,9 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
     result["cold_start"] = cold_start(config, state, work, runs=1 if heavy else 3)
     log(f"x{scale}: cold start {result['cold_start']}")
     result.update(serve_measurements(config, state, scale, quick))
+    if scale in args.cache_scales:
+        result["cache_bound"] = cache_bound(config, state, work)
+        log(f"x{scale}: text cache bound {result['cache_bound']}")
     result["in_process"] = in_process(config, state, 300 if quick else 1000)
     result["search_p50_over_engine"] = ratio(
         result["search"]["p50_ms"], result["in_process"]["engine_alone"]["p50_ms"]
@@ -395,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
         help="scales that also compare the shipped ranking with its recent levers off",
     )
     parser.add_argument(
+        "--cache-scales", default="1,10", help="scales that compare text cache bounds"
+    )
+    parser.add_argument(
         "--markdown-build-max-scale",
         type=int,
         default=10,
@@ -421,6 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     args.http_scales = set(_scales(args.http_scales))
     args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
     args.cluster_scales = set(_scales(args.cluster_scales))
+    args.cache_scales = set(_scales(args.cache_scales))
     work = Path(tempfile.mkdtemp(prefix="scriptorium-bench-"))
     results = {
         "label": args.label,
@@ -441,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
             results["formats"] = doc_formats(work, args.formats_megabytes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    across_scales(results["scales"])
+    for r in results["scales"]:
+        r["targets"] = check(r)  # again: some targets compare a scale with the 1x run
     results["load_average_at_end"] = list(os.getloadavg())
     print(render(results))
     if args.json:
@@ -568,7 +582,17 @@ def render_summary(scales: list[dict]) -> list[str]:
         ),
         ("build MB/s", lambda r: r["build"]["mb_per_s"]),
         ("cold start s", lambda r: r["cold_start"]["seconds"]),
+        ("RSS after start MB", lambda r: r["rss_mb"]),
+        ("RSS after start / x1", lambda r: r.get("vs_x1", {}).get("rss_after_start")),
+        ("search p50 / x1", lambda r: r.get("vs_x1", {}).get("search_p50")),
         ("RSS MB", lambda r: r["rss_mb_after_load"]),
+        (
+            "RSS after queries, cache 4/64/512 MB",
+            lambda r: (
+                "/".join(str(v["rss_mb_after_queries"]) for v in r.get("cache_bound", {}).values())
+                or None
+            ),
+        ),
         ("index / corpus", lambda r: r["index_per_corpus_mb"]),
         ("edit → searchable max s", lambda r: r.get("incremental_update", {}).get("max_seconds")),
         (

@@ -198,12 +198,19 @@ def _corrupt_new_blob(state: Path) -> None:
     blob.write_bytes(b"not zlib" + blob.read_bytes()[8:])
 
 
+def _flip_document_pack(gen: Path) -> None:
+    pack = gen / "index" / "documents.pack"
+    data = bytearray(pack.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    pack.write_bytes(bytes(data))
+
+
 CORRUPTIONS = {
     "index-file-bit-flip": lambda state: _flip_largest_index_file(state / "generations/gen-000002"),
     "manifest-edited": lambda state: _tamper_manifest(state / "generations/gen-000002"),
     "manifest-truncated": lambda state: _truncate_manifest(state / "generations/gen-000002"),
     "index-file-missing": lambda state: _remove_an_index_file(state / "generations/gen-000002"),
-    "blob-damaged": _corrupt_new_blob,
+    "document-pack-bit-flip": lambda state: _flip_document_pack(state / "generations/gen-000002"),
 }
 
 
@@ -220,6 +227,35 @@ def test_corrupt_generation_is_refused_and_the_previous_one_serves(tmp_path, two
         assert locations(daemon.stub, "bandicoot") == []
         reply = daemon.health.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5)
         assert reply.status == SERVING
+
+
+def test_a_damaged_blob_is_refused_when_read_and_its_file_indexed_again(tmp_path):
+    """Texts are read on demand, so a damaged blob is found when a call first reads it: that
+    call gets UNAVAILABLE, the generation is refused, the previous one serves and the roots
+    are reconciled, which writes the damaged file's blob again."""
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# Alpha\n\nThe aardvark page.\n")
+    config = markdown_config(tmp_path / "scriptorium.toml", {"docs": docs})
+    state = tmp_path / "state"
+    index_build(config, state)
+    write(docs / "b.md", "# Beta\n\nThe bandicoot page.\n")
+    index_build(config, state)
+    _corrupt_new_blob(state)
+    with running(["--config", str(config)], state) as daemon:
+        # Start-up decodes no document: the damage is not seen yet.
+        assert generation_of(daemon.stub) == 2
+        with pytest.raises(grpc.RpcError) as failed:
+            daemon.stub.Search(pb.SearchRequest(query="bandicoot"), timeout=15)
+        assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "damaged" in failed.value.details()
+        assert wait_for(lambda: generation_of(daemon.stub) == 3)
+        assert "refusing index generation 2" in daemon.log()
+        assert locations(daemon.stub, "bandicoot") == ["b#beta"]
+        reply = daemon.stub.GetContent(pb.GetContentRequest(location="b#beta"), timeout=15)
+        assert "bandicoot page" in reply.content
+        health = daemon.health.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5)
+        assert health.status == SERVING
+    assert not (state / "generations" / "gen-000002").exists()
 
 
 def test_every_generation_corrupt_rebuilds_from_the_roots(tmp_path, two_generations):

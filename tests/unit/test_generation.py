@@ -162,21 +162,38 @@ def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path, monk
     assert second.cleanup_partials() == 1 and not live.exists()
 
 
-def test_loading_a_generation_keeps_its_table_encodings_for_the_next_write(tmp_path, monkeypatch):
+def test_verifying_a_manifest_hashes_its_bytes_and_encodes_no_table(tmp_path, monkeypatch):
     from scriptorium.index import manifest as G  # where the tables are encoded
+    from scriptorium.index.generation import MANIFEST, MANIFEST_DIGEST
 
     written = write(GenerationStore(tmp_path), None, [make_doc("a.md", "apple")])
+    gen_dir = GenerationStore(tmp_path).generation_dir(written.generation)
     encoded = []
     source_json = G._source_json
     monkeypatch.setattr(G, "_source_json", lambda s: encoded.append(s) or source_json(s))
     store = GenerationStore(tmp_path)  # a fresh process: nothing encoded yet
     loaded = store.load_manifest(written.generation)
-    assert len(encoded) == 1  # verifying the checksum encoded the one source table
+    assert encoded == []  # the file's digest was checked: no table was encoded again
     text, checksum = loaded.serialize(store._fragments)
-    assert len(encoded) == 1  # reused, not encoded again
+    assert len(encoded) == 1
     assert checksum == loaded.checksum == json.loads(text)["checksum"]
+    # One byte changed in the file: refused.
+    raw = (gen_dir / MANIFEST).read_bytes()
+    (gen_dir / MANIFEST).write_bytes(raw.replace(b'"size":5', b'"size":6', 1))
+    with pytest.raises(CorruptGenerationError, match="manifest checksum"):
+        GenerationStore(tmp_path).load_manifest(written.generation)
+    (gen_dir / MANIFEST).write_bytes(raw)
+    # A generation written before the digest file existed: the canonical checksum is checked,
+    # and the encodings made for it are kept for the next write.
+    (gen_dir / MANIFEST_DIGEST).unlink()
+    encoded.clear()
+    older = GenerationStore(tmp_path)
+    loaded = older.load_manifest(written.generation)
+    assert len(encoded) == 1
+    loaded.serialize(older._fragments)
+    assert len(encoded) == 1
     # Reading a generation for pruning only parses it: nothing is encoded.
-    store.load_manifest(written.generation, verify=False)
+    older.load_manifest(written.generation, verify=False)
     assert len(encoded) == 1
 
 

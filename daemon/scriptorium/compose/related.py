@@ -39,6 +39,7 @@ from scriptorium.text.code import (
     is_dependency_injection,
     route_lines,
 )
+from scriptorium.text.markdown import INCLUDE_DIRECTIVE, includes_in
 
 if TYPE_CHECKING:
     from scriptorium.compose.view import CorpusView
@@ -54,7 +55,7 @@ WEIGHTS = {
 DISTINCTIVE_TERMS = 12
 TOP_K_DEFAULT, TOP_K_MAX = limits.RELATED_TOP_K_DEFAULT, limits.RELATED_TOP_K_MAX
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)(?:#[^)]*)?\)")
-_INCLUDE = re.compile(r"\{\*\s*([^\s*]+)[^*]*\*\}|\{!\s*([^\s!]+)\s*!\}|--8<--\s*\"([^\"]+)\"")
+_INCLUDE = INCLUDE_DIRECTIVE
 _FRAMEWORKS = {
     name: re.compile(pattern, re.IGNORECASE)
     for name, pattern in {
@@ -456,16 +457,6 @@ def _body_terms(body: str) -> frozenset[str]:
     distinctive-term hits, mostly blocks that earlier calls asked about too (tokenizing them
     was 80 % of a call). Bodies are held by the generation anyway; the sets are about 4 KB."""
     return frozenset(tokenize(body))
-
-
-@lru_cache(maxsize=1024)
-def _include_tail(include: str) -> str:
-    return "/".join(p for p in PurePosixPath(include).parts if p not in ("..", "."))
-
-
-def includes_in(text: str) -> list[str]:
-    """Code files a Markdown document includes, as path tails without ``..`` segments."""
-    return [_include_tail(next(g for g in m.groups() if g)) for m in _INCLUDE.finditer(text)]
 
 
 def _block_including(doc: SourceDocument, code_path: str, lines: list[str]) -> int | None:

@@ -9,6 +9,7 @@ from cachetools import LRUCache
 from scriptorium.compose.related import folder_of, includes_in
 from scriptorium.domain.model import Corpus, SourceDocument
 from scriptorium.index.catalog import Snapshot
+from scriptorium.index.texts import block_symbols
 
 
 class CorpusTables:
@@ -27,9 +28,8 @@ class CorpusTables:
             cached = defaultdict(list)
             for doc in snapshot.docs.values():
                 if doc.corpus is Corpus.CODE:
-                    for index, block in enumerate(doc.blocks):
-                        if block.symbol:
-                            cached[block.symbol].append((doc, index))
+                    for index, symbol in block_symbols(doc):
+                        cached[symbol].append((doc, index))
             self._derived[("symbols", snapshot.generation)] = cached
         return cached
 
@@ -81,7 +81,11 @@ class CorpusTables:
                 key = (doc.source, doc.path, doc.content_hash)
                 tails = previous.get(key)
                 if tails is None:
-                    tails = tuple(includes_in(doc.text))
+                    # Served documents carry what they include (read when they were cut):
+                    # the table never reads every page's text.
+                    tails = getattr(doc, "includes", None)
+                    if tails is None:
+                        tails = tuple(includes_in(doc.text))
                 seen[key] = tails
                 for tail in tails:
                     for path in by_suffix.get(tail, ()):

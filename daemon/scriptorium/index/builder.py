@@ -24,7 +24,12 @@ from scriptorium.cancel import BuildCancelled, build_checkpoint
 from scriptorium.content.resolve import Resolver
 from scriptorium.domain.model import Block, FileStat, SourceDocument
 from scriptorium.domain.outcomes import Unavailable
-from scriptorium.index.catalog import Snapshot
+from scriptorium.index.catalog import (
+    Snapshot,
+    document_bids,
+    document_includes,
+    next_tables,
+)
 from scriptorium.index.fields import Tokens, block_tokens
 from scriptorium.index.generation import (
     Change,
@@ -36,10 +41,12 @@ from scriptorium.index.generation import (
     SourceEntry,
 )
 from scriptorium.index.native import release_free_memory
+from scriptorium.index.pack import encode_pack, stored
 from scriptorium.index.parallel import helper_count, load_shared
 from scriptorium.index.progress import BuildProgress
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
+from scriptorium.index.texts import DamagedText, StoredDocument, TextCache
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.sources.base import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import TOKENIZER_VERSION, split_lines
@@ -144,7 +151,12 @@ class Indexer:
         self._write_lock = threading.Lock()
         # Set once, to stop building for good (a shutdown): see cancel_builds.
         self._build_stop = build_stop or threading.Event()
-        self._lines: LRUCache = LRUCache(maxsize=4096)
+        # Texts of the served documents, read from their blobs on demand, bounded in bytes.
+        self.cache = TextCache(store.blobs.texts, settings.text_cache_bytes)
+        self.cache.on_damage = self._damaged
+        self._refusing = threading.Lock()
+        self._refused: set[str] = set()  # manifests refused while served (damaged texts)
+        self._lines: LRUCache = LRUCache(maxsize=256)  # documents that are not served ones
         self._blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
         # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
         self.index_fingerprint = (
@@ -181,7 +193,14 @@ class Indexer:
     def load_or_build(self) -> BuildSummary | None:
         """Serve the newest valid generation (refusing corrupt ones), then catch up with disk."""
         self.store.cleanup_partials()
+        self._serve_newest()
+        return self.reconcile()
+
+    def _serve_newest(self, below: int | None = None) -> bool:
+        """Serve the newest generation (older than ``below``) that verifies; False if none."""
         for generation in self.store.complete_generations():
+            if below is not None and generation >= below:
+                continue
             try:
                 manifest = self.store.load_manifest(generation)
                 if not self._compatible(manifest):
@@ -189,16 +208,57 @@ class Indexer:
                         "generation %d was built by another index format; skipping", generation
                     )
                     continue
-                self._swap(Snapshot.load(self.store, manifest, None))
+                self._swap(Snapshot.load(self.store, manifest, None, cache=self.cache))
                 # A generation that needs no catching up keeps the time it was built.
                 for name in manifest.sources:
                     if name in self.states:
                         self.states[name].indexed_at = manifest.created_at
                 log.info("serving index generation %d", generation)
-                break
+                return True
             except (CorruptGenerationError, CorruptBlobError, ValueError, OSError) as exc:
                 log.error("refusing index generation %d: %s", generation, exc)
-        return self.reconcile()
+        return False
+
+    def _damaged(self, damage: DamagedText) -> None:
+        """A served document's text fails to read back: refuse the served generation.
+
+        Texts are verified when read (each against its content hash), not all at start-up;
+        a damaged one is handled as a corrupt generation is at start-up: it is refused (its
+        directory goes, the damaged blob too, so a rebuild writes it again), the previous
+        valid generation serves, and the roots are reconciled. Runs in its own thread.
+        """
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
+        with self._refusing:
+            if snapshot.manifest.checksum in self._refused:
+                return
+            self._refused.add(snapshot.manifest.checksum)
+        log.error("refusing index generation %d: %s", snapshot.generation, damage)
+        threading.Thread(
+            target=self._fall_back,
+            args=(snapshot.generation, damage.blob),
+            name="scriptorium-fallback",
+            daemon=True,
+        ).start()
+
+    def _fall_back(self, refused: int, blob: str) -> None:
+        with self._write_lock:
+            if self._build_stopped():
+                return
+            current = self._snapshot
+            if current is None or current.generation != refused:
+                return  # a newer generation has landed meanwhile
+            with self.store.writing():
+                self.store.blobs.remove([blob])
+                self.store.discard(refused)
+            if not self._serve_newest(below=refused):
+                log.error("no earlier index generation is valid; rebuilding from the roots")
+                self._snapshot, self._resolver = None, None
+        try:
+            self.reconcile()
+        except (BuildCancelled, GenerationWriteError) as exc:
+            log.error("catching up after a refused generation failed: %s", exc)
 
     def _compatible(self, manifest: Manifest) -> bool:
         return (
@@ -366,23 +426,40 @@ class Indexer:
         if current is not None and not (change.added or change.removed or metadata_changed):
             self._scanned_ok(scans)
             return None
+        fingerprint = self.index_fingerprint
+        added = [
+            stored(
+                doc,
+                blob_name(doc, fingerprint),
+                self.cache,
+                document_includes(doc),
+                document_bids(doc),
+            )
+            for doc in change.added
+        ]
+        docs, blocks = next_tables(
+            tables,
+            current.docs if current else {},
+            current.blocks if current else {},
+            added,
+            change.removed,
+        )
         try:
             manifest = self.store.write(
                 parent=base,
                 change=change,
                 sources=tables,
-                extractors=self.index_fingerprint,
+                extractors=fingerprint,
                 tokens_for=self._tokens_from(tokens),
                 stop=self._build_stopped,
+                pack=lambda: encode_pack([doc.record for doc in docs.values()]),
             )
         except GenerationWriteError as exc:
             self._write_failed(exc, scans, base)
             raise
         self._scanned_ok(scans)
-        snapshot = Snapshot.load(
-            self.store, manifest, current, change.added, removed=change.removed
-        )
-        self._swap(snapshot, current, change)
+        snapshot = Snapshot.assemble(self.store, manifest, docs, blocks, self.cache)
+        self._swap(snapshot, current, change.removed, added)
         now = time.time()
         for source in self.sources:
             if self.states[source.name].state in ("ready", "stale"):
@@ -467,19 +544,23 @@ class Indexer:
         return stats, only
 
     def _swap(
-        self, snapshot: Snapshot, previous: Snapshot | None = None, change: Change | None = None
+        self,
+        snapshot: Snapshot,
+        previous: Snapshot | None = None,
+        removed: list[tuple[str, str]] | None = None,
+        added: list[StoredDocument] | None = None,
     ) -> None:
         """Serve ``snapshot``; given the change from ``previous``, the resolver is updated
         rather than rebuilt from every page."""
         resolver = self._resolver
         if (
             previous is not None
-            and change is not None
+            and removed is not None
             and resolver is not None
             and snapshot.manifest.parent == previous.generation
         ):
-            removed = [previous.docs[k] for k in change.removed if k in previous.docs]
-            resolver = resolver.changed(removed, change.added)
+            gone = [previous.docs[k] for k in removed if k in previous.docs]
+            resolver = resolver.changed(gone, added or [])
         else:
             resolver = Resolver(self.sources, snapshot)
         # One reference assignment each: readers see the old pair or the new pair.
@@ -551,6 +632,8 @@ class Indexer:
         return block_tokens(doc, block, page, self.ranking.token_options())
 
     def lines_of(self, doc: SourceDocument) -> list[str]:
+        if isinstance(doc, StoredDocument):
+            return doc.lines
         lines = self._lines.get(doc.content_hash)
         if lines is None:
             lines = split_lines(doc.text)

@@ -1,4 +1,8 @@
-"""One generation in memory: the open tantivy index plus every document and block it holds."""
+"""One generation served: the open tantivy index plus the metadata of every document and block.
+
+Texts are not held here: a document's text, bodies and lines are read through the snapshot's
+``TextCache`` (see ``index/texts.py``).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,12 @@ from dataclasses import dataclass, field
 
 import tantivy
 
-from scriptorium.domain.model import SourceDocument
-from scriptorium.index.generation import GenerationStore, Manifest, block_id
+from scriptorium.domain.model import Corpus, SourceDocument
+from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
+from scriptorium.index.pack import document_record, from_record, stored
+from scriptorium.index.store import CorruptBlobError
+from scriptorium.index.texts import DEFAULT_CACHE_BYTES, StoredDocument, TextCache
+from scriptorium.text.markdown import includes_in
 
 MEMO_LIMIT = 65_536
 # Prepared preview texts are at most ~8,000 characters each: this bounds them to a few MB.
@@ -24,14 +32,16 @@ class Snapshot:
     manifest: Manifest
     index: tantivy.Index
     searcher: tantivy.Searcher
-    docs: dict[tuple[str, str], SourceDocument]
-    blocks: dict[int, tuple[SourceDocument, int]]
+    docs: dict[tuple[str, str], StoredDocument]
+    blocks: dict[int, tuple[StoredDocument, int]]
     # Values derived from blocks at request time (locations, ref ids, URLs in ``memo``; texts
     # prepared for previews in ``texts``). They depend only on the block and the source
     # configuration, so they live as long as this generation.
     memo: dict[tuple, object] = field(default_factory=dict)
     texts: dict[tuple, object] = field(default_factory=dict)
     suffixes: dict[str, list[tuple[str, str]]] | None = None
+    # Texts, bodies and line tables of the documents, read on demand (bounded in bytes).
+    cache: TextCache | None = None
 
     def files_ending(self, suffix: str) -> list[tuple[str, str]]:
         """The (source, path) of every document whose path ends with the lower-cased path
@@ -74,51 +84,115 @@ class Snapshot:
         previous: Snapshot | None = None,
         fresh: Iterable[SourceDocument] = (),
         removed: Iterable[tuple[str, str]] | None = None,
+        cache: TextCache | None = None,
     ) -> Snapshot:
         """Open a verified generation, reusing what is already in memory.
 
         Documents the previous snapshot holds, or that were just written to this generation
-        (``fresh``), are not read back from their blobs; and the block table starts from the
-        previous one, so an update costs in proportion to what changed. When the caller also
-        says what this generation ``removed`` relative to ``previous`` (its parent), only
-        those documents are looked at: nothing is walked per file of the corpus.
+        (``fresh``), are not read back; and the block table starts from the previous one, so
+        an update costs in proportion to what changed. When the caller also says what this
+        generation ``removed`` relative to ``previous`` (its parent), only those documents are
+        looked at. Otherwise the generation's document pack is decoded (one file, one call);
+        a generation written without a pack is read blob by blob.
         """
-        index = store.open_index(manifest.generation)
+        if cache is None:
+            cache = previous.cache if previous is not None and previous.cache else None
+        if cache is None:
+            cache = TextCache(store.blobs.texts, DEFAULT_CACHE_BYTES)
+        added = [served(doc, manifest, cache) for doc in fresh]
         if previous is not None and removed is not None and manifest.parent == previous.generation:
-            docs, blocks = _apply_change(manifest, previous, list(fresh), list(removed))
-            return cls(manifest, index, index.searcher(), docs, blocks)
-        reuse: dict[tuple[str, str], SourceDocument] = previous.docs if previous else {}
-        written = {(doc.source, doc.path): doc for doc in fresh}
-        docs: dict[tuple[str, str], SourceDocument] = {}
-        with _no_collection(frozen_after=previous is None):
-            for source_name, source in manifest.sources.items():
-                for path, entry in source.files.items():
-                    key = (source_name, path)
-                    doc = written.get(key) or reuse.get(key)
-                    if doc is None or doc.content_hash != entry.hash:
-                        doc = store.blobs.get(entry.blob, source_name)
-                    docs[key] = doc
-            blocks = _block_table(docs, previous)
-        return cls(manifest, index, index.searcher(), docs, blocks)
+            docs, blocks = next_tables(
+                manifest.sources, previous.docs, previous.blocks, added, list(removed)
+            )
+        else:
+            with _no_collection(frozen_after=previous is None):
+                docs, blocks = _full_tables(store, manifest, previous, added, cache)
+        return cls.assemble(store, manifest, docs, blocks, cache)
+
+    @classmethod
+    def assemble(
+        cls,
+        store: GenerationStore,
+        manifest: Manifest,
+        docs: dict[tuple[str, str], StoredDocument],
+        blocks: dict[int, tuple[StoredDocument, int]],
+        cache: TextCache,
+    ) -> Snapshot:
+        """The snapshot of a written generation whose tables are already made."""
+        index = store.open_index(manifest.generation)
+        return cls(manifest, index, index.searcher(), docs, blocks, cache=cache)
 
 
-def _apply_change(
+def served(doc: SourceDocument, manifest: Manifest, cache: TextCache) -> StoredDocument:
+    """The served form of a document a generation was just written with."""
+    if isinstance(doc, StoredDocument):
+        return doc
+    blob = manifest.sources[doc.source].files[doc.path].blob
+    return stored(doc, blob, cache, document_includes(doc), document_bids(doc))
+
+
+def document_includes(doc: SourceDocument) -> tuple[str, ...]:
+    """What a page includes (its code examples), kept so no table reads every page's text."""
+    return tuple(includes_in(doc.text)) if doc.corpus is Corpus.DOCS else ()
+
+
+def document_bids(doc: SourceDocument) -> tuple[int, ...]:
+    return tuple(
+        block_id(doc.source, doc.path, doc.content_hash, i) for i in range(len(doc.blocks))
+    )
+
+
+def _full_tables(
+    store: GenerationStore,
     manifest: Manifest,
-    previous: Snapshot,
-    added: list[SourceDocument],
+    previous: Snapshot | None,
+    added: list[StoredDocument],
+    cache: TextCache,
+) -> tuple[dict[tuple[str, str], StoredDocument], dict[int, tuple[StoredDocument, int]]]:
+    """Every document of a generation: from its pack, else the previous snapshot and blobs."""
+    records = store.read_pack(manifest.generation)
+    docs: dict[tuple[str, str], StoredDocument] = {}
+    if records is not None:
+        if len(records) != manifest.document_count:
+            raise CorruptBlobError("the document pack does not match the manifest")
+        for record in records:
+            docs[(record[0], record[1])] = from_record(record, cache)
+        return docs, _block_table(docs, None)
+    reuse: dict[tuple[str, str], StoredDocument] = previous.docs if previous else {}
+    written = {(doc.source, doc.path): doc for doc in added}
+    for source_name, source in manifest.sources.items():
+        for path, entry in source.files.items():
+            key = (source_name, path)
+            doc = written.get(key) or reuse.get(key)
+            if doc is None or doc.content_hash != entry.hash:
+                cut = store.blobs.get(entry.blob, source_name)
+                doc = from_record(
+                    document_record(cut, entry.blob, document_includes(cut), document_bids(cut)),
+                    cache,
+                )
+            docs[key] = doc
+    return docs, _block_table(docs, previous)
+
+
+def next_tables(
+    sources: dict[str, SourceEntry],
+    parent_docs: dict[tuple[str, str], StoredDocument],
+    parent_blocks: dict[int, tuple[StoredDocument, int]],
+    added: list[StoredDocument],
     removed: list[tuple[str, str]],
-) -> tuple[dict[tuple[str, str], SourceDocument], dict[int, tuple[SourceDocument, int]]]:
+) -> tuple[dict[tuple[str, str], StoredDocument], dict[int, tuple[StoredDocument, int]]]:
     """The parent's documents and blocks with one generation's change applied.
 
     The document table keeps the manifest's order (the order a full load gives): replaced
     documents keep their place, and only when a path is new is the table put back in order.
+    Made before the generation is written: its document pack is these documents' records.
     """
-    docs = dict(previous.docs)
-    blocks = dict(previous.blocks)
+    docs = dict(parent_docs)
+    blocks = dict(parent_blocks)
 
-    def drop_blocks(key: tuple[str, str], old: SourceDocument) -> None:
-        for i in range(len(old.blocks)):
-            blocks.pop(block_id(key[0], key[1], old.content_hash, i), None)
+    def drop_blocks(old: StoredDocument) -> None:
+        for bid in old.bids:
+            blocks.pop(bid, None)
 
     in_order = True
     readded = set()
@@ -129,38 +203,38 @@ def _apply_change(
         if old is None:
             in_order = False
         elif old is not doc:
-            drop_blocks(key, old)
+            drop_blocks(old)
         docs[key] = doc
-        for i in range(len(doc.blocks)):
-            blocks[block_id(doc.source, doc.path, doc.content_hash, i)] = (doc, i)
+        for i, bid in enumerate(doc.bids):
+            blocks[bid] = (doc, i)
     for key in removed:
         if key not in readded:
             old = docs.pop(key, None)
             if old is not None:
-                drop_blocks(key, old)
+                drop_blocks(old)
     if not in_order:
         docs = {
             (name, path): docs[(name, path)]
-            for name, source in manifest.sources.items()
+            for name, source in sources.items()
             for path in source.files
         }
     return docs, blocks
 
 
 def _block_table(
-    docs: dict[tuple[str, str], SourceDocument], previous: Snapshot | None
-) -> dict[int, tuple[SourceDocument, int]]:
+    docs: dict[tuple[str, str], StoredDocument], previous: Snapshot | None
+) -> dict[int, tuple[StoredDocument, int]]:
     """Block id -> (document, index), starting from the previous table when there is one."""
     reuse = previous.docs if previous else {}
-    blocks: dict[int, tuple[SourceDocument, int]] = dict(previous.blocks) if previous else {}
+    blocks: dict[int, tuple[StoredDocument, int]] = dict(previous.blocks) if previous else {}
     for key, old in reuse.items():
         if docs.get(key) is not old:
-            for i in range(len(old.blocks)):
-                blocks.pop(block_id(key[0], key[1], old.content_hash, i), None)
+            for bid in old.bids:
+                blocks.pop(bid, None)
     for key, doc in docs.items():
         if reuse.get(key) is not doc:
-            for i in range(len(doc.blocks)):
-                blocks[block_id(key[0], key[1], doc.content_hash, i)] = (doc, i)
+            for i, bid in enumerate(doc.bids):
+                blocks[bid] = (doc, i)
     return blocks
 
 

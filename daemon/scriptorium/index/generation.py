@@ -21,7 +21,6 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,11 +44,15 @@ from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     SourceEntry,
     SourceFragments,
 )
-from scriptorium.index.store import BlobStore, blob_name, encode_document
+from scriptorium.index.pack import PACK_FILE, CorruptPackError, decode_pack
+from scriptorium.index.store import BlobStore, BlobWriter, blob_name
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "MANIFEST.json"
+# The sha256 of the manifest file's bytes: checking it costs one hash over the file, where
+# the canonical checksum inside re-encodes every file table (seconds at 90,000 files).
+MANIFEST_DIGEST = "MANIFEST.sha256"
 _PREFIX = "gen-"
 _TMP_PREFIX = ".tmp-"
 _LOCK_FILES = {".tantivy-writer.lock", ".tantivy-meta.lock"}
@@ -106,40 +109,6 @@ def block_id(source: str, path: str, content_hash: str, index: int) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
-class BlobWriter:
-    """Writes blobs in a background thread while the caller indexes.
-
-    Creating a file costs a fraction of a millisecond on many file systems and compressing
-    releases the GIL, so a build overlaps both with tokenizing. Leaving the ``with`` block
-    waits for every write and raises the first failure.
-    """
-
-    def __init__(self, blobs: BlobStore) -> None:
-        self._blobs = blobs
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scriptorium-blobs")
-        self._pending: list[Future] = []
-        # Blobs this writer created (not those already there): an abandoned generation's.
-        self.created: list[str] = []
-
-    def put(self, name: str, doc: SourceDocument) -> None:
-        self._pending.append(self._pool.submit(self._write, name, doc))
-
-    def _write(self, name: str, doc: SourceDocument) -> None:
-        # Checked here rather than by the caller: a stat call is cheap in this thread.
-        if not self._blobs.exists(name) and self._blobs.put(name, encode_document(doc)):
-            self.created.append(name)
-
-    def __enter__(self) -> BlobWriter:
-        return self
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        # On failure the generation is abandoned: drop the queue, keep the original error.
-        self._pool.shutdown(wait=True, cancel_futures=exc_type is not None)
-        if exc_type is None:
-            for future in self._pending:
-                future.result()
-
-
 @dataclass(slots=True)
 class Change:
     """What a new generation changes relative to its parent."""
@@ -160,6 +129,8 @@ class GenerationStore:
         # reads this table (it needs the blob names, not a verification).
         self._manifests: dict[int, Manifest] = {}
         self._fragments = SourceFragments()
+        # The highest generation this process set aside: its number is not given again.
+        self._retired = 0
 
     # -- one writer at a time ---------------------------------------------------------------
 
@@ -220,6 +191,16 @@ class GenerationStore:
                     log.warning("removed a partial index generation left by an interrupted build")
             return removed
 
+    def discard(self, generation: int) -> None:
+        """Set a refused generation aside (call under the writer lock): it becomes a partial,
+        never served again and removed at the next start, while files it has open stay valid."""
+        name = f"{_TMP_PREFIX}{generation:06d}-refused-{uuid.uuid4().hex[:8]}"
+        target = self.generations_dir / name
+        with contextlib.suppress(OSError):
+            os.rename(self.generation_dir(generation), target)
+        self._manifests.pop(generation, None)
+        self._retired = max(self._retired, generation)
+
     def load_manifest(self, generation: int, *, verify: bool = True) -> Manifest:
         """Read and verify a generation's manifest (its checksum and its index files').
 
@@ -229,7 +210,8 @@ class GenerationStore:
         """
         gen_dir = self.generation_dir(generation)
         try:
-            data = json.loads((gen_dir / MANIFEST).read_text("utf-8"))
+            raw = (gen_dir / MANIFEST).read_bytes()
+            data = json.loads(raw)
             manifest = Manifest.from_json(data)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CorruptGenerationError(
@@ -237,9 +219,15 @@ class GenerationStore:
             ) from None
         if not verify:
             return manifest
-        # The table encodings made to check the checksum are kept for the first update of
-        # this generation (see ``checksum_with``).
-        if manifest.checksum != manifest.checksum_with(self._fragments):
+        try:
+            recorded = (gen_dir / MANIFEST_DIGEST).read_text("ascii").strip()
+        except (OSError, ValueError):
+            recorded = None  # written before the digest file existed: the canonical check
+        if recorded is not None:
+            if hashlib.sha256(raw).hexdigest() != recorded:
+                raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
+        elif manifest.checksum != manifest.checksum_with(self._fragments):
+            # The table encodings made here are kept for the first update (``checksum_with``).
             raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
         if manifest.generation != generation:
             raise CorruptGenerationError(f"generation {generation}: manifest names another")
@@ -257,6 +245,19 @@ class GenerationStore:
         self._manifests[generation] = manifest
         return manifest
 
+    def read_pack(self, generation: int) -> list[tuple] | None:
+        """The document records of a verified generation; None when it was written without a
+        pack (it is then read blob by blob). Its checksum was checked with the index files."""
+        path = self.generation_dir(generation) / "index" / PACK_FILE
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        try:
+            return decode_pack(data)
+        except CorruptPackError as exc:
+            raise CorruptGenerationError(f"generation {generation}: {exc}") from None
+
     def open_index(self, generation: int) -> tantivy.Index:
         return tantivy.Index.open(str(self.generation_dir(generation) / "index"))
 
@@ -271,6 +272,7 @@ class GenerationStore:
         extractors: str,
         tokens_for,
         stop: Callable[[], bool] | None = None,
+        pack: Callable[[], bytes] | None = None,
     ) -> Manifest:
         """Write a new generation = ``parent`` + ``change``; returns its verified manifest.
 
@@ -278,7 +280,9 @@ class GenerationStore:
         block)`` returns the (body, heading, path) token strings for one block. Written under
         the writer lock (see :meth:`writing`). When ``stop()`` turns true the write ends with
         ``BuildCancelled`` at its next document or before its commit, leaving nothing behind;
-        a file-system failure ends it with ``GenerationWriteError``, likewise.
+        a file-system failure ends it with ``GenerationWriteError``, likewise. ``pack()``
+        gives the generation's document pack (see ``index/pack.py``), written beside the
+        tantivy files and checksummed with them.
         """
         with self.writing():
             return self._write(
@@ -288,6 +292,7 @@ class GenerationStore:
                 extractors=extractors,
                 tokens_for=tokens_for,
                 stop=stop,
+                pack=pack,
             )
 
     def _write(
@@ -299,9 +304,10 @@ class GenerationStore:
         extractors: str,
         tokens_for,
         stop: Callable[[], bool] | None = None,
+        pack: Callable[[], bytes] | None = None,
     ) -> Manifest:
         existing = self.complete_generations()
-        generation = (existing[0] if existing else 0) + 1
+        generation = max(existing[0] if existing else 0, self._retired) + 1
         tmp = self.generations_dir / f"{_TMP_PREFIX}{generation:06d}-{uuid.uuid4().hex[:8]}"
         index_dir = tmp / "index"
         blob_writer: BlobWriter | None = None
@@ -328,6 +334,8 @@ class GenerationStore:
                 writer.commit()
                 finished, writer = writer, None
                 finished.wait_merging_threads()
+            if pack is not None:
+                (index_dir / PACK_FILE).write_bytes(pack())
             index_files = {}
             for path in sorted(index_dir.rglob("*")):
                 if path.is_file() and path.name not in _LOCK_FILES:
@@ -352,6 +360,10 @@ class GenerationStore:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(manifest_tmp, tmp / MANIFEST)
+            with (tmp / MANIFEST_DIGEST).open("w", encoding="ascii") as handle:
+                handle.write(hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
             _fsync_dir(tmp)
             os.rename(tmp, self.generation_dir(generation))
             _fsync_dir(self.generations_dir)
@@ -417,7 +429,7 @@ class GenerationStore:
     @staticmethod
     def _link_index(src: Path, dst: Path) -> None:
         for path in src.iterdir():
-            if path.is_file() and path.name not in _LOCK_FILES:
+            if path.is_file() and path.name not in _LOCK_FILES and path.name != PACK_FILE:
                 os.link(path, dst / path.name)
 
     @staticmethod

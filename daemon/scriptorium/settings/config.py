@@ -102,6 +102,8 @@ class Settings:
     # Worker processes for builds with many changed files: 0 = one per core (at most 4),
     # 1 = build in the daemon's own process.
     build_workers: int = 0
+    # Bytes of document text (texts, bodies, line tables) in memory; the rest is read on demand.
+    text_cache_bytes: int = 64 << 20
     # How providers answer: "first" non-empty provider wins, or "fuse" all their candidates.
     provider_chain: str = "first"
     log_level: str = "INFO"
@@ -230,6 +232,7 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("watch_interval", "number", 0.5, "seconds between listings", minimum=0, strict=True),
     Key("rescan_interval", "number", 300.0, "seconds between safety listings", minimum=0),
     Key("build_workers", "integer", 0, "worker processes for large builds", minimum=0),
+    Key("text_cache_bytes", "integer", 64 << 20, "text kept in memory (bytes)", minimum=0),
     Key("provider_chain", "string", "first", "how providers answer", choices=("first", "fuse")),
     Key("log_level", "string", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL"),
     Key("auth_token", "string", None, "bearer token every call must carry"),
@@ -246,6 +249,7 @@ _PLAIN_KEYS = frozenset(
         "watch",
         "watch_mode",
         "build_workers",
+        "text_cache_bytes",
         "provider_chain",
     }
 )

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import PurePosixPath
 
 from scriptorium.text.slugs import strip_inline_markup
 
@@ -535,3 +537,22 @@ def flow_candidates(lines: Sequence[str], first_line_no: int) -> list[FlowItem]:
         _flow_item("paragraph", "", doc.text(s, e), first_line_no + s) for s, e in doc.paragraphs()
     )
     return paragraphs[:MAX_PARAGRAPH_ITEMS]
+
+
+# Include directives of the documentation toolchains: ``{* path *}``, ``{! path !}`` and
+# ``--8<-- "path"`` (snippets).
+INCLUDE_DIRECTIVE = re.compile(
+    r"\{\*\s*([^\s*]+)[^*]*\*\}|\{!\s*([^\s!]+)\s*!\}|--8<--\s*\"([^\"]+)\""
+)
+
+
+@lru_cache(maxsize=1024)
+def _include_tail(include: str) -> str:
+    return "/".join(p for p in PurePosixPath(include).parts if p not in ("..", "."))
+
+
+def includes_in(text: str) -> list[str]:
+    """Code files a Markdown document includes, as path tails without ``..`` segments."""
+    return [
+        _include_tail(next(g for g in m.groups() if g)) for m in INCLUDE_DIRECTIVE.finditer(text)
+    ]
