@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from scriptorium.settings.config import TelemetrySettings
+from scriptorium.settings.telemetry import TelemetrySettings
 from scriptorium.telemetry import _state
 from scriptorium.telemetry._state import State
 from scriptorium.telemetry.names import (
