@@ -243,6 +243,9 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
         "pkg/extern/ply/lex.py",
         "CHANGES.md",
         ".github/ISSUE_TEMPLATE/bug_report.md",
+        "doc/whatsnew/2.0.rst",
+        "doc/en/announce/release-2.1.3.rst",
+        "changelog.d/1234.bugfix.md",
     ):
         assert scored(path, "parse a header") == pytest.approx(0.8), path
     assert scored("pkg/parse.py", "parse a header") == 1.0

@@ -22,7 +22,9 @@ _AUX_DIRS = {
     "fixture": "fixtures", "vendor": "vendored", "vendored": "vendored", "_vendor": "vendored",
     "third_party": "vendored", "extern": "vendored", "generated": "generated",
     "_generated": "generated", "changelog": "changelog", "releases": "changelog",
-    "release-notes": "changelog", ".github": "meta", ".gitlab": "meta",
+    "release-notes": "changelog", "whatsnew": "changelog", "whats_new": "changelog",
+    "whats-new": "changelog", "announce": "changelog", "changelog.d": "changelog",
+    "newsfragments": "changelog", ".github": "meta", ".gitlab": "meta",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py)"
