@@ -103,3 +103,59 @@ def test_tests_and_issue_templates_yield_to_library_code_unless_asked_for(daemon
     assert library < found.index("tests/test_merge.py"), found
     asked = files(daemon.stub.Search(pb.SearchRequest(query=f"the test for: {query}"), timeout=30))
     assert asked[0] == "tests/test_merge.py", asked
+
+
+GUIDE = """# Combining frames
+
+Combine two frames that share their index: combine joins them and returns the joined frame.
+When the frames do not align, combine raises ValueError and names the frames that do not
+align. Build two small frames with the same index and combine them to see the joined frame.
+"""
+
+PASTED = f"""combine raises ValueError although the frames align
+
+Joining two frames that share their index raises an error; I expected the joined frame. To
+reproduce, build two small frames with the same index and combine them (reported first at
+https://github.com/org/pkg/issues/12, where the template asked for the traceback).
+
+```python
+import pytest
+```
+
+{ISSUE.split(chr(10), 4)[4]}"""
+
+
+@pytest.fixture(scope="module")
+def docs_and_code(tmp_path_factory):
+    root = tmp_path_factory.mktemp("issue-texts-docs")
+    repo = root / "repo"
+    for path, text in {**FILES, "docs/combining.md": GUIDE}.items():
+        write(repo / path, text)
+    config = write(
+        root / "config.toml",
+        f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\n'
+        f'root = "{repo}"\ndefault = true\ninclude = ["pkg/**/*.py", "tests/*.py"]\n\n'
+        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{repo}"\n',
+    )
+    with running(["--config", str(config)], root / "state") as d:
+        yield d
+
+
+def test_a_pasted_issue_text_weighs_pages_down_and_a_question_does_not(docs_and_code):
+    search = docs_and_code.stub.Search
+    pasted = search(pb.SearchRequest(query=PASTED, explain=True), timeout=30)
+    assert files(pasted)[0] == "pkg/core/merge.py", files(pasted)
+    page = next(r for r in pasted.results if r.location.startswith("docs/docs/combining"))
+    assert "pasted-text" in {reason.name for reason in page.reasons}
+    question = search(pb.SearchRequest(query="how do I combine two frames", explain=True))
+    page = next(r for r in question.results if r.location.startswith("docs/docs/combining"))
+    assert "pasted-text" not in {reason.name for reason in page.reasons}
+
+
+def test_a_link_or_an_import_in_a_pasted_text_does_not_ask_for_templates_or_tests(
+    docs_and_code,
+):
+    response = docs_and_code.stub.Search(pb.SearchRequest(query=PASTED, explain=True), timeout=30)
+    for prefix in ("tests/test_merge.py", "docs/.github/ISSUE_TEMPLATE/bug_report"):
+        result = next(r for r in response.results if r.location.startswith(prefix))
+        assert "auxiliary" in {reason.name for reason in result.reasons}, prefix

@@ -75,7 +75,7 @@ class RankingSettings:
     # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
     # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
     # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
-    auxiliary_asks: str = "words"
+    auxiliary_asks: str = "short"
     # How many distinct terms of a query are searched for, and which when it has more: the
     # first ones, or (``frequent_query_terms``) the ones it says most often.
     max_query_terms: int = MAX_QUERY_TERMS
@@ -93,7 +93,7 @@ class RankingSettings:
     # Factor for documentation results of a query longer than long_query_chars: a pasted
     # issue text, traceback or program is about the code it quotes more often than about a
     # page; 1.0 is off.
-    long_query_docs_factor: float = 1.0
+    long_query_docs_factor: float = 0.5
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
