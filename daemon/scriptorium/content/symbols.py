@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scriptorium.domain.model import Block, SourceDocument
+from scriptorium.domain.model import Block, SourceDocument, line_fragment
 from scriptorium.domain.outcomes import (
     FailedPrecondition,
     InvalidArgument,
@@ -52,11 +52,6 @@ def parse_line_range(fragment: str) -> tuple[int, int] | None:
             f"line range {fragment!r} is reversed: the first line must not come after the last"
         )
     return start, end
-
-
-def line_fragment(start: int, end: int) -> str:
-    """The fragment naming lines ``start``..``end``."""
-    return f"L{start}" if start == end else f"L{start}-L{end}"
 
 
 def find_definition(

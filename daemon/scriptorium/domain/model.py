@@ -81,6 +81,21 @@ class Block:
     # fragment may use any of them, results use ``anchor``.
     aliases: tuple[str, ...] = ()
 
+    @property
+    def fragment(self) -> str:
+        """The location fragment naming this block: a doc section's anchor, a code block's
+        line range (fetched, it returns exactly the definition's lines), or "" (the page)."""
+        if self.kind is RefKind.DOC:
+            return self.anchor
+        if self.kind is RefKind.CODE:
+            return line_fragment(self.start_line, self.end_line)
+        return ""
+
+
+def line_fragment(start: int, end: int) -> str:
+    """The fragment naming lines ``start``..``end``."""
+    return f"L{start}" if start == end else f"L{start}-L{end}"
+
 
 @dataclass(frozen=True, slots=True)
 class SourceDocument:

@@ -194,6 +194,8 @@ class StoredBlock:
     def body(self) -> str:
         return self._texts.body(self._blob, self._source, self._path, self.index)
 
+    fragment = Block.fragment  # the same rule as a Block's, over the same fields
+
     def __repr__(self) -> str:
         return f"StoredBlock({self._path!r}, {self.start_line}-{self.end_line}, {self.title!r})"
 

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pathspec
 
 from scriptorium.blocks.extractors import ExtractorChain
-from scriptorium.domain.model import Block, Corpus, FileStat, RefKind, SourceDocument
+from scriptorium.domain.model import Block, Corpus, FileStat, SourceDocument
 from scriptorium.settings.schema import Key
 
 # Directories never worth indexing: VCS metadata, dependency and build output, caches.
@@ -153,13 +153,7 @@ class Source:
     def block_location(self, doc: SourceDocument, block: Block, anchor_line: int | None) -> str:
         """The unqualified location of one block."""
         page = self.page_location(doc.path)
-        if block.kind is RefKind.DOC:
-            return f"{page}#{block.anchor}" if block.anchor else page
-        if block.kind is RefKind.CODE:
-            # The definition's range: fetched, it returns exactly the definition's lines.
-            start, end = block.start_line, block.end_line
-            return f"{page}#L{start}" if start == end else f"{page}#L{start}-L{end}"
-        return page
+        return f"{page}#{block.fragment}" if block.fragment else page
 
     def url_for(self, path: str, anchor: str = "") -> str:
         """A URL for a document: the configured base, or a file:// URL for local trees."""

@@ -34,7 +34,6 @@ from scriptorium.plugin import (
     FetchResult,
     Query,
     Reason,
-    RefKind,
     RemotePage,
     RemoteSource,
     Resolution,
@@ -367,14 +366,9 @@ class OpenSearchSource(RemoteSource):
         """As a local source of the same kind locates it: the page plus the block's anchor."""
         doc, block = cand.document, cand.block
         page = doc.location if isinstance(doc, RemotePage) else doc.path
-        if cand.file_level:
+        if cand.file_level or not block.fragment:
             return page
-        if block.kind is RefKind.DOC:
-            return f"{page}#{block.anchor}" if block.anchor else page
-        if block.kind is RefKind.CODE:
-            start, end = block.start_line, block.end_line
-            return f"{page}#L{start}" if start == end else f"{page}#L{start}-L{end}"
-        return page
+        return f"{page}#{block.fragment}"
 
     # -- fetch ---------------------------------------------------------------------------------
 
