@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import importlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
@@ -176,6 +176,15 @@ class LocalTreeSource(Source):
     #: Patterns this kind never indexes (generated files, lock files), on top of configured ones.
     exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+
+    @staticmethod
+    def keys_including(include: Sequence[str]) -> tuple[Key, ...]:
+        """The shared tree keys, with a kind's default ``include`` spelled out for the
+        settings reference."""
+        return tuple(
+            dataclasses.replace(key, default=list(include)) if key.name == "include" else key
+            for key in LOCAL_TREE_KEYS
+        )
 
     def __init__(self, config: SourceConfig, context: SourceContext) -> None:
         super().__init__(config, context)

@@ -26,12 +26,8 @@ class MarkdownSource(LocalTreeSource):
     kind = "markdown"
     corpus = Corpus.DOCS
     include = INCLUDE
-    # The shared keys, with the default of ``include`` spelled out for the settings reference.
     settings = (
-        *(
-            replace(key, default=list(INCLUDE)) if key.name == "include" else key
-            for key in LocalTreeSource.settings
-        ),
+        *LocalTreeSource.keys_including(INCLUDE),
         Key(
             "toctree",
             "bool",

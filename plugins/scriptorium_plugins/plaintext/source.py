@@ -27,10 +27,7 @@ class TextSource(LocalTreeSource):
     corpus = Corpus.DOCS
     include = INCLUDE
     settings = (
-        *(
-            replace(key, default=list(INCLUDE)) if key.name == "include" else key
-            for key in LocalTreeSource.settings
-        ),
+        *LocalTreeSource.keys_including(INCLUDE),
         Key(
             "block_chars",
             "integer",
