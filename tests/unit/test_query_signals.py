@@ -101,16 +101,20 @@ import pytest
 Expected the report to list the broken link."""
 
 
+def asks(text: str, scope: str) -> frozenset[str]:
+    return asked_kinds(asked_text(text, RankingSettings(auxiliary_asks=scope)))
+
+
 def test_links_code_and_paths_do_not_ask_for_a_kind_in_prose_scope():
-    assert asked_kinds(asked_text(ISSUE_TEXT, "words", 300)) == {"meta", "tests"}
-    assert asked_kinds(asked_text(ISSUE_TEXT, "prose", 300)) == frozenset()
-    assert asked_kinds(asked_text("run the tests on github", "prose", 300)) == {"tests", "meta"}
+    assert asks(ISSUE_TEXT, "words") == {"meta", "tests"}
+    assert asks(ISSUE_TEXT, "prose") == frozenset()
+    assert asks("run the tests on github", "prose") == {"tests", "meta"}
 
 
 def test_short_scope_lets_only_questions_ask_for_a_kind():
-    assert asked_kinds(asked_text("which tests cover the router", "short", 300)) == {"tests"}
+    assert asks("which tests cover the router", "short") == {"tests"}
     pasted = "which tests cover the router " * 20
-    assert asked_kinds(asked_text(pasted, "short", 300)) == frozenset()
+    assert asks(pasted, "short") == frozenset()
 
 
 def test_a_test_file_yields_to_library_code_when_only_a_link_says_github_and_tests():

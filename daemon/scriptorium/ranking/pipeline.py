@@ -210,11 +210,7 @@ class Pipeline:
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
         self.document_evidence(query, candidates)
         auxiliary = settings.auxiliary_factor
-        asked = (
-            asked_kinds(asked_text(query.text, settings.auxiliary_asks, settings.long_query_chars))
-            if auxiliary != 1.0
-            else frozenset()
-        )
+        asked = asked_kinds(asked_text(query.text, settings)) if auxiliary != 1.0 else frozenset()
         named = (
             query_names(
                 query.text,
@@ -224,9 +220,7 @@ class Pipeline:
             if settings.definition_factor != 1.0
             else frozenset()
         )
-        pasted_docs = (
-            settings.long_query_docs_factor if len(query.text) > settings.long_query_chars else 1.0
-        )
+        pasted_docs = settings.long_query_docs_factor if settings.is_pasted(query.text) else 1.0
         kept = []
         for cand in candidates:
             meta = cand.document.meta

@@ -123,6 +123,11 @@ class RankingSettings:
             "cjk_bigrams": self.cjk_bigrams,
         }
 
+    def is_pasted(self, text: str) -> bool:
+        """Whether a query is a pasted text (an issue, a traceback) rather than a question:
+        the long-query levers apply to it."""
+        return len(text) > self.long_query_chars
+
     def window(self, top_k: int) -> int:
         """How many results a search asking for ``top_k`` is ranked for before the cut."""
         return max(top_k, self.stable_window)

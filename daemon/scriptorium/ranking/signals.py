@@ -73,13 +73,14 @@ def prose(text: str) -> str:
     return _NOT_PROSE.sub(" ", text)
 
 
-def asked_text(text: str, scope: str, long_query_chars: int) -> str:
+def asked_text(text: str, settings: RankingSettings) -> str:
     """The part of a query whose words may ask for an auxiliary kind (``auxiliary_asks``):
     every word ("words"), its prose ("prose"), or its prose only when it is a question
     rather than a pasted text ("short")."""
+    scope = settings.auxiliary_asks
     if scope == "words":
         return text
-    if scope == "short" and len(text) > long_query_chars:
+    if scope == "short" and settings.is_pasted(text):
         return ""
     return prose(text)
 
@@ -169,7 +170,7 @@ def weighted_terms(
     terms = tuple(term for term, _ in counted)
     by_count = settings.query_term_frequency
     identifier = settings.identifier_term_weight
-    if (not by_count and identifier == 1.0) or len(text) <= settings.long_query_chars:
+    if (not by_count and identifier == 1.0) or not settings.is_pasted(text):
         return terms, ()
     named = set(tokenize(" ".join(identifier_words(text)), **options)) if identifier != 1.0 else ()
     weights = tuple(
