@@ -49,7 +49,15 @@ Describe the bug: what error was raised, the traceback, and what you expected.
 To reproduce: the smallest code that raises the error.
 """
 
+CONTRIBUTING = """# Contributing
+
+Please read the contributing guidelines and the code of conduct before you open an issue, and
+search the tracker first: a similar issue may be open or closed already. Hidden comments of
+the templates are not shown when you submit.
+"""
+
 FILES = {
+    "CONTRIBUTING.md": CONTRIBUTING,
     "pkg/core/merge.py": MERGE,
     "pkg/core/align.py": ALIGN,
     "tests/test_merge.py": TEST,
@@ -159,3 +167,26 @@ def test_a_link_or_an_import_in_a_pasted_text_does_not_ask_for_templates_or_test
     for prefix in ("tests/test_merge.py", "docs/.github/ISSUE_TEMPLATE/bug_report"):
         result = next(r for r in response.results if r.location.startswith(prefix))
         assert "auxiliary" in {reason.name for reason in result.reasons}, prefix
+
+
+HIDDEN_PROMPTS = """<!-- This comment is hidden when you submit the issue: please read the
+contributing guidelines and the code of conduct, and search the tracker first, a similar issue
+may be open or closed already. -->
+"""
+
+COMMENTED = f"""{HIDDEN_PROMPTS}### Description
+{HIDDEN_PROMPTS}combine raises ValueError although the frames share their index
+{HIDDEN_PROMPTS}"""
+
+
+def test_the_hidden_comments_of_an_issue_template_are_not_searched(daemon):
+    """The template's prompts match the contributing page word for word; the writer's words
+    are about ``combine``: only the words a reader sees are searched, and the answer says
+    how many characters that was without calling the query cut."""
+    response = daemon.stub.Search(pb.SearchRequest(query=COMMENTED, top_k=25), timeout=30)
+    found = files(response)
+    assert "CONTRIBUTING.md" not in found, found
+    assert found[0] in ("pkg/core/merge.py", "pkg/core/align.py"), found
+    visible = COMMENTED.replace(HIDDEN_PROMPTS.rstrip("\n"), " ")
+    assert response.query_chars_used == len(visible)
+    assert not response.query_truncated

@@ -206,11 +206,13 @@ class Query:
     files: frozenset[tuple[str, str]] = frozenset()
     # Characters of the text as the caller sent it; more than len(text) when it was cut.
     received_chars: int = 0
+    # Characters of it that are not searched because no reader sees them (HTML comments).
+    hidden_chars: int = 0
 
     @property
     def truncated(self) -> bool:
-        """Whether only the start of the caller's text is searched."""
-        return self.received_chars > len(self.text)
+        """Whether only the start of the caller's (visible) text is searched."""
+        return self.received_chars - self.hidden_chars > len(self.text)
 
     @property
     def safe_summary(self) -> dict[str, Any]:

@@ -94,6 +94,9 @@ class RankingSettings:
     # issue text, traceback or program is about the code it quotes more often than about a
     # page; 1.0 is off.
     long_query_docs_factor: float = 0.5
+    # Whether a query's HTML comments are left out of the search: in a pasted issue text they
+    # are the template's hidden prompts, which match the template and contributing pages.
+    drop_html_comments: bool = True
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
@@ -197,6 +200,8 @@ _HELP = {
     "longer than this many characters (0: to every query)",
     "long_query_docs_factor": "factor for documentation results of queries longer than "
     "long_query_chars (a pasted issue text or traceback); 1.0 is off",
+    "drop_html_comments": "leave a query's HTML comments (<!-- -->, an issue template's hidden "
+    "prompts) out of the search",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "

@@ -26,7 +26,7 @@ from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import is_listing
-from scriptorium.text import clip_at_whitespace
+from scriptorium.text import clip_at_whitespace, without_html_comments
 
 
 class SearchService:
@@ -56,7 +56,8 @@ class SearchService:
                 f"query is {len(received)} characters; at most {MAX_QUERY_CHARS} are accepted"
                 f" (of a long query, the first {SEARCHED_QUERY_CHARS} are searched)"
             )
-        text = clip_at_whitespace(received, SEARCHED_QUERY_CHARS)
+        visible = without_html_comments(received) if self.ranking.drop_html_comments else received
+        text = clip_at_whitespace(visible, SEARCHED_QUERY_CHARS)
         if not text.isprintable():
             text = "".join(ch if ch.isprintable() or ch.isspace() else " " for ch in text)
         mode_name = params.mode or "default"
@@ -91,6 +92,7 @@ class SearchService:
             token_budget=params.token_budget,
             explain=params.explain,
             received_chars=len(received),
+            hidden_chars=len(received) - len(visible),
         )
 
     def query_from(
