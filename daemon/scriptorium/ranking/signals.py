@@ -25,6 +25,7 @@ _AUX_DIRS = {
     "release-notes": "changelog", "whatsnew": "changelog", "whats_new": "changelog",
     "whats-new": "changelog", "announce": "changelog", "changelog.d": "changelog",
     "newsfragments": "changelog", ".github": "meta", ".gitlab": "meta",
+    "blog": "blog", "blogs": "blog", "_posts": "blog",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py)"
@@ -40,13 +41,15 @@ _AUX_WORDS = {
     "generated": ("generated", "generate"),
     "changelog": ("changelog", "release", "releases", "changes", "history", "news"),
     "meta": ("github", "gitlab", "workflow", "workflows"),
+    "blog": ("blog", "blogs", "announcement", "announcing", "announced"),
 }
 
 
 @functools.lru_cache(maxsize=65_536)
 def auxiliary_kind(path: str) -> str:
-    """Whether a path holds tests, fixtures, vendored or generated code, a changelog or
-    repository meta files (and which), or "" for library code and docs."""
+    """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
+    (dated posts, mostly release announcements) or repository meta files (and which), or ""
+    for library code and docs."""
     *dirs, name = path.casefold().split("/")
     for part in dirs:
         kind = _AUX_DIRS.get(part)
