@@ -136,3 +136,36 @@ def test_documentation_yields_to_code_only_for_a_long_pasted_query():
         query = Query(text=text, terms=("router",), explain=True)
         pipeline.priors(query, [page, code], lambda source: "product")
         assert (page.score, code.score) == (docs_score, 1.0)
+
+
+PROSE = " ".join(f"word{i:03d}" for i in range(80))
+ISSUE = f"{PROSE} and then `Plotter._finalize_figure` draws the grid"
+
+
+def test_a_pasted_text_over_the_term_cap_keeps_its_identifiers_first():
+    settings = RankingSettings(max_query_terms=64, long_query_chars=100)
+    terms, _ = weighted_terms(ISSUE, settings)
+    assert len(terms) == 64
+    assert {"plotter._finalize_figure", "plotter", "finalize_figure"} <= set(terms)
+    assert terms[0] == "word000"  # the kept terms stay in the order the text says them
+    off = weighted_terms(ISSUE, dataclasses.replace(settings, identifier_terms_first=False))[0]
+    assert len(off) == 64 and "plotter" not in off
+    # A question is never reordered: only pasted texts are.
+    short = dataclasses.replace(settings, long_query_chars=10_000)
+    assert "plotter" not in weighted_terms(ISSUE, short)[0]
+
+
+def test_a_definition_the_query_names_qualified_weighs_more_than_its_bare_name():
+    def scored(text: str, anchor: str, **levers) -> float:
+        cand = candidate(Corpus.CODE, "pkg/plot.py", "def finalize(self):\n", 1.0)
+        block = dataclasses.replace(cand.block, symbol="finalize", anchor=anchor)
+        cand = dataclasses.replace(cand, block=block)
+        pipeline = Pipeline(RankingSettings(long_query_chars=10_000, **levers), lambda d: [])
+        pipeline.priors(Query(text=text, terms=("final",)), [cand], lambda s: "product")
+        return cand.score
+
+    qualified = "Plotter.finalize"
+    assert scored("fix `Plotter.finalize`", qualified) == 1.5
+    assert scored("fix `finalize`", qualified) == 1.2  # the bare name: definition_factor
+    assert scored("fix `Figure.finalize`", qualified) == 1.2  # another class's
+    assert scored("fix `Plotter.finalize`", qualified, qualified_definition_factor=1.0) == (1.2)

@@ -80,6 +80,9 @@ class RankingSettings:
     # first ones, or (``frequent_query_terms``) the ones it says most often.
     max_query_terms: int = MAX_QUERY_TERMS
     frequent_query_terms: bool = False
+    # For a pasted text (longer than long_query_chars) with more terms than that, the terms of
+    # its identifier-like words are kept first (and its names for the definition prior).
+    identifier_terms_first: bool = True
     # A term the query says n times weighs 1 + this x ln(n) in BM25 (a pasted issue text
     # repeats the name it is about); 0 is off.
     query_term_frequency: float = 0.0
@@ -94,6 +97,9 @@ class RankingSettings:
     # issue text, traceback or program is about the code it quotes more often than about a
     # page; 1.0 is off.
     long_query_docs_factor: float = 0.5
+    # Factor (instead of definition_factor) for code blocks whose qualified name the query
+    # spells out (``Plotter._finalize_figure``): as specific as a file's path; 1.0 is off.
+    qualified_definition_factor: float = 1.5
     # Whether a query's HTML comments are left out of the search: in a pasted issue text they
     # are the template's hidden prompts, which match the template and contributing pages.
     drop_html_comments: bool = True
@@ -181,11 +187,16 @@ _HELP = {
     "directive_factor": "factor for documentation blocks that render API reference from code "
     "(mkdocstrings ::: directives)",
     "definition_factor": "factor for code blocks that define a name the query spells out",
+    "qualified_definition_factor": "factor, instead of definition_factor, for code blocks whose "
+    "qualified name (Class.method, ns::fn) the query spells out; 1.0 is off",
     "definition_candidates": "extra lexical candidates among code blocks defining a name the "
     "query spells out (with definition_factor above 1); 0 is off",
     "max_query_terms": "most distinct query terms searched for",
     "frequent_query_terms": "when a query has more terms than max_query_terms, keep the ones it "
     "says most often rather than the first ones",
+    "identifier_terms_first": "for a query over long_query_chars with more than max_query_terms "
+    "terms, keep those of its identifier-like words first (code spans, snake_case, dotted, "
+    "camelCase)",
     "query_term_frequency": "weigh a term the query says n times by 1 + this x ln(n) (0 is off)",
     "identifier_term_weight": "factor for query terms from identifier-like words (code spans, "
     "snake_case, dotted names, camelCase); 1.0 is off",
