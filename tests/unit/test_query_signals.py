@@ -11,6 +11,7 @@ from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
+    last_named,
     named_files,
     path_mentions,
     weighted_terms,
@@ -169,3 +170,28 @@ def test_a_definition_the_query_names_qualified_weighs_more_than_its_bare_name()
     assert scored("fix `finalize`", qualified) == 1.2  # the bare name: definition_factor
     assert scored("fix `Figure.finalize`", qualified) == 1.2  # another class's
     assert scored("fix `Plotter.finalize`", qualified, qualified_definition_factor=1.0) == (1.2)
+
+
+def test_of_the_files_a_traceback_names_the_innermost_frame_is_named_last():
+    files = frozenset({("code", "src/pkg/runner.py"), ("code", "src/pkg/setuponly.py")})
+    trace = (
+        "src/pkg/runner.py:244: in from_call\n    result = func()\n"
+        "src/pkg/setuponly.py:69: BytesWarning\n"
+    )
+    assert last_named(trace, files) == ("code", "src/pkg/setuponly.py")
+    assert last_named(trace + "see also pkg.runner for the hook", files) == (
+        "code",
+        "src/pkg/runner.py",
+    )
+    assert last_named(trace, frozenset({("code", "src/pkg/runner.py")})) is None
+
+
+def test_the_file_named_last_weighs_more_than_the_other_named_ones():
+    pipeline = Pipeline(RankingSettings(named_file_factor=1.5, last_file_factor=1.3), lambda d: [])
+    first = candidate(Corpus.CODE, "pkg/runner.py", "def f():\n    pass\n", 1.0)
+    last = candidate(Corpus.CODE, "pkg/setuponly.py", "def g():\n    pass\n", 1.0)
+    files = frozenset({(first.source, "pkg/runner.py"), (last.source, "pkg/setuponly.py")})
+    query = Query(text="pkg/runner.py pkg/setuponly.py", terms=("f",), files=files)
+    query = dataclasses.replace(query, last_file=(last.source, "pkg/setuponly.py"))
+    pipeline.priors(query, [first, last], lambda source: "product")
+    assert first.score == 1.5 and abs(last.score - 1.95) < 1e-9

@@ -204,6 +204,8 @@ class Query:
     weights: tuple[float, ...] = ()
     # The indexed files the query names by path or module name, as (source, path).
     files: frozenset[tuple[str, str]] = frozenset()
+    # Of those, the one it names last when it names two or more (a traceback's innermost frame).
+    last_file: tuple[str, str] | None = None
     # Characters of the text as the caller sent it; more than len(text) when it was cut.
     received_chars: int = 0
     # Characters of it that are not searched because no reader sees them (HTML comments).

@@ -258,6 +258,8 @@ class Pipeline:
                     cand.adjust("auxiliary", auxiliary, kind)
             if query.files and (cand.source, cand.document.path) in query.files:
                 cand.adjust("named-file", settings.named_file_factor, "the query names this file")
+                if (cand.source, cand.document.path) == query.last_file:
+                    cand.adjust("last-named-file", settings.last_file_factor, "named last")
             if named and cand.block.symbol and cand.block.symbol.casefold() in named:
                 if qualified != 1.0 and qualifies(cand.block, named):
                     cand.adjust("definition", qualified, "defines a name the query qualifies")

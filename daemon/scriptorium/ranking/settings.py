@@ -108,6 +108,9 @@ class RankingSettings:
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
     named_file_factor: float = 1.5
     named_file_candidates: int = 10
+    # Further factor for the file a query names last when it names two or more: in a
+    # traceback the innermost frame, where the error was raised; 1.0 is off.
+    last_file_factor: float = 1.3
     # Whether dotted module names (``sphinx.util.inspect``) name files, besides paths.
     named_modules: bool = False
     # Fraction of query terms the best result must contain before the answer is trusted.
@@ -204,6 +207,8 @@ _HELP = {
     "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
     "named_file_candidates": "extra lexical candidates among the blocks of files the query "
     "names (with named_file_factor above 1); 0 is off",
+    "last_file_factor": "further factor for the file a query names last of two or more (a "
+    "traceback's innermost frame); 1.0 is off",
     "named_modules": "whether dotted module names in a query (a.b.c) name files for "
     "named_file_factor, besides file paths",
     "long_query_chars": "query_term_frequency, identifier_term_weight and auxiliary_asks short "

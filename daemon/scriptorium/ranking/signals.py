@@ -285,6 +285,27 @@ def named_files(
     return frozenset(found)
 
 
+def last_named(text: str, files: frozenset[tuple[str, str]]) -> tuple[str, str] | None:
+    """Of the files a query names, the one it names last, when it names two or more: in a
+    traceback the innermost frame, where the error was raised (with module names, the last
+    dotted name that picks it)."""
+    if len(files) < 2:
+        return None
+    lowered = text.replace("\\", "/").lower()
+    best, best_at = None, -1
+    for source, path in files:
+        parts = path.lower().split("/")
+        at = -1
+        for start in range(len(parts)):
+            spelled = ["/".join(parts[start:])]
+            if len(parts) - start >= 2 and path.endswith(".py"):
+                spelled.append(".".join(parts[start:]).removesuffix(".py"))  # a module name
+            at = max(at, *(lowered.rfind(form) for form in spelled))
+        if at > best_at:
+            best, best_at = (source, path), at
+    return best
+
+
 def coverage(
     query: Query,
     cand: Candidate,

@@ -20,7 +20,7 @@ from scriptorium.limits import (
 )
 from scriptorium.plugins import PluginError, Registry
 from scriptorium.ranking.settings import RankingSettings
-from scriptorium.ranking.signals import weighted_terms
+from scriptorium.ranking.signals import last_named, weighted_terms
 from scriptorium.retrieval.answer import Answerer, new_outcome
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
@@ -77,11 +77,13 @@ class SearchService:
         )
         corpora = frozenset(params.kinds) or frozenset({Corpus.DOCS, Corpus.CODE})
         terms, weights = weighted_terms(text, self.ranking)
+        files = self.local.named_files(text)
         return Query(
             text=text,
             terms=terms,
             weights=weights,
-            files=self.local.named_files(text),
+            files=files,
+            last_file=last_named(text, files) if self.ranking.last_file_factor != 1.0 else None,
             top_k=top_k,
             snippet_lines=snippet,
             corpora=corpora,
