@@ -190,3 +190,47 @@ def test_the_hidden_comments_of_an_issue_template_are_not_searched(daemon):
     visible = COMMENTED.replace(HIDDEN_PROMPTS.rstrip("\n"), " ")
     assert response.query_chars_used == len(visible)
     assert not response.query_truncated
+
+
+def _functions(prefix: str, count: int, words: str) -> str:
+    return "\n\n".join(
+        f'def {prefix}_{i}(frame):\n    """{words} {prefix} {i}."""\n    return frame\n'
+        for i in range(count)
+    )
+
+
+@pytest.fixture(scope="module")
+def many_blocks(tmp_path_factory):
+    """More blocks than a search's candidate pool (100) that match a traceback's words better
+    than the file it ends in does."""
+    root = tmp_path_factory.mktemp("issue-texts-frames")
+    repo = root / "repo"
+    words = "reindex the frame before join; the frame index must align to join"
+    write(repo / "pkg/runner.py", _functions("run", 12, words))
+    for n in range(8):
+        write(repo / f"pkg/other{n}.py", _functions(f"other{n}", 15, words))
+    filler = " ".join(f"filler{i}" for i in range(200))
+    write(repo / "pkg/emit.py", f'def emit(out):\n    """The frame. {filler}"""\n    return out\n')
+    config = write(
+        root / "config.toml",
+        f"[server]\nwatch = false\n\n[ranking]\nidentifier_terms_first = false\n\n"
+        f'[[sources]]\nname = "repo"\nkind = "code"\nroot = "{repo}"\ndefault = true\n',
+    )
+    with running(["--config", str(config)], root / "state") as d:
+        yield d
+
+
+def test_every_file_a_traceback_names_gets_candidates_though_another_matches_more(
+    many_blocks,
+):
+    # The terms past the query's first 64 are not searched: the file it ends in is named
+    # there, and only "frame" of the searched words is in it, weakly.
+    prose = " ".join(f"said{i}" for i in range(70))
+    trace = (
+        "join fails: reindex the frame before join, the frame index must align\n"
+        f'File "pkg/runner.py", line 3, in run_0\n    return frame\n{prose}\n'
+        'File "pkg/emit.py", line 3, in emit\n    return out\n'
+    )
+    # Top 25: every file's best blocks come before any file's third (max_per_document).
+    response = many_blocks.stub.Search(pb.SearchRequest(query=trace, top_k=25), timeout=30)
+    assert "pkg/emit.py" in files(response), files(response)
