@@ -143,8 +143,10 @@ PROSE = " ".join(f"word{i:03d}" for i in range(80))
 ISSUE = f"{PROSE} and then `Plotter._finalize_figure` draws the grid"
 
 
-def test_a_pasted_text_over_the_term_cap_keeps_its_identifiers_first():
-    settings = RankingSettings(max_query_terms=64, long_query_chars=100)
+def test_a_pasted_text_over_the_term_cap_can_keep_its_identifiers_first():
+    settings = RankingSettings(
+        max_query_terms=64, long_query_chars=100, identifier_terms_first=True
+    )
     terms, _ = weighted_terms(ISSUE, settings)
     assert len(terms) == 64
     assert {"plotter._finalize_figure", "plotter", "finalize_figure"} <= set(terms)

@@ -82,7 +82,7 @@ class RankingSettings:
     frequent_query_terms: bool = False
     # For a pasted text (longer than long_query_chars) with more terms than that, the terms of
     # its identifier-like words are kept first (and its names for the definition prior).
-    identifier_terms_first: bool = True
+    identifier_terms_first: bool = False
     # A term the query says n times weighs 1 + this x ln(n) in BM25 (a pasted issue text
     # repeats the name it is about); 0 is off.
     query_term_frequency: float = 0.0
