@@ -49,7 +49,15 @@ Describe the bug: what error was raised, the traceback, and what you expected.
 To reproduce: the smallest code that raises the error.
 """
 
+CONTRIBUTING = """# Contributing
+
+Please read the contributing guidelines and the code of conduct before you open an issue, and
+search the tracker first: a similar issue may be open or closed already. Hidden comments of
+the templates are not shown when you submit.
+"""
+
 FILES = {
+    "CONTRIBUTING.md": CONTRIBUTING,
     "pkg/core/merge.py": MERGE,
     "pkg/core/align.py": ALIGN,
     "tests/test_merge.py": TEST,
@@ -159,3 +167,70 @@ def test_a_link_or_an_import_in_a_pasted_text_does_not_ask_for_templates_or_test
     for prefix in ("tests/test_merge.py", "docs/.github/ISSUE_TEMPLATE/bug_report"):
         result = next(r for r in response.results if r.location.startswith(prefix))
         assert "auxiliary" in {reason.name for reason in result.reasons}, prefix
+
+
+HIDDEN_PROMPTS = """<!-- This comment is hidden when you submit the issue: please read the
+contributing guidelines and the code of conduct, and search the tracker first, a similar issue
+may be open or closed already. -->
+"""
+
+COMMENTED = f"""{HIDDEN_PROMPTS}### Description
+{HIDDEN_PROMPTS}combine raises ValueError although the frames share their index
+{HIDDEN_PROMPTS}"""
+
+
+def test_the_hidden_comments_of_an_issue_template_are_not_searched(daemon):
+    """The template's prompts match the contributing page word for word; the writer's words
+    are about ``combine``: only the words a reader sees are searched, and the answer says
+    how many characters that was without calling the query cut."""
+    response = daemon.stub.Search(pb.SearchRequest(query=COMMENTED, top_k=25), timeout=30)
+    found = files(response)
+    assert "CONTRIBUTING.md" not in found, found
+    assert found[0] in ("pkg/core/merge.py", "pkg/core/align.py"), found
+    visible = COMMENTED.replace(HIDDEN_PROMPTS.rstrip("\n"), " ")
+    assert response.query_chars_used == len(visible)
+    assert not response.query_truncated
+
+
+def _functions(prefix: str, count: int, words: str) -> str:
+    return "\n\n".join(
+        f'def {prefix}_{i}(frame):\n    """{words} {prefix} {i}."""\n    return frame\n'
+        for i in range(count)
+    )
+
+
+@pytest.fixture(scope="module")
+def many_blocks(tmp_path_factory):
+    """More blocks than a search's candidate pool (100) that match a traceback's words better
+    than the file it ends in does."""
+    root = tmp_path_factory.mktemp("issue-texts-frames")
+    repo = root / "repo"
+    words = "reindex the frame before join; the frame index must align to join"
+    write(repo / "pkg/runner.py", _functions("run", 12, words))
+    for n in range(8):
+        write(repo / f"pkg/other{n}.py", _functions(f"other{n}", 15, words))
+    filler = " ".join(f"filler{i}" for i in range(200))
+    write(repo / "pkg/emit.py", f'def emit(out):\n    """The frame. {filler}"""\n    return out\n')
+    config = write(
+        root / "config.toml",
+        f"[server]\nwatch = false\n\n[ranking]\nidentifier_terms_first = false\n\n"
+        f'[[sources]]\nname = "repo"\nkind = "code"\nroot = "{repo}"\ndefault = true\n',
+    )
+    with running(["--config", str(config)], root / "state") as d:
+        yield d
+
+
+def test_every_file_a_traceback_names_gets_candidates_though_another_matches_more(
+    many_blocks,
+):
+    # The terms past the query's first 64 are not searched: the file it ends in is named
+    # there, and only "frame" of the searched words is in it, weakly.
+    prose = " ".join(f"said{i}" for i in range(70))
+    trace = (
+        "join fails: reindex the frame before join, the frame index must align\n"
+        f'File "pkg/runner.py", line 3, in run_0\n    return frame\n{prose}\n'
+        'File "pkg/emit.py", line 3, in emit\n    return out\n'
+    )
+    # Top 25: every file's best blocks come before any file's third (max_per_document).
+    response = many_blocks.stub.Search(pb.SearchRequest(query=trace, top_k=25), timeout=30)
+    assert "pkg/emit.py" in files(response), files(response)

@@ -246,6 +246,8 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
         "doc/whatsnew/2.0.rst",
         "doc/en/announce/release-2.1.3.rst",
         "changelog.d/1234.bugfix.md",
+        "docs/blog/announcing-vite5.md",
+        "src/content/blog/2024/04/25/react-19.md",
     ):
         assert scored(path, "parse a header") == pytest.approx(0.8), path
     assert scored("pkg/parse.py", "parse a header") == 1.0
@@ -253,6 +255,7 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
     # Asked for by name, they compete as they are; and 1.0 switches the prior off.
     assert scored("pkg/tests/test_parse.py", "the parse test fails") == 1.0
     assert scored("CHANGES.md", "parse in the release notes") == 1.0
+    assert scored("docs/blog/announcing-vite5.md", "the blog post on parse") == 1.0
     assert scored("pkg/tests/test_parse.py", "parse a header", 1.0) == 1.0
     # A class the source gives the page (class_rules, front matter) stands instead.
     cand = candidate(Corpus.CODE, "pkg/tests/test_parse.py", "def parse(text):\n", 1.0)

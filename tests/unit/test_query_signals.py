@@ -11,6 +11,7 @@ from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
+    last_named,
     named_files,
     path_mentions,
     weighted_terms,
@@ -136,3 +137,63 @@ def test_documentation_yields_to_code_only_for_a_long_pasted_query():
         query = Query(text=text, terms=("router",), explain=True)
         pipeline.priors(query, [page, code], lambda source: "product")
         assert (page.score, code.score) == (docs_score, 1.0)
+
+
+PROSE = " ".join(f"word{i:03d}" for i in range(80))
+ISSUE = f"{PROSE} and then `Plotter._finalize_figure` draws the grid"
+
+
+def test_a_pasted_text_over_the_term_cap_can_keep_its_identifiers_first():
+    settings = RankingSettings(
+        max_query_terms=64, long_query_chars=100, identifier_terms_first=True
+    )
+    terms, _ = weighted_terms(ISSUE, settings)
+    assert len(terms) == 64
+    assert {"plotter._finalize_figure", "plotter", "finalize_figure"} <= set(terms)
+    assert terms[0] == "word000"  # the kept terms stay in the order the text says them
+    off = weighted_terms(ISSUE, dataclasses.replace(settings, identifier_terms_first=False))[0]
+    assert len(off) == 64 and "plotter" not in off
+    # A question is never reordered: only pasted texts are.
+    short = dataclasses.replace(settings, long_query_chars=10_000)
+    assert "plotter" not in weighted_terms(ISSUE, short)[0]
+
+
+def test_a_definition_the_query_names_qualified_weighs_more_than_its_bare_name():
+    def scored(text: str, anchor: str, **levers) -> float:
+        cand = candidate(Corpus.CODE, "pkg/plot.py", "def finalize(self):\n", 1.0)
+        block = dataclasses.replace(cand.block, symbol="finalize", anchor=anchor)
+        cand = dataclasses.replace(cand, block=block)
+        pipeline = Pipeline(RankingSettings(long_query_chars=10_000, **levers), lambda d: [])
+        pipeline.priors(Query(text=text, terms=("final",)), [cand], lambda s: "product")
+        return cand.score
+
+    qualified = "Plotter.finalize"
+    assert scored("fix `Plotter.finalize`", qualified) == 1.5
+    assert scored("fix `finalize`", qualified) == 1.2  # the bare name: definition_factor
+    assert scored("fix `Figure.finalize`", qualified) == 1.2  # another class's
+    assert scored("fix `Plotter.finalize`", qualified, qualified_definition_factor=1.0) == (1.2)
+
+
+def test_of_the_files_a_traceback_names_the_innermost_frame_is_named_last():
+    files = frozenset({("code", "src/pkg/runner.py"), ("code", "src/pkg/setuponly.py")})
+    trace = (
+        "src/pkg/runner.py:244: in from_call\n    result = func()\n"
+        "src/pkg/setuponly.py:69: BytesWarning\n"
+    )
+    assert last_named(trace, files) == ("code", "src/pkg/setuponly.py")
+    assert last_named(trace + "see also pkg.runner for the hook", files) == (
+        "code",
+        "src/pkg/runner.py",
+    )
+    assert last_named(trace, frozenset({("code", "src/pkg/runner.py")})) is None
+
+
+def test_the_file_named_last_weighs_more_than_the_other_named_ones():
+    pipeline = Pipeline(RankingSettings(named_file_factor=1.5, last_file_factor=1.3), lambda d: [])
+    first = candidate(Corpus.CODE, "pkg/runner.py", "def f():\n    pass\n", 1.0)
+    last = candidate(Corpus.CODE, "pkg/setuponly.py", "def g():\n    pass\n", 1.0)
+    files = frozenset({(first.source, "pkg/runner.py"), (last.source, "pkg/setuponly.py")})
+    query = Query(text="pkg/runner.py pkg/setuponly.py", terms=("f",), files=files)
+    query = dataclasses.replace(query, last_file=(last.source, "pkg/setuponly.py"))
+    pipeline.priors(query, [first, last], lambda source: "product")
+    assert first.score == 1.5 and abs(last.score - 1.95) < 1e-9

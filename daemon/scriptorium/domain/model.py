@@ -204,13 +204,17 @@ class Query:
     weights: tuple[float, ...] = ()
     # The indexed files the query names by path or module name, as (source, path).
     files: frozenset[tuple[str, str]] = frozenset()
+    # Of those, the one it names last when it names two or more (a traceback's innermost frame).
+    last_file: tuple[str, str] | None = None
     # Characters of the text as the caller sent it; more than len(text) when it was cut.
     received_chars: int = 0
+    # Characters of it that are not searched because no reader sees them (HTML comments).
+    hidden_chars: int = 0
 
     @property
     def truncated(self) -> bool:
-        """Whether only the start of the caller's text is searched."""
-        return self.received_chars > len(self.text)
+        """Whether only the start of the caller's (visible) text is searched."""
+        return self.received_chars - self.hidden_chars > len(self.text)
 
     @property
     def safe_summary(self) -> dict[str, Any]:

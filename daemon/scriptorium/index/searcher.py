@@ -118,7 +118,7 @@ def lexical_search(
     blocks that define one of ``symbols`` (scored by the same query, so the two lists are
     one ranking): a definition the query names is a candidate however long its body is; and
     up to ``document_limit`` more among the blocks of ``documents`` (raw doc terms), the
-    files the query names.
+    files the query names, an equal share from each.
 
     ``symbol_reach`` is ``(window, factor)``: a definition joins only if its score times
     ``factor`` (the ranking's definition prior) reaches the ``window``-th best score, i.e.
@@ -157,9 +157,12 @@ def lexical_search(
         found += _more(snapshot, restricted(symbols=symbols), symbol_limit, floor, found)
     if documents and document_limit > 0:
         # The files the query names by path: their best blocks are candidates however the
-        # rest of the query scores them.
-        named = restricted(documents=documents)
-        found += _more(snapshot, named, document_limit, -math.inf, found)
+        # rest of the query scores them, shared out between the files (a traceback names
+        # five, and the one whose words the query says most would take every place).
+        named = list(documents)[:document_limit]
+        share = -(-document_limit // len(named))
+        for document in named:
+            found += _more(snapshot, restricted(documents=[document]), share, -math.inf, found)
     return _resolve(snapshot, found)
 
 

@@ -41,6 +41,7 @@ from scriptorium.ranking.signals import (
     asked_text,
     auxiliary_kind,
     block_tokens,
+    qualifies,
     query_names,
 )
 from scriptorium.text import best_line, query_terms, tokenize
@@ -211,16 +212,20 @@ class Pipeline:
         self.document_evidence(query, candidates)
         auxiliary = settings.auxiliary_factor
         asked = asked_kinds(asked_text(query.text, settings)) if auxiliary != 1.0 else frozenset()
+        pasted = settings.is_pasted(query.text)
         named = (
             query_names(
                 query.text,
                 identifiers_only=settings.definition_identifiers_only,
+                identifiers_first=settings.identifier_terms_first
+                and settings.is_pasted(query.text),
                 limit=settings.max_query_terms,
             )
             if settings.definition_factor != 1.0
             else frozenset()
         )
-        pasted_docs = settings.long_query_docs_factor if settings.is_pasted(query.text) else 1.0
+        pasted_docs = settings.long_query_docs_factor if pasted else 1.0
+        qualified = settings.qualified_definition_factor
         kept = []
         for cand in candidates:
             meta = cand.document.meta
@@ -253,8 +258,13 @@ class Pipeline:
                     cand.adjust("auxiliary", auxiliary, kind)
             if query.files and (cand.source, cand.document.path) in query.files:
                 cand.adjust("named-file", settings.named_file_factor, "the query names this file")
+                if (cand.source, cand.document.path) == query.last_file:
+                    cand.adjust("last-named-file", settings.last_file_factor, "named last")
             if named and cand.block.symbol and cand.block.symbol.casefold() in named:
-                cand.adjust("definition", settings.definition_factor, "defines a queried name")
+                if qualified != 1.0 and qualifies(cand.block, named):
+                    cand.adjust("definition", qualified, "defines a name the query qualifies")
+                else:
+                    cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:
                 block = cand.block
                 block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))

@@ -80,6 +80,9 @@ class RankingSettings:
     # first ones, or (``frequent_query_terms``) the ones it says most often.
     max_query_terms: int = MAX_QUERY_TERMS
     frequent_query_terms: bool = False
+    # For a pasted text (longer than long_query_chars) with more terms than that, the terms of
+    # its identifier-like words are kept first (and its names for the definition prior).
+    identifier_terms_first: bool = False
     # A term the query says n times weighs 1 + this x ln(n) in BM25 (a pasted issue text
     # repeats the name it is about); 0 is off.
     query_term_frequency: float = 0.0
@@ -94,11 +97,20 @@ class RankingSettings:
     # issue text, traceback or program is about the code it quotes more often than about a
     # page; 1.0 is off.
     long_query_docs_factor: float = 0.5
+    # Factor (instead of definition_factor) for code blocks whose qualified name the query
+    # spells out (``Plotter._finalize_figure``): as specific as a file's path; 1.0 is off.
+    qualified_definition_factor: float = 1.5
+    # Whether a query's HTML comments are left out of the search: in a pasted issue text they
+    # are the template's hidden prompts, which match the template and contributing pages.
+    drop_html_comments: bool = True
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
     named_file_factor: float = 1.5
     named_file_candidates: int = 10
+    # Further factor for the file a query names last when it names two or more: in a
+    # traceback the innermost frame, where the error was raised; 1.0 is off.
+    last_file_factor: float = 1.3
     # Whether dotted module names (``sphinx.util.inspect``) name files, besides paths.
     named_modules: bool = False
     # Fraction of query terms the best result must contain before the answer is trusted.
@@ -178,11 +190,16 @@ _HELP = {
     "directive_factor": "factor for documentation blocks that render API reference from code "
     "(mkdocstrings ::: directives)",
     "definition_factor": "factor for code blocks that define a name the query spells out",
+    "qualified_definition_factor": "factor, instead of definition_factor, for code blocks whose "
+    "qualified name (Class.method, ns::fn) the query spells out; 1.0 is off",
     "definition_candidates": "extra lexical candidates among code blocks defining a name the "
     "query spells out (with definition_factor above 1); 0 is off",
     "max_query_terms": "most distinct query terms searched for",
     "frequent_query_terms": "when a query has more terms than max_query_terms, keep the ones it "
     "says most often rather than the first ones",
+    "identifier_terms_first": "for a query over long_query_chars with more than max_query_terms "
+    "terms, keep those of its identifier-like words first (code spans, snake_case, dotted, "
+    "camelCase)",
     "query_term_frequency": "weigh a term the query says n times by 1 + this x ln(n) (0 is off)",
     "identifier_term_weight": "factor for query terms from identifier-like words (code spans, "
     "snake_case, dotted names, camelCase); 1.0 is off",
@@ -190,6 +207,8 @@ _HELP = {
     "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
     "named_file_candidates": "extra lexical candidates among the blocks of files the query "
     "names (with named_file_factor above 1); 0 is off",
+    "last_file_factor": "further factor for the file a query names last of two or more (a "
+    "traceback's innermost frame); 1.0 is off",
     "named_modules": "whether dotted module names in a query (a.b.c) name files for "
     "named_file_factor, besides file paths",
     "long_query_chars": "query_term_frequency, identifier_term_weight and auxiliary_asks short "
@@ -197,6 +216,8 @@ _HELP = {
     "longer than this many characters (0: to every query)",
     "long_query_docs_factor": "factor for documentation results of queries longer than "
     "long_query_chars (a pasted issue text or traceback); 1.0 is off",
+    "drop_html_comments": "leave a query's HTML comments (<!-- -->, an issue template's hidden "
+    "prompts) out of the search",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "

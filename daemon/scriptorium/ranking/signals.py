@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Callable
 
-from scriptorium.domain.model import Candidate, Query
+from scriptorium.domain.model import Block, Candidate, Query
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.text import counted_query_terms, tokenize
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
@@ -25,6 +25,7 @@ _AUX_DIRS = {
     "release-notes": "changelog", "whatsnew": "changelog", "whats_new": "changelog",
     "whats-new": "changelog", "announce": "changelog", "changelog.d": "changelog",
     "newsfragments": "changelog", ".github": "meta", ".gitlab": "meta",
+    "blog": "blog", "blogs": "blog", "_posts": "blog",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py)"
@@ -40,13 +41,15 @@ _AUX_WORDS = {
     "generated": ("generated", "generate"),
     "changelog": ("changelog", "release", "releases", "changes", "history", "news"),
     "meta": ("github", "gitlab", "workflow", "workflows"),
+    "blog": ("blog", "blogs", "announcement", "announcing", "announced"),
 }
 
 
 @functools.lru_cache(maxsize=65_536)
 def auxiliary_kind(path: str) -> str:
-    """Whether a path holds tests, fixtures, vendored or generated code, a changelog or
-    repository meta files (and which), or "" for library code and docs."""
+    """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
+    (dated posts, mostly release announcements) or repository meta files (and which), or ""
+    for library code and docs."""
     *dirs, name = path.casefold().split("/")
     for part in dirs:
         kind = _AUX_DIRS.get(part)
@@ -128,7 +131,11 @@ def identifier_words(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1024)
 def query_names(
-    text: str, *, identifiers_only: bool = False, limit: int = MAX_QUERY_TERMS
+    text: str,
+    *,
+    identifiers_only: bool = False,
+    identifiers_first: bool = False,
+    limit: int = MAX_QUERY_TERMS,
 ) -> frozenset[str]:
     """The names a query spells out, case-folded: its words and identifiers kept whole, and
     each segment of a dotted or path-like one (``app.include_router`` → ``include_router``).
@@ -136,10 +143,12 @@ def query_names(
     Stopwords are left out, so "how to get a user" does not ask for a definition of ``to``;
     with ``identifiers_only`` only the words :func:`identifier_words` picks count, so "write
     a plugin" does not ask for one of ``write``. Like query terms, at most ``limit`` of them,
-    in the order they appear.
+    in the order they appear (with ``identifiers_first``, those words first, then the rest).
     """
     if identifiers_only:
         text = " ".join(identifier_words(text))
+    elif identifiers_first:
+        text = " ".join(identifier_words(text)) + " " + text
     names: dict[str, None] = {}
     for name in tokenize(text, split_identifiers=False):
         names[name] = None
@@ -148,6 +157,13 @@ def query_names(
         if len(names) >= limit:
             break
     return frozenset(list(names)[:limit])
+
+
+def qualifies(block: Block, named: frozenset[str]) -> bool:
+    """Whether the query spells out a definition by its qualified name (``Plotter.finalize``,
+    ``ns::Type::method``) rather than by its last segment alone: as specific as a path."""
+    qualified = block.anchor
+    return bool(qualified) and qualified != block.symbol and qualified.casefold() in named
 
 
 def weighted_terms(
@@ -161,12 +177,16 @@ def weighted_terms(
     ``long_query_chars``.
     """
     options = settings.token_options()
+    limit = settings.max_query_terms
+    first = settings.identifier_terms_first and settings.is_pasted(text)
     counted = counted_query_terms(
         text,
-        limit=settings.max_query_terms,
+        limit=len(text) + 1 if first else limit,
         frequent_first=settings.frequent_query_terms,
         **options,
     )
+    if first and len(counted) > limit:
+        counted = _identifiers_first(text, counted, limit, options, settings.frequent_query_terms)
     terms = tuple(term for term, _ in counted)
     by_count = settings.query_term_frequency
     identifier = settings.identifier_term_weight
@@ -178,6 +198,26 @@ def weighted_terms(
         for term, count in counted
     )
     return terms, weights if any(w != 1.0 for w in weights) else ()
+
+
+def _identifiers_first(
+    text: str,
+    counted: list[tuple[str, int]],
+    limit: int,
+    options: dict[str, bool],
+    frequent: bool,
+) -> list[tuple[str, int]]:
+    """At most ``limit`` of a long text's terms: those of its identifier-like words first (a
+    pasted issue names ``Plotter._finalize_figure`` after a hundred words of prose), then the
+    others first-seen (or most said, with ``frequent``); kept in first-seen order."""
+    order = {term: index for index, (term, _) in enumerate(counted)}
+    counts = dict(counted)
+    named = dict.fromkeys(t for t in tokenize(" ".join(identifier_words(text)), **options))
+    rest = [term for term in counts if term not in named]
+    if frequent:
+        rest.sort(key=lambda term: (-counts[term], order[term]))
+    kept = ([t for t in named if t in counts] + rest)[:limit]
+    return [(term, counts[term]) for term in sorted(kept, key=order.__getitem__)]
 
 
 _PATH_WORDS = re.compile(r"[\w.\\/-]+")
@@ -243,6 +283,27 @@ def named_files(
                     found.update(files)
                 break
     return frozenset(found)
+
+
+def last_named(text: str, files: frozenset[tuple[str, str]]) -> tuple[str, str] | None:
+    """Of the files a query names, the one it names last, when it names two or more: in a
+    traceback the innermost frame, where the error was raised (with module names, the last
+    dotted name that picks it)."""
+    if len(files) < 2:
+        return None
+    lowered = text.replace("\\", "/").lower()
+    best, best_at = None, -1
+    for source, path in files:
+        parts = path.lower().split("/")
+        at = -1
+        for start in range(len(parts)):
+            spelled = ["/".join(parts[start:])]
+            if len(parts) - start >= 2 and path.endswith(".py"):
+                spelled.append(".".join(parts[start:]).removesuffix(".py"))  # a module name
+            at = max(at, *(lowered.rfind(form) for form in spelled))
+        if at > best_at:
+            best, best_at = (source, path), at
+    return best
 
 
 def coverage(

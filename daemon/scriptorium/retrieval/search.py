@@ -20,13 +20,13 @@ from scriptorium.limits import (
 )
 from scriptorium.plugins import PluginError, Registry
 from scriptorium.ranking.settings import RankingSettings
-from scriptorium.ranking.signals import weighted_terms
+from scriptorium.ranking.signals import last_named, weighted_terms
 from scriptorium.retrieval.answer import Answerer, new_outcome
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import is_listing
-from scriptorium.text import clip_at_whitespace
+from scriptorium.text import clip_at_whitespace, without_html_comments
 
 
 class SearchService:
@@ -56,7 +56,8 @@ class SearchService:
                 f"query is {len(received)} characters; at most {MAX_QUERY_CHARS} are accepted"
                 f" (of a long query, the first {SEARCHED_QUERY_CHARS} are searched)"
             )
-        text = clip_at_whitespace(received, SEARCHED_QUERY_CHARS)
+        visible = without_html_comments(received) if self.ranking.drop_html_comments else received
+        text = clip_at_whitespace(visible, SEARCHED_QUERY_CHARS)
         if not text.isprintable():
             text = "".join(ch if ch.isprintable() or ch.isspace() else " " for ch in text)
         mode_name = params.mode or "default"
@@ -76,11 +77,13 @@ class SearchService:
         )
         corpora = frozenset(params.kinds) or frozenset({Corpus.DOCS, Corpus.CODE})
         terms, weights = weighted_terms(text, self.ranking)
+        files = self.local.named_files(text)
         return Query(
             text=text,
             terms=terms,
             weights=weights,
-            files=self.local.named_files(text),
+            files=files,
+            last_file=last_named(text, files) if self.ranking.last_file_factor != 1.0 else None,
             top_k=top_k,
             snippet_lines=snippet,
             corpora=corpora,
@@ -91,6 +94,7 @@ class SearchService:
             token_budget=params.token_budget,
             explain=params.explain,
             received_chars=len(received),
+            hidden_chars=len(received) - len(visible),
         )
 
     def query_from(

@@ -7,6 +7,7 @@ from scriptorium.text.normalize import (
     collapse_whitespace,
     normalize,
     split_lines,
+    without_html_comments,
 )
 from scriptorium.text.preview import preview
 from scriptorium.text.snippets import best_line, code_snippet, doc_snippet
@@ -40,4 +41,5 @@ __all__ = [
     "token_set",
     "tokenize",
     "trim_to_tokens",
+    "without_html_comments",
 ]

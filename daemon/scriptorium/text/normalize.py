@@ -11,9 +11,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["clip_at_whitespace", "collapse_whitespace", "nfkc", "normalize"]
+__all__ = [
+    "clip_at_whitespace",
+    "collapse_whitespace",
+    "nfkc",
+    "normalize",
+    "without_html_comments",
+]
 
 _LAST_WORD = re.compile(r"\s\S*\Z")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
 def nfkc(text: str) -> str:
@@ -28,6 +35,18 @@ def normalize(text: str) -> str:
     if text.isascii():
         return text.lower()
     return nfkc(text).casefold()
+
+
+def without_html_comments(text: str) -> str:
+    """The text without its HTML comments (``<!-- ... -->``), each replaced by a space.
+
+    Markdown renders them invisible; in a pasted issue text they are the template's hidden
+    prompts ("Please be sure to check out our contributing guidelines"), words the writer
+    never wrote about the problem. An unclosed ``<!--`` is left as it is.
+    """
+    if "<!--" not in text:
+        return text
+    return _HTML_COMMENT.sub(" ", text)
 
 
 def clip_at_whitespace(text: str, limit: int) -> str:
