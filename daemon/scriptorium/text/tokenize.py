@@ -203,7 +203,7 @@ def _analyse(
     if not raw.isascii() and _CJK_START_RE.match(raw):
         if len(raw) == 1 or not bigrams:
             return tuple(raw)
-        return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
+        return tuple(map(str.__add__, raw, raw[1:]))  # the bigrams raw[i : i + 2], in C
     if not split or (
         raw.isalpha() and (raw.islower() or (raw.isascii() and (raw.istitle() or raw.isupper())))
     ):
