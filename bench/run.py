@@ -31,6 +31,8 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * build MB/s per code language and configuration format (``bench/languages.py``), once per
   run, next to the same bytes cut into line windows (skipped with ``--no-languages``).
 * build MB/s per documentation format against plain Markdown (``bench/formats.py``).
+* a real large tree, tldr-pages at a pinned commit from a local mirror (``bench/realtree.py``):
+  Markdown build MB/s, cold start, RSS after start, Search p50; skipped without the mirror.
 * the HTTP/JSON API's Search latency against the gRPC call on one daemon, as ratios
   (``bench/http_cost.py``), at the scales named by ``--http-scales``.
 * the docs through a three-node OpenSearch cluster beside the local index (``bench/cluster.py``:
@@ -78,6 +80,7 @@ from bench.measure import (  # noqa: E402
 from bench.memory import across_scales, cache_bound  # noqa: E402
 from bench.queries import QUERIES, eval_queries  # noqa: E402
 from bench.ranking_cost import ranking_cost, render_ranking_cost  # noqa: E402
+from bench.realtree import DEFAULT_MIRROR, real_tree, render_real_tree  # noqa: E402
 from bench.targets import check  # noqa: E402
 from bench.tracing import pb_stub, render_tracing, tracing_overhead  # noqa: E402
 from scriptorium.launcher import daemon_command  # noqa: E402
@@ -426,6 +429,13 @@ def main(argv: list[str] | None = None) -> int:
         default=2.0,
         help="MB indexed per documentation format (bench/formats.py); 0 skips it",
     )
+    parser.add_argument(
+        "--real-tree-mirror",
+        type=Path,
+        default=DEFAULT_MIRROR,
+        help="folder of bare git mirrors holding tldr-pages+tldr/repo (bench/realtree.py)",
+    )
+    parser.add_argument("--no-real-tree", action="store_true", help="skip the real large tree")
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
     args.http_scales = set(_scales(args.http_scales))
@@ -450,6 +460,9 @@ def main(argv: list[str] | None = None) -> int:
             results["languages"] = languages_bench(work, args.quick, build)
         if args.formats_megabytes > 0:
             results["formats"] = doc_formats(work, args.formats_megabytes)
+        if not args.no_real_tree:
+            log("real large tree")
+            results["real_tree"] = real_tree(work / "real-tree", args.real_tree_mirror, build)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     across_scales(results["scales"])
@@ -474,6 +487,8 @@ def render(results: dict) -> str:
     lines += render_summary(results["scales"])
     lines += ["", *render_languages(results.get("languages", {}))]
     lines += render_formats(results.get("formats", {}))
+    if "real_tree" in results:
+        lines += ["", *render_real_tree(results["real_tree"])]
     return "\n".join(lines)
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from scriptorium.blocks.extractors import ExtractorChain
+from scriptorium.sources.base import SourceConfig, SourceContext
 from scriptorium.text.markdown import _heading_text, _indent, fenced_code_spans, parse_headings
 from scriptorium.text.slugs import github_slug, strip_inline_markup
 from scriptorium.text.tokenize import tokenize
+from scriptorium_plugins.markdown.extractor import MarkdownExtractor
 from scriptorium_plugins.markdown.frontmatter import parse_front_matter
 
 tokenize_module = __import__("scriptorium.text.tokenize", fromlist=["_word_tokens"])
@@ -122,3 +125,75 @@ def test_front_matter_is_found_only_at_the_very_start():
     assert (meta.title, lines, raw) == ("T", 3, {"title": "T"})
     assert parse_front_matter("body\n---\ntitle: T\n---\n")[1:] == (0, {})
     assert parse_front_matter("----\ntitle: T\n---\n")[1:] == (0, {})
+
+
+# -- a build's per-document and per-file short cuts ------------------------------------------------
+
+
+def test_a_documents_tokens_are_each_blocks_own_on_the_fastapi_pages():
+    """A build tokenizes a page's path field and repeated heading texts once per document;
+    every block must still get exactly what tokenizing it alone gives."""
+    from scriptorium.index.fields import block_tokens, document_tokens
+    from scriptorium.ranking.settings import RankingSettings
+    from scriptorium_plugins.markdown.source import MarkdownSource
+    from tests.support.daemon import CORPUS
+
+    options = RankingSettings().token_options()
+    context = SourceContext(extractors=ExtractorChain([MarkdownExtractor()]))
+    blocks = 0
+    for lang in ("en", "ja", "zh"):
+        config = SourceConfig(name=lang, kind="markdown", root=CORPUS / "docs" / lang / "docs")
+        source = MarkdownSource(config, context)
+        for stat in source.list_files():
+            doc = source.load(stat.path)
+            if doc is None:
+                continue
+            page = source.page_location(doc.path)
+            expected = tuple(block_tokens(doc, b, page, options) for b in doc.blocks)
+            assert document_tokens(doc, page, options) == expected, stat.path
+            blocks += len(expected)
+    assert blocks > 4000
+
+
+@pytest.mark.parametrize("run", ["検索", "検索エンジン", "查询参数的类型", "𠀀𠀁𠀂かな"])
+def test_cjk_runs_give_every_two_character_window(run):
+    assert tokenize(run) == [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def test_a_symlink_into_a_sibling_that_shares_the_roots_name_is_refused(tmp_path):
+    """The root check compares resolved strings: ``docs-private`` is not inside ``docs``."""
+    from scriptorium.sources.base import PathEscapeError
+    from scriptorium_plugins.markdown.source import MarkdownSource
+
+    root, sibling = tmp_path / "docs", tmp_path / "docs-private"
+    (root / "guide").mkdir(parents=True)
+    sibling.mkdir()
+    (sibling / "secret.md").write_text("# Secret\n", "utf-8")
+    (root / "guide/page.md").write_text("# Page\n", "utf-8")
+    (root / "leak.md").symlink_to(sibling / "secret.md")
+    (root / "alias.md").symlink_to(root / "guide/page.md")
+    context = SourceContext(extractors=ExtractorChain([MarkdownExtractor()]))
+    source = MarkdownSource(SourceConfig(name="d", kind="markdown", root=root), context)
+    with pytest.raises(PathEscapeError):
+        source.resolve_path("leak.md")
+    assert source.resolve_path("alias.md") == (root / "guide/page.md").resolve()
+    assert source.resolve_path("./guide//page.md") == (root / "guide/page.md").resolve()
+    assert source.resolve_path("") == root.resolve()
+
+
+def test_the_vitepress_rule_is_remembered_per_folder_not_per_source(tmp_path):
+    """Two sites' folders under one root: each page gets its own folder's rule."""
+    from scriptorium.text.slugs import github_slug
+    from scriptorium_plugins.markdown.mdx import vitepress_slug
+    from scriptorium_plugins.markdown.source import MarkdownSource
+
+    (tmp_path / "site/.vitepress").mkdir(parents=True)
+    (tmp_path / "site/guide").mkdir()
+    (tmp_path / "plain/guide").mkdir(parents=True)
+    context = SourceContext(extractors=ExtractorChain([MarkdownExtractor()]))
+    source = MarkdownSource(SourceConfig(name="d", kind="markdown", root=tmp_path), context)
+    assert source.slug_rule("site/guide/a.md") is vitepress_slug
+    assert source.slug_rule("plain/guide/a.md") is github_slug
+    assert source.slug_rule("site/guide/b.md") is vitepress_slug
+    assert source.slug_rule("plain/guide/b.md") is github_slug
+    assert source.slug_rule("top.md") is github_slug

@@ -14,14 +14,42 @@ from scriptorium.text.tokenize import tokenize
 Tokens = tuple[str, str, str]
 
 
+def _heading_text(block: Block) -> str:
+    text = " ".join(block.section_path)
+    if block.symbol:
+        text += " " + block.symbol
+    return text
+
+
+def _path_text(doc: SourceDocument, page: str) -> str:
+    return f"{page} {doc.meta.title or ''}"
+
+
 def block_tokens(
     doc: SourceDocument, block: Block, page: str, options: Mapping[str, bool]
 ) -> Tokens:
     """``(body, heading, path)`` tokens of ``block``; ``page`` is the document's page location."""
     body = " ".join(tokenize(block.body, **options))
-    heading_text = " ".join(block.section_path)
-    if block.symbol:
-        heading_text += " " + block.symbol
-    heading = " ".join(tokenize(heading_text, **options))
-    path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", **options))
+    heading = " ".join(tokenize(_heading_text(block), **options))
+    path = " ".join(tokenize(_path_text(doc, page), **options))
     return body, heading, path
+
+
+def document_tokens(
+    doc: SourceDocument, page: str, options: Mapping[str, bool]
+) -> tuple[Tokens, ...]:
+    """:func:`block_tokens` of every block of ``doc``, in order, for a build.
+
+    The page field is the same for every block and sibling blocks share heading texts, so
+    each distinct text is tokenized once per document rather than once per block.
+    """
+    path = " ".join(tokenize(_path_text(doc, page), **options))
+    headings: dict[str, str] = {}
+    out = []
+    for block in doc.blocks:
+        text = _heading_text(block)
+        heading = headings.get(text)
+        if heading is None:
+            heading = headings[text] = " ".join(tokenize(text, **options))
+        out.append((" ".join(tokenize(block.body, **options)), heading, path))
+    return tuple(out)

@@ -27,7 +27,7 @@ from typing import Any
 
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
-from scriptorium.index.fields import Tokens, block_tokens
+from scriptorium.index.fields import Tokens, document_tokens
 from scriptorium.sources.base import PathEscapeError, Source, SourceConfig, SourceContext
 
 log = logging.getLogger(__name__)
@@ -79,8 +79,7 @@ def load_files(
         if doc is None:
             out.append(Loaded(None))
             continue
-        page = source.page_location(doc.path)
-        out.append(Loaded(doc, tuple(block_tokens(doc, b, page, options) for b in doc.blocks)))
+        out.append(Loaded(doc, document_tokens(doc, source.page_location(doc.path), options)))
     return out
 
 

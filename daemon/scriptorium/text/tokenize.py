@@ -203,7 +203,7 @@ def _analyse(
     if not raw.isascii() and _CJK_START_RE.match(raw):
         if len(raw) == 1 or not bigrams:
             return tuple(raw)
-        return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
+        return tuple(map(str.__add__, raw, raw[1:]))  # the bigrams raw[i : i + 2], in C
     if not split or (
         raw.isalpha() and (raw.islower() or (raw.isascii() and (raw.istitle() or raw.isupper())))
     ):
@@ -216,8 +216,13 @@ def _analyse(
         tokens = [raw.casefold(), *(run.casefold() for run in _LETTER_RUN_RE.findall(raw))]
     else:
         tokens = _word_tokens(raw)
-    if drop_stopwords and len(tokens) == 1 and tokens[0] in STOPWORDS:
-        return ()
+    if len(tokens) == 1:  # most runs: the same filters without building lists
+        token = tokens[0]
+        if (drop_stopwords and token in STOPWORDS) or len(token) > MAX_TOKEN_CHARS:
+            return ()
+        if stem and token.isascii() and token.isalpha():
+            token = _stem_word(token)
+        return (token,)
     kept = [t for t in tokens if len(t) <= MAX_TOKEN_CHARS]
     if stem:
         kept = [_stem_word(t) if t.isascii() and t.isalpha() else t for t in kept]

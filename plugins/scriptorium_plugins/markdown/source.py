@@ -59,6 +59,7 @@ class MarkdownSource(LocalTreeSource):
         self._anchors = str(config.options.get("anchors", "auto"))
         self._toctree = bool(config.options.get("toctree", True))
         self._vitepress_dirs: dict[Path, bool] = {}
+        self._vitepress_folders: dict[str, bool] = {}
         self._scanned = False
 
     def _project_of(self, relpath: str) -> tuple[Project, str] | None:
@@ -95,6 +96,15 @@ class MarkdownSource(LocalTreeSource):
 
     def _under_vitepress(self, relpath: str) -> bool:
         """Whether a folder between the file and a little above the root holds ``.vitepress``."""
+        # Remembered per folder of the root: a build asks once per file, and the walk up
+        # in ``Path`` objects cost more than cutting a small page.
+        key = relpath.rpartition("/")[0]
+        found = self._vitepress_folders.get(key)
+        if found is None:
+            found = self._vitepress_folders[key] = self._vitepress_above(relpath)
+        return found
+
+    def _vitepress_above(self, relpath: str) -> bool:
         folder = (self.root / relpath).parent
         stop = self.root
         for _ in range(_ABOVE_ROOT):
