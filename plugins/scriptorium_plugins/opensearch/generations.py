@@ -181,6 +181,10 @@ def _push_once(
             raise PushError(f"{len(refused)} documents were refused by the cluster")
         _check_shards(client, index, fill_replicas)
         client.indices.refresh(index=index, request_timeout=timeout + 10)
+        # Committed to disk before the replicas are added: a replica then copies the segment
+        # files, where an unflushed primary would have it replay every write from the translog
+        # (indexing every block a second time).
+        client.indices.flush(index=index, request_timeout=max(timeout, 120.0) + 10)
         stored = client.count(index=index)["count"]
         expected = counts["documents"] + counts["blocks"]
         if stored != expected:
