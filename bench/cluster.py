@@ -1,6 +1,12 @@
 """The scaled corpus's documentation through an OpenSearch cluster, beside the local index.
 
     python bench/cluster.py [--scale 1] [--quick]      (or: bench/run.py --cluster-scales 100)
+    python bench/cluster.py --scale 100 --corpus DIR --local-state DIR --heap 1g
+
+``--corpus`` names a scaled corpus made before (``bench/corpus.py``'s layout) instead of making
+one; ``--local-state`` a state directory for the local index that is kept between runs (a
+second run loads the generation the first built instead of building it again: its build
+figure is then the first run's, stored beside it).
 
 Same run, same machine, same documents (the English, Japanese and Chinese docs): a local
 Markdown index against a three-node cluster (``tests/support/opensearch_cluster.py``) holding
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -46,7 +53,7 @@ def _tables(corpus: Path, kind: str, hosts: list[str]) -> str:
         if kind == "opensearch":
             hosts_list = json.dumps(hosts)
             out += f'hosts = {hosts_list}\nalias = "bench-{name}"\ntimeout_seconds = 60\n'
-            out += "replicas = 1\nshards = 2\n"
+            out += "replicas = 1\n"
     return out
 
 
@@ -56,6 +63,28 @@ def _timed(command: list[str]) -> tuple[float, str]:
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:5])} failed: {done.stderr[-2000:]}")
     return time.perf_counter() - started, done.stdout
+
+
+def _cluster_cpu(cluster: Cluster) -> float:
+    """CPU seconds the cluster's JVMs have used so far (every process under its folder)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if str(cluster.folder).encode() not in (proc / "cmdline").read_bytes():
+                continue
+            fields = (proc / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _search_figures(daemons: list[Daemon], n: int, seconds: float) -> dict:
@@ -75,10 +104,19 @@ def _search_figures(daemons: list[Daemon], n: int, seconds: float) -> dict:
     return measured
 
 
-def cluster_bench(scale: int, work: Path, quick: bool) -> dict:
+def cluster_bench(
+    scale: int,
+    work: Path,
+    quick: bool,
+    corpus: Path | None = None,
+    local_state: Path | None = None,
+    heap: str = "512m",
+) -> dict:
     """Push, search and throughput figures for one scale, beside the local index's."""
     n, seconds = (50, 2.0) if quick else (300, 6.0)
-    corpus = make_scaled_corpus(CORPUS, work / f"cluster-corpus-x{scale}", scale)
+    made = corpus is None
+    if corpus is None:
+        corpus = make_scaled_corpus(CORPUS, work / f"cluster-corpus-x{scale}", scale)
     markdown_bytes = sum(
         p.stat().st_size for name in LANGS for p in (corpus / "docs" / name / "docs").rglob("*.md")
     )
@@ -87,24 +125,39 @@ def cluster_bench(scale: int, work: Path, quick: bool) -> dict:
     out: dict = {"scale": scale, "markdown_mb": round(mb, 2)}
     local_cfg = work / "cluster-local.toml"
     local_cfg.write_text(_tables(corpus, "markdown", []), "utf-8")
-    state = work / "cluster-local-state"
-    build_s, _ = _timed(
-        [*scriptorium, "index", "build", "--config", str(local_cfg), "--state-dir", str(state)]
-    )
-    out["local_build"] = {"seconds": round(build_s, 2), "mb_per_s": round(mb / build_s, 3)}
-    cluster = Cluster(size=3).start()
+    state = local_state or work / "cluster-local-state"
+    built = state / "bench-build.json"
+    if built.exists():
+        out["local_build"] = json.loads(built.read_text("utf-8"))
+    else:
+        before = _children_cpu()
+        build_s, _ = _timed(
+            [*scriptorium, "index", "build", "--config", str(local_cfg), "--state-dir", str(state)]
+        )
+        out["local_build"] = {
+            "seconds": round(build_s, 2),
+            "mb_per_s": round(mb / build_s, 3),
+            "cpu_s_per_mb": round((_children_cpu() - before) / mb, 2),
+        }
+        built.write_text(json.dumps(out["local_build"]), "utf-8")
+    cluster = Cluster(size=3, heap=f"-Xms{heap} -Xmx{heap}").start()
     daemons: list[Daemon] = []
     try:
         remote_cfg = work / "cluster-remote.toml"
         remote_cfg.write_text(_tables(corpus, "opensearch", cluster.hosts), "utf-8")
+        cluster_cpu, client_cpu = _cluster_cpu(cluster), _children_cpu()
         push_s, pushed = _timed(
             [*scriptorium, "index", "push", "--config", str(remote_cfg), "--format", "json"]
         )
         summaries = json.loads(pushed)
+        # CPU seconds per MB beside the wall clock: on a shared machine the wall clock measures
+        # the share of the cores the push got as much as the push.
         out["push"] = {
             "seconds": round(push_s, 2),
             "mb_per_s": round(mb / push_s, 3),
             "blocks": sum(s["blocks"] for s in summaries.values()),
+            "client_cpu_s_per_mb": round((_children_cpu() - client_cpu) / mb, 2),
+            "cluster_cpu_s_per_mb": round((_cluster_cpu(cluster) - cluster_cpu) / mb, 2),
         }
         out["push_over_local_build"] = ratio(
             out["push"]["mb_per_s"], out["local_build"]["mb_per_s"]
@@ -133,7 +186,8 @@ def cluster_bench(scale: int, work: Path, quick: bool) -> dict:
         for daemon in daemons:
             daemon.terminate()
         cluster.stop()
-        shutil.rmtree(corpus, ignore_errors=True)
+        if made:
+            shutil.rmtree(corpus, ignore_errors=True)
     return out
 
 
@@ -145,7 +199,8 @@ def render_cluster(c: dict) -> list[str]:
         f"cluster x{c['scale']} ({c['markdown_mb']} MB of docs, 3 nodes, 1 replica)",
         f"  push             {c['push']['seconds']} s ({c['push']['mb_per_s']} MB/s, "
         f"{c['push']['blocks']} blocks); local build {c['local_build']['mb_per_s']} MB/s "
-        f"({c['push_over_local_build']}x)",
+        f"({c['push_over_local_build']}x); CPU s/MB {c['push'].get('client_cpu_s_per_mb')} "
+        f"client, {c['push'].get('cluster_cpu_s_per_mb')} cluster",
         f"  search p50/p99   {remote['p50_ms']} / {remote['p99_ms']} ms with the re-rank; local "
         f"{local['p50_ms']} / {local['p99_ms']} ms ({c['cluster_p50_over_local']}x p50)",
         f"  16 callers       {remote['search_per_s_16']}/s one daemon, "
@@ -159,10 +214,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--corpus", type=Path, help="a scaled corpus made before")
+    parser.add_argument("--local-state", type=Path, help="the local index's state, kept")
+    parser.add_argument("--heap", default="512m", help="each node's JVM heap")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="scriptorium-cluster-bench-"))
     try:
-        result = cluster_bench(args.scale, work, args.quick)
+        result = cluster_bench(
+            args.scale, work, args.quick, args.corpus, args.local_state, args.heap
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["load_average"] = list(os.getloadavg())

@@ -37,6 +37,7 @@ from scriptorium.grpc.status import resolution_from_error
 from scriptorium.index import schema as index_schema
 from scriptorium.index.builder import doc_version
 from scriptorium.index.fields import block_tokens
+from scriptorium.index.parallel import helper_count, load_streaming
 from scriptorium.index.searcher import FieldWeights, build_query
 from scriptorium.plugins import hookimpl
 from scriptorium.ranking.modes import RankingMode
@@ -93,6 +94,8 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceDocument",
     "doc_version",
     "block_tokens",
+    "helper_count",
+    "load_streaming",
     # sources and extractors
     "BlockExtractor",
     "Key",

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,6 +213,92 @@ def test_a_push_under_way_is_never_seen_half_written(cluster: Cluster, tmp_path:
     finally:
         release.touch()
         daemon.terminate()
+
+
+def cluster_put(cluster: Cluster, path: str, body: dict) -> object:
+    request = urllib.request.Request(
+        f"http://{cluster.hosts[0]}/{path}",
+        data=json.dumps(body).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        return json.loads(reply.read())
+
+
+def serving(cluster: Cluster, alias: str) -> list[str]:
+    return [a["index"] for a in cluster_get(cluster, f"_cat/aliases/{alias}?format=json")]
+
+
+def test_a_second_pusher_of_the_same_source_is_refused_while_one_writes(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    root = tree(tmp_path / "pages", marker="alphamarker")
+    cfg = config(tmp_path / "c.toml", root, cluster.hosts, "t-lock", bulk_actions=10)
+    first = pushed(cfg)["index"]
+    tree(root, marker="betamarker")
+    release = tmp_path / "release"
+    holder = push(cfg, {FAULT_PAUSE: f"opensearch.push.bulk={release}"})
+    try:
+        assert wait_for(lambda: reached_marker(release).exists(), timeout=120), "mid-load"
+        second = push(cfg)
+        _, err = second.communicate(timeout=300)
+        assert second.returncode == 1
+        assert "another push of t-lock is under way" in err and "Traceback" not in err
+        # The refused pusher made no index: the first generation and the holder's own.
+        indices = cluster_get(cluster, "_cat/indices/t-lock-*?format=json")
+        assert len(indices) == 2 and serving(cluster, "t-lock") == [first]
+    finally:
+        release.touch()
+    out, err = holder.communicate(timeout=300)
+    assert holder.returncode == 0, err
+    written = json.loads(out)["docs"]
+    assert serving(cluster, "t-lock") == [written["index"]]
+    # Whole, refreshed and replicated before the alias moved to it.
+    settings = cluster_get(cluster, f"{written['index']}/_settings")[written["index"]]
+    assert settings["settings"]["index"]["number_of_replicas"] == "1"
+    assert "refresh_interval" not in settings["settings"]["index"]
+    health = cluster_get(cluster, f"_cluster/health/{written['index']}")
+    assert health["status"] == "green"
+    # The lock is released: the next push takes it.
+    assert pushed(cfg)["index"] != written["index"]
+
+
+def test_a_dead_pushers_lock_holds_until_it_expires(cluster: Cluster, tmp_path: Path) -> None:
+    cfg = config(tmp_path / "c.toml", tree(tmp_path / "pages"), cluster.hosts, "t-expiry")
+    first = pushed(cfg)["index"]
+    lock = "scriptorium_push_locks/_doc/t-expiry?refresh=true"
+    now = time.time()
+    cluster_put(cluster, lock, {"owner": "gone:1", "acquired_at": now, "expires_at": now + 600})
+    proc = push(cfg)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1 and "gone:1" in err
+    assert serving(cluster, "t-expiry") == [first]
+    cluster_put(cluster, lock, {"owner": "gone:1", "acquired_at": now, "expires_at": now - 1})
+    assert pushed(cfg)["index"] != first
+
+
+def test_tls_and_auth_keys_reach_the_client(cluster: Cluster, tmp_path: Path) -> None:
+    """The test cluster has no security plugin, so this checks the keys are passed through, not
+    a secured cluster: TLS spoken to its plain-HTTP nodes fails the push in one sentence, and a
+    username without its password variable is refused before any call."""
+    root = tree(tmp_path / "pages")
+    tls = config(tmp_path / "tls.toml", root, cluster.hosts, "t-tls", use_ssl=True)
+    proc = push(tls)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1 and "no node of" in err and "Traceback" not in err
+    assert cluster_get(cluster, "_cat/indices/t-tls-*?format=json") == []
+    auth = config(
+        tmp_path / "auth.toml",
+        root,
+        cluster.hosts,
+        "t-auth",
+        username="reader",
+        password_env="SCRIPTORIUM_TEST_UNSET_PASSWORD",
+    )
+    proc = push(auth)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and "password_env" in err and "Traceback" not in err
 
 
 def test_a_node_killed_mid_load_loses_no_block_and_fails_no_search(

@@ -166,3 +166,38 @@ def test_workers_with_other_extractors_refuse_and_the_build_runs_here(
     assert any("differ" in message for message in messages), messages
     serial, _ = build(tmp_path, corpus, "serial", workers=1, registry=registry)
     assert fingerprint(engine) == fingerprint(serial)
+
+
+def test_streaming_loads_hand_back_every_file_once_as_a_serial_load_would(
+    tmp_path, corpus, monkeypatch
+):
+    """What a push sends: chunks from a helper process and from this one, in any order."""
+    from scriptorium.sources.base import SourceConfig, SourceContext
+
+    registry = load_registry()
+    config = SourceConfig(name="en", kind="markdown", root=corpus / "docs", options={})
+    source = registry.source_factory("markdown")(
+        config, SourceContext(extractors=registry.extractor_chain)
+    )
+    items = [("en", stat.path) for stat in source.list_files()]
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 3)  # several chunks: both processes take some
+    options = {}
+    serial = dict(zip(items, parallel.load_files({"en": source}, items, options), strict=True))
+    fallbacks: list[str] = []
+    streamed = [
+        pair
+        for chunk in parallel.load_streaming(
+            items,
+            sources={"en": source},
+            options=options,
+            fingerprint=registry.extractor_chain.fingerprint,
+            helpers=1,
+            on_fallback=fallbacks.append,
+        )
+        for pair in chunk
+    ]
+    assert not fallbacks
+    assert sorted(item for item, _ in streamed) == sorted(items)
+    for item, loaded in streamed:
+        assert loaded.doc is not None and loaded.tokens == serial[item].tokens
+        assert [b.body for b in loaded.doc.blocks] == [b.body for b in serial[item].doc.blocks]

@@ -127,7 +127,7 @@ def cmd_index_push(args: argparse.Namespace) -> int:
     for source in targets:
         source.bind(RemoteContext(ranking=ranking, state_dir=Path(settings.state_dir or ".")))
         try:
-            summaries[source.name] = source.push(build_reader)
+            summaries[source.name] = source.push(build_reader, settings.build_workers)
         except Exception as exc:  # one sentence per source; the alias still names the old one
             failed = True
             print(f"scriptorium: error: push of {source.name!r} failed: {exc}", file=sys.stderr)

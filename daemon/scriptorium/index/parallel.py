@@ -19,7 +19,7 @@ import logging
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -194,3 +194,66 @@ def load_shared(
 
 def _names(items: Sequence[Item]) -> list[str]:
     return list(dict.fromkeys(name for name, _ in items))
+
+
+def load_streaming(
+    items: Sequence[Item],
+    *,
+    sources: Mapping[str, Source],
+    options: Mapping[str, bool],
+    fingerprint: str,
+    helpers: int,
+    on_fallback: Callable[[str], None] = lambda why: None,
+) -> Iterator[list[tuple[Item, Loaded]]]:
+    """``load_shared`` for a writer that sends as it goes (a push): each chunk as soon as it is
+    loaded, in no set order, so the caller encodes and sends one while the helpers load the
+    next, and never holds the whole tree. With no helpers (or none that start) this process
+    loads every chunk itself."""
+    chunks = [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+    front, back = 0, len(chunks) - 1
+    pending: dict[Future, int] = {}
+    pool: ProcessPoolExecutor | None = None
+    if helpers:
+        try:
+            pool = ProcessPoolExecutor(
+                max_workers=helpers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_helper,
+                initargs=([sources[n].config for n in _names(items)], dict(options), fingerprint),
+            )
+        except (OSError, ValueError) as exc:
+            on_fallback(str(exc))
+
+    def here(index: int) -> list[tuple[Item, Loaded]]:
+        return list(zip(chunks[index], load_files(sources, chunks[index], options), strict=True))
+
+    try:
+        while front <= back or pending:
+            ready = [f for f in pending if f.done()]
+            for future in ready:
+                index = pending.pop(future)
+                try:
+                    yield list(zip(chunks[index], future.result(), strict=True))
+                except (BrokenProcessPool, _ForeignPlugins) as exc:
+                    on_fallback(str(exc))
+                    if pool is not None:
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        pool = None
+                    lost = [index, *pending.values()]
+                    pending.clear()
+                    for left in lost:
+                        yield here(left)
+                    break
+            while pool is not None and front <= back and len(pending) < 2 * helpers:
+                pending[pool.submit(_load_chunk, chunks[front])] = front
+                front += 1
+            if ready:
+                continue
+            if front <= back:
+                index, back = back, back - 1
+                yield here(index)
+            elif pending:
+                wait(pending, return_when=FIRST_COMPLETED)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

@@ -10,6 +10,7 @@ as a local fetch would and a hit's ref, location and version are those of a loca
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -104,10 +105,15 @@ def _meta_json(meta: DocMeta) -> dict[str, Any]:
 
 
 def actions(
-    doc: SourceDocument, page: str, generation: str, options: dict[str, bool]
+    doc: SourceDocument,
+    page: str,
+    generation: str,
+    options: dict[str, bool],
+    tokens: Sequence[tuple[str, str, str]] = (),
 ) -> list[dict[str, Any]]:
     """The bulk actions writing one document: its page and each of its blocks (``generation``
-    is set again by the writer, which names the index)."""
+    is set again by the writer, which names the index). ``tokens`` are the blocks' tokens
+    when a loading process made them already."""
     version = doc_version(doc)
     page_doc = {
         "type": PAGE,
@@ -129,7 +135,9 @@ def actions(
     }
     out = [{"_id": page_id(doc.path), "_source": page_doc}]
     for position, block in enumerate(doc.blocks):
-        body, heading, path = block_tokens(doc, block, page, options)
+        body, heading, path = (
+            tokens[position] if tokens else block_tokens(doc, block, page, options)
+        )
         out.append(
             {
                 "_id": block_id(doc.path, position),

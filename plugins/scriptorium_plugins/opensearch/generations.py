@@ -12,20 +12,27 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opensearchpy import OpenSearch, helpers
 
 from scriptorium.plugin import fault_pause
 from scriptorium_plugins.opensearch.documents import MAPPING
+from scriptorium_plugins.opensearch.locking import DEFAULT_LOCK_SECONDS, PushLock
 
 log = logging.getLogger(__name__)
 
-BULK_CHUNK_DOCS = 500
+BULK_CHUNK_DOCS = 1000
 BULK_CHUNK_BYTES = 8 * 1024 * 1024
+# How long a bulk request waits for a shard's primary (one moving after a node left).
+BULK_WAIT = "30s"
+# Bulk requests in flight at once: one indexed while the next is cut and encoded.
+BULK_THREADS = 2
 RESEND_ROUNDS = 5
 
 
@@ -84,41 +91,113 @@ def push(
     keep: int,
     timeout: float,
     chunk: int = BULK_CHUNK_DOCS,
+    fill_replicas: int = 0,
+    threads: int = BULK_THREADS,
+    lock_seconds: float = DEFAULT_LOCK_SECONDS,
 ) -> PushSummary:
     """Write one generation from ``batches()`` (each batch the bulk actions of one document).
 
-    ``batches`` is called again to re-send what the cluster refused (a node lost mid-load:
-    a primary moving answers 503 for a moment); ids make a re-sent action overwrite itself.
+    The index fills with ``fill_replicas`` replicas and no refreshes (each replica would index
+    every block again, each refresh cut a segment), then gets its ``replicas``, is refreshed and
+    waited on until every copy is active: only then is the alias moved. A fill without replicas
+    that loses a node loses shards: the push then starts over once with every replica placed
+    before the first write (a node lost then costs a promotion, never a shard). One push per
+    alias at a time: the lock (``locking``) refuses a second pusher.
     """
+    plan = _Plan(shards, replicas, keep, timeout, chunk, min(fill_replicas, replicas), threads)
+    lock = PushLock(client, alias, lock_seconds).acquire()
+    try:
+        try:
+            return _push_once(client, alias, batches, plan, lock)
+        except ShardsLost as exc:
+            if plan.fill_replicas >= replicas:
+                raise PushError(str(exc)) from None
+            log.warning("%s; writing again with every replica placed first", exc)
+            return _push_once(client, alias, batches, replace(plan, fill_replicas=replicas), lock)
+    finally:
+        lock.release()
+
+
+class ShardsLost(PushError):
+    """A fill without replicas lost a node and with it the shards it held."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    shards: int
+    replicas: int
+    keep: int
+    timeout: float
+    chunk: int
+    fill_replicas: int
+    threads: int
+
+
+def _push_once(
+    client: OpenSearch,
+    alias: str,
+    batches: Callable[[], Iterable[list[dict[str, Any]]]],
+    plan: _Plan,
+    lock: PushLock,
+) -> PushSummary:
+    shards, replicas, keep, timeout = plan.shards, plan.replicas, plan.keep, plan.timeout
+    chunk, fill_replicas, threads = plan.chunk, plan.fill_replicas, plan.threads
     started = time.monotonic()
     index = new_index_name(alias)
     settings = {
         "number_of_shards": shards,
-        "number_of_replicas": replicas,
+        "number_of_replicas": fill_replicas,
         "refresh_interval": "-1",
     }
     client.indices.create(index=index, body={"settings": settings, "mappings": MAPPING})
     counts = {"documents": 0, "blocks": 0, "bytes": 0}
     try:
-        # Every replica started before the first write: a node lost mid-load then only costs
-        # a promotion, never the shard (a replica still recovering cannot take over).
-        _wait_active(client, index, timeout, whole=replicas > 0)
-        refused = _send(client, index, batches(), chunk, timeout, counts)
+        # With replicas to fill, every one started before the first write: a node lost
+        # mid-load then only costs a promotion, never the shard.
+        _wait_active(client, index, timeout, whole=fill_replicas > 0)
+        refused = _send(
+            client, index, batches(), chunk, timeout, counts, threads, lock, fill_replicas
+        )
         for _ in range(RESEND_ROUNDS):
             if not refused:
                 break
+            _check_shards(client, index, fill_replicas)
             log.warning("re-sending %d actions the cluster refused", len(refused))
             _wait_active(client, index, timeout)
-            refused = _send(client, index, batches(), chunk, timeout, None, only=refused)
+            refused = _send(
+                client,
+                index,
+                batches(),
+                chunk,
+                timeout,
+                None,
+                threads,
+                lock,
+                fill_replicas,
+                only=refused,
+            )
         if refused:
+            _check_shards(client, index, fill_replicas)
             raise PushError(f"{len(refused)} documents were refused by the cluster")
-        client.indices.put_settings(index=index, body={"index": {"refresh_interval": "1s"}})
-        client.indices.refresh(index=index)
-        _wait_active(client, index, timeout)
+        _check_shards(client, index, fill_replicas)
+        client.indices.refresh(index=index, request_timeout=timeout + 10)
+        # Committed to disk before the replicas are added: a replica then copies the segment
+        # files, where an unflushed primary would have it replay every write from the translog
+        # (indexing every block a second time).
+        client.indices.flush(index=index, request_timeout=max(timeout, 120.0) + 10)
         stored = client.count(index=index)["count"]
         expected = counts["documents"] + counts["blocks"]
         if stored != expected:
+            _check_shards(client, index, fill_replicas)
             raise PushError(f"index {index} holds {stored} documents, {expected} were written")
+        client.indices.put_settings(
+            index=index,
+            body={"index": {"number_of_replicas": replicas, "refresh_interval": None}},
+        )
+        # The new generation is whole: every primary and, where there are the nodes, every
+        # replica active, before readers are moved to it.
+        _wait_active(client, index, max(timeout, 120.0), whole=replicas > 0)
+        lock.renew()
         swap(client, alias, index)
     except Exception:
         try:
@@ -138,6 +217,41 @@ def push(
     )
 
 
+def _check_shards(client: OpenSearch, index: str, fill_replicas: int) -> None:
+    """Raise ``ShardsLost`` when a fill without replicas has a primary missing (red)."""
+    if fill_replicas:
+        return
+    health = client.cluster.health(index=index, params={"timeout": "5s"}, request_timeout=30)
+    if health.get("status") == "red":
+        raise ShardsLost(f"index {index} lost a shard while it filled (a node left)")
+
+
+class _Shared:
+    """One action stream pulled by several sending threads; the fault pause holds them all."""
+
+    def __init__(self, actions: Iterator[dict[str, Any]]) -> None:
+        self.actions = actions
+        self.lock = threading.Lock()
+        self.paused = False
+        self.stopped = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        with self.lock:
+            if self.stopped:  # another sender failed: the push stops
+                raise StopIteration
+            return next(self.actions)
+
+    def acknowledged(self) -> None:
+        """The first acknowledged chunk, the rest not yet sent: "mid-load" for a test."""
+        with self.lock:
+            if not self.paused:
+                self.paused = True
+                fault_pause("opensearch.push.bulk")
+
+
 def _send(
     client: OpenSearch,
     index: str,
@@ -145,9 +259,13 @@ def _send(
     chunk: int,
     timeout: float,
     counts: dict[str, int] | None,
+    threads: int,
+    lock: PushLock,
+    fill_replicas: int,
     only: set[str] | None = None,
 ) -> set[str]:
-    """Bulk-write the actions (or only those with ids in ``only``); the ids refused."""
+    """Bulk-write the actions (or only those with ids in ``only``) over ``threads`` streams,
+    so the cluster indexes one chunk while the next is cut and encoded; the ids refused."""
 
     def stream() -> Iterator[dict[str, Any]]:
         for batch in batches:
@@ -164,25 +282,37 @@ def _send(
                     counts["bytes"] += len((source.get("document") or {}).get("text") or "")
                 yield {"_index": index, **action}
 
+    shared = _Shared(stream())
     refused: set[str] = set()
-    first = True
-    for ok, item in helpers.streaming_bulk(
-        client,
-        stream(),
-        chunk_size=chunk,
-        max_chunk_bytes=BULK_CHUNK_BYTES,
-        raise_on_error=False,
-        raise_on_exception=False,
-        max_retries=3,
-        request_timeout=timeout,
-    ):
-        if first:
-            # The first chunk is acknowledged, the rest not yet sent: "mid-load" for a test.
-            fault_pause("opensearch.push.bulk")
-            first = False
-        if not ok:
-            op = next(iter(item.values())) if isinstance(item, dict) and item else {}
-            refused.add(str(op.get("_id", "")))
+
+    def sender() -> None:
+        try:
+            for ok, item in helpers.streaming_bulk(
+                client,
+                shared,
+                chunk_size=chunk,
+                max_chunk_bytes=BULK_CHUNK_BYTES,
+                raise_on_error=False,
+                raise_on_exception=False,
+                max_retries=3,
+                request_timeout=timeout,
+                params={"timeout": BULK_WAIT},
+            ):
+                if not shared.paused:
+                    shared.acknowledged()
+                lock.renew()
+                if not ok:
+                    op = next(iter(item.values())) if isinstance(item, dict) and item else {}
+                    refused.add(str(op.get("_id", "")))
+                    # A fill without replicas that lost a primary stops at once.
+                    _check_shards(client, index, fill_replicas)
+        except BaseException:
+            shared.stopped = True
+            raise
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        for future in [pool.submit(sender) for _ in range(max(1, threads))]:
+            future.result()
     return refused
 
 

@@ -7,22 +7,27 @@ them; ``generations.push`` does the writing and the alias swap.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from opensearchpy.exceptions import ConnectionError as ClusterConnectionError
 
-from scriptorium.plugin import SourceConfig
+from scriptorium.plugin import SourceConfig, helper_count, load_streaming
 from scriptorium_plugins.opensearch import generations
 from scriptorium_plugins.opensearch.documents import actions
+from scriptorium_plugins.opensearch.locking import LockHeld
 
 if TYPE_CHECKING:
     from scriptorium_plugins.opensearch.source import OpenSearchSource
 
+log = logging.getLogger(__name__)
+
 
 def push_source(
-    source: OpenSearchSource, build_reader: Callable[[SourceConfig], Any]
+    source: OpenSearchSource, build_reader: Callable[[SourceConfig], Any], workers: int = 0
 ) -> dict[str, Any]:
+    """``workers`` is ``[server] build_workers``: the processes that cut files (0: per core)."""
     config = source.config
     if config.root is None:
         raise ValueError(f"source {source.name!r}: a push needs root (the tree to read)")
@@ -43,12 +48,24 @@ def push_source(
         )
     )
     token_options = source.ranking.token_options()
+    items = [(source.name, stat.path) for stat in reader.list_files()]
+    helpers = helper_count(workers, len(items))
 
     def batches() -> Iterator[list[dict[str, Any]]]:
-        for stat in reader.list_files():
-            doc = reader.load(stat.path)
-            if doc is not None:
-                yield actions(doc, reader.page_location(doc.path), "", token_options)
+        # Cut and tokenized by the local builder's helper processes, chunk by chunk, while
+        # this process encodes and sends what they have returned.
+        for chunk in load_streaming(
+            items,
+            sources={source.name: reader},
+            options=token_options,
+            fingerprint=reader.context.extractors.fingerprint,
+            helpers=helpers,
+            on_fallback=lambda why: log.warning("pushing without helper processes: %s", why),
+        ):
+            for _, loaded in chunk:
+                if loaded.doc is not None:
+                    page = reader.page_location(loaded.doc.path)
+                    yield actions(loaded.doc, page, "", token_options, loaded.tokens)
 
     try:
         summary = generations.push(
@@ -60,7 +77,14 @@ def push_source(
             keep=int(config.options.get("keep_generations", 2)),
             timeout=max(source.timeout, 60.0),
             chunk=int(config.options.get("bulk_actions", generations.BULK_CHUNK_DOCS)),
+            fill_replicas=int(config.options.get("fill_replicas", 0)),
+            threads=int(config.options.get("bulk_threads", generations.BULK_THREADS)),
+            lock_seconds=float(
+                config.options.get("lock_seconds", generations.DEFAULT_LOCK_SECONDS)
+            ),
         )
+    except LockHeld as exc:
+        raise generations.PushError(f"{exc}; nothing was changed") from None
     except ClusterConnectionError:
         raise generations.PushError(
             f"no node of {', '.join(source.hosts)} answered; nothing was changed"

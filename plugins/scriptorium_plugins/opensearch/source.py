@@ -48,6 +48,7 @@ from scriptorium.plugin import (
     skew,
 )
 from scriptorium_plugins.opensearch import fetching, pushing
+from scriptorium_plugins.opensearch.connection import client_for, security_options
 from scriptorium_plugins.opensearch.documents import (
     BLOCK,
     PAGE,
@@ -63,8 +64,6 @@ logging.getLogger("opensearch").setLevel(logging.ERROR)
 
 PAGE_CACHE = 4096
 DF_CACHE = 65536
-# A node restarting or a primary moving: the call is tried again on another node.
-RETRY_STATUSES = (429, 502, 503, 504)
 # Pauses between the tries of a call that met shards moving after a node left.
 TRANSIENT_PAUSES = (0.2, 0.5, 1.0, 2.0)
 
@@ -74,22 +73,6 @@ def unqualify(name: str, location: str) -> str:
     clean = location.strip().strip("/")
     head, sep, rest = clean.partition("/")
     return rest if head.lower() == name.lower() and sep else clean
-
-
-def client_for(hosts: list[str], timeout: float) -> OpenSearch:
-    """A client over every node; a dead node is skipped and the call retried on another."""
-    nodes = []
-    for host in hosts:
-        address, _, port = host.rpartition(":")
-        nodes.append({"host": address or host, "port": int(port) if port.isdigit() else 9200})
-    return OpenSearch(
-        hosts=nodes,
-        timeout=timeout,
-        max_retries=len(nodes) + 1,
-        retry_on_timeout=True,
-        retry_on_status=RETRY_STATUSES,
-        http_compress=False,
-    )
 
 
 class OpenSearchSource(RemoteSource):
@@ -113,7 +96,8 @@ class OpenSearchSource(RemoteSource):
         self.reads = str(config.options.get("reads") or "markdown")
         self.corpus = Corpus.CODE if self.reads == "code" else Corpus.DOCS
         self.timeout = option_number(config, "timeout_seconds", 10.0, minimum=0.1)
-        self.window_size = int(option_number(config, "window", 200, minimum=1))
+        self.security = security_options(config)
+        self.window_size = int(option_number(config, "window", 100, minimum=1))
         self.cooldown = Cooldown(
             option_number(config, "retry_cooldown_seconds", DEFAULT_COOLDOWN_SECONDS, minimum=0)
         )
@@ -122,13 +106,14 @@ class OpenSearchSource(RemoteSource):
         self._df: LRUCache = LRUCache(DF_CACHE)
         self._totals: dict[str, int] = {}
         self._counts: dict[str, tuple[int, int]] = {}
+        self._shards: dict[str, int] = {}
         self._serving = ""
         self._used = False
 
     @property
     def client(self) -> OpenSearch:
         if self._client is None:
-            self._client = client_for(self.hosts, self.timeout)
+            self._client = client_for(self.hosts, self.timeout, self.security)
         return self._client
 
     async def aclose(self) -> None:
@@ -208,7 +193,10 @@ class OpenSearchSource(RemoteSource):
                     "filter": [{"term": {"type": BLOCK}}],
                 }
             },
-            "_source": ["path", "position"],
+            # The re-rank needs only which block: read from doc values, so the fetch phase
+            # never decompresses a block's stored source (its text and tokens).
+            "_source": False,
+            "docvalue_fields": ["path", "position"],
         }
         unknown = self._unknown_terms(query)
         if unknown:
@@ -264,24 +252,37 @@ class OpenSearchSource(RemoteSource):
 
     def _search(self, query: Query) -> list[Candidate]:
         limit = max(self.window_size, self.ranking.candidate_limit(query.top_k))
+        started = time.perf_counter()
+        # Term statistics gathered across shards first (one more round trip per shard) only
+        # where a generation has several: with one shard its own statistics are global.
+        shards = self._shards.get(self._serving, 0)
+        search_type = "query_then_fetch" if shards == 1 else "dfs_query_then_fetch"
         reply = self._transient(
             lambda: self.client.search(
                 index=self.alias,
                 body=self._request(query, limit),
-                params={
-                    "search_type": "dfs_query_then_fetch",
-                    "allow_partial_search_results": "false",
-                },
+                params={"search_type": search_type, "allow_partial_search_results": "false"},
             )
         )
+        searched = time.perf_counter()
         hits = reply["hits"]["hits"]
         index = hits[0]["_index"] if hits else self._serving
+        if hits:
+            self._shards[index] = int(reply.get("_shards", {}).get("total", 0))
         self._note_stats(index, reply.get("aggregations", {}))
-        pages = self._pages_of(index, {h["_source"]["path"] for h in hits})
+        pages = self._pages_of(index, {h["fields"]["path"][0] for h in hits})
+        log.debug(
+            "opensearch source %s: %d hits; search %.1f ms (cluster %s ms), pages %.1f ms",
+            self.name,
+            len(hits),
+            (searched - started) * 1000,
+            reply.get("took"),
+            (time.perf_counter() - searched) * 1000,
+        )
         out: list[Candidate] = []
         for hit in hits:
-            found = pages.get(hit["_source"]["path"])
-            position = int(hit["_source"]["position"])
+            found = pages.get(hit["fields"]["path"][0])
+            position = int(hit["fields"]["position"][0])
             if found is None or position >= len(found.blocks):
                 continue
             if found.corpus not in query.corpora:
@@ -463,6 +464,6 @@ class OpenSearchSource(RemoteSource):
 
     # -- push ----------------------------------------------------------------------------------
 
-    def push(self, build_reader: Callable[[SourceConfig], Any]) -> dict[str, Any]:
+    def push(self, build_reader: Callable[[SourceConfig], Any], workers: int = 0) -> dict[str, Any]:
         """Cut ``root`` as the local ``reads`` kind would and write it as a new generation."""
-        return pushing.push_source(self, build_reader)
+        return pushing.push_source(self, build_reader, workers)
