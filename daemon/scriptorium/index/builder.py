@@ -509,7 +509,13 @@ class Indexer:
             )
             for doc in change.added
         ]
-        docs, blocks = next_tables(tables, current.docs if current else {}, added, change.removed)
+        docs, blocks = next_tables(
+            tables,
+            current.docs if current else {},
+            current.blocks if current else None,
+            added,
+            change.removed,
+        )
         try:
             manifest = self.store.write(
                 parent=base,
@@ -519,6 +525,7 @@ class Indexer:
                 tokens_for=self._tokens_from(tokens),
                 stop=self._build_stopped,
                 pack=lambda: encode_pack([doc.record for doc in docs.values()]),
+                block_table=blocks.encode,
             )
         except GenerationWriteError as exc:
             self._write_failed(exc, scans, base)

@@ -7,16 +7,14 @@ Texts are not held here: a document's text, bodies and lines are read through th
 from __future__ import annotations
 
 import gc
-from array import array
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 import tantivy
 
 from scriptorium.domain.model import Corpus, SourceDocument
+from scriptorium.index.blocktable import BlockTable, CorruptBlockTableError
 from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
 from scriptorium.index.pack import document_record, from_record, stored
 from scriptorium.index.store import CorruptBlobError
@@ -104,7 +102,9 @@ class Snapshot:
             cache = TextCache(store.blobs.texts, DEFAULT_CACHE_BYTES)
         added = [served(doc, manifest, cache) for doc in fresh]
         if previous is not None and removed is not None and manifest.parent == previous.generation:
-            docs, blocks = next_tables(manifest.sources, previous.docs, added, list(removed))
+            docs, blocks = next_tables(
+                manifest.sources, previous.docs, previous.blocks, added, list(removed)
+            )
         else:
             with _no_collection(frozen_after=previous is None):
                 docs, blocks = _full_tables(store, manifest, previous, added, cache)
@@ -158,7 +158,14 @@ def _full_tables(
             raise CorruptBlobError("the document pack does not match the manifest")
         for record in records:
             docs[(record[0], record[1])] = from_record(record, cache)
-        return docs, BlockTable(docs.values())
+        served = list(docs.values())
+        table = store.read_block_table(manifest.generation)
+        if table is None:  # written before generations stored their block table
+            return docs, BlockTable.of(served)
+        try:
+            return docs, BlockTable.decode(table, served)
+        except CorruptBlockTableError as exc:
+            raise CorruptBlobError(f"generation {manifest.generation}: {exc}") from None
     reuse: dict[tuple[str, str], StoredDocument] = previous.docs if previous else {}
     written = {(doc.source, doc.path): doc for doc in added}
     for source_name, source in manifest.sources.items():
@@ -172,84 +179,55 @@ def _full_tables(
                     cache,
                 )
             docs[key] = doc
-    return docs, BlockTable(docs.values())
-
-
-class BlockTable:
-    """Block id -> (document, index) over every block of a generation, without a Python
-    object per block: the ids of all documents' blocks (kept as bytes in their records)
-    joined into one array, a dict from id to its position made in one C call, and each
-    document's first position, searched by bisection. 608,790 blocks load in a fraction of
-    the time a loop over the documents took, and hold no tuple per block."""
-
-    __slots__ = ("_docs", "_positions", "_starts")
-
-    def __init__(self, docs: Iterable[StoredDocument]) -> None:
-        self._docs = list(docs)
-        chunks = [doc.record[11] for doc in self._docs]
-        ids = array("q")
-        ids.frombytes(b"".join(chunks))
-        self._starts = array("q", accumulate((len(c) // 8 for c in chunks), initial=0))
-        self._positions = dict(zip(ids, range(len(ids)), strict=True))
-
-    def get(self, bid: int) -> tuple[StoredDocument, int] | None:
-        position = self._positions.get(bid)
-        if position is None:
-            return None
-        at = bisect_right(self._starts, position) - 1
-        return self._docs[at], position - self._starts[at]
-
-    def __len__(self) -> int:
-        return len(self._positions)
-
-    def __contains__(self, bid: object) -> bool:
-        return bid in self._positions
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._positions)
-
-    def items(self) -> Iterator[tuple[int, tuple[StoredDocument, int]]]:
-        """Every (id, (document, index)), in block order (for tests and tools)."""
-        for at, doc in enumerate(self._docs):
-            for index, bid in enumerate(doc.bids):
-                if self._starts[at] + index == self._positions.get(bid):
-                    yield bid, (doc, index)
-
-    def values(self) -> Iterator[tuple[StoredDocument, int]]:
-        return (value for _, value in self.items())
+    return docs, BlockTable.of(list(docs.values()))
 
 
 def next_tables(
     sources: dict[str, SourceEntry],
     parent_docs: dict[tuple[str, str], StoredDocument],
+    parent_blocks: BlockTable | None,
     added: list[StoredDocument],
     removed: list[tuple[str, str]],
 ) -> tuple[dict[tuple[str, str], StoredDocument], BlockTable]:
-    """The parent's documents with one generation's change applied, and their block table.
+    """The parent's documents and blocks with one generation's change applied.
 
     The document table keeps the manifest's order (the order a full load gives): replaced
     documents keep their place, and only when a path is new is the table put back in order.
-    Made before the generation is written: its document pack is these documents' records.
+    Made before the generation is written: its document pack is these documents' records,
+    its block table this table.
     """
     docs = dict(parent_docs)
     in_order = True
     readded = set()
+    gone: list[StoredDocument] = []
+    came: list[StoredDocument] = []
     for doc in added:
         key = (doc.source, doc.path)
         readded.add(key)
-        if key not in docs:
+        old = docs.get(key)
+        if old is None:
             in_order = False
+        elif old is doc:
+            continue
+        else:
+            gone.append(old)
+        came.append(doc)
         docs[key] = doc
     for key in removed:
         if key not in readded:
-            docs.pop(key, None)
+            old = docs.pop(key, None)
+            if old is not None:
+                gone.append(old)
     if not in_order:
         docs = {
             (name, path): docs[(name, path)]
             for name, source in sources.items()
             for path in source.files
         }
-    return docs, BlockTable(docs.values())
+    served = list(docs.values())
+    if parent_blocks is None:
+        return docs, BlockTable.of(served)
+    return docs, parent_blocks.changed(served, gone, came)
 
 
 @contextmanager
