@@ -47,6 +47,7 @@ def cache_bound(config: Path, state: Path, work: Path, bounds_mb=BOUNDS_MB) -> d
         daemon.start(timeout=900)
         try:
             stub = daemon.stub
+            daemon.wait_caught_up(900)  # the start-up reconcile lands after SERVING
             started = rss_mb(daemon.proc.pid)
             for query in queries:
                 reply = stub.Search(pb.SearchRequest(query=query))

@@ -13,6 +13,7 @@ A pause can be given a ``stop`` callable (a cancellation flag): it then returns 
 says true, so a paused stage still honours cancellation.
 
 Stages: ``build.write`` (a generation's blocks are being written, before its commit),
+``start.catch_up`` (a daemon serves the generation it opened, before its start-up reconcile),
 ``rpc.search``, ``rpc.get_content``, ``rpc.guide`` (inside the handler's worker thread, before
 the work starts).
 """

@@ -226,8 +226,8 @@ def test_corrupt_generation_is_refused_and_previous_one_serves(tmp_path):
     with running([str(docs)], state):
         pass
     write(docs / "b.md", "# Beta\n\nThe bandicoot page.\n")
-    with running([str(docs)], state):
-        pass
+    with running([str(docs)], state) as daemon:
+        daemon.wait_caught_up()  # the edit lands after start-up, as generation 2
     generations = sorted((state / "generations").iterdir())
     assert len(generations) >= 2
     newest = generations[-1]
@@ -240,6 +240,7 @@ def test_corrupt_generation_is_refused_and_previous_one_serves(tmp_path):
     with running([str(docs)], state) as daemon:
         assert "refusing index generation" in daemon.log()
         assert any(loc.startswith("a") for loc in locations(daemon.stub, "aardvark"))
+        daemon.wait_caught_up()  # generation 1 serves first; b.md comes with the catch-up
         assert any(loc.startswith("b") for loc in locations(daemon.stub, "bandicoot"))
         reply = daemon.health.Check(
             health_pb2.HealthCheckRequest(service="scriptorium.v1.RetrievalService")

@@ -14,11 +14,16 @@ from grpc_health.v1 import health_pb2_grpc
 
 from scriptorium.launcher import DaemonProcess, inherit_env
 from scriptorium.v1 import retrieval_pb2_grpc
+from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpora" / "fastapi"
 if not CORPUS.is_dir():  # the CI clone has shared/ beside it; a checkout inside /work too
     CORPUS = Path("/work/shared/corpora/fastapi")
+
+
+# The daemon's log line when its start-up reconcile has landed (index/builder.py).
+CAUGHT_UP = "caught up with disk"
 
 
 def free_port() -> int:
@@ -88,6 +93,13 @@ class Daemon:
             grpc.channel_ready_future(self.channel).result(timeout=timeout)
         except grpc.FutureTimeoutError:
             raise TimeoutError(f"no connection to {self.address}:\n{self.log()}") from None
+
+    def wait_caught_up(self, timeout: float = 120.0) -> None:
+        """Until the start-up reconcile has landed: a daemon serves its newest generation first
+        and compares it with the roots after, so edits made while it was down are searchable
+        only from then on."""
+        if not wait_for(lambda: CAUGHT_UP in self.full_log(), timeout):
+            raise TimeoutError(f"the daemon never caught up with disk:\n{self.log()}")
 
     @property
     def stub(self) -> retrieval_pb2_grpc.RetrievalServiceStub:

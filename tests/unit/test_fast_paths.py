@@ -17,7 +17,7 @@ from scriptorium.domain.outcomes import SearchHit, SearchParams
 from scriptorium.engine.local import LocalEngine
 from scriptorium.grpc import convert
 from scriptorium.index.catalog import MEMO_LIMIT, Snapshot
-from scriptorium.index.generation import GenerationStore, SourceFragments
+from scriptorium.index.generation import GenerationStore, SourceEntry, SourceFragments
 from scriptorium.index.store import BlobStore
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
@@ -355,7 +355,16 @@ def test_manifest_json_is_what_asdict_gives(tmp_path, small_corpus):
     engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
     engine.indexer.load_or_build()
     manifest = engine.indexer.snapshot.manifest
-    expected = dataclasses.asdict(manifest)
+    expected = dataclasses.asdict(dataclasses.replace(manifest, sources={}))
+    expected["sources"] = {  # a source's table decodes on first use: not a dataclass
+        name: {
+            "kind": s.kind,
+            "root": s.root,
+            "fingerprint": s.fingerprint,
+            "files": {p: dataclasses.asdict(f) for p, f in s.files.items()},
+        }
+        for name, s in manifest.sources.items()
+    }
     expected.pop("checksum")
     assert json.dumps(manifest.to_json()) == json.dumps(expected)
 
@@ -373,7 +382,9 @@ def test_manifest_text_is_its_json_with_the_checksum_load_recomputes(tmp_path, s
     # A table kept from the previous generation reuses its fragment; a changed one does not.
     name, source = next(iter(manifest.sources.items()))
     path, entry = next(iter(source.files.items()))
-    manifest.sources[name] = dataclasses.replace(source, files={**source.files})
+    manifest.sources[name] = SourceEntry(
+        source.kind, source.root, source.fingerprint, {**source.files}
+    )
     manifest.sources[name].files[path] = dataclasses.replace(entry, size=entry.size + 1)
     text, checksum = manifest.serialize(fragments)
     assert json.loads(text)["sources"][name]["files"][path]["size"] == entry.size + 1
@@ -451,3 +462,25 @@ def test_results_filled_in_place_serialize_like_keyword_construction():
     assert built.SerializeToString(deterministic=True) == expected.SerializeToString(
         deterministic=True
     )
+
+
+def test_a_start_serves_without_decoding_file_tables_or_making_the_resolver(tmp_path, small_corpus):
+    """Opening a generation decodes no file table and makes no resolver: the counts
+    ListSources reports come from the raw tables, and the catch-up decodes and makes them."""
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    settings = load_settings(config, state_dir=str(tmp_path / "state"))
+    built = LocalEngine(settings, load_registry())
+    built.indexer.load_or_build()
+    expected = {r.name: (r.document_count, r.block_count, r.bytes) for r in built.list_sources()}
+    engine = LocalEngine(settings, load_registry())
+    assert engine.indexer.open_newest()
+    tables = engine.indexer.snapshot.manifest.sources.values()
+    assert all(table._files is None for table in tables if len(table))
+    assert engine.indexer._resolver is None
+    reports = engine.list_sources()
+    assert {r.name: (r.document_count, r.block_count, r.bytes) for r in reports} == expected
+    assert all(table._files is None for table in tables if len(table))
+    assert engine.indexer.catch_up() is None  # nothing changed on disk
+    assert engine.indexer._resolver is not None
+    assert all(table._files is not None for table in tables if len(table))
+    assert {r.state for r in engine.list_sources()} == {"ready"}

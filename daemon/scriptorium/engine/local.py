@@ -116,6 +116,7 @@ class LocalEngine(Engine):
         self.watch = Watch(self.catalog.local, self.indexer, settings, self._stopping)
         self._loading: asyncio.Future | None = None
         self._watch_task: asyncio.Task | None = None
+        self._catch_up_task: asyncio.Task | None = None
         self._ready = False
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -125,23 +126,53 @@ class LocalEngine(Engine):
         return self._ready
 
     async def start(self) -> None:
-        # A cancelled task cannot stop the worker thread the build runs in: the build is
-        # shielded from it, and ``stop`` cancels the build itself and waits for it to end.
-        loading = self._loading = asyncio.ensure_future(
-            asyncio.to_thread(self.indexer.load_or_build)
-        )
+        """Ready as soon as a generation serves; the roots are compared with it afterwards.
+
+        With a valid generation on disk the daemon serves it at once and the start-up
+        reconcile runs in the background (``_catch_up``), landing like any update; without
+        one the first build runs here and the daemon is ready when it has landed.
+        """
+        if await self._shielded(self.indexer.open_newest):
+            self._ready = True
+            self._catch_up_task = asyncio.create_task(self._catch_up(), name="scriptorium-catch-up")
+            return
+        await self._shielded(self.indexer.reconcile)
+        self._ready = True
+        self._start_watch()
+
+    async def _shielded(self, work):
+        """``work`` in a thread, shielded from cancellation: a cancelled task cannot stop the
+        worker thread, so ``stop`` cancels the build itself and waits for it to end."""
+        loading = self._loading = asyncio.ensure_future(asyncio.to_thread(work))
         try:
-            await asyncio.shield(loading)
+            return await asyncio.shield(loading)
         finally:
             if loading.done():  # its outcome reached the caller; stop has nothing to wait for
                 self._loading = None
-        self._ready = True
+
+    async def _catch_up(self) -> None:
+        """The start-up reconcile after serving, then the watch (which follows its listing)."""
+        try:
+            await asyncio.to_thread(self.indexer.catch_up)
+        except BuildCancelled:
+            return  # a shutdown; reconcile has said so
+        except Exception as exc:
+            # Reported per source too (ListSources); the served generation keeps serving.
+            log.error("catching up with disk failed, the served generation keeps serving: %s", exc)
+        if not self._stopping.is_set():
+            self._start_watch()
+
+    def _start_watch(self) -> None:
         if self.settings.watch:
             self._watch_task = asyncio.create_task(self.watch.run(), name="scriptorium-watch")
 
     async def stop(self) -> None:
         self._stopping.set()
         self.indexer.cancel_builds()
+        if self._catch_up_task is not None:
+            # Not cancelled: its thread ends at the build's next checkpoint, then the task.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._catch_up_task
         if self._watch_task is not None:
             self._watch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -251,15 +282,16 @@ class LocalEngine(Engine):
         for source in self.catalog.local:
             state = self.indexer.states[source.name]
             entry = snapshot.manifest.sources.get(source.name) if snapshot else None
-            files = entry.files if entry else {}
+            # Counted without decoding the file table (a start serves before it is decoded).
+            blocks, size = entry.totals() if entry is not None else (0, 0)
             staleness = time.time() - state.last_scan_ok if state.last_scan_ok else 0.0
             reports.append(
                 SourceReport(
                     name=source.name,
                     kind=source.config.kind,
                     state=state.state,
-                    document_count=len(files),
-                    block_count=sum(f.blocks for f in files.values()),
+                    document_count=len(entry) if entry is not None else 0,
+                    block_count=blocks,
                     generation=snapshot.generation if snapshot else 0,
                     indexed_at=datetime.fromtimestamp(state.indexed_at, UTC)
                     if state.indexed_at
@@ -267,7 +299,7 @@ class LocalEngine(Engine):
                     last_error=state.last_error,
                     source_class=source.source_class,
                     root=str(source.config.root or ""),
-                    bytes=sum(f.size for f in files.values()),
+                    bytes=size,
                     corpus=source.corpus,
                     staleness_seconds=round(staleness, 3),
                     build_files_total=state.build_files_total,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from scriptorium.domain.model import Corpus, SourceDocument
+from scriptorium.index.blocktable import BlockTable, CorruptBlockTableError
 from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
 from scriptorium.index.pack import document_record, from_record, stored
 from scriptorium.index.store import CorruptBlobError
@@ -33,7 +34,7 @@ class Snapshot:
     index: tantivy.Index
     searcher: tantivy.Searcher
     docs: dict[tuple[str, str], StoredDocument]
-    blocks: dict[int, tuple[StoredDocument, int]]
+    blocks: BlockTable
     # Values derived from blocks at request time (locations, ref ids, URLs in ``memo``; texts
     # prepared for previews in ``texts``). They depend only on the block and the source
     # configuration, so they live as long as this generation.
@@ -115,7 +116,7 @@ class Snapshot:
         store: GenerationStore,
         manifest: Manifest,
         docs: dict[tuple[str, str], StoredDocument],
-        blocks: dict[int, tuple[StoredDocument, int]],
+        blocks: BlockTable,
         cache: TextCache,
     ) -> Snapshot:
         """The snapshot of a written generation whose tables are already made."""
@@ -148,7 +149,7 @@ def _full_tables(
     previous: Snapshot | None,
     added: list[StoredDocument],
     cache: TextCache,
-) -> tuple[dict[tuple[str, str], StoredDocument], dict[int, tuple[StoredDocument, int]]]:
+) -> tuple[dict[tuple[str, str], StoredDocument], BlockTable]:
     """Every document of a generation: from its pack, else the previous snapshot and blobs."""
     records = store.read_pack(manifest.generation)
     docs: dict[tuple[str, str], StoredDocument] = {}
@@ -157,7 +158,14 @@ def _full_tables(
             raise CorruptBlobError("the document pack does not match the manifest")
         for record in records:
             docs[(record[0], record[1])] = from_record(record, cache)
-        return docs, _block_table(docs, None)
+        served = list(docs.values())
+        table = store.read_block_table(manifest.generation)
+        if table is None:  # written before generations stored their block table
+            return docs, BlockTable.of(served)
+        try:
+            return docs, BlockTable.decode(table, served)
+        except CorruptBlockTableError as exc:
+            raise CorruptBlobError(f"generation {manifest.generation}: {exc}") from None
     reuse: dict[tuple[str, str], StoredDocument] = previous.docs if previous else {}
     written = {(doc.source, doc.path): doc for doc in added}
     for source_name, source in manifest.sources.items():
@@ -171,71 +179,55 @@ def _full_tables(
                     cache,
                 )
             docs[key] = doc
-    return docs, _block_table(docs, previous)
+    return docs, BlockTable.of(list(docs.values()))
 
 
 def next_tables(
     sources: dict[str, SourceEntry],
     parent_docs: dict[tuple[str, str], StoredDocument],
-    parent_blocks: dict[int, tuple[StoredDocument, int]],
+    parent_blocks: BlockTable | None,
     added: list[StoredDocument],
     removed: list[tuple[str, str]],
-) -> tuple[dict[tuple[str, str], StoredDocument], dict[int, tuple[StoredDocument, int]]]:
+) -> tuple[dict[tuple[str, str], StoredDocument], BlockTable]:
     """The parent's documents and blocks with one generation's change applied.
 
     The document table keeps the manifest's order (the order a full load gives): replaced
     documents keep their place, and only when a path is new is the table put back in order.
-    Made before the generation is written: its document pack is these documents' records.
+    Made before the generation is written: its document pack is these documents' records,
+    its block table this table.
     """
     docs = dict(parent_docs)
-    blocks = dict(parent_blocks)
-
-    def drop_blocks(old: StoredDocument) -> None:
-        for bid in old.bids:
-            blocks.pop(bid, None)
-
     in_order = True
     readded = set()
+    gone: list[StoredDocument] = []
+    came: list[StoredDocument] = []
     for doc in added:
         key = (doc.source, doc.path)
         readded.add(key)
         old = docs.get(key)
         if old is None:
             in_order = False
-        elif old is not doc:
-            drop_blocks(old)
+        elif old is doc:
+            continue
+        else:
+            gone.append(old)
+        came.append(doc)
         docs[key] = doc
-        for i, bid in enumerate(doc.bids):
-            blocks[bid] = (doc, i)
     for key in removed:
         if key not in readded:
             old = docs.pop(key, None)
             if old is not None:
-                drop_blocks(old)
+                gone.append(old)
     if not in_order:
         docs = {
             (name, path): docs[(name, path)]
             for name, source in sources.items()
             for path in source.files
         }
-    return docs, blocks
-
-
-def _block_table(
-    docs: dict[tuple[str, str], StoredDocument], previous: Snapshot | None
-) -> dict[int, tuple[StoredDocument, int]]:
-    """Block id -> (document, index), starting from the previous table when there is one."""
-    reuse = previous.docs if previous else {}
-    blocks: dict[int, tuple[StoredDocument, int]] = dict(previous.blocks) if previous else {}
-    for key, old in reuse.items():
-        if docs.get(key) is not old:
-            for bid in old.bids:
-                blocks.pop(bid, None)
-    for key, doc in docs.items():
-        if reuse.get(key) is not doc:
-            for i, bid in enumerate(doc.bids):
-                blocks[bid] = (doc, i)
-    return blocks
+    served = list(docs.values())
+    if parent_blocks is None:
+        return docs, BlockTable.of(served)
+    return docs, parent_blocks.changed(served, gone, came)
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from scriptorium import faults
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
 from scriptorium.index import schema as S
+from scriptorium.index.blocktable import BLOCK_TABLE_FILE
 from scriptorium.index.failures import (
     CorruptGenerationError,
     GenerationWriteError,
@@ -258,6 +259,14 @@ class GenerationStore:
         except CorruptPackError as exc:
             raise CorruptGenerationError(f"generation {generation}: {exc}") from None
 
+    def read_block_table(self, generation: int) -> bytes | None:
+        """A verified generation's stored block table; None when it was written without one
+        (its checksum was checked with the index files)."""
+        try:
+            return (self.generation_dir(generation) / "index" / BLOCK_TABLE_FILE).read_bytes()
+        except FileNotFoundError:
+            return None
+
     def open_index(self, generation: int) -> tantivy.Index:
         return tantivy.Index.open(str(self.generation_dir(generation) / "index"))
 
@@ -273,6 +282,7 @@ class GenerationStore:
         tokens_for,
         stop: Callable[[], bool] | None = None,
         pack: Callable[[], bytes] | None = None,
+        block_table: Callable[[], bytes] | None = None,
     ) -> Manifest:
         """Write a new generation = ``parent`` + ``change``; returns its verified manifest.
 
@@ -282,7 +292,8 @@ class GenerationStore:
         ``BuildCancelled`` at its next document or before its commit, leaving nothing behind;
         a file-system failure ends it with ``GenerationWriteError``, likewise. ``pack()``
         gives the generation's document pack (see ``index/pack.py``), written beside the
-        tantivy files and checksummed with them.
+        tantivy files and checksummed with them; ``block_table()`` likewise gives its block
+        table (``index/blocktable.py``).
         """
         with self.writing():
             return self._write(
@@ -293,6 +304,7 @@ class GenerationStore:
                 tokens_for=tokens_for,
                 stop=stop,
                 pack=pack,
+                block_table=block_table,
             )
 
     def _write(
@@ -305,6 +317,7 @@ class GenerationStore:
         tokens_for,
         stop: Callable[[], bool] | None = None,
         pack: Callable[[], bytes] | None = None,
+        block_table: Callable[[], bytes] | None = None,
     ) -> Manifest:
         existing = self.complete_generations()
         generation = max(existing[0] if existing else 0, self._retired) + 1
@@ -336,6 +349,8 @@ class GenerationStore:
                 finished.wait_merging_threads()
             if pack is not None:
                 (index_dir / PACK_FILE).write_bytes(pack())
+            if block_table is not None:
+                (index_dir / BLOCK_TABLE_FILE).write_bytes(block_table())
             index_files = {}
             for path in sorted(index_dir.rglob("*")):
                 if path.is_file() and path.name not in _LOCK_FILES:
@@ -429,7 +444,7 @@ class GenerationStore:
     @staticmethod
     def _link_index(src: Path, dst: Path) -> None:
         for path in src.iterdir():
-            if path.is_file() and path.name not in _LOCK_FILES and path.name != PACK_FILE:
+            if path.is_file() and path.name not in _LOCK_FILES | {PACK_FILE, BLOCK_TABLE_FILE}:
                 os.link(path, dst / path.name)
 
     @staticmethod

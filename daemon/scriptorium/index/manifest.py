@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from scriptorium.index import schema as S
 
@@ -25,12 +26,67 @@ class FileEntry:
     blocks: int
 
 
-@dataclass(slots=True)
+_DECODING = threading.Lock()
+
+
 class SourceEntry:
-    kind: str
-    root: str
-    fingerprint: str
-    files: dict[str, FileEntry] = field(default_factory=dict)
+    """One source's part of a manifest: what it is, and its file table (path -> entry).
+
+    A table read from a manifest stays in the form JSON gave it until ``files`` is first
+    asked for: a cold start serves without it (the start-up reconcile decodes it after), and
+    its counts come from the raw form. Tables are never changed once a generation holds them.
+    """
+
+    __slots__ = ("_files", "_raw", "_totals", "fingerprint", "kind", "root")
+
+    def __init__(
+        self,
+        kind: str,
+        root: str,
+        fingerprint: str,
+        files: dict[str, FileEntry] | None = None,
+        *,
+        raw: dict[str, dict] | None = None,
+    ) -> None:
+        self.kind, self.root, self.fingerprint = kind, root, fingerprint
+        self._files = files if files is not None or raw is not None else {}
+        self._raw = raw if files is None else None
+        self._totals: tuple[int, int] | None = None
+
+    @property
+    def files(self) -> dict[str, FileEntry]:
+        files = self._files
+        if files is None:
+            with _DECODING:  # one decoded table, the same object for every thread
+                files = self._files
+                if files is None:
+                    raw = self._raw or {}
+                    files = {p: FileEntry(**f) for p, f in raw.items()}
+                    self._files, self._raw = files, None
+        return files
+
+    @files.setter
+    def files(self, files: dict[str, FileEntry]) -> None:
+        self._files, self._raw, self._totals = files, None, None
+
+    def __len__(self) -> int:
+        """How many files the table holds (without decoding it)."""
+        raw = self._raw
+        return len(raw) if raw is not None else len(self.files)
+
+    def totals(self) -> tuple[int, int]:
+        """(blocks, bytes) over every file, without decoding a raw table."""
+        totals = self._totals
+        if totals is None:
+            raw = self._raw
+            if raw is not None:
+                values = raw.values()
+                totals = (sum(f["blocks"] for f in values), sum(f["size"] for f in values))
+            else:
+                files = self.files.values()
+                totals = (sum(f.blocks for f in files), sum(f.size for f in files))
+            self._totals = totals
+        return totals
 
 
 # The order of a manifest's fields in its file (the checksum follows them).
@@ -108,11 +164,11 @@ class Manifest:
 
     @property
     def document_count(self) -> int:
-        return sum(len(s.files) for s in self.sources.values())
+        return sum(len(s) for s in self.sources.values())
 
     @property
     def block_count(self) -> int:
-        return sum(f.blocks for s in self.sources.values() for f in s.files.values())
+        return sum(s.totals()[0] for s in self.sources.values())
 
     def to_json(self) -> dict:
         """The manifest as JSON data, without its checksum (what ``asdict`` gives, built by
@@ -176,7 +232,7 @@ class Manifest:
                 kind=s["kind"],
                 root=s["root"],
                 fingerprint=s["fingerprint"],
-                files={p: FileEntry(**f) for p, f in s["files"].items()},
+                raw=s["files"],
             )
             for name, s in data["sources"].items()
         }
