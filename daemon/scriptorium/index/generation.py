@@ -37,6 +37,7 @@ from scriptorium.index.failures import (
     megabytes,
     write_failure,
 )
+from scriptorium.index.files import fsync_dir, linked_digest, sha256_file
 from scriptorium.index.locks import exclusive_lock
 from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     FORMAT_VERSION,
@@ -58,48 +59,6 @@ _PREFIX = "gen-"
 _TMP_PREFIX = ".tmp-"
 _LOCK_FILES = {".tantivy-writer.lock", ".tantivy-meta.lock"}
 WRITER_LOCK = "writer.lock"
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _linked_digest(
-    stat: os.stat_result, rel: str, parent: Manifest | None, parent_dir: Path | None
-) -> str | None:
-    """The parent's recorded checksum of ``rel`` when this file is a hard link of the parent's.
-
-    Tantivy never rewrites a segment file in place, so a linked file holds what the parent's
-    manifest recorded; most of an incremental update's files are such links. Should the shared
-    file have been damaged since, the recorded checksum still exposes it at the next load.
-    """
-    if parent is None or parent_dir is None:
-        return None
-    recorded = parent.index_files.get(rel)
-    if not recorded or recorded[0] != stat.st_size:
-        return None
-    try:
-        linked = os.stat(parent_dir / rel)
-    except OSError:
-        return None
-    if (linked.st_ino, linked.st_dev) != (stat.st_ino, stat.st_dev):
-        return None
-    return recorded[1]
 
 
 def block_id(source: str, path: str, content_hash: str, index: int) -> int:
@@ -235,7 +194,7 @@ class GenerationStore:
         for rel, (size, digest) in manifest.index_files.items():
             path = gen_dir / "index" / rel
             try:
-                if path.stat().st_size != size or _sha256_file(path) != digest:
+                if path.stat().st_size != size or sha256_file(path) != digest:
                     raise CorruptGenerationError(
                         f"generation {generation}: index file {rel} fails its checksum"
                     )
@@ -356,8 +315,8 @@ class GenerationStore:
                 if path.is_file() and path.name not in _LOCK_FILES:
                     rel = path.relative_to(index_dir).as_posix()
                     stat = path.stat()
-                    digest = _linked_digest(stat, rel, parent, self._index_dir(parent))
-                    index_files[rel] = [stat.st_size, digest or _sha256_file(path)]
+                    digest = linked_digest(stat, rel, parent, self._index_dir(parent))
+                    index_files[rel] = [stat.st_size, digest or sha256_file(path)]
             manifest = Manifest(
                 generation=generation,
                 created_at=time.time(),
@@ -379,9 +338,9 @@ class GenerationStore:
                 handle.write(hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
-            _fsync_dir(tmp)
+            fsync_dir(tmp)
             os.rename(tmp, self.generation_dir(generation))
-            _fsync_dir(self.generations_dir)
+            fsync_dir(self.generations_dir)
             self._manifests[generation] = manifest
         except BaseException as exc:
             if writer is not None:
