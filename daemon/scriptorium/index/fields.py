@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scriptorium.domain.model import Block, SourceDocument
+from scriptorium.text.features import encode_features
 from scriptorium.text.tokenize import tokenize
 
 Tokens = tuple[str, str, str]
+# What the index gets of a block: its tokens and its ranking features (``text/features.py``).
+Indexed = tuple[str, str, str, bytes]
 
 
 def block_tokens(
@@ -25,3 +28,13 @@ def block_tokens(
     heading = " ".join(tokenize(heading_text, **options))
     path = " ".join(tokenize(f"{page} {doc.meta.title or ''}", **options))
     return body, heading, path
+
+
+def indexed_fields(
+    doc: SourceDocument, block: Block, page: str, options: Mapping[str, bool]
+) -> Indexed:
+    """``block_tokens`` and the block's stored ranking features, made in one place."""
+    features = encode_features(
+        block.body, block.section_path, doc.path, tuple(sorted(options.items()))
+    )
+    return (*block_tokens(doc, block, page, options), features)

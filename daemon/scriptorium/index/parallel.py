@@ -27,7 +27,7 @@ from typing import Any
 
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
-from scriptorium.index.fields import Tokens, block_tokens
+from scriptorium.index.fields import Indexed, indexed_fields
 from scriptorium.sources.base import PathEscapeError, Source, SourceConfig, SourceContext
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class Loaded:
     """One file as loaded for a build: the document (None if unreadable) and its tokens."""
 
     doc: SourceDocument | None
-    tokens: tuple[Tokens, ...] = ()
+    tokens: tuple[Indexed, ...] = ()
 
 
 def helper_count(setting: int, files: int) -> int:
@@ -80,7 +80,7 @@ def load_files(
             out.append(Loaded(None))
             continue
         page = source.page_location(doc.path)
-        out.append(Loaded(doc, tuple(block_tokens(doc, b, page, options) for b in doc.blocks)))
+        out.append(Loaded(doc, tuple(indexed_fields(doc, b, page, options) for b in doc.blocks)))
     return out
 
 

@@ -44,20 +44,50 @@ from scriptorium.ranking.signals import (
     query_names,
 )
 from scriptorium.text import best_line, query_terms, tokenize
+from scriptorium.text.features import CJK as _CJK
+from scriptorium.text.features import cjk_head, has_directive, word_set
 from scriptorium.text.snippets import ScreenMemo
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-# A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
-# the API reference from the code's docstrings at build time.
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
-_WORDS = re.compile(r"\w+")
-_DIRECTIVE = re.compile(r"^:::[ \t]*[A-Za-z_][\w.]*", re.M)
 
 
 @functools.lru_cache(maxsize=65_536)
 def renders_from_code(body: str) -> bool:
     """Whether a documentation block pulls its content from code (remembered per body)."""
-    return ":::" in body and _DIRECTIVE.search(body) is not None
+    return has_directive(body)
+
+
+# What the ranking reads of a candidate's body: the features the index stores for the block
+# when it has them (``text/features.py``), else the body itself, read through the text cache.
+
+
+def _tokens_of(cand: Candidate, options: tuple) -> frozenset[str]:
+    features = cand.features
+    if features is not None and features.available:
+        return features.tokens
+    block = cand.block
+    return block_tokens(block.body, block.section_path, cand.document.path, options)
+
+
+def _directive_in(cand: Candidate) -> bool:
+    features = cand.features
+    if features is not None and features.available:
+        return features.directive
+    return renders_from_code(cand.block.body)
+
+
+def _cjk_head_of(cand: Candidate) -> bool:
+    features = cand.features
+    if features is not None and features.available:
+        return features.cjk_head
+    return cjk_head(cand.block.body)
+
+
+def _words_of(cand: Candidate) -> frozenset[str]:
+    features = cand.features
+    if features is not None and features.available:
+        return features.words
+    return _word_set(cand.block.body)
 
 
 LocationOf = Callable[[Candidate], str]
@@ -100,6 +130,7 @@ class Pipeline:
                 "",
                 "",
                 explained,
+                hit.features,
             )
             for hit in hits
         ]
@@ -240,7 +271,7 @@ class Pipeline:
             if (
                 settings.directive_factor != 1.0
                 and cand.block.kind is RefKind.DOC
-                and renders_from_code(cand.block.body)
+                and _directive_in(cand)
             ):
                 cand.adjust(
                     "renders-from-code", settings.directive_factor, "API reference directive"
@@ -257,7 +288,7 @@ class Pipeline:
                 cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:
                 block = cand.block
-                block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))
+                block_cjk = bool(_CJK.search(block.title) or _cjk_head_of(cand))
                 if block_cjk != query_cjk:
                     cand.adjust(
                         "language", settings.language_prior, "script differs from the query"
@@ -299,9 +330,7 @@ class Pipeline:
         own: list[frozenset[str]] = []
         union: dict[tuple[str, str], set[str]] = defaultdict(set)
         for cand in candidates:
-            block = cand.block
-            tokens = block_tokens(block.body, block.section_path, cand.document.path, options)
-            matched = terms & tokens
+            matched = terms & _tokens_of(cand, options)
             own.append(matched)
             union[(cand.source, cand.document.path)].update(matched)
         for cand, matched in zip(candidates, own, strict=True):
@@ -364,7 +393,7 @@ class Pipeline:
                 continue
             # Only the window's own results are compared: below the cut nothing is shown.
             if similarity and len(window) < size:
-                words = _word_set(cand.block.body)
+                words = _words_of(cand)
                 twin = _near_duplicate(words, shown, similarity)
                 if twin is not None:
                     twins[id(cand)] = window[twin]
@@ -437,10 +466,8 @@ def _held_back(
 
 @functools.lru_cache(maxsize=4096)
 def _word_set(body: str) -> frozenset[str]:
-    """A block's words (runs of word characters, case-folded): enough to tell a copy from a
-    different text, and blind to the punctuation that tells ``x: int`` from
-    ``x: Annotated[int, ...]``."""
-    return frozenset(_WORDS.findall(body.casefold()))
+    """A block's words, remembered per body (see ``text.features.word_set``)."""
+    return word_set(body)
 
 
 def _near_duplicate(

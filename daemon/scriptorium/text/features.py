@@ -1,0 +1,119 @@
+"""What the ranking reads of a block's body, computed once when the block is indexed.
+
+The priors, the document-evidence stage and near-duplicate detection look at every
+candidate's body, but only through a few facts: the tokens coverage counts, whether the body
+holds an API reference directive, whether its opening has CJK text, and its set of words.
+The index stores these per block (``index/schema.py``, the ``features`` stored field), so a
+search reads them from tantivy's document store instead of reading and decoding each
+candidate's blob; the rules live here once, for the indexer and the ranking alike.
+
+Encoded form: one flags byte, the coverage tokens joined by spaces, a newline, the words
+joined by spaces (neither tokens nor words hold white space).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from scriptorium.text.tokenize import tokenize
+
+# A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
+# the API reference from the code's docstrings at build time.
+DIRECTIVE = re.compile(r"^:::[ \t]*[A-Za-z_][\w.]*", re.M)
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+WORDS = re.compile(r"\w+")
+# The language prior looks for CJK text in this much of a body.
+CJK_HEAD = 400
+
+_DIRECTIVE_FLAG = 1
+_CJK_FLAG = 2
+
+
+def has_directive(body: str) -> bool:
+    """Whether a documentation block pulls its content from code."""
+    return ":::" in body and DIRECTIVE.search(body) is not None
+
+
+def cjk_head(body: str) -> bool:
+    """Whether the opening of ``body`` has CJK text."""
+    return CJK.search(body[:CJK_HEAD]) is not None
+
+
+def coverage_tokens(
+    body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
+) -> frozenset[str]:
+    """The tokens coverage and document evidence look for in a block."""
+    return frozenset(tokenize(f"{body}\n{' '.join(section_path)}\n{path}", **dict(options)))
+
+
+def word_set(body: str) -> frozenset[str]:
+    """A block's words (runs of word characters, case-folded): enough to tell a copy from a
+    different text, and blind to the punctuation that tells ``x: int`` from
+    ``x: Annotated[int, ...]``."""
+    return frozenset(WORDS.findall(body.casefold()))
+
+
+def encode_features(body: str, section_path: tuple[str, ...], path: str, options: tuple) -> bytes:
+    """The stored form of what the ranking reads of a block (``options``: sorted items of the
+    token options the index is built with, which are the ranking's)."""
+    flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (_CJK_FLAG if cjk_head(body) else 0)
+    tokens = " ".join(sorted(coverage_tokens(body, section_path, path, options)))
+    words = " ".join(sorted(word_set(body)))
+    return bytes((flags,)) + f"{tokens}\n{words}".encode()
+
+
+def _split(text: str) -> frozenset[str]:
+    return frozenset(text.split(" ")) if text else frozenset()
+
+
+class BlockFeatures:
+    """A block's stored features, read from the index the first time one is asked for.
+
+    ``load`` returns the encoded form, or None when the index holds none (the caller then
+    reads the body, as it would without this).
+    """
+
+    __slots__ = ("_flags", "_load", "_tokens", "_words", "_words_text")
+
+    def __init__(self, load: Callable[[], bytes | None]) -> None:
+        self._load = load
+        self._flags = -1
+        self._tokens: frozenset[str] | None = None
+        self._words: frozenset[str] | None = None
+        self._words_text = ""
+
+    def _read(self) -> bool:
+        if self._flags >= 0:
+            return True
+        if self._load is None:
+            return False
+        data, self._load = self._load(), None
+        if not data:
+            return False
+        tokens, _, self._words_text = data[1:].decode().partition("\n")
+        self._tokens = _split(tokens)
+        self._flags = data[0]
+        return True
+
+    @property
+    def available(self) -> bool:
+        return self._read()
+
+    @property
+    def directive(self) -> bool:
+        return bool(self._flags & _DIRECTIVE_FLAG)
+
+    @property
+    def cjk_head(self) -> bool:
+        return bool(self._flags & _CJK_FLAG)
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        return self._tokens or frozenset()
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = _split(self._words_text)
+        return self._words
