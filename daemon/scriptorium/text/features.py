@@ -7,8 +7,9 @@ The index stores these per block (``index/schema.py``, the ``features`` stored f
 search reads them from tantivy's document store instead of reading and decoding each
 candidate's blob; the rules live here once, for the indexer and the ranking alike.
 
-Encoded form: one flags byte, the coverage tokens joined by spaces, a newline, the words
-joined by spaces (neither tokens nor words hold white space).
+Encoded form: one flags byte, then three space-joined lists separated by newlines (neither
+tokens nor words hold white space): the coverage tokens that are words too, the other tokens,
+the other words. Most tokens are words, so each is stored once.
 """
 
 from __future__ import annotations
@@ -58,9 +59,11 @@ def encode_features(body: str, section_path: tuple[str, ...], path: str, options
     """The stored form of what the ranking reads of a block (``options``: sorted items of the
     token options the index is built with, which are the ranking's)."""
     flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (_CJK_FLAG if cjk_head(body) else 0)
-    tokens = " ".join(sorted(coverage_tokens(body, section_path, path, options)))
-    words = " ".join(sorted(word_set(body)))
-    return bytes((flags,)) + f"{tokens}\n{words}".encode()
+    tokens = coverage_tokens(body, section_path, path, options)
+    words = word_set(body)
+    both, tokens_only, words_only = tokens & words, tokens - words, words - tokens
+    lists = "\n".join(" ".join(sorted(part)) for part in (both, tokens_only, words_only))
+    return bytes((flags,)) + lists.encode()
 
 
 def _split(text: str) -> frozenset[str]:
@@ -74,14 +77,15 @@ class BlockFeatures:
     reads the body, as it would without this).
     """
 
-    __slots__ = ("_flags", "_load", "_tokens", "_words", "_words_text")
+    __slots__ = ("_both", "_flags", "_load", "_tokens", "_words", "_words_only")
 
-    def __init__(self, load: Callable[[], bytes | None]) -> None:
+    def __init__(self, load: Callable[[], bytes | None] | None) -> None:
         self._load = load
         self._flags = -1
-        self._tokens: frozenset[str] | None = None
+        self._both: frozenset[str] = frozenset()
+        self._tokens: frozenset[str] = frozenset()
         self._words: frozenset[str] | None = None
-        self._words_text = ""
+        self._words_only = ""
 
     def _read(self) -> bool:
         if self._flags >= 0:
@@ -91,8 +95,9 @@ class BlockFeatures:
         data, self._load = self._load(), None
         if not data:
             return False
-        tokens, _, self._words_text = data[1:].decode().partition("\n")
-        self._tokens = _split(tokens)
+        both, tokens_only, self._words_only = data[1:].decode().split("\n")
+        self._both = _split(both)
+        self._tokens = self._both | _split(tokens_only) if tokens_only else self._both
         self._flags = data[0]
         return True
 
@@ -110,10 +115,11 @@ class BlockFeatures:
 
     @property
     def tokens(self) -> frozenset[str]:
-        return self._tokens or frozenset()
+        return self._tokens
 
     @property
     def words(self) -> frozenset[str]:
         if self._words is None:
-            self._words = _split(self._words_text)
+            only = self._words_only
+            self._words = self._both | _split(only) if only else self._both
         return self._words
