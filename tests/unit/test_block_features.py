@@ -38,9 +38,9 @@ def engine(tmp_path_factory) -> LocalEngine:
 
 
 def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
-    from scriptorium.ranking.pipeline import _word_set, renders_from_code
+    from scriptorium.ranking.pipeline import renders_from_code
     from scriptorium.ranking.signals import block_tokens
-    from scriptorium.text.features import CJK, CJK_HEAD, BlockFeatures
+    from scriptorium.text.features import CJK, CJK_HEAD, BlockFeatures, word_set
 
     snapshot = engine.indexer.snapshot
     searcher = snapshot.searcher
@@ -55,7 +55,7 @@ def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
         stored = BlockFeatures(lambda a=address: searcher.doc(a).get_first(S.FEATURES))
         assert stored.available, (doc.path, index)
         assert stored.tokens == block_tokens(block.body, block.section_path, doc.path, options)
-        assert stored.words == _word_set(block.body)
+        assert stored.words == word_set(block.body)
         assert stored.directive == renders_from_code(block.body)
         assert stored.cjk_head == bool(CJK.search(block.body[:CJK_HEAD]))
         directives += stored.directive

@@ -10,7 +10,6 @@ helpers below them.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections import defaultdict
@@ -30,6 +29,13 @@ from scriptorium.domain.model import (
 from scriptorium.domain.outcomes import StageDrop
 from scriptorium.domain.refs import Ref
 from scriptorium.index.searcher import LexicalHit
+from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also from here)
+    cjk_head_of,
+    directive_in,
+    renders_from_code,
+    tokens_of,
+    words_of,
+)
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.settings import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
@@ -40,54 +46,13 @@ from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
     auxiliary_kind,
-    block_tokens,
     query_names,
 )
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.features import CJK as _CJK
-from scriptorium.text.features import cjk_head, has_directive, word_set
 from scriptorium.text.snippets import ScreenMemo
 
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
-
-
-@functools.lru_cache(maxsize=65_536)
-def renders_from_code(body: str) -> bool:
-    """Whether a documentation block pulls its content from code (remembered per body)."""
-    return has_directive(body)
-
-
-# What the ranking reads of a candidate's body: the features the index stores for the block
-# when it has them (``text/features.py``), else the body itself, read through the text cache.
-
-
-def _tokens_of(cand: Candidate, options: tuple) -> frozenset[str]:
-    features = cand.features
-    if features is not None and features.available:
-        return features.tokens
-    block = cand.block
-    return block_tokens(block.body, block.section_path, cand.document.path, options)
-
-
-def _directive_in(cand: Candidate) -> bool:
-    features = cand.features
-    if features is not None and features.available:
-        return features.directive
-    return renders_from_code(cand.block.body)
-
-
-def _cjk_head_of(cand: Candidate) -> bool:
-    features = cand.features
-    if features is not None and features.available:
-        return features.cjk_head
-    return cjk_head(cand.block.body)
-
-
-def _words_of(cand: Candidate) -> frozenset[str]:
-    features = cand.features
-    if features is not None and features.available:
-        return features.words
-    return _word_set(cand.block.body)
 
 
 LocationOf = Callable[[Candidate], str]
@@ -271,7 +236,7 @@ class Pipeline:
             if (
                 settings.directive_factor != 1.0
                 and cand.block.kind is RefKind.DOC
-                and _directive_in(cand)
+                and directive_in(cand)
             ):
                 cand.adjust(
                     "renders-from-code", settings.directive_factor, "API reference directive"
@@ -288,7 +253,7 @@ class Pipeline:
                 cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:
                 block = cand.block
-                block_cjk = bool(_CJK.search(block.title) or _cjk_head_of(cand))
+                block_cjk = bool(_CJK.search(block.title) or cjk_head_of(cand))
                 if block_cjk != query_cjk:
                     cand.adjust(
                         "language", settings.language_prior, "script differs from the query"
@@ -330,7 +295,7 @@ class Pipeline:
         own: list[frozenset[str]] = []
         union: dict[tuple[str, str], set[str]] = defaultdict(set)
         for cand in candidates:
-            matched = terms & _tokens_of(cand, options)
+            matched = terms & tokens_of(cand, options)
             own.append(matched)
             union[(cand.source, cand.document.path)].update(matched)
         for cand, matched in zip(candidates, own, strict=True):
@@ -393,7 +358,7 @@ class Pipeline:
                 continue
             # Only the window's own results are compared: below the cut nothing is shown.
             if similarity and len(window) < size:
-                words = _words_of(cand)
+                words = words_of(cand)
                 twin = _near_duplicate(words, shown, similarity)
                 if twin is not None:
                     twins[id(cand)] = window[twin]
@@ -462,12 +427,6 @@ def _held_back(
     if twin is not None:
         return f"near-duplicate of {twin.location or twin.document.path}"
     return capped
-
-
-@functools.lru_cache(maxsize=4096)
-def _word_set(body: str) -> frozenset[str]:
-    """A block's words, remembered per body (see ``text.features.word_set``)."""
-    return word_set(body)
 
 
 def _near_duplicate(
