@@ -181,13 +181,37 @@ def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
     searcher = snapshot.searcher
     ids = searcher.fast_field_values(S.BID, [address for _, address in found])
     blocks = snapshot.blocks
+    memo = _features_memo(searcher)
     hits = []
     for (score, address), bid in zip(found, ids, strict=True):
         entry = blocks.get(bid) if bid is not None else None
         if entry is not None:
-            stored = BlockFeatures(functools.partial(_stored_features, searcher, address))
+            stored = memo.get(bid)
+            if stored is None:
+                stored = BlockFeatures(functools.partial(_stored_features, searcher, address))
+                if len(memo) >= FEATURES_MEMO_LIMIT:
+                    memo.clear()
+                memo[bid] = stored
             hits.append(LexicalHit(float(score), entry[0], entry[1], stored))
     return hits
+
+
+# Blocks whose stored features are kept decoded, for the searcher they were read from: the
+# same blocks are candidates of search after search, and a few thousand entries of about a
+# kilobyte each are cheaper than a document-store read and a decode per candidate per search.
+FEATURES_MEMO_LIMIT = 4096
+_memo: tuple[tantivy.Searcher | None, dict[int, BlockFeatures]] = (None, {})
+
+
+def _features_memo(searcher: tantivy.Searcher) -> dict[int, BlockFeatures]:
+    """The memo of ``searcher`` (a new generation starts an empty one, so none is kept
+    alive by the features of blocks read from it)."""
+    global _memo
+    held, memo = _memo
+    if held is not searcher:
+        memo = {}
+        _memo = (searcher, memo)
+    return memo
 
 
 def _stored_features(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> bytes | None:

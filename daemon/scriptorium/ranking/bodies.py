@@ -22,14 +22,14 @@ def renders_from_code(body: str) -> bool:
     return has_directive(body)
 
 
-def tokens_of(cand: Candidate, options: tuple) -> frozenset[str]:
-    """The tokens document evidence matches the query terms against (``options``: the
-    index's token options, which the stored tokens were made with)."""
+def matched_terms(cand: Candidate, terms: frozenset[str], options: tuple) -> frozenset[str]:
+    """The query ``terms`` among the tokens document evidence and coverage look for
+    (``options``: the index's token options, which the stored tokens were made with)."""
     features = cand.features
     if features is not None and features.available:
-        return features.tokens
+        return features.matched(terms)
     block = cand.block
-    return block_tokens(block.body, block.section_path, cand.document.path, options)
+    return terms & block_tokens(block.body, block.section_path, cand.document.path, options)
 
 
 def directive_in(cand: Candidate) -> bool:

@@ -32,8 +32,8 @@ from scriptorium.index.searcher import LexicalHit
 from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also from here)
     cjk_head_of,
     directive_in,
+    matched_terms,
     renders_from_code,
-    tokens_of,
     words_of,
 )
 from scriptorium.ranking.modes import RankingMode
@@ -295,7 +295,7 @@ class Pipeline:
         own: list[frozenset[str]] = []
         union: dict[tuple[str, str], set[str]] = defaultdict(set)
         for cand in candidates:
-            matched = terms & tokens_of(cand, options)
+            matched = matched_terms(cand, terms, options)
             own.append(matched)
             union[(cand.source, cand.document.path)].update(matched)
         for cand, matched in zip(candidates, own, strict=True):

@@ -268,7 +268,7 @@ def coverage(
     options = tuple(sorted((token_options or {}).items()))
     features = cand.features
     if features is not None and features.available:
-        tokens = features.tokens
+        tokens = features.matched(frozenset(query.terms))
     else:
         tokens = block_tokens(block.body, block.section_path, cand.document.path, options)
     if doc_freq is None or num_docs <= 0:

@@ -77,29 +77,32 @@ class BlockFeatures:
     reads the body, as it would without this).
     """
 
-    __slots__ = ("_both", "_flags", "_load", "_tokens", "_words", "_words_only")
+    __slots__ = ("_both", "_flags", "_load", "_text", "_tokens", "_words", "_words_only")
 
     def __init__(self, load: Callable[[], bytes | None] | None) -> None:
         self._load = load
         self._flags = -1
-        self._both: frozenset[str] = frozenset()
-        self._tokens: frozenset[str] = frozenset()
-        self._words: frozenset[str] | None = None
+        self._text = ""  # " both tokens_only ": a term is a token when " term " is in it
+        self._both = ""
         self._words_only = ""
+        self._tokens: frozenset[str] | None = None
+        self._words: frozenset[str] | None = None
 
     def _read(self) -> bool:
+        # Safe to share between request threads: the flags are set last, and ``_load`` is
+        # dropped only after them (two threads may both read it, never see half of it).
         if self._flags >= 0:
             return True
-        if self._load is None:
+        load = self._load
+        if load is None:
             return False
-        data, self._load = self._load(), None
-        if not data:
-            return False
-        both, tokens_only, self._words_only = data[1:].decode().split("\n")
-        self._both = _split(both)
-        self._tokens = self._both | _split(tokens_only) if tokens_only else self._both
-        self._flags = data[0]
-        return True
+        data = load()
+        if data:
+            self._both, tokens_only, self._words_only = data[1:].decode().split("\n")
+            self._text = f" {self._both} {tokens_only} "
+            self._flags = data[0]
+        self._load = None
+        return self._flags >= 0
 
     @property
     def available(self) -> bool:
@@ -113,13 +116,20 @@ class BlockFeatures:
     def cjk_head(self) -> bool:
         return bool(self._flags & _CJK_FLAG)
 
+    def matched(self, terms: frozenset[str]) -> frozenset[str]:
+        """The ``terms`` among the block's coverage tokens (a few substring tests: cheaper
+        than making the token set for every candidate of every search)."""
+        text = self._text
+        return frozenset(t for t in terms if f" {t} " in text)
+
     @property
     def tokens(self) -> frozenset[str]:
+        if self._tokens is None:
+            self._tokens = _split(self._text.strip().replace("  ", " "))
         return self._tokens
 
     @property
     def words(self) -> frozenset[str]:
         if self._words is None:
-            only = self._words_only
-            self._words = self._both | _split(only) if only else self._both
+            self._words = _split(f"{self._both} {self._words_only}".strip())
         return self._words
