@@ -34,7 +34,12 @@ def indexed_fields(
     doc: SourceDocument, block: Block, page: str, options: Mapping[str, bool]
 ) -> Indexed:
     """``block_tokens`` and the block's stored ranking features, made in one place."""
+    body, heading, path = block_tokens(doc, block, page, options)
     features = encode_features(
-        block.body, block.section_path, doc.path, tuple(sorted(options.items()))
+        block.body,
+        block.section_path,
+        doc.path,
+        tuple(sorted(options.items())),
+        body.split(" ") if body else (),
     )
-    return (*block_tokens(doc, block, page, options), features)
+    return body, heading, path, features

@@ -15,7 +15,7 @@ the other words. Most tokens are words, so each is stored once.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from scriptorium.text.tokenize import tokenize
 
@@ -55,11 +55,26 @@ def word_set(body: str) -> frozenset[str]:
     return frozenset(WORDS.findall(body.casefold()))
 
 
-def encode_features(body: str, section_path: tuple[str, ...], path: str, options: tuple) -> bytes:
+def encode_features(
+    body: str,
+    section_path: tuple[str, ...],
+    path: str,
+    options: tuple,
+    body_tokens: Iterable[str] | None = None,
+) -> bytes:
     """The stored form of what the ranking reads of a block (``options``: sorted items of the
-    token options the index is built with, which are the ranking's)."""
+    token options the index is built with, which are the ranking's).
+
+    ``body_tokens``, the body's tokens when the indexer has them already, saves tokenizing
+    the body twice: a newline ends every token, so the tokens of ``body`` + newline + the
+    rest are those of the body and those of the rest.
+    """
     flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (_CJK_FLAG if cjk_head(body) else 0)
-    tokens = coverage_tokens(body, section_path, path, options)
+    if body_tokens is None:
+        tokens = coverage_tokens(body, section_path, path, options)
+    else:
+        rest = tokenize(f"{' '.join(section_path)}\n{path}", **dict(options))
+        tokens = frozenset(body_tokens).union(rest)
     words = word_set(body)
     both, tokens_only, words_only = tokens & words, tokens - words, words - tokens
     lists = "\n".join(" ".join(sorted(part)) for part in (both, tokens_only, words_only))
