@@ -9,7 +9,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scriptorium.text.features import BlockFeatures
 
 
 class Corpus(enum.StrEnum):
@@ -171,6 +174,9 @@ class Candidate:
     # False when no one will read the reasons (the search is not explained): stages may then
     # skip building them. Reasons appended anyway are harmless; they are not returned.
     explained: bool = True
+    # What the index stores of the block's body for the ranking (``text/features.py``); None
+    # for a candidate from elsewhere, whose body is then read.
+    features: BlockFeatures | None = None
 
     @property
     def key(self) -> tuple[str, str, int, int]:

@@ -30,7 +30,7 @@ from scriptorium.index.catalog import (
     document_includes,
     next_tables,
 )
-from scriptorium.index.fields import Tokens, block_tokens
+from scriptorium.index.fields import Indexed, indexed_fields
 from scriptorium.index.generation import (
     Change,
     CorruptGenerationError,
@@ -642,7 +642,7 @@ class Indexer:
 
     def _load_changed(
         self, scans: list[_Scan]
-    ) -> tuple[dict[tuple[str, str], SourceDocument], dict[int, Tokens]]:
+    ) -> tuple[dict[tuple[str, str], SourceDocument], dict[int, Indexed]]:
         """Every changed file of ``scans`` read and cut (None when unreadable), by (source, path).
 
         Many files are shared with helper processes and tokenized as they are loaded (the
@@ -658,7 +658,7 @@ class Indexer:
         sizes = {(scan.source.name, stat.path): stat.size for scan in scans for stat in scan.stats}
         progress = BuildProgress(self.states, wanted, sizes)
         docs: dict[tuple[str, str], SourceDocument] = {}
-        tokens: dict[int, Tokens] = {}
+        tokens: dict[int, Indexed] = {}
         helpers = helper_count(self.settings.build_workers, len(wanted))
         if helpers:
             loaded = load_shared(
@@ -689,21 +689,21 @@ class Indexer:
             progress.advance((item,))
         return docs, tokens
 
-    def _tokens_from(self, tokens: dict[int, Tokens]):
+    def _tokens_from(self, tokens: dict[int, Indexed]):
         """``tokens_for`` that takes a block's tokens from ``tokens`` when a worker made them."""
         if not tokens:
             return self.tokens_for
 
-        def tokens_for(doc: SourceDocument, block: Block) -> Tokens:
+        def tokens_for(doc: SourceDocument, block: Block) -> Indexed:
             found = tokens.get(id(block))
             return found if found is not None else self.tokens_for(doc, block)
 
         return tokens_for
 
-    def tokens_for(self, doc: SourceDocument, block: Block) -> Tokens:
+    def tokens_for(self, doc: SourceDocument, block: Block) -> Indexed:
         source = self.by_name.get(doc.source)
         page = source.page_location(doc.path) if source else doc.path
-        return block_tokens(doc, block, page, self.ranking.token_options())
+        return indexed_fields(doc, block, page, self.ranking.token_options())
 
     def lines_of(self, doc: SourceDocument) -> list[str]:
         if isinstance(doc, StoredDocument):

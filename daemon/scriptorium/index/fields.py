@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scriptorium.domain.model import Block, SourceDocument
+from scriptorium.text.features import encode_features
 from scriptorium.text.tokenize import tokenize
 
 Tokens = tuple[str, str, str]
+# What the index gets of a block: its tokens and its ranking features (``text/features.py``).
+Indexed = tuple[str, str, str, bytes]
 
 
 def _heading_text(block: Block) -> str:
@@ -53,3 +56,39 @@ def document_tokens(
             heading = headings[text] = " ".join(tokenize(text, **options))
         out.append((" ".join(tokenize(block.body, **options)), heading, path))
     return tuple(out)
+
+
+def indexed_fields(
+    doc: SourceDocument, block: Block, page: str, options: Mapping[str, bool]
+) -> Indexed:
+    """``block_tokens`` and the block's stored ranking features, made in one place."""
+    body, heading, path = block_tokens(doc, block, page, options)
+    features = encode_features(
+        block.body,
+        block.section_path,
+        doc.path,
+        tuple(sorted(options.items())),
+        body.split(" ") if body else (),
+    )
+    return body, heading, path, features
+
+
+def document_fields(
+    doc: SourceDocument, page: str, options: Mapping[str, bool]
+) -> tuple[Indexed, ...]:
+    """:func:`document_tokens` of ``doc`` with each block's stored ranking features, for a
+    build (what :func:`indexed_fields` gives block by block)."""
+    ordered = tuple(sorted(options.items()))
+    return tuple(
+        (
+            body,
+            heading,
+            path,
+            encode_features(
+                block.body, block.section_path, doc.path, ordered, body.split(" ") if body else ()
+            ),
+        )
+        for block, (body, heading, path) in zip(
+            doc.blocks, document_tokens(doc, page, options), strict=True
+        )
+    )

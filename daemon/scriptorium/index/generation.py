@@ -410,7 +410,8 @@ class GenerationStore:
     def _add_blocks(writer, doc: SourceDocument, tokens_for) -> None:
         term = S.doc_term(doc.source, doc.path)
         for i, block in enumerate(doc.blocks):
-            body, heading, path = tokens_for(doc, block)
+            fields = tokens_for(doc, block)
+            body, heading, path = fields[:3]
             record = tantivy.Document(
                 body=body,
                 heading=heading,
@@ -421,6 +422,8 @@ class GenerationStore:
             )
             if block.symbol:
                 record.add_text(S.SYMBOL, block.symbol.casefold())
+            if len(fields) > 3:  # the block's ranking features (``index/fields.py``)
+                record.add_bytes(S.FEATURES, fields[3])
             record.add_unsigned(S.BID, block_id(doc.source, doc.path, doc.content_hash, i))
             writer.add_document(record)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
-from scriptorium.index.fields import Tokens, document_tokens
+from scriptorium.index.fields import Indexed, document_fields
 from scriptorium.sources.base import PathEscapeError, Source, SourceConfig, SourceContext
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class Loaded:
     """One file as loaded for a build: the document (None if unreadable) and its tokens."""
 
     doc: SourceDocument | None
-    tokens: tuple[Tokens, ...] = ()
+    tokens: tuple[Indexed, ...] = ()
 
 
 def helper_count(setting: int, files: int) -> int:
@@ -79,7 +79,7 @@ def load_files(
         if doc is None:
             out.append(Loaded(None))
             continue
-        out.append(Loaded(doc, document_tokens(doc, source.page_location(doc.path), options)))
+        out.append(Loaded(doc, document_fields(doc, source.page_location(doc.path), options)))
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tantivy
 
 # Bumped whenever the schema or the meaning of a field changes: forces a rebuild.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 BODY = "body"
 HEADING = "heading"
@@ -20,6 +20,8 @@ DOC = "doc"
 BID = "bid"
 # The name a code block defines, case-folded and whole: found by exact lookup, never ranked on.
 SYMBOL = "symbol"
+# What the ranking reads of a block's body (``text/features.py``): stored, never searched.
+FEATURES = "features"
 TEXT_FIELDS = (BODY, HEADING, PATH)
 
 
@@ -32,6 +34,7 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field(DOC, stored=False, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(SYMBOL, stored=False, tokenizer_name="raw", index_option="basic")
     builder.add_unsigned_field(BID, stored=False, indexed=False, fast=True)
+    builder.add_bytes_field(FEATURES, stored=True, indexed=False, fast=False)
     return builder.build()
 
 

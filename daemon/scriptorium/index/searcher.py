@@ -6,6 +6,7 @@ query-syntax characters in a query are just text.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from scriptorium import telemetry
 from scriptorium.domain.model import Block, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
+from scriptorium.text.features import BlockFeatures
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,8 @@ class LexicalHit:
     score: float
     doc: SourceDocument
     block_index: int
+    # The block's stored ranking features, read from the index when first asked for.
+    features: BlockFeatures | None = None
 
     @property
     def block(self) -> Block:
@@ -177,11 +181,46 @@ def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
     """tantivy's (score, address) pairs as hits on the snapshot's blocks."""
     if not found:
         return []
-    ids = snapshot.searcher.fast_field_values(S.BID, [address for _, address in found])
+    searcher = snapshot.searcher
+    ids = searcher.fast_field_values(S.BID, [address for _, address in found])
     blocks = snapshot.blocks
+    memo = _features_memo(searcher)
     hits = []
-    for (score, _), bid in zip(found, ids, strict=True):
+    for (score, address), bid in zip(found, ids, strict=True):
         entry = blocks.get(bid) if bid is not None else None
         if entry is not None:
-            hits.append(LexicalHit(float(score), entry[0], entry[1]))
+            stored = memo.get(bid)
+            if stored is None:
+                stored = BlockFeatures(functools.partial(_stored_features, searcher, address))
+                if len(memo) >= FEATURES_MEMO_LIMIT:
+                    memo.clear()
+                memo[bid] = stored
+            hits.append(LexicalHit(float(score), entry[0], entry[1], stored))
     return hits
+
+
+# Blocks whose stored features are kept decoded, for the searcher they were read from: the
+# same blocks are candidates of search after search, and a few thousand entries of about a
+# kilobyte each are cheaper than a document-store read and a decode per candidate per search.
+FEATURES_MEMO_LIMIT = 4096
+_memo: tuple[tantivy.Searcher | None, dict[int, BlockFeatures]] = (None, {})
+
+
+def _features_memo(searcher: tantivy.Searcher) -> dict[int, BlockFeatures]:
+    """The memo of ``searcher`` (a new generation starts an empty one, so none is kept
+    alive by the features of blocks read from it)."""
+    global _memo
+    held, memo = _memo
+    if held is not searcher:
+        memo = {}
+        _memo = (searcher, memo)
+    return memo
+
+
+def _stored_features(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> bytes | None:
+    """A block's stored features (None when its document holds none or cannot be read:
+    the ranking then reads the body, which a damaged generation refuses in its own way)."""
+    try:
+        return searcher.doc(address).get_first(S.FEATURES)
+    except (ValueError, OSError):
+        return None

@@ -10,7 +10,6 @@ helpers below them.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections import defaultdict
@@ -30,6 +29,13 @@ from scriptorium.domain.model import (
 from scriptorium.domain.outcomes import StageDrop
 from scriptorium.domain.refs import Ref
 from scriptorium.index.searcher import LexicalHit
+from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also from here)
+    cjk_head_of,
+    directive_in,
+    matched_terms,
+    renders_from_code,
+    words_of,
+)
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.settings import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
@@ -40,25 +46,14 @@ from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
     auxiliary_kind,
-    block_tokens,
     qualifies,
     query_names,
 )
 from scriptorium.text import best_line, query_terms, tokenize
+from scriptorium.text.features import CJK as _CJK
 from scriptorium.text.snippets import ScreenMemo
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-# A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
-# the API reference from the code's docstrings at build time.
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
-_WORDS = re.compile(r"\w+")
-_DIRECTIVE = re.compile(r"^:::[ \t]*[A-Za-z_][\w.]*", re.M)
-
-
-@functools.lru_cache(maxsize=65_536)
-def renders_from_code(body: str) -> bool:
-    """Whether a documentation block pulls its content from code (remembered per body)."""
-    return ":::" in body and _DIRECTIVE.search(body) is not None
 
 
 LocationOf = Callable[[Candidate], str]
@@ -101,6 +96,7 @@ class Pipeline:
                 "",
                 "",
                 explained,
+                hit.features,
             )
             for hit in hits
         ]
@@ -245,7 +241,7 @@ class Pipeline:
             if (
                 settings.directive_factor != 1.0
                 and cand.block.kind is RefKind.DOC
-                and renders_from_code(cand.block.body)
+                and directive_in(cand)
             ):
                 cand.adjust(
                     "renders-from-code", settings.directive_factor, "API reference directive"
@@ -267,7 +263,7 @@ class Pipeline:
                     cand.adjust("definition", settings.definition_factor, "defines a queried name")
             if settings.language_prior != 1.0:
                 block = cand.block
-                block_cjk = bool(_CJK.search(block.title) or _CJK.search(block.body[:400]))
+                block_cjk = bool(_CJK.search(block.title) or cjk_head_of(cand))
                 if block_cjk != query_cjk:
                     cand.adjust(
                         "language", settings.language_prior, "script differs from the query"
@@ -309,9 +305,7 @@ class Pipeline:
         own: list[frozenset[str]] = []
         union: dict[tuple[str, str], set[str]] = defaultdict(set)
         for cand in candidates:
-            block = cand.block
-            tokens = block_tokens(block.body, block.section_path, cand.document.path, options)
-            matched = terms & tokens
+            matched = matched_terms(cand, terms, options)
             own.append(matched)
             union[(cand.source, cand.document.path)].update(matched)
         for cand, matched in zip(candidates, own, strict=True):
@@ -374,7 +368,7 @@ class Pipeline:
                 continue
             # Only the window's own results are compared: below the cut nothing is shown.
             if similarity and len(window) < size:
-                words = _word_set(cand.block.body)
+                words = words_of(cand)
                 twin = _near_duplicate(words, shown, similarity)
                 if twin is not None:
                     twins[id(cand)] = window[twin]
@@ -443,14 +437,6 @@ def _held_back(
     if twin is not None:
         return f"near-duplicate of {twin.location or twin.document.path}"
     return capped
-
-
-@functools.lru_cache(maxsize=4096)
-def _word_set(body: str) -> frozenset[str]:
-    """A block's words (runs of word characters, case-folded): enough to tell a copy from a
-    different text, and blind to the punctuation that tells ``x: int`` from
-    ``x: Annotated[int, ...]``."""
-    return frozenset(_WORDS.findall(body.casefold()))
 
 
 def _near_duplicate(

@@ -1,0 +1,150 @@
+"""What the ranking reads of a block's body, computed once when the block is indexed.
+
+The priors, the document-evidence stage and near-duplicate detection look at every
+candidate's body, but only through a few facts: the tokens coverage counts, whether the body
+holds an API reference directive, whether its opening has CJK text, and its set of words.
+The index stores these per block (``index/schema.py``, the ``features`` stored field), so a
+search reads them from tantivy's document store instead of reading and decoding each
+candidate's blob; the rules live here once, for the indexer and the ranking alike.
+
+Encoded form: one flags byte, then three space-joined lists separated by newlines (neither
+tokens nor words hold white space): the coverage tokens that are words too, the other tokens,
+the other words. Most tokens are words, so each is stored once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from scriptorium.text.tokenize import tokenize
+
+# A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
+# the API reference from the code's docstrings at build time.
+DIRECTIVE = re.compile(r"^:::[ \t]*[A-Za-z_][\w.]*", re.M)
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+WORDS = re.compile(r"\w+")
+# The language prior looks for CJK text in this much of a body.
+CJK_HEAD = 400
+
+_DIRECTIVE_FLAG = 1
+_CJK_FLAG = 2
+
+
+def has_directive(body: str) -> bool:
+    """Whether a documentation block pulls its content from code."""
+    return ":::" in body and DIRECTIVE.search(body) is not None
+
+
+def cjk_head(body: str) -> bool:
+    """Whether the opening of ``body`` has CJK text."""
+    return CJK.search(body[:CJK_HEAD]) is not None
+
+
+def coverage_tokens(
+    body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
+) -> frozenset[str]:
+    """The tokens coverage and document evidence look for in a block."""
+    return frozenset(tokenize(f"{body}\n{' '.join(section_path)}\n{path}", **dict(options)))
+
+
+def word_set(body: str) -> frozenset[str]:
+    """A block's words (runs of word characters, case-folded): enough to tell a copy from a
+    different text, and blind to the punctuation that tells ``x: int`` from
+    ``x: Annotated[int, ...]``."""
+    return frozenset(WORDS.findall(body.casefold()))
+
+
+def encode_features(
+    body: str,
+    section_path: tuple[str, ...],
+    path: str,
+    options: tuple,
+    body_tokens: Iterable[str] | None = None,
+) -> bytes:
+    """The stored form of what the ranking reads of a block (``options``: sorted items of the
+    token options the index is built with, which are the ranking's).
+
+    ``body_tokens``, the body's tokens when the indexer has them already, saves tokenizing
+    the body twice: a newline ends every token, so the tokens of ``body`` + newline + the
+    rest are those of the body and those of the rest.
+    """
+    flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (_CJK_FLAG if cjk_head(body) else 0)
+    if body_tokens is None:
+        tokens = coverage_tokens(body, section_path, path, options)
+    else:
+        rest = tokenize(f"{' '.join(section_path)}\n{path}", **dict(options))
+        tokens = frozenset(body_tokens).union(rest)
+    words = word_set(body)
+    both, tokens_only, words_only = tokens & words, tokens - words, words - tokens
+    lists = "\n".join(" ".join(sorted(part)) for part in (both, tokens_only, words_only))
+    return bytes((flags,)) + lists.encode()
+
+
+def _split(text: str) -> frozenset[str]:
+    return frozenset(text.split(" ")) if text else frozenset()
+
+
+class BlockFeatures:
+    """A block's stored features, read from the index the first time one is asked for.
+
+    ``load`` returns the encoded form, or None when the index holds none (the caller then
+    reads the body, as it would without this).
+    """
+
+    __slots__ = ("_both", "_flags", "_load", "_text", "_tokens", "_words", "_words_only")
+
+    def __init__(self, load: Callable[[], bytes | None] | None) -> None:
+        self._load = load
+        self._flags = -1
+        self._text = ""  # " both tokens_only ": a term is a token when " term " is in it
+        self._both = ""
+        self._words_only = ""
+        self._tokens: frozenset[str] | None = None
+        self._words: frozenset[str] | None = None
+
+    def _read(self) -> bool:
+        # Safe to share between request threads: the flags are set last, and ``_load`` is
+        # dropped only after them (two threads may both read it, never see half of it).
+        if self._flags >= 0:
+            return True
+        load = self._load
+        if load is None:
+            return False
+        data = load()
+        if data:
+            self._both, tokens_only, self._words_only = data[1:].decode().split("\n")
+            self._text = f" {self._both} {tokens_only} "
+            self._flags = data[0]
+        self._load = None
+        return self._flags >= 0
+
+    @property
+    def available(self) -> bool:
+        return self._read()
+
+    @property
+    def directive(self) -> bool:
+        return bool(self._flags & _DIRECTIVE_FLAG)
+
+    @property
+    def cjk_head(self) -> bool:
+        return bool(self._flags & _CJK_FLAG)
+
+    def matched(self, terms: frozenset[str]) -> frozenset[str]:
+        """The ``terms`` among the block's coverage tokens (a few substring tests: cheaper
+        than making the token set for every candidate of every search)."""
+        text = self._text
+        return frozenset(t for t in terms if f" {t} " in text)
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        if self._tokens is None:
+            self._tokens = _split(self._text.strip().replace("  ", " "))
+        return self._tokens
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = _split(f"{self._both} {self._words_only}".strip())
+        return self._words

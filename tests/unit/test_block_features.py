@@ -1,0 +1,104 @@
+"""The ranking reads what it needs of a candidate's body from the index, not from its text:
+each block's stored features are exactly what the ranking would compute from the body, a
+search reads the texts of its results only, and a damaged store is refused like any index file."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import tantivy
+
+from scriptorium.domain.outcomes import SearchParams
+from scriptorium.engine.local import LocalEngine
+from scriptorium.index import schema as S
+from scriptorium.index.generation import CorruptGenerationError
+from scriptorium.plugins import load_registry
+from scriptorium.settings.config import load_settings
+from tests.support.daemon import CORPUS, write_fastapi_config
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> LocalEngine:
+    root = tmp_path_factory.mktemp("features")
+    corpus = root / "corpus"
+    shutil.copytree(CORPUS / "docs/en/docs/tutorial", corpus / "docs/en/docs/tutorial")
+    shutil.copytree(CORPUS / "docs/en/docs/reference", corpus / "docs/en/docs/reference")
+    shutil.copytree(CORPUS / "docs/ja/docs/tutorial", corpus / "docs/ja/docs/tutorial")
+    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
+    for empty in ("docs/zh/docs", "docs_src"):
+        (corpus / empty).mkdir(parents=True)
+    config = write_fastapi_config(root / "c.toml", corpus)
+    settings = load_settings(config, state_dir=str(root / "state"))
+    built = LocalEngine(settings, load_registry())
+    built.indexer.load_or_build()
+    return built
+
+
+def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
+    from scriptorium.ranking.pipeline import renders_from_code
+    from scriptorium.ranking.signals import block_tokens
+    from scriptorium.text.features import CJK, CJK_HEAD, BlockFeatures, word_set
+
+    snapshot = engine.indexer.snapshot
+    searcher = snapshot.searcher
+    options = tuple(sorted(engine.ranking.token_options().items()))
+    hits = searcher.search(tantivy.Query.all_query(), searcher.num_docs, count=False).hits
+    ids = searcher.fast_field_values(S.BID, [address for _, address in hits])
+    assert len(hits) == len(snapshot.blocks) > 1000
+    directives = cjk = 0
+    for (_, address), bid in zip(hits, ids, strict=True):
+        doc, index = snapshot.blocks.get(bid)
+        block = doc.blocks[index]
+        stored = BlockFeatures(lambda a=address: searcher.doc(a).get_first(S.FEATURES))
+        assert stored.available, (doc.path, index)
+        assert stored.tokens == block_tokens(block.body, block.section_path, doc.path, options)
+        assert stored.words == word_set(block.body)
+        assert stored.directive == renders_from_code(block.body)
+        assert stored.cjk_head == bool(CJK.search(block.body[:CJK_HEAD]))
+        directives += stored.directive
+        cjk += stored.cjk_head
+    assert directives and cjk  # the reference pages and the Japanese ones: both flags occur
+
+
+def test_a_search_reads_the_texts_of_its_results_only(engine):
+    """With nothing cached, the stages that weigh every candidate read no text: what is read
+    is the shown result's document (its snippet, preview and anchor line need the lines)."""
+    cache = engine.indexer.cache
+    params = SearchParams(
+        query="security dependencies with scopes and tokens", top_k=1, explain=True
+    )
+    query = engine.searching.make_query(params)
+    with cache._lock:
+        cache._entries.clear()
+        cache._bytes = 0
+    before = cache.reads
+    outcome = engine.searching.search_local(query)
+    assert len(outcome.hits) == 1
+    weighed = {s.stage: s.kept + s.dropped for s in outcome.stages}
+    assert max(weighed.values()) > 20, weighed  # many candidates of many documents were weighed
+    # Before, every candidate document the priors and document evidence looked at was read.
+    assert cache.reads - before == 1
+
+
+def test_a_damaged_feature_store_is_refused_like_any_index_file(engine, tmp_path):
+    store = engine.indexer.store
+    generation = engine.indexer.snapshot.generation
+    copy = tmp_path / "state"
+    shutil.copytree(store.state_dir, copy, ignore=shutil.ignore_patterns("*.lock"))
+    from scriptorium.index.generation import GenerationStore
+
+    damaged = GenerationStore(copy)
+    stores = list((damaged.generation_dir(generation) / "index").glob("*.store"))
+    assert stores  # the stored field lives in tantivy's document store
+    victim = max(stores, key=lambda p: p.stat().st_size)
+    with victim.open("r+b") as handle:
+        handle.seek(os.path.getsize(victim) // 2)
+        byte = handle.read(1)[0]
+        handle.seek(-1, os.SEEK_CUR)
+        handle.write(bytes([byte ^ 0xFF]))
+    with pytest.raises(CorruptGenerationError, match="checksum"):
+        damaged.load_manifest(generation)
+    assert Path(victim).exists()
