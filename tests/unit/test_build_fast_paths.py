@@ -132,8 +132,13 @@ def test_front_matter_is_found_only_at_the_very_start():
 
 def test_a_documents_tokens_are_each_blocks_own_on_the_fastapi_pages():
     """A build tokenizes a page's path field and repeated heading texts once per document;
-    every block must still get exactly what tokenizing it alone gives."""
-    from scriptorium.index.fields import block_tokens, document_tokens
+    every block must still get exactly what tokenizing it alone gives, features included."""
+    from scriptorium.index.fields import (
+        block_tokens,
+        document_fields,
+        document_tokens,
+        indexed_fields,
+    )
     from scriptorium.ranking.settings import RankingSettings
     from scriptorium_plugins.markdown.source import MarkdownSource
     from tests.support.daemon import CORPUS
@@ -151,6 +156,9 @@ def test_a_documents_tokens_are_each_blocks_own_on_the_fastapi_pages():
             page = source.page_location(doc.path)
             expected = tuple(block_tokens(doc, b, page, options) for b in doc.blocks)
             assert document_tokens(doc, page, options) == expected, stat.path
+            # ... and the stored ranking features a build worker makes per document too.
+            fields = tuple(indexed_fields(doc, b, page, options) for b in doc.blocks)
+            assert document_fields(doc, page, options) == fields, stat.path
             blocks += len(expected)
     assert blocks > 4000
 

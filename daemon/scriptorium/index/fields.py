@@ -79,16 +79,22 @@ def document_fields(
     """:func:`document_tokens` of ``doc`` with each block's stored ranking features, for a
     build (what :func:`indexed_fields` gives block by block)."""
     ordered = tuple(sorted(options.items()))
-    return tuple(
-        (
-            body,
-            heading,
-            path,
-            encode_features(
-                block.body, block.section_path, doc.path, ordered, body.split(" ") if body else ()
-            ),
+    rests: dict[tuple[str, ...], list[str]] = {}  # sibling blocks share their section path
+    out = []
+    for block, (body, heading, path) in zip(
+        doc.blocks, document_tokens(doc, page, options), strict=True
+    ):
+        rest = rests.get(block.section_path)
+        if rest is None:
+            text = f"{' '.join(block.section_path)}\n{doc.path}"
+            rest = rests[block.section_path] = tokenize(text, **options)
+        features = encode_features(
+            block.body,
+            block.section_path,
+            doc.path,
+            ordered,
+            body.split(" ") if body else (),
+            rest,
         )
-        for block, (body, heading, path) in zip(
-            doc.blocks, document_tokens(doc, page, options), strict=True
-        )
-    )
+        out.append((body, heading, path, features))
+    return tuple(out)

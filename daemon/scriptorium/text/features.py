@@ -61,19 +61,23 @@ def encode_features(
     path: str,
     options: tuple,
     body_tokens: Iterable[str] | None = None,
+    rest_tokens: Iterable[str] | None = None,
 ) -> bytes:
     """The stored form of what the ranking reads of a block (``options``: sorted items of the
     token options the index is built with, which are the ranking's).
 
     ``body_tokens``, the body's tokens when the indexer has them already, saves tokenizing
     the body twice: a newline ends every token, so the tokens of ``body`` + newline + the
-    rest are those of the body and those of the rest.
+    rest are those of the body and those of the rest. ``rest_tokens``, those of the section
+    path and path when known (shared by a document's sibling blocks), saves that too.
     """
     flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (_CJK_FLAG if cjk_head(body) else 0)
     if body_tokens is None:
         tokens = coverage_tokens(body, section_path, path, options)
     else:
-        rest = tokenize(f"{' '.join(section_path)}\n{path}", **dict(options))
+        rest = rest_tokens
+        if rest is None:
+            rest = tokenize(f"{' '.join(section_path)}\n{path}", **dict(options))
         tokens = frozenset(body_tokens).union(rest)
     words = word_set(body)
     both, tokens_only, words_only = tokens & words, tokens - words, words - tokens
