@@ -115,3 +115,23 @@ def test_file_system_failures_are_recognised(error, expected):
 def test_other_errors_are_not_write_failures():
     assert write_failure(ValueError("schema mismatch")) is None
     assert write_failure(BuildCancelled()) is None
+
+
+KILLED = ValueError(
+    "An error occurred in a thread: 'An index writer was killed.. A worker thread encountered"
+    " an error (io::Error most likely) or panicked.'"
+)
+
+
+def test_a_killed_index_writer_is_a_full_disk_only_where_next_to_nothing_is_free(
+    tmp_path, monkeypatch
+):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(2_000_000, 1_990_000, 10_000))
+    assert write_failure(KILLED, tmp_path) == ("no space left on device", True)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 10**11, 9 * 10**11))
+    assert write_failure(KILLED, tmp_path) == ("the index writer stopped on an I/O error", False)
+    assert write_failure(KILLED) == ("the index writer stopped on an I/O error", False)

@@ -343,6 +343,7 @@ class GenerationStore:
             fsync_dir(self.generations_dir)
             self._manifests[generation] = manifest
         except BaseException as exc:
+            failure = write_failure(exc, self.generations_dir)  # before the partial goes
             if writer is not None:
                 # Stop the writer's threads first: one still running writes its files (such as
                 # .managed.json) back into the directory about to be removed.
@@ -354,7 +355,6 @@ class GenerationStore:
             shutil.rmtree(tmp, ignore_errors=True)
             if blob_writer is not None:  # its writes are over (see BlobWriter.__exit__)
                 self.blobs.remove(blob_writer.created)
-            failure = write_failure(exc)
             if failure is None:
                 raise
             raise self._write_error(generation, change, *failure) from exc

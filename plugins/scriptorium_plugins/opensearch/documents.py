@@ -109,7 +109,7 @@ def actions(
     page: str,
     generation: str,
     options: dict[str, bool],
-    tokens: Sequence[tuple[str, str, str]] = (),
+    tokens: Sequence[tuple[str, ...]] = (),
 ) -> list[dict[str, Any]]:
     """The bulk actions writing one document: its page and each of its blocks (``generation``
     is set again by the writer, which names the index). ``tokens`` are the blocks' tokens
@@ -135,8 +135,9 @@ def actions(
     }
     out = [{"_id": page_id(doc.path), "_source": page_doc}]
     for position, block in enumerate(doc.blocks):
+        # A loading process's tokens may carry the block's stored ranking features last.
         body, heading, path = (
-            tokens[position] if tokens else block_tokens(doc, block, page, options)
+            tokens[position][:3] if tokens else block_tokens(doc, block, page, options)
         )
         out.append(
             {
