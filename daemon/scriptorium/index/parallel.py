@@ -141,20 +141,11 @@ def load_shared(
     ``stop()`` turns true, ``BuildCancelled`` is raised before the next chunk (a few files) or
     within a tenth of a second while the helpers work, and the queued chunks are dropped.
     """
-    chunks = [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+    chunks = _chunks(items)
     results: list[list[Loaded] | None] = [None] * len(chunks)
     front, back = 0, len(chunks) - 1
     pending: dict[Future, int] = {}
-    pool: ProcessPoolExecutor | None = None
-    try:
-        pool = ProcessPoolExecutor(
-            max_workers=helpers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_helper,
-            initargs=([sources[n].config for n in _names(items)], dict(options), fingerprint),
-        )
-    except (OSError, ValueError) as exc:
-        on_fallback(str(exc))
+    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback)
     try:
         while front <= back or pending:
             build_checkpoint(stop)
@@ -196,6 +187,34 @@ def _names(items: Sequence[Item]) -> list[str]:
     return list(dict.fromkeys(name for name, _ in items))
 
 
+def _chunks(items: Sequence[Item]) -> list[Sequence[Item]]:
+    return [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+
+
+def _helper_pool(
+    items: Sequence[Item],
+    sources: Mapping[str, Source],
+    options: Mapping[str, bool],
+    fingerprint: str,
+    helpers: int,
+    on_fallback: Callable[[str], None],
+) -> ProcessPoolExecutor | None:
+    """``helpers`` loading processes set up for the sources of ``items``; None (and
+    ``on_fallback`` told why) when there are none or they cannot start."""
+    if not helpers:
+        return None
+    try:
+        return ProcessPoolExecutor(
+            max_workers=helpers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_helper,
+            initargs=([sources[n].config for n in _names(items)], dict(options), fingerprint),
+        )
+    except (OSError, ValueError) as exc:
+        on_fallback(str(exc))
+        return None
+
+
 def load_streaming(
     items: Sequence[Item],
     *,
@@ -209,20 +228,10 @@ def load_streaming(
     loaded, in no set order, so the caller encodes and sends one while the helpers load the
     next, and never holds the whole tree. With no helpers (or none that start) this process
     loads every chunk itself."""
-    chunks = [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+    chunks = _chunks(items)
     front, back = 0, len(chunks) - 1
     pending: dict[Future, int] = {}
-    pool: ProcessPoolExecutor | None = None
-    if helpers:
-        try:
-            pool = ProcessPoolExecutor(
-                max_workers=helpers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_helper,
-                initargs=([sources[n].config for n in _names(items)], dict(options), fingerprint),
-            )
-        except (OSError, ValueError) as exc:
-            on_fallback(str(exc))
+    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback)
 
     def here(index: int) -> list[tuple[Item, Loaded]]:
         return list(zip(chunks[index], load_files(sources, chunks[index], options), strict=True))
