@@ -122,11 +122,8 @@ def distribution(version: str = VERSION) -> Path:
 
 
 def _sha512(path: Path) -> str:
-    digest = hashlib.sha512()
     with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha512").hexdigest()
 
 
 def _open_up(path: Path) -> None:
