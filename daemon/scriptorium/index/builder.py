@@ -30,7 +30,7 @@ from scriptorium.index.catalog import (
     document_includes,
     next_tables,
 )
-from scriptorium.index.fields import Indexed, indexed_fields
+from scriptorium.index.fields import Indexed, document_fields
 from scriptorium.index.generation import (
     Change,
     CorruptGenerationError,
@@ -690,20 +690,24 @@ class Indexer:
         return docs, tokens
 
     def _tokens_from(self, tokens: dict[int, Indexed]):
-        """``tokens_for`` that takes a block's tokens from ``tokens`` when a worker made them."""
-        if not tokens:
-            return self.tokens_for
+        """``tokens_for`` for one write: a block's fields from ``tokens`` when a worker made
+        them, else made for its whole document at once as a worker makes them (the page's
+        path and shared headings tokenized once; the writer asks for a document's blocks one
+        after another)."""
+        made: list = [None, {}]  # the document last made, and its fields by block identity
 
         def tokens_for(doc: SourceDocument, block: Block) -> Indexed:
             found = tokens.get(id(block))
-            return found if found is not None else self.tokens_for(doc, block)
+            if found is not None:
+                return found
+            if made[0] is not doc:
+                source = self.by_name.get(doc.source)
+                page = source.page_location(doc.path) if source else doc.path
+                fields = document_fields(doc, page, self.ranking.token_options())
+                made[:] = [doc, {id(b): f for b, f in zip(doc.blocks, fields, strict=True)}]
+            return made[1][id(block)]
 
         return tokens_for
-
-    def tokens_for(self, doc: SourceDocument, block: Block) -> Indexed:
-        source = self.by_name.get(doc.source)
-        page = source.page_location(doc.path) if source else doc.path
-        return indexed_fields(doc, block, page, self.ranking.token_options())
 
     def lines_of(self, doc: SourceDocument) -> list[str]:
         if isinstance(doc, StoredDocument):
