@@ -38,8 +38,8 @@ def engine(tmp_path_factory) -> LocalEngine:
 
 
 def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
+    from scriptorium.ranking.bodies import block_tokens
     from scriptorium.ranking.pipeline import renders_from_code
-    from scriptorium.ranking.signals import block_tokens
     from scriptorium.text.features import CJK, CJK_HEAD, BlockFeatures, word_set
 
     snapshot = engine.indexer.snapshot

@@ -12,8 +12,7 @@ from __future__ import annotations
 import functools
 
 from scriptorium.domain.model import Candidate
-from scriptorium.ranking.signals import block_tokens
-from scriptorium.text.features import cjk_head, has_directive, word_set
+from scriptorium.text.features import cjk_head, coverage_tokens, has_directive, word_set
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -58,3 +57,12 @@ def words_of(cand: Candidate) -> frozenset[str]:
 def _word_set(body: str) -> frozenset[str]:
     """A block's words, remembered per body (see ``text.features.word_set``)."""
     return word_set(body)
+
+
+@functools.lru_cache(maxsize=1024)
+def block_tokens(
+    body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
+) -> frozenset[str]:
+    """The tokens coverage and document evidence look for in a body read whole; a block's
+    best result is asked about again and again."""
+    return coverage_tokens(body, section_path, path, options)

@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable
 
 from scriptorium.domain.model import Block, Candidate, Query
+from scriptorium.ranking.bodies import matched_terms
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.text import counted_query_terms, tokenize
-from scriptorium.text.features import coverage_tokens
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
@@ -325,13 +325,8 @@ def coverage(
     """
     if not query.terms:
         return 0.0
-    block = cand.block
     options = tuple(sorted((token_options or {}).items()))
-    features = cand.features
-    if features is not None and features.available:
-        tokens = features.matched(frozenset(query.terms))
-    else:
-        tokens = block_tokens(block.body, block.section_path, cand.document.path, options)
+    tokens = matched_terms(cand, frozenset(query.terms), options)
     if doc_freq is None or num_docs <= 0:
         return sum(1 for t in query.terms if t in tokens) / len(query.terms)
     total = matched = 0.0
@@ -341,11 +336,3 @@ def coverage(
         if term in tokens:
             matched += weight
     return matched / total if total else 0.0
-
-
-@functools.lru_cache(maxsize=1024)
-def block_tokens(
-    body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
-) -> frozenset[str]:
-    """The tokens coverage looks for; a block's best result is asked about again and again."""
-    return coverage_tokens(body, section_path, path, options)
