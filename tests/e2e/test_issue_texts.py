@@ -3,6 +3,9 @@ tests and templates that repeat its words, through a real daemon on a small repo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -78,19 +81,26 @@ ValueError: frames do not align
 """
 
 
+def serving(root: Path, files: dict[str, str], config: Callable[[Path], str]) -> Iterator:
+    """A daemon over ``files`` written under ``root/repo``, configured by ``config(repo)``."""
+    repo = root / "repo"
+    for path, text in files.items():
+        write(repo / path, text)
+    path = write(root / "config.toml", "[server]\nwatch = false\n\n" + config(repo))
+    with running(["--config", str(path)], root / "state") as d:
+        yield d
+
+
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
-    root = tmp_path_factory.mktemp("issue-texts")
-    repo = root / "repo"
-    for path, text in FILES.items():
-        write(repo / path, text)
-    config = write(
-        root / "config.toml",
-        f'[server]\nwatch = false\n\n[[sources]]\nname = "repo"\nkind = "code"\n'
-        f'root = "{repo}"\ndefault = true\ninclude = ["**/*.py", "**/*.md"]\n',
+    yield from serving(
+        tmp_path_factory.mktemp("issue-texts"),
+        FILES,
+        lambda repo: (
+            f'[[sources]]\nname = "repo"\nkind = "code"\nroot = "{repo}"\n'
+            f'default = true\ninclude = ["**/*.py", "**/*.md"]\n'
+        ),
     )
-    with running(["--config", str(config)], root / "state") as d:
-        yield d
 
 
 def files(response: pb.SearchResponse) -> list[str]:
@@ -135,18 +145,15 @@ import pytest
 
 @pytest.fixture(scope="module")
 def docs_and_code(tmp_path_factory):
-    root = tmp_path_factory.mktemp("issue-texts-docs")
-    repo = root / "repo"
-    for path, text in {**FILES, "docs/combining.md": GUIDE}.items():
-        write(repo / path, text)
-    config = write(
-        root / "config.toml",
-        f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\n'
-        f'root = "{repo}"\ndefault = true\ninclude = ["pkg/**/*.py", "tests/*.py"]\n\n'
-        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{repo}"\n',
+    yield from serving(
+        tmp_path_factory.mktemp("issue-texts-docs"),
+        {**FILES, "docs/combining.md": GUIDE},
+        lambda repo: (
+            f'[[sources]]\nname = "code"\nkind = "code"\nroot = "{repo}"\n'
+            f'default = true\ninclude = ["pkg/**/*.py", "tests/*.py"]\n\n'
+            f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{repo}"\n'
+        ),
     )
-    with running(["--config", str(config)], root / "state") as d:
-        yield d
 
 
 def test_a_pasted_issue_text_weighs_pages_down_and_a_question_does_not(docs_and_code):
@@ -203,21 +210,20 @@ def _functions(prefix: str, count: int, words: str) -> str:
 def many_blocks(tmp_path_factory):
     """More blocks than a search's candidate pool (100) that match a traceback's words better
     than the file it ends in does."""
-    root = tmp_path_factory.mktemp("issue-texts-frames")
-    repo = root / "repo"
     words = "reindex the frame before join; the frame index must align to join"
-    write(repo / "pkg/runner.py", _functions("run", 12, words))
+    files = {"pkg/runner.py": _functions("run", 12, words)}
     for n in range(8):
-        write(repo / f"pkg/other{n}.py", _functions(f"other{n}", 15, words))
+        files[f"pkg/other{n}.py"] = _functions(f"other{n}", 15, words)
     filler = " ".join(f"filler{i}" for i in range(200))
-    write(repo / "pkg/emit.py", f'def emit(out):\n    """The frame. {filler}"""\n    return out\n')
-    config = write(
-        root / "config.toml",
-        f"[server]\nwatch = false\n\n[ranking]\nidentifier_terms_first = false\n\n"
-        f'[[sources]]\nname = "repo"\nkind = "code"\nroot = "{repo}"\ndefault = true\n',
+    files["pkg/emit.py"] = f'def emit(out):\n    """The frame. {filler}"""\n    return out\n'
+    yield from serving(
+        tmp_path_factory.mktemp("issue-texts-frames"),
+        files,
+        lambda repo: (
+            "[ranking]\nidentifier_terms_first = false\n\n"
+            f'[[sources]]\nname = "repo"\nkind = "code"\nroot = "{repo}"\ndefault = true\n'
+        ),
     )
-    with running(["--config", str(config)], root / "state") as d:
-        yield d
 
 
 def test_every_file_a_traceback_names_gets_candidates_though_another_matches_more(

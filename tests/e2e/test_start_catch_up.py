@@ -32,17 +32,23 @@ def _status(stub) -> pb.ListSourcesResponse:
     return stub.ListSources(pb.ListSourcesRequest(), timeout=15)
 
 
-def test_a_restart_serves_the_old_generation_until_the_edit_made_while_down_lands(
-    tmp_path: Path,
-) -> None:
+def _built_once(tmp_path: Path) -> tuple[Path, Path, Path, pb.ListSourcesResponse]:
+    """A one-page docs tree, its config, and a state directory holding the generation a
+    daemon built from it (with that daemon's ListSources), the daemon stopped."""
     docs = tmp_path / "docs"
     write(docs / "a.md", "# Alpha\n\nThe aardvark page.\n")
     config = markdown_config(tmp_path / "scriptorium.toml", {"docs": docs})
     state = tmp_path / "state"
     with running(["--config", str(config)], state) as first:
-        built = _status(first.stub)
-        assert built.generation == 1
-        assert built.sources[0].state == pb.SOURCE_STATE_READY
+        return docs, config, state, _status(first.stub)
+
+
+def test_a_restart_serves_the_old_generation_until_the_edit_made_while_down_lands(
+    tmp_path: Path,
+) -> None:
+    docs, config, state, built = _built_once(tmp_path)
+    assert built.generation == 1
+    assert built.sources[0].state == pb.SOURCE_STATE_READY
     write(docs / "b.md", "# Beta\n\nThe bandicoot page.\n")  # while the daemon is down
     release = tmp_path / "release-catch-up"
     env = {FAULT_PAUSE: f"start.catch_up={release}"}
@@ -76,12 +82,7 @@ def test_a_restart_serves_the_old_generation_until_the_edit_made_while_down_land
 def test_a_restart_with_nothing_changed_catches_up_without_a_new_generation(
     tmp_path: Path,
 ) -> None:
-    docs = tmp_path / "docs"
-    write(docs / "a.md", "# Alpha\n\nThe aardvark page.\n")
-    config = markdown_config(tmp_path / "scriptorium.toml", {"docs": docs})
-    state = tmp_path / "state"
-    with running(["--config", str(config)], state):
-        pass
+    _, config, state, _ = _built_once(tmp_path)
     with running(["--config", str(config)], state) as daemon:
         daemon.wait_caught_up()
         assert "generation 1 matches the roots" in daemon.full_log()
