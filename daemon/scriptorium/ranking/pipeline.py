@@ -213,8 +213,7 @@ class Pipeline:
             query_names(
                 query.text,
                 identifiers_only=settings.definition_identifiers_only,
-                identifiers_first=settings.identifier_terms_first
-                and settings.is_pasted(query.text),
+                identifiers_first=settings.identifier_terms_first and pasted,
                 limit=settings.max_query_terms,
             )
             if settings.definition_factor != 1.0
