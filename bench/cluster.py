@@ -59,7 +59,7 @@ def _tables(corpus: Path, kind: str, hosts: list[str]) -> str:
 
 def _timed(command: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=7200, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=6 * 3600, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:5])} failed: {done.stderr[-2000:]}")
     return time.perf_counter() - started, done.stdout
