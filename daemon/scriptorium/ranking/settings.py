@@ -103,6 +103,25 @@ class RankingSettings:
     # Whether a query's HTML comments are left out of the search: in a pasted issue text they
     # are the template's hidden prompts, which match the template and contributing pages.
     drop_html_comments: bool = True
+    # Whether a short question's comparison word ("vite vs webpack", "X versus Y") is left out
+    # of the search: it says how the topics relate, not what they are, and as a rare term it
+    # matches the pages that say "VS Code".
+    drop_comparison_words: bool = True
+    # Whether the language names of a query's fenced code blocks (```python) are left out of
+    # its terms: they say how to highlight the block, not what it is about.
+    drop_fence_languages: bool = False
+    # Whether a pasted text's issue-form labels ("### Python version", "- [X] Minimal
+    # example") are left out of its terms: every issue of the project repeats them.
+    drop_form_labels: bool = False
+    # Whether a pasted text's lines listing installed versions ("numpy: 1.22.4") are left
+    # out of its terms: they describe the writer's machine, not the problem.
+    drop_version_lines: bool = False
+    # Whether a pasted text's web addresses are left out of its terms (where the writer put
+    # an example, which thread came before: no code's words).
+    drop_urls: bool = False
+    # Whether a pasted text's one-letter terms (the "t" of "don't", a variable "x") are left
+    # out, so the max_query_terms cap goes to words that can say something.
+    drop_single_letters: bool = False
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
@@ -218,6 +237,17 @@ _HELP = {
     "long_query_chars (a pasted issue text or traceback); 1.0 is off",
     "drop_html_comments": "leave a query's HTML comments (<!-- -->, an issue template's hidden "
     "prompts) out of the search",
+    "drop_comparison_words": "leave a question's comparison word (vs, versus) out of the "
+    "search when it has other terms",
+    "drop_fence_languages": "leave the language names of a query's fenced code blocks "
+    "(```python) out of its terms",
+    "drop_form_labels": "leave a pasted text's issue-form labels (### headings, - [x] "
+    "confirmations, **bold** label lines) out of its terms",
+    "drop_version_lines": "leave a pasted text's lines that list installed versions (numpy: "
+    "1.22.4, pandas==1.4.2) out of its terms",
+    "drop_urls": "leave a pasted text's web addresses out of its terms",
+    "drop_single_letters": "leave a pasted text's one-letter ASCII terms out of its terms "
+    "(before max_query_terms is applied)",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "

@@ -13,8 +13,15 @@ from collections.abc import Callable
 from scriptorium.domain.model import Block, Candidate, Query
 from scriptorium.ranking.bodies import matched_terms
 from scriptorium.ranking.settings import RankingSettings
-from scriptorium.text import counted_query_terms, tokenize
-from scriptorium.text.tokenize import MAX_QUERY_TERMS
+from scriptorium.text import (
+    counted_query_terms,
+    tokenize,
+    without_fence_languages,
+    without_form_labels,
+    without_urls,
+    without_version_lines,
+)
+from scriptorium.text.tokenize import MAX_QUERY_TERMS, capped_terms
 
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
 
@@ -178,20 +185,37 @@ def weighted_terms(
     ``long_query_chars``.
     """
     options = settings.token_options()
+    pasted = settings.is_pasted(text)
+    if pasted:
+        if settings.drop_form_labels:
+            text = without_form_labels(text)
+        if settings.drop_version_lines:
+            text = without_version_lines(text)
+        if settings.drop_urls:
+            text = without_urls(text)
+    if settings.drop_fence_languages:
+        text = without_fence_languages(text)
     limit = settings.max_query_terms
-    first = settings.identifier_terms_first and settings.is_pasted(text)
+    first = settings.identifier_terms_first and pasted
+    letters = settings.drop_single_letters and pasted
     counted = counted_query_terms(
         text,
-        limit=len(text) + 1 if first else limit,
+        limit=len(text) + 1 if first or letters else limit,
         frequent_first=settings.frequent_query_terms,
         **options,
     )
+    if letters:
+        counted = [c for c in counted if len(c[0]) > 1 or not c[0].isascii()] or counted
+        if not first:
+            counted = capped_terms(counted, limit, frequent_first=settings.frequent_query_terms)
     if first and len(counted) > limit:
         counted = _identifiers_first(text, counted, limit, options, settings.frequent_query_terms)
+    if settings.drop_comparison_words and not pasted:
+        counted = without_comparison_words(counted, options)
     terms = tuple(term for term, _ in counted)
     by_count = settings.query_term_frequency
     identifier = settings.identifier_term_weight
-    if (not by_count and identifier == 1.0) or not settings.is_pasted(text):
+    if (not by_count and identifier == 1.0) or not pasted:
         return terms, ()
     named = set(tokenize(" ".join(identifier_words(text)), **options)) if identifier != 1.0 else ()
     weights = tuple(
@@ -199,6 +223,18 @@ def weighted_terms(
         for term, count in counted
     )
     return terms, weights if any(w != 1.0 for w in weights) else ()
+
+
+COMPARISON_WORDS = "vs versus"
+
+
+def without_comparison_words(
+    counted: list[tuple[str, int]], options: dict[str, bool]
+) -> list[tuple[str, int]]:
+    """The counted terms without the comparison words, unless nothing else is left."""
+    words = set(tokenize(COMPARISON_WORDS, **options))
+    kept = [(term, count) for term, count in counted if term not in words]
+    return kept or counted
 
 
 def _identifiers_first(

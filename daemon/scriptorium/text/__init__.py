@@ -7,7 +7,11 @@ from scriptorium.text.normalize import (
     collapse_whitespace,
     normalize,
     split_lines,
+    without_fence_languages,
+    without_form_labels,
     without_html_comments,
+    without_urls,
+    without_version_lines,
 )
 from scriptorium.text.preview import preview
 from scriptorium.text.snippets import best_line, code_snippet, doc_snippet
@@ -41,5 +45,9 @@ __all__ = [
     "token_set",
     "tokenize",
     "trim_to_tokens",
+    "without_fence_languages",
+    "without_form_labels",
     "without_html_comments",
+    "without_urls",
+    "without_version_lines",
 ]

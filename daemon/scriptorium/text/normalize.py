@@ -16,11 +16,35 @@ __all__ = [
     "collapse_whitespace",
     "nfkc",
     "normalize",
+    "without_fence_languages",
+    "without_form_labels",
     "without_html_comments",
+    "without_urls",
+    "without_version_lines",
 ]
 
 _LAST_WORD = re.compile(r"\s\S*\Z")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# An issue form's labels as GitHub renders them: "### What happened?" headings, "- [X] ..."
+# confirmation boxes, and older templates' "**Describe the bug**" lines.
+_FORM_LABEL = re.compile(
+    r"^(?:#{2,6}[ \t]+\S[^\n]*|[ \t]*[-*][ \t]+\[[ xX]\][ \t]+[^\n]*"
+    r"|[ \t]*\*\*[^*\n]{1,80}\*\*[ \t]*:?[ \t]*)$",
+    re.M,
+)
+# "numpy: 1.22.4", "Sphinx version: 4.1.2", "pandas==1.4.2": a listing of the writer's
+# installed versions; within one, "netCDF4: None" says a package is not installed.
+_VERSION_LINE = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?[A-Za-z][\w.\- ]{0,39}[ \t]*(?::|==)[ \t]*"
+    r"v?\d+\.\d[\w.+\-]*(?:[ \t][^\n]*)?$",
+    re.M,
+)
+_ABSENT_LINE = re.compile(r"^[ \t]*[A-Za-z][\w.\-]{0,39}:[ \t]*None[ \t]*$", re.M)
+# A listing is at least this many version lines.
+_LISTING_LINES = 3
+_URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]]+")
+_FENCE = re.compile(r"^([ \t]*(?:```|~~~))", re.M)
+_FENCE_LANGUAGE = re.compile(r"^([ \t]*(?:```+|~~~+)[ \t]*)[^\s`~{]+", re.M)
 
 
 def nfkc(text: str) -> str:
@@ -47,6 +71,62 @@ def without_html_comments(text: str) -> str:
     if "<!--" not in text:
         return text
     return _HTML_COMMENT.sub(" ", text)
+
+
+def without_fence_languages(text: str) -> str:
+    """The text without the language names of its fenced code blocks (```` ```python ````).
+
+    The name says how to highlight the block, not what it is about: in a pasted issue text
+    ``python``, ``pycon`` or ``julia`` would otherwise search for the pages and modules that
+    mention that language.
+    """
+    if "```" not in text and "~~~" not in text:
+        return text
+    return _FENCE_LANGUAGE.sub(r"\1", text)
+
+
+def without_form_labels(text: str) -> str:
+    """The text without the labels an issue form puts in it, outside fenced code blocks.
+
+    A pasted issue repeats its template's headings ("### Sphinx extensions", "### Python
+    version") and ticked confirmations ("- [X] Minimal example — ..."): the same words in
+    every issue of the project, not the writer's account of the problem. Lines inside code
+    fences (where ``## ...`` is a comment) are kept.
+    """
+    if "#" not in text and "[" not in text and "**" not in text:
+        return text
+    pieces = _FENCE.split(text)
+    # With the fence marks captured, pieces alternate: text, mark, text, ...; every other text
+    # piece (0, 4, 8, ...) lies outside a fence (an unclosed fence runs to the end).
+    return "".join(
+        _FORM_LABEL.sub("", piece) if i % 4 == 0 else piece for i, piece in enumerate(pieces)
+    )
+
+
+def without_version_lines(text: str) -> str:
+    """The text without the lines of a listing of installed versions (``numpy: 1.22.4``,
+    ``pandas==1.4.2``, ``Sphinx version: 4.1.2``; with three or more of them, also the
+    ``netCDF4: None`` lines among them).
+
+    A pasted issue often ends with its writer's environment: dozens of package names that
+    describe the machine, not the problem, and match the modules named after those packages.
+    """
+    if ":" not in text and "==" not in text:
+        return text
+    text = text.replace("\r\n", "\n")
+    kept, listed = _VERSION_LINE.subn("", text)
+    return _ABSENT_LINE.sub("", kept) if listed >= _LISTING_LINES else kept
+
+
+def without_urls(text: str) -> str:
+    """The text with its web addresses replaced by a space.
+
+    In a pasted issue they say where the writer put an example or which thread came before
+    (``https://github.com/someone/repro-9585``), words that name no code.
+    """
+    if "http" not in text and "www." not in text:
+        return text
+    return _URL.sub(" ", text)
 
 
 def clip_at_whitespace(text: str, limit: int) -> str:

@@ -315,9 +315,18 @@ def counted_query_terms(
     counts: dict[str, int] = {}
     for token in tokens:
         counts[token] = counts.get(token, 0) + 1
-    if len(counts) <= limit or not frequent_first:
-        return list(counts.items())[:limit]
-    order = {term: index for index, term in enumerate(counts)}
+    return capped_terms(list(counts.items()), limit, frequent_first=frequent_first)
+
+
+def capped_terms(
+    counted: list[tuple[str, int]], limit: int, *, frequent_first: bool = False
+) -> list[tuple[str, int]]:
+    """At most ``limit`` of the counted terms (first-seen order): the first ones, or with
+    ``frequent_first`` the ones said most often (ties by first appearance)."""
+    if len(counted) <= limit or not frequent_first:
+        return counted[:limit]
+    order = {term: index for index, (term, _) in enumerate(counted)}
+    counts = dict(counted)
     kept = sorted(counts, key=lambda term: (-counts[term], order[term]))[:limit]
     return [(term, counts[term]) for term in sorted(kept, key=order.__getitem__)]
 
