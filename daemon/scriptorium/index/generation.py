@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import mmap
 import os
 import shutil
 import time
@@ -39,14 +40,16 @@ from scriptorium.index.failures import (
 )
 from scriptorium.index.files import fsync_dir, linked_digest, sha256_file
 from scriptorium.index.locks import exclusive_lock
-from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
+from scriptorium.index.manifest import (
+    FILES_TABLE,
     FORMAT_VERSION,
     FileEntry,
     Manifest,
     SourceEntry,
-    SourceFragments,
+    TableFragments,
+    decode_table,
 )
-from scriptorium.index.pack import PACK_FILE, CorruptPackError, decode_pack
+from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
 from scriptorium.index.store import BlobStore, BlobWriter, blob_name
 
 log = logging.getLogger(__name__)
@@ -55,6 +58,10 @@ MANIFEST = "MANIFEST.json"
 # The sha256 of the manifest file's bytes: checking it costs one hash over the file, where
 # the canonical checksum inside re-encodes every file table (seconds at 90,000 files).
 MANIFEST_DIGEST = "MANIFEST.sha256"
+# Index files up to this size are hashed when a generation is opened (with tantivy's
+# meta.json and the block table, which are read whole at once); larger ones are read on
+# demand and verified after the generation serves (``verify_rest``).
+EAGER_VERIFY_BYTES = 1 << 20
 _PREFIX = "gen-"
 _TMP_PREFIX = ".tmp-"
 _LOCK_FILES = {".tantivy-writer.lock", ".tantivy-meta.lock"}
@@ -88,7 +95,7 @@ class GenerationStore:
         # pruning after every update would otherwise re-read each one from disk. Only pruning
         # reads this table (it needs the blob names, not a verification).
         self._manifests: dict[int, Manifest] = {}
-        self._fragments = SourceFragments()
+        self._fragments = TableFragments()
         # The highest generation this process set aside: its number is not given again.
         self._retired = 0
 
@@ -162,18 +169,25 @@ class GenerationStore:
         self._retired = max(self._retired, generation)
 
     def load_manifest(self, generation: int, *, verify: bool = True) -> Manifest:
-        """Read and verify a generation's manifest (its checksum and its index files').
+        """Read and verify a generation's manifest: the sha256 of its bytes, the sizes of its
+        index files and the checksums of the small ones (see ``EAGER_VERIFY_BYTES``); the
+        large ones and the file tables are checked by :meth:`verify_rest` once it serves.
 
         ``verify=False`` only parses it, for pruning: pruning reads older generations to keep
         the blobs they name, and a damaged manifest can at worst keep a few blobs too many
-        (it is refused whenever it would be served).
+        (it is refused whenever it would be served). A manifest of another format is returned
+        parsed, unverified: the caller does not serve it.
         """
         gen_dir = self.generation_dir(generation)
         try:
             raw = (gen_dir / MANIFEST).read_bytes()
             data = json.loads(raw)
-            manifest = Manifest.from_json(data)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            if data.get("format_version") != FORMAT_VERSION:
+                return Manifest.from_json(data)
+            manifest = Manifest.from_json(
+                data, lambda name, where: self._read_table(generation, name, where)
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CorruptGenerationError(
                 f"generation {generation}: unreadable manifest ({exc})"
             ) from None
@@ -182,19 +196,20 @@ class GenerationStore:
         try:
             recorded = (gen_dir / MANIFEST_DIGEST).read_text("ascii").strip()
         except (OSError, ValueError):
-            recorded = None  # written before the digest file existed: the canonical check
-        if recorded is not None:
-            if hashlib.sha256(raw).hexdigest() != recorded:
-                raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
-        elif manifest.checksum != manifest.checksum_with(self._fragments):
-            # The table encodings made here are kept for the first update (``checksum_with``).
+            raise CorruptGenerationError(
+                f"generation {generation}: manifest checksum missing"
+            ) from None
+        manifest.checksum = hashlib.sha256(raw).hexdigest()
+        if manifest.checksum != recorded:
             raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
         if manifest.generation != generation:
             raise CorruptGenerationError(f"generation {generation}: manifest names another")
         for rel, (size, digest) in manifest.index_files.items():
             path = gen_dir / "index" / rel
             try:
-                if path.stat().st_size != size or sha256_file(path) != digest:
+                if path.stat().st_size != size or (
+                    _verified_at_open(rel, size) and sha256_file(path) != digest
+                ):
                     raise CorruptGenerationError(
                         f"generation {generation}: index file {rel} fails its checksum"
                     )
@@ -205,16 +220,77 @@ class GenerationStore:
         self._manifests[generation] = manifest
         return manifest
 
-    def read_pack(self, generation: int) -> list[tuple] | None:
-        """The document records of a verified generation; None when it was written without a
-        pack (it is then read blob by blob). Its checksum was checked with the index files."""
+    def verify_rest(
+        self, manifest: Manifest, stop: Callable[[], bool] | None = None
+    ) -> tuple[str, str] | None:
+        """Check what opening a generation did not: its large index files and its file
+        tables, against the manifest. Returns (what failed, why) at the first mismatch (an
+        index file's relative path, or ``FILES.table``), None when all match or once
+        ``stop()`` turns true."""
+        generation = manifest.generation
+        gen_dir = self.generation_dir(generation)
+        for rel, (size, digest) in sorted(manifest.index_files.items()):
+            if stop is not None and stop():
+                return None
+            if _verified_at_open(rel, size):
+                continue
+            try:
+                ok = sha256_file(gen_dir / "index" / rel) == digest
+            except OSError:
+                ok = False
+            if not ok:
+                return rel, f"generation {generation}: index file {rel} fails its checksum"
+        try:
+            data = (gen_dir / FILES_TABLE).read_bytes()
+        except OSError as exc:
+            return FILES_TABLE, f"generation {generation}: file tables unreadable ({exc})"
+        for name in manifest.sources:
+            where = self._table_range(manifest, name)
+            if where is not None:
+                start, length, digest = where
+                if hashlib.sha256(data[start : start + length]).hexdigest() != digest:
+                    return (
+                        FILES_TABLE,
+                        f"generation {generation}: the file table of {name!r} fails its checksum",
+                    )
+        return None
+
+    def _table_range(self, manifest: Manifest, name: str) -> list | None:
+        path = self.generation_dir(manifest.generation) / MANIFEST
+        try:
+            return json.loads(path.read_bytes())["sources"][name]["table"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _read_table(self, generation: int, name: str, where: list) -> dict[str, FileEntry]:
+        """One source's file table of a generation, checked against the manifest's sha256."""
+        start, length, digest = where
+        try:
+            with (self.generation_dir(generation) / FILES_TABLE).open("rb") as handle:
+                handle.seek(start)
+                data = handle.read(length)
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise ValueError("checksum mismatch")
+            return decode_table(data)
+        except (OSError, ValueError) as exc:
+            raise CorruptGenerationError(
+                f"generation {generation}: the file table of {name!r} is damaged ({exc})"
+            ) from None
+
+    def read_pack(self, generation: int) -> PackRecords | None:
+        """The document records of a verified generation, memory-mapped; None when it was
+        written without a pack. Its bytes are checked after it serves (``verify_rest``)."""
         path = self.generation_dir(generation) / "index" / PACK_FILE
         try:
-            data = path.read_bytes()
+            with path.open("rb") as handle:
+                try:
+                    data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                except ValueError:  # an empty file cannot be mapped
+                    data = b""
         except FileNotFoundError:
             return None
         try:
-            return decode_pack(data)
+            return PackRecords(data)
         except CorruptPackError as exc:
             raise CorruptGenerationError(f"generation {generation}: {exc}") from None
 
@@ -325,7 +401,12 @@ class GenerationStore:
                 sources=sources,
                 index_files=index_files,
             )
-            text, manifest.checksum = manifest.serialize(self._fragments)
+            text, tables = manifest.serialize(self._fragments)
+            manifest.checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            with (tmp / FILES_TABLE).open("wb") as handle:
+                handle.write(tables)
+                handle.flush()
+                os.fsync(handle.fileno())
             if change.added:
                 os.sync()  # blobs and index files reach the disk before the manifest names them
             manifest_tmp = tmp / (MANIFEST + ".tmp")
@@ -335,7 +416,7 @@ class GenerationStore:
                 os.fsync(handle.fileno())
             os.replace(manifest_tmp, tmp / MANIFEST)
             with (tmp / MANIFEST_DIGEST).open("w", encoding="ascii") as handle:
-                handle.write(hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
+                handle.write(manifest.checksum + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
             fsync_dir(tmp)
@@ -462,3 +543,8 @@ class GenerationStore:
                 referenced.update(f.blob for f in source.files.values())
         if referenced:
             self.blobs.prune(referenced)
+
+
+def _verified_at_open(rel: str, size: int) -> bool:
+    """Whether opening a generation hashes this index file (else ``verify_rest`` does)."""
+    return size <= EAGER_VERIFY_BYTES or rel in ("meta.json", BLOCK_TABLE_FILE)

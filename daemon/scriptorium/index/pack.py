@@ -1,11 +1,11 @@
 """The document pack: every served document's compact metadata in one file per generation.
 
 A generation's ``index/documents.pack`` holds one record per document (paths, hashes, blob
-names, front matter, block ids and block metadata, never text) in manifest order, encoded
-with ``marshal``: cold start reads and checks one file (its size and sha256 are in the
-manifest with the tantivy files) and decodes it in one C call, instead of reading and
-decoding one blob per document. An update writes the next generation's pack from the records
-the served documents keep, so it costs one ``marshal.dumps``, not an encoding per document.
+names, front matter, block ids and block metadata, never text) in manifest order, each
+encoded with ``marshal`` on its own, after the documents' keys and the records' offsets: a
+cold start maps the file and reads those two (``PackRecords``), and a document is decoded from
+its record when first used (``index/doctable.py``). An update writes the next generation's
+pack from the parent's record bytes for every document it keeps.
 
 A record is ``(source, path, corpus, hash, blob, language, front_matter_lines,
 preview_from_body, meta, includes, blocks, bids)``: ``meta`` is None for default front matter,
@@ -17,14 +17,18 @@ bytes. Kept encoded, the metadata of a block costs a few dozen bytes, not a few 
 from __future__ import annotations
 
 import marshal
+import struct
 from array import array
+from collections.abc import Iterable
 from datetime import datetime
+from itertools import accumulate
 
 from scriptorium.domain.model import Corpus, DocMeta, SourceDocument
 from scriptorium.index.texts import StoredDocument, TextCache, block_record
 
 PACK_FILE = "documents.pack"
-MAGIC = b"scriptorium-pack-2\n"
+MAGIC = b"scriptorium-pack-3\n"
+_HEADER = "<QQ"  # record count, length of the marshalled keys
 _CORPORA = {str(c): c for c in Corpus}
 _DEFAULT_META = DocMeta()
 # The marshal format version: fixed, so a pack reads the same under every Python 3.11+.
@@ -106,17 +110,62 @@ def stored(
     return from_record(document_record(doc, blob, includes, bids), texts)
 
 
-def encode_pack(records: list[tuple]) -> bytes:
-    return MAGIC + marshal.dumps(records, _MARSHAL_VERSION)
+def encode_record(record: tuple) -> bytes:
+    return marshal.dumps(record, _MARSHAL_VERSION)
 
 
-def decode_pack(data: bytes) -> list[tuple]:
-    if not data.startswith(MAGIC):
-        raise CorruptPackError("not a document pack")
-    try:
-        records = marshal.loads(memoryview(data)[len(MAGIC) :])
-    except (EOFError, ValueError, TypeError) as exc:
-        raise CorruptPackError(f"undecodable document pack: {exc}") from None
-    if not isinstance(records, list):
-        raise CorruptPackError("document pack holds no record list")
-    return records
+def encode_pack(keys: list[tuple[str, str]], records: Iterable[bytes]) -> bytes:
+    """A pack of ``records`` (each ``encode_record``'s bytes), of the documents ``keys``."""
+    chunks = list(records)
+    if len(chunks) != len(keys):
+        raise ValueError("a pack needs one record per document")
+    head = marshal.dumps(list(keys), _MARSHAL_VERSION)
+    offsets = array("Q", [0])
+    offsets.extend(accumulate(map(len, chunks)))
+    return b"".join(
+        (MAGIC, struct.pack(_HEADER, len(chunks), len(head)), head, offsets.tobytes(), *chunks)
+    )
+
+
+class PackRecords:
+    """A pack's documents, read one record at a time (``data`` is usually memory-mapped).
+
+    Opening reads the keys and the offsets only; ``record(i)`` decodes one record.
+    """
+
+    __slots__ = ("_base", "_data", "_offsets", "keys")
+
+    def __init__(self, data) -> None:
+        self._data = data
+        try:
+            if data[: len(MAGIC)] != MAGIC:
+                raise CorruptPackError("not a document pack of this format")
+            at = len(MAGIC)
+            count, head = struct.unpack_from(_HEADER, data, at)
+            at += struct.calcsize(_HEADER)
+            keys = marshal.loads(data[at : at + head])
+            at += head
+            offsets = array("Q")
+            offsets.frombytes(data[at : at + 8 * (count + 1)])
+        except (EOFError, ValueError, TypeError, struct.error) as exc:
+            raise CorruptPackError(f"undecodable document pack: {exc}") from None
+        if not isinstance(keys, list) or len(keys) != count or len(offsets) != count + 1:
+            raise CorruptPackError("document pack header does not match its records")
+        self._base = at + 8 * (count + 1)
+        if self._base + offsets[-1] != len(data):
+            raise CorruptPackError("document pack of a partial size")
+        self.keys: list[tuple[str, str]] = keys
+        self._offsets = offsets
+
+    def raw(self, at: int) -> bytes:
+        base, offsets = self._base, self._offsets
+        return self._data[base + offsets[at] : base + offsets[at + 1]]
+
+    def record(self, at: int) -> tuple:
+        try:
+            record = marshal.loads(self.raw(at))
+        except (EOFError, ValueError, TypeError) as exc:
+            raise CorruptPackError(f"undecodable document record: {exc}") from None
+        if not isinstance(record, tuple) or len(record) != 12:
+            raise CorruptPackError("a document record of the wrong shape")
+        return record
