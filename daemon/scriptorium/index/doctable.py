@@ -28,7 +28,7 @@ class DocTable(Mapping[Key, StoredDocument]):
     ``_origin[i]`` of ``_records`` (the generation's pack, or an ancestor's an update kept).
     """
 
-    __slots__ = ("_index", "_keys", "_lock", "_made", "_origin", "_records", "_texts", "on_damage")
+    __slots__ = ("_by_key", "_keys", "_lock", "_made", "_origin", "_records", "_texts", "on_damage")
 
     def __init__(
         self,
@@ -40,7 +40,9 @@ class DocTable(Mapping[Key, StoredDocument]):
     ) -> None:
         self._keys, self._made, self._origin = keys, made, origin
         self._records, self._texts = records, texts
-        self._index = dict(zip(keys, range(len(keys)), strict=True))
+        # Key -> position, made when first asked for: a search names documents by position
+        # (through the block table), so serving the first searches does not wait for it.
+        self._by_key: dict[Key, int] | None = None
         self._lock = threading.Lock()
         # Called with the error before a record that does not decode is reported (the
         # indexer refuses the generation, as for a damaged text).
@@ -62,6 +64,17 @@ class DocTable(Mapping[Key, StoredDocument]):
         return cls(keys, [None] * len(keys), None, records, texts)
 
     # -- reading it -------------------------------------------------------------------------
+
+    @property
+    def _index(self) -> dict[Key, int]:
+        index = self._by_key
+        if index is None:
+            with self._lock:
+                index = self._by_key
+                if index is None:
+                    index = dict(zip(self._keys, range(len(self._keys)), strict=True))
+                    self._by_key = index
+        return index
 
     def __getitem__(self, key: Key) -> StoredDocument:
         return self.at(self._index[key])
