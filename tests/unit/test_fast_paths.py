@@ -481,3 +481,24 @@ def test_a_start_serves_without_decoding_file_tables_or_making_the_resolver(tmp_
     assert engine.indexer._resolver is not None
     assert all(table._files is not None for table in tables if len(table))
     assert {r.state for r in engine.list_sources()} == {"ready"}
+
+
+def test_a_generation_of_the_previous_format_is_skipped_and_built_again(tmp_path, small_corpus):
+    from scriptorium.index.generation import MANIFEST, MANIFEST_DIGEST
+
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    settings = load_settings(config, state_dir=str(tmp_path / "state"))
+    LocalEngine(settings, load_registry()).indexer.load_or_build()
+    gen_dir = GenerationStore(tmp_path / "state").generation_dir(1)
+    data = json.loads((gen_dir / MANIFEST).read_text("utf-8"))
+    data["format_version"] = 1  # as a generation written before the file tables moved out
+    text = json.dumps(data)
+    (gen_dir / MANIFEST).write_text(text, "utf-8")
+    (gen_dir / MANIFEST_DIGEST).write_text(hashlib.sha256(text.encode()).hexdigest() + "\n")
+    indexer = LocalEngine(settings, load_registry()).indexer
+    assert indexer.open_newest() is False  # not served, not refused as corrupt either
+    assert gen_dir.is_dir()
+    summary = indexer.load_or_build()
+    assert summary is not None and summary.generation == 2
+    assert indexer.snapshot.generation == 2
+    assert indexer.snapshot.manifest.document_count == summary.documents > 0

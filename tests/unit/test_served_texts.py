@@ -157,3 +157,33 @@ def test_a_damaged_blob_is_reported_when_read(tmp_path, small_corpus):
         _ = doc.text
     assert seen == [failed.value]
     assert failed.value.code == "UNAVAILABLE" and doc.path in str(failed.value)
+
+
+def test_cold_start_makes_no_document_and_decodes_no_file_table(tmp_path, small_corpus, monkeypatch):
+    """Opening a generation reads the pack's keys and offsets only: a document is made from
+    its record when first asked for (then kept), and the file tables wait for the reconcile."""
+    from scriptorium.index import doctable
+
+    built = _engine(tmp_path, small_corpus)
+    expected = list(built.indexer.snapshot.docs)
+    made = []
+    make = doctable.from_record
+    monkeypatch.setattr(doctable, "from_record", lambda r, t: made.append(r[1]) or make(r, t))
+    settings = load_settings(tmp_path / "c.toml", state_dir=str(tmp_path / "state"))
+    engine = LocalEngine(settings, load_registry())
+    assert engine.indexer.open_newest()
+    snapshot = engine.indexer.snapshot
+    assert made == []
+    assert all(source._files is None for source in snapshot.manifest.sources.values())
+    assert list(snapshot.docs) == expected and len(snapshot.docs) == len(expected)
+    hits = engine.searching.search_local(
+        engine.searching.make_query(SearchParams(query="OAuth2 password bearer"))
+    )
+    assert hits and 0 < len(made) < len(expected)  # the candidates' documents only
+    key = expected[0]
+    assert snapshot.docs[key] is snapshot.docs[key]
+    # The reconcile decodes the tables and, finding nothing changed, keeps this generation.
+    assert engine.indexer.catch_up() is None
+    tables = snapshot.manifest.sources.values()
+    assert all(source._files is not None for source in tables if len(source))
+    assert engine.indexer.snapshot is snapshot

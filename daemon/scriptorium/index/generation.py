@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import mmap
 import os
 import shutil
 import time
@@ -278,20 +277,17 @@ class GenerationStore:
             ) from None
 
     def read_pack(self, generation: int) -> PackRecords | None:
-        """The document records of a verified generation, memory-mapped; None when it was
+        """The document records of a verified generation, read on demand; None when it was
         written without a pack. Its bytes are checked after it serves (``verify_rest``)."""
         path = self.generation_dir(generation) / "index" / PACK_FILE
         try:
-            with path.open("rb") as handle:
-                try:
-                    data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                except ValueError:  # an empty file cannot be mapped
-                    data = b""
+            handle = path.open("rb")
         except FileNotFoundError:
             return None
         try:
-            return PackRecords(data)
-        except CorruptPackError as exc:
+            return PackRecords.of_file(handle)
+        except (CorruptPackError, OSError) as exc:
+            handle.close()
             raise CorruptGenerationError(f"generation {generation}: {exc}") from None
 
     def read_block_table(self, generation: int) -> bytes | None:

@@ -3,7 +3,7 @@
 A generation's ``index/documents.pack`` holds one record per document (paths, hashes, blob
 names, front matter, block ids and block metadata, never text) in manifest order, each
 encoded with ``marshal`` on its own, after the documents' keys and the records' offsets: a
-cold start maps the file and reads those two (``PackRecords``), and a document is decoded from
+cold start reads those two (``PackRecords``), and a document is decoded from
 its record when first used (``index/doctable.py``). An update writes the next generation's
 pack from the parent's record bytes for every document it keeps.
 
@@ -17,9 +17,10 @@ bytes. Kept encoded, the metadata of a block costs a few dozen bytes, not a few 
 from __future__ import annotations
 
 import marshal
+import os
 import struct
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from itertools import accumulate
 
@@ -128,43 +129,59 @@ def encode_pack(keys: list[tuple[str, str]], records: Iterable[bytes]) -> bytes:
 
 
 class PackRecords:
-    """A pack's documents, read one record at a time (``data`` is usually memory-mapped).
+    """A pack's documents, read one record at a time from the file (``os.pread``).
 
-    Opening reads the keys and the offsets only; ``record(i)`` decodes one record.
+    Opening reads the keys and the offsets only; ``record(i)`` reads and decodes one record.
+    Read, not memory-mapped: a table over every document (the resolver's) would otherwise
+    keep the whole pack resident.
     """
 
-    __slots__ = ("_base", "_data", "_offsets", "keys")
+    __slots__ = ("_base", "_handle", "_offsets", "_read", "keys")
 
-    def __init__(self, data) -> None:
-        self._data = data
+    def __init__(self, read: Callable[[int, int], bytes], size: int, handle=None) -> None:
+        self._read, self._handle = read, handle  # the open file, kept as long as the table
         try:
-            if data[: len(MAGIC)] != MAGIC:
-                raise CorruptPackError("not a document pack of this format")
             at = len(MAGIC)
-            count, head = struct.unpack_from(_HEADER, data, at)
+            head = read(0, at + struct.calcsize(_HEADER))
+            if head[:at] != MAGIC:
+                raise CorruptPackError("not a document pack of this format")
+            count, length = struct.unpack_from(_HEADER, head, at)
             at += struct.calcsize(_HEADER)
-            keys = marshal.loads(data[at : at + head])
-            at += head
+            keys = marshal.loads(read(at, length))
+            at += length
             offsets = array("Q")
-            offsets.frombytes(data[at : at + 8 * (count + 1)])
-        except (EOFError, ValueError, TypeError, struct.error) as exc:
+            offsets.frombytes(read(at, 8 * (count + 1)))
+        except (EOFError, ValueError, TypeError, struct.error, OverflowError) as exc:
             raise CorruptPackError(f"undecodable document pack: {exc}") from None
         if not isinstance(keys, list) or len(keys) != count or len(offsets) != count + 1:
             raise CorruptPackError("document pack header does not match its records")
         self._base = at + 8 * (count + 1)
-        if self._base + offsets[-1] != len(data):
+        if self._base + offsets[-1] != size:
             raise CorruptPackError("document pack of a partial size")
         self.keys: list[tuple[str, str]] = keys
         self._offsets = offsets
 
+    @classmethod
+    def of_bytes(cls, data: bytes) -> PackRecords:
+        view = memoryview(data)
+        return cls(lambda at, length: bytes(view[at : at + length]), len(data))
+
+    @classmethod
+    def of_file(cls, handle) -> PackRecords:
+        """Over an open binary file (kept open by the table)."""
+        fd = handle.fileno()
+        return cls(
+            lambda at, length: os.pread(fd, length, at), os.fstat(fd).st_size, handle=handle
+        )
+
     def raw(self, at: int) -> bytes:
-        base, offsets = self._base, self._offsets
-        return self._data[base + offsets[at] : base + offsets[at + 1]]
+        start, end = self._offsets[at], self._offsets[at + 1]
+        return self._read(self._base + start, end - start)
 
     def record(self, at: int) -> tuple:
         try:
             record = marshal.loads(self.raw(at))
-        except (EOFError, ValueError, TypeError) as exc:
+        except (EOFError, ValueError, TypeError, OSError) as exc:
             raise CorruptPackError(f"undecodable document record: {exc}") from None
         if not isinstance(record, tuple) or len(record) != 12:
             raise CorruptPackError("a document record of the wrong shape")
