@@ -159,7 +159,9 @@ def test_a_damaged_blob_is_reported_when_read(tmp_path, small_corpus):
     assert failed.value.code == "UNAVAILABLE" and doc.path in str(failed.value)
 
 
-def test_cold_start_makes_no_document_and_decodes_no_file_table(tmp_path, small_corpus, monkeypatch):
+def test_cold_start_makes_no_document_and_decodes_no_file_table(
+    tmp_path, small_corpus, monkeypatch
+):
     """Opening a generation reads the pack's keys and offsets only: a document is made from
     its record when first asked for (then kept), and the file tables wait for the reconcile."""
     from scriptorium.index import doctable

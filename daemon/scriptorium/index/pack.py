@@ -170,9 +170,7 @@ class PackRecords:
     def of_file(cls, handle) -> PackRecords:
         """Over an open binary file (kept open by the table)."""
         fd = handle.fileno()
-        return cls(
-            lambda at, length: os.pread(fd, length, at), os.fstat(fd).st_size, handle=handle
-        )
+        return cls(lambda at, length: os.pread(fd, length, at), os.fstat(fd).st_size, handle=handle)
 
     def raw(self, at: int) -> bytes:
         start, end = self._offsets[at], self._offsets[at + 1]
