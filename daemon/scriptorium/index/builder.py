@@ -286,7 +286,6 @@ class Indexer:
                     )
                     continue
                 snapshot = Snapshot.load(self.store, manifest, None, cache=self.cache)
-                snapshot.docs.on_damage = lambda exc, s=snapshot: self._refuse(s, str(exc))
                 self._swap(snapshot)
                 # A generation that needs no catching up keeps the time it was built.
                 for name in manifest.sources:
@@ -677,6 +676,8 @@ class Indexer:
             ):
                 gone = [previous.docs[k] for k in removed if k in previous.docs]
                 resolver = (snapshot, held[1].changed(gone, added or []))
+            # A pack record that does not decode refuses the generation serving it.
+            snapshot.docs.on_damage = lambda exc: self._refuse(snapshot, str(exc))
             # One reference assignment each: readers see the old pair or the new pair.
             self._snapshot, self._resolver = snapshot, resolver
 

@@ -15,6 +15,7 @@ import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
+from scriptorium.domain.outcomes import Unavailable
 from scriptorium.index.pack import CorruptPackError, PackRecords, encode_record, from_record
 from scriptorium.index.texts import StoredDocument, TextCache
 
@@ -117,7 +118,10 @@ class DocTable(Mapping[Key, StoredDocument]):
         except CorruptPackError as exc:
             if self.on_damage is not None:
                 self.on_damage(exc)
-            raise
+            source, path = self._keys[at]
+            raise Unavailable(
+                f"the stored record of {source}/{path} is damaged ({exc}); reloading"
+            ) from None
 
     def bids_at(self, at: int) -> bytes:
         """The block id bytes of position ``at`` (without making its document)."""
@@ -195,6 +199,7 @@ class DocTable(Mapping[Key, StoredDocument]):
             made.append(doc)
             origin.append(-1)
         table = DocTable(keys, made, origin, self._records, self._texts)
+        table.on_damage = self.on_damage
         if appended:
             table, moved = table._reordered(order())
             remap = array("q", [moved[at] if at >= 0 else -1 for at in remap])
@@ -212,7 +217,9 @@ class DocTable(Mapping[Key, StoredDocument]):
             moved[at] = new
             made.append(self._made[at])
             origin.append(self._origin[at] if self._origin is not None else at)
-        return DocTable(list(keys), made, origin, self._records, self._texts), moved
+        table = DocTable(list(keys), made, origin, self._records, self._texts)
+        table.on_damage = self.on_damage
+        return table, moved
 
 
 class _Positions(Sequence[StoredDocument]):
