@@ -22,7 +22,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
-from scriptorium.index.generation import EAGER_VERIFY_BYTES, GenerationStore
+from scriptorium.index.generation import GenerationStore
+from scriptorium.index.verify import EAGER_VERIFY_BYTES
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
 from tests.support.trees import docs_and_code_config, markdown_config, write

@@ -164,14 +164,15 @@ def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path, monk
 
 
 def test_verifying_a_manifest_hashes_its_bytes_and_decodes_no_file_table(tmp_path, monkeypatch):
-    from scriptorium.index import generation as G  # where the tables are decoded
+    from scriptorium.index import generation as G
+    from scriptorium.index import verify as V  # where the tables are decoded
     from scriptorium.index.generation import MANIFEST, MANIFEST_DIGEST
 
     written = write(GenerationStore(tmp_path), None, [make_doc("a.md", "apple")])
     gen_dir = GenerationStore(tmp_path).generation_dir(written.generation)
     decoded = []
-    decode = G.decode_table
-    monkeypatch.setattr(G, "decode_table", lambda data: decoded.append(1) or decode(data))
+    decode = V.decode_table
+    monkeypatch.setattr(V, "decode_table", lambda data: decoded.append(1) or decode(data))
     store = GenerationStore(tmp_path)  # a fresh process
     loaded = store.load_manifest(written.generation)
     assert decoded == []  # counts come from the manifest: no table is read to serve

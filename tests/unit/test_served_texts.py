@@ -200,7 +200,7 @@ def test_a_pack_record_damaged_when_first_read_refuses_its_generation(
 
     from scriptorium import faults
     from scriptorium.domain.outcomes import Unavailable
-    from scriptorium.index import generation as G
+    from scriptorium.index import verify as V
     from scriptorium.index.pack import PackRecords
 
     built = _engine(tmp_path, small_corpus)
@@ -212,7 +212,7 @@ def test_a_pack_record_damaged_when_first_read_refuses_its_generation(
     end = records._base + records._offsets[1]
     data[start:end] = b"\xff" * (end - start)  # the first record no longer decodes
     pack.write_bytes(bytes(data))
-    monkeypatch.setattr(G, "EAGER_VERIFY_BYTES", 0)  # as for a large pack: not hashed at open
+    monkeypatch.setattr(V, "EAGER_VERIFY_BYTES", 0)  # as for a large pack: not hashed at open
     monkeypatch.setitem(faults._POINTS, "start.verify", tmp_path / "never")  # hold the check
     settings = load_settings(tmp_path / "c.toml", state_dir=str(tmp_path / "state"))
     indexer = LocalEngine(settings, load_registry()).indexer

@@ -30,6 +30,7 @@ from scriptorium import faults
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
 from scriptorium.index import schema as S
+from scriptorium.index import verify as checks
 from scriptorium.index.blocktable import BLOCK_TABLE_FILE
 from scriptorium.index.failures import (
     CorruptGenerationError,
@@ -39,14 +40,13 @@ from scriptorium.index.failures import (
 )
 from scriptorium.index.files import fsync_dir, linked_digest, sha256_file
 from scriptorium.index.locks import exclusive_lock
-from scriptorium.index.manifest import (
+from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     FILES_TABLE,
     FORMAT_VERSION,
     FileEntry,
     Manifest,
     SourceEntry,
     TableFragments,
-    decode_table,
 )
 from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
 from scriptorium.index.store import BlobStore, BlobWriter, blob_name
@@ -57,10 +57,6 @@ MANIFEST = "MANIFEST.json"
 # The sha256 of the manifest file's bytes: checking it costs one hash over the file, where
 # the canonical checksum inside re-encodes every file table (seconds at 90,000 files).
 MANIFEST_DIGEST = "MANIFEST.sha256"
-# Index files up to this size are hashed when a generation is opened (with tantivy's
-# meta.json and the block table, which are read whole at once); larger ones are read on
-# demand and verified after the generation serves (``verify_rest``).
-EAGER_VERIFY_BYTES = 1 << 20
 _PREFIX = "gen-"
 _TMP_PREFIX = ".tmp-"
 _LOCK_FILES = {".tantivy-writer.lock", ".tantivy-meta.lock"}
@@ -169,7 +165,7 @@ class GenerationStore:
 
     def load_manifest(self, generation: int, *, verify: bool = True) -> Manifest:
         """Read and verify a generation's manifest: the sha256 of its bytes, the sizes of its
-        index files and the checksums of the small ones (see ``EAGER_VERIFY_BYTES``); the
+        index files and the checksums of the small ones (``index/verify.py``); the
         large ones and the file tables are checked by :meth:`verify_rest` once it serves.
 
         ``verify=False`` only parses it, for pruning: pruning reads older generations to keep
@@ -184,7 +180,7 @@ class GenerationStore:
             if data.get("format_version") != FORMAT_VERSION:
                 return Manifest.from_json(data)
             manifest = Manifest.from_json(
-                data, lambda name, where: self._read_table(generation, name, where)
+                data, lambda name, where: checks.read_table(gen_dir, generation, name, where)
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CorruptGenerationError(
@@ -203,78 +199,15 @@ class GenerationStore:
             raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
         if manifest.generation != generation:
             raise CorruptGenerationError(f"generation {generation}: manifest names another")
-        for rel, (size, digest) in manifest.index_files.items():
-            path = gen_dir / "index" / rel
-            try:
-                if path.stat().st_size != size or (
-                    _verified_at_open(rel, size) and sha256_file(path) != digest
-                ):
-                    raise CorruptGenerationError(
-                        f"generation {generation}: index file {rel} fails its checksum"
-                    )
-            except FileNotFoundError:
-                raise CorruptGenerationError(
-                    f"generation {generation}: index file {rel} is missing"
-                ) from None
+        checks.opened(gen_dir, manifest)
         self._manifests[generation] = manifest
         return manifest
 
     def verify_rest(
         self, manifest: Manifest, stop: Callable[[], bool] | None = None
     ) -> tuple[str, str] | None:
-        """Check what opening a generation did not: its large index files and its file
-        tables, against the manifest. Returns (what failed, why) at the first mismatch (an
-        index file's relative path, or ``FILES.table``), None when all match or once
-        ``stop()`` turns true."""
-        generation = manifest.generation
-        gen_dir = self.generation_dir(generation)
-        for rel, (size, digest) in sorted(manifest.index_files.items()):
-            if stop is not None and stop():
-                return None
-            if _verified_at_open(rel, size):
-                continue
-            try:
-                ok = sha256_file(gen_dir / "index" / rel) == digest
-            except OSError:
-                ok = False
-            if not ok:
-                return rel, f"generation {generation}: index file {rel} fails its checksum"
-        try:
-            data = (gen_dir / FILES_TABLE).read_bytes()
-        except OSError as exc:
-            return FILES_TABLE, f"generation {generation}: file tables unreadable ({exc})"
-        for name in manifest.sources:
-            where = self._table_range(manifest, name)
-            if where is not None:
-                start, length, digest = where
-                if hashlib.sha256(data[start : start + length]).hexdigest() != digest:
-                    return (
-                        FILES_TABLE,
-                        f"generation {generation}: the file table of {name!r} fails its checksum",
-                    )
-        return None
-
-    def _table_range(self, manifest: Manifest, name: str) -> list | None:
-        path = self.generation_dir(manifest.generation) / MANIFEST
-        try:
-            return json.loads(path.read_bytes())["sources"][name]["table"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def _read_table(self, generation: int, name: str, where: list) -> dict[str, FileEntry]:
-        """One source's file table of a generation, checked against the manifest's sha256."""
-        start, length, digest = where
-        try:
-            with (self.generation_dir(generation) / FILES_TABLE).open("rb") as handle:
-                handle.seek(start)
-                data = handle.read(length)
-            if hashlib.sha256(data).hexdigest() != digest:
-                raise ValueError("checksum mismatch")
-            return decode_table(data)
-        except (OSError, ValueError) as exc:
-            raise CorruptGenerationError(
-                f"generation {generation}: the file table of {name!r} is damaged ({exc})"
-            ) from None
+        """What opening ``manifest``'s generation did not check (see ``index/verify.py``)."""
+        return checks.rest(self.generation_dir(manifest.generation), manifest, stop)
 
     def read_pack(self, generation: int) -> PackRecords | None:
         """The document records of a verified generation, read on demand; None when it was
@@ -539,8 +472,3 @@ class GenerationStore:
                 referenced.update(f.blob for f in source.files.values())
         if referenced:
             self.blobs.prune(referenced)
-
-
-def _verified_at_open(rel: str, size: int) -> bool:
-    """Whether opening a generation hashes this index file (else ``verify_rest`` does)."""
-    return size <= EAGER_VERIFY_BYTES or rel in ("meta.json", BLOCK_TABLE_FILE)
