@@ -14,6 +14,7 @@ says true, so a paused stage still honours cancellation.
 
 Stages: ``build.write`` (a generation's blocks are being written, before its commit),
 ``start.catch_up`` (a daemon serves the generation it opened, before its start-up reconcile),
+``start.verify`` (a daemon serves the generation it opened, before its large files are hashed),
 ``rpc.search``, ``rpc.get_content``, ``rpc.guide`` (inside the handler's worker thread, before
 the work starts).
 """

@@ -22,6 +22,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
+from scriptorium.index.generation import GenerationStore
+from scriptorium.index.verify import EAGER_VERIFY_BYTES
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
 from tests.support.trees import docs_and_code_config, markdown_config, write
@@ -165,13 +167,12 @@ def _flip_largest_index_file(gen: Path) -> None:
 
 
 def _tamper_manifest(gen: Path) -> None:
-    """Change one file's block count and leave the recorded checksum as it was."""
+    """Change one source's block count and leave the recorded checksum as it was."""
     import json
 
     manifest = gen / "MANIFEST.json"
     data = json.loads(manifest.read_text("utf-8"))
-    entry = next(f for s in data["sources"].values() for f in s["files"].values())
-    entry["blocks"] += 6
+    next(iter(data["sources"].values()))["blocks"] += 6
     manifest.write_text(json.dumps(data), "utf-8")
 
 
@@ -187,13 +188,12 @@ def _remove_an_index_file(gen: Path) -> None:
 
 def _corrupt_new_blob(state: Path) -> None:
     """Damage the blob only generation 2 references (the one holding b.md)."""
-    import json
 
-    def blobs(gen: str) -> set[str]:
-        data = json.loads((state / "generations" / gen / "MANIFEST.json").read_text("utf-8"))
-        return {f["blob"] for s in data["sources"].values() for f in s["files"].values()}
+    def blobs(generation: int) -> set[str]:
+        manifest = GenerationStore(state).load_manifest(generation, verify=False)
+        return {f.blob for s in manifest.sources.values() for f in s.files.values()}
 
-    (only_new,) = blobs("gen-000002") - blobs("gen-000001")
+    (only_new,) = blobs(2) - blobs(1)
     blob = state / "blobs" / only_new[:2] / only_new
     blob.write_bytes(b"not zlib" + blob.read_bytes()[8:])
 
@@ -255,6 +255,55 @@ def test_a_damaged_blob_is_refused_when_read_and_its_file_indexed_again(tmp_path
         assert "bandicoot page" in reply.content
         health = daemon.health.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5)
         assert health.status == SERVING
+    assert not (state / "generations" / "gen-000002").exists()
+
+
+def test_a_damaged_large_index_file_is_found_after_serving_and_the_previous_one_serves(
+    tmp_path,
+):
+    """Large index files are hashed once the generation serves, not before: a damaged one
+    refuses the generation then, and the previous valid one serves (here the catch-up after
+    it writes the damaged generation's file again, as generation 3)."""
+    import random
+
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# Alpha\n\nThe aardvark page.\n")
+    config = markdown_config(tmp_path / "scriptorium.toml", {"docs": docs})
+    state = tmp_path / "state"
+    index_build(config, state)
+    write(docs / "b.md", "# Beta\n\nThe bandicoot page.\n")
+    rng = random.Random(5)  # words that compress badly: a generation with large index files
+    for i in range(2):
+        lines = (" ".join(f"w{rng.getrandbits(48):x}" for _ in range(12)) for _ in range(5_000))
+        write(docs / f"bulk{i}.md", f"# Bulk {i}\n\n" + "\n\n".join(lines) + "\n")
+    index_build(config, state, timeout=300)
+    first, second = (state / "generations" / g / "index" for g in ("gen-000001", "gen-000002"))
+    linked = {p.name for p in first.iterdir()}
+    victim = max(
+        (p for p in second.iterdir() if p.is_file() and p.name not in linked),
+        key=lambda p: p.stat().st_size,
+    )
+    assert victim.stat().st_size > EAGER_VERIFY_BYTES
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    release = tmp_path / "verify"
+    daemon = Daemon(
+        ["--config", str(config)], state, env={FAULT_PAUSE: f"start.verify={release}"}
+    ).start()
+    try:
+        assert wait_for(reached_marker(release).exists, 120), "verification never began"
+        assert generation_of(daemon.stub) == 2  # served before its large files were read
+        health = daemon.health.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5)
+        assert health.status == SERVING
+        release.touch()
+        assert wait_for(lambda: "refusing index generation 2" in daemon.log(), 120)
+        assert f"index file {victim.name} fails its checksum" in daemon.log()
+        assert wait_for(lambda: generation_of(daemon.stub) == 3, 300)
+        assert locations(daemon.stub, "bandicoot") == ["b#beta"]
+        assert any(loc.startswith("a") for loc in locations(daemon.stub, "aardvark"))
+    finally:
+        daemon.terminate()
     assert not (state / "generations" / "gen-000002").exists()
 
 

@@ -17,7 +17,7 @@ from scriptorium.domain.outcomes import SearchHit, SearchParams
 from scriptorium.engine.local import LocalEngine
 from scriptorium.grpc import convert
 from scriptorium.index.catalog import MEMO_LIMIT, Snapshot
-from scriptorium.index.generation import GenerationStore, SourceEntry, SourceFragments
+from scriptorium.index.generation import GenerationStore, SourceEntry, TableFragments
 from scriptorium.index.store import BlobStore
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
@@ -350,45 +350,42 @@ def test_a_damaged_file_shared_with_the_parent_is_still_refused(tmp_path, small_
         GenerationStore(tmp_path / "state").load_manifest(manifest.generation)
 
 
-def test_manifest_json_is_what_asdict_gives(tmp_path, small_corpus):
+def test_file_tables_read_back_and_an_unchanged_table_is_not_encoded_again(
+    tmp_path, small_corpus, monkeypatch
+):
+    from scriptorium.index import manifest as M
+
     config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
     engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
     engine.indexer.load_or_build()
     manifest = engine.indexer.snapshot.manifest
-    expected = dataclasses.asdict(dataclasses.replace(manifest, sources={}))
-    expected["sources"] = {  # a source's table decodes on first use: not a dataclass
-        name: {
-            "kind": s.kind,
-            "root": s.root,
-            "fingerprint": s.fingerprint,
-            "files": {p: dataclasses.asdict(f) for p, f in s.files.items()},
-        }
-        for name, s in manifest.sources.items()
-    }
-    expected.pop("checksum")
-    assert json.dumps(manifest.to_json()) == json.dumps(expected)
-
-
-def test_manifest_text_is_its_json_with_the_checksum_load_recomputes(tmp_path, small_corpus):
-    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
-    engine = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
-    engine.indexer.load_or_build()
-    manifest = engine.indexer.snapshot.manifest
-    fragments = SourceFragments()
-    text, checksum = manifest.serialize(fragments)
-    assert list(json.loads(text)) == [*manifest.to_json(), "checksum"]
-    assert json.loads(text) == {**manifest.to_json(), "checksum": checksum}
-    assert checksum == manifest.compute_checksum()
-    # A table kept from the previous generation reuses its fragment; a changed one does not.
+    loaded = GenerationStore(tmp_path / "state").load_manifest(manifest.generation)
+    for name, source in manifest.sources.items():
+        again = loaded.sources[name]
+        assert (again.kind, again.root, again.fingerprint) == (
+            source.kind,
+            source.root,
+            source.fingerprint,
+        )
+        assert len(again) == len(source) and again.totals() == source.totals()
+        assert list(again.files.items()) == list(source.files.items())  # order kept
+    # A table kept from the previous generation reuses its encoding; a changed one does not.
+    encoded = []
+    encode = M.encode_table
+    monkeypatch.setattr(M, "encode_table", lambda files: encoded.append(1) or encode(files))
+    fragments = TableFragments()
+    manifest.serialize(fragments)
+    assert len(encoded) == len(manifest.sources)
     name, source = next(iter(manifest.sources.items()))
     path, entry = next(iter(source.files.items()))
     manifest.sources[name] = SourceEntry(
         source.kind, source.root, source.fingerprint, {**source.files}
     )
     manifest.sources[name].files[path] = dataclasses.replace(entry, size=entry.size + 1)
-    text, checksum = manifest.serialize(fragments)
-    assert json.loads(text)["sources"][name]["files"][path]["size"] == entry.size + 1
-    assert checksum == manifest.compute_checksum()
+    text, tables = manifest.serialize(fragments)
+    assert len(encoded) == len(manifest.sources) + 1
+    start, length, _ = json.loads(text)["sources"][name]["table"]
+    assert M.decode_table(tables[start : start + length])[path].size == entry.size + 1
 
 
 def test_blob_put_creates_its_shard_once_missing(tmp_path):
@@ -484,3 +481,24 @@ def test_a_start_serves_without_decoding_file_tables_or_making_the_resolver(tmp_
     assert engine.indexer._resolver is not None
     assert all(table._files is not None for table in tables if len(table))
     assert {r.state for r in engine.list_sources()} == {"ready"}
+
+
+def test_a_generation_of_the_previous_format_is_skipped_and_built_again(tmp_path, small_corpus):
+    from scriptorium.index.generation import MANIFEST, MANIFEST_DIGEST
+
+    config = write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    settings = load_settings(config, state_dir=str(tmp_path / "state"))
+    LocalEngine(settings, load_registry()).indexer.load_or_build()
+    gen_dir = GenerationStore(tmp_path / "state").generation_dir(1)
+    data = json.loads((gen_dir / MANIFEST).read_text("utf-8"))
+    data["format_version"] = 1  # as a generation written before the file tables moved out
+    text = json.dumps(data)
+    (gen_dir / MANIFEST).write_text(text, "utf-8")
+    (gen_dir / MANIFEST_DIGEST).write_text(hashlib.sha256(text.encode()).hexdigest() + "\n")
+    indexer = LocalEngine(settings, load_registry()).indexer
+    assert indexer.open_newest() is False  # not served, not refused as corrupt either
+    assert gen_dir.is_dir()
+    summary = indexer.load_or_build()
+    assert summary is not None and summary.generation == 2
+    assert indexer.snapshot.generation == 2
+    assert indexer.snapshot.manifest.document_count == summary.documents > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -162,39 +163,77 @@ def test_one_writer_at_a_time_and_a_live_partial_is_never_cleared(tmp_path, monk
     assert second.cleanup_partials() == 1 and not live.exists()
 
 
-def test_verifying_a_manifest_hashes_its_bytes_and_encodes_no_table(tmp_path, monkeypatch):
-    from scriptorium.index import manifest as G  # where the tables are encoded
+def test_verifying_a_manifest_hashes_its_bytes_and_decodes_no_file_table(tmp_path, monkeypatch):
+    from scriptorium.index import generation as G
+    from scriptorium.index import verify as V  # where the tables are decoded
     from scriptorium.index.generation import MANIFEST, MANIFEST_DIGEST
 
     written = write(GenerationStore(tmp_path), None, [make_doc("a.md", "apple")])
     gen_dir = GenerationStore(tmp_path).generation_dir(written.generation)
-    encoded = []
-    source_json = G._source_json
-    monkeypatch.setattr(G, "_source_json", lambda s: encoded.append(s) or source_json(s))
-    store = GenerationStore(tmp_path)  # a fresh process: nothing encoded yet
+    decoded = []
+    decode = V.decode_table
+    monkeypatch.setattr(V, "decode_table", lambda data: decoded.append(1) or decode(data))
+    store = GenerationStore(tmp_path)  # a fresh process
     loaded = store.load_manifest(written.generation)
-    assert encoded == []  # the file's digest was checked: no table was encoded again
-    text, checksum = loaded.serialize(store._fragments)
-    assert len(encoded) == 1
-    assert checksum == loaded.checksum == json.loads(text)["checksum"]
+    assert decoded == []  # counts come from the manifest: no table is read to serve
+    assert loaded.document_count == 1 and loaded.block_count == 1
+    assert loaded.checksum == (gen_dir / MANIFEST_DIGEST).read_text().strip()
+    assert decoded == []
+    assert loaded.sources["s"].files == written.sources["s"].files
+    assert decoded == [1]
     # One byte changed in the file: refused.
     raw = (gen_dir / MANIFEST).read_bytes()
-    (gen_dir / MANIFEST).write_bytes(raw.replace(b'"size":5', b'"size":6', 1))
+    (gen_dir / MANIFEST).write_bytes(raw.replace(b'"documents":1', b'"documents":2', 1))
     with pytest.raises(CorruptGenerationError, match="manifest checksum"):
         GenerationStore(tmp_path).load_manifest(written.generation)
     (gen_dir / MANIFEST).write_bytes(raw)
-    # A generation written before the digest file existed: the canonical checksum is checked,
-    # and the encodings made for it are kept for the next write.
+    # Without its digest file a manifest is refused too.
+    digest = (gen_dir / MANIFEST_DIGEST).read_bytes()
     (gen_dir / MANIFEST_DIGEST).unlink()
-    encoded.clear()
-    older = GenerationStore(tmp_path)
-    loaded = older.load_manifest(written.generation)
-    assert len(encoded) == 1
-    loaded.serialize(older._fragments)
-    assert len(encoded) == 1
-    # Reading a generation for pruning only parses it: nothing is encoded.
-    older.load_manifest(written.generation, verify=False)
-    assert len(encoded) == 1
+    with pytest.raises(CorruptGenerationError, match="manifest checksum"):
+        GenerationStore(tmp_path).load_manifest(written.generation)
+    (gen_dir / MANIFEST_DIGEST).write_bytes(digest)
+    # A damaged file table is found when it is read, and by the check after serving.
+    table = gen_dir / G.FILES_TABLE
+    data = bytearray(table.read_bytes())
+    data[-1] ^= 0xFF
+    table.write_bytes(bytes(data))
+    fresh = GenerationStore(tmp_path)
+    damaged = fresh.load_manifest(written.generation)  # opening does not read it
+    failed = fresh.verify_rest(damaged)
+    assert failed is not None and failed[0] == G.FILES_TABLE
+    with pytest.raises(CorruptGenerationError, match="file table"):
+        damaged.sources["s"].files  # noqa: B018
+
+
+def test_a_manifest_of_the_previous_format_is_parsed_but_not_verified(tmp_path):
+    from scriptorium.index.generation import FORMAT_VERSION, MANIFEST
+
+    written = write(GenerationStore(tmp_path), None, [make_doc("a.md", "apple")])
+    gen_dir = GenerationStore(tmp_path).generation_dir(written.generation)
+    entry = next(iter(written.sources["s"].files.values()))
+    old = {  # format 1: the file tables inline, a checksum inside
+        "generation": 1,
+        "created_at": 0.0,
+        "parent": 0,
+        "extractors": FINGERPRINT,
+        "sources": {
+            "s": {
+                "kind": "markdown",
+                "root": "/x",
+                "fingerprint": "fp",
+                "files": {"a.md": dataclasses.asdict(entry)},
+            }
+        },
+        "index_files": {},
+        "format_version": 1,
+        "schema_version": written.schema_version,
+        "checksum": "0" * 64,
+    }
+    (gen_dir / MANIFEST).write_text(json.dumps(old))
+    loaded = GenerationStore(tmp_path).load_manifest(1)
+    assert loaded.format_version == 1 != FORMAT_VERSION  # the indexer does not serve it
+    assert loaded.sources["s"].files["a.md"] == entry  # pruning still reads its blob names
 
 
 def test_native_heap_is_handed_back_after_each_update(tmp_path, monkeypatch):

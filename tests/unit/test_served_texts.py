@@ -157,3 +157,76 @@ def test_a_damaged_blob_is_reported_when_read(tmp_path, small_corpus):
         _ = doc.text
     assert seen == [failed.value]
     assert failed.value.code == "UNAVAILABLE" and doc.path in str(failed.value)
+
+
+def test_cold_start_makes_no_document_and_decodes_no_file_table(
+    tmp_path, small_corpus, monkeypatch
+):
+    """Opening a generation reads the pack's keys and offsets only: a document is made from
+    its record when first asked for (then kept), and the file tables wait for the reconcile."""
+    from scriptorium.index import doctable
+
+    built = _engine(tmp_path, small_corpus)
+    expected = list(built.indexer.snapshot.docs)
+    made = []
+    make = doctable.from_record
+    monkeypatch.setattr(doctable, "from_record", lambda r, t: made.append(r[1]) or make(r, t))
+    settings = load_settings(tmp_path / "c.toml", state_dir=str(tmp_path / "state"))
+    engine = LocalEngine(settings, load_registry())
+    assert engine.indexer.open_newest()
+    snapshot = engine.indexer.snapshot
+    assert made == []
+    assert all(source._files is None for source in snapshot.manifest.sources.values())
+    assert list(snapshot.docs) == expected and len(snapshot.docs) == len(expected)
+    hits = engine.searching.search_local(
+        engine.searching.make_query(SearchParams(query="OAuth2 password bearer"))
+    )
+    assert hits and 0 < len(made) < len(expected)  # the candidates' documents only
+    key = expected[0]
+    assert snapshot.docs[key] is snapshot.docs[key]
+    # The reconcile decodes the tables and, finding nothing changed, keeps this generation.
+    assert engine.indexer.catch_up() is None
+    tables = snapshot.manifest.sources.values()
+    assert all(source._files is not None for source in tables if len(source))
+    assert engine.indexer.snapshot is snapshot
+
+
+def test_a_pack_record_damaged_when_first_read_refuses_its_generation(
+    tmp_path, small_corpus, monkeypatch
+):
+    """Large files are hashed after serving; a record read before that and found undecodable
+    is reported as UNAVAILABLE and refuses the generation (here the only one: rebuilt)."""
+    import time
+
+    from scriptorium import faults
+    from scriptorium.domain.outcomes import Unavailable
+    from scriptorium.index import verify as V
+    from scriptorium.index.pack import PackRecords
+
+    built = _engine(tmp_path, small_corpus)
+    first = next(iter(built.indexer.snapshot.docs))
+    pack = built.indexer.store.generation_dir(1) / "index" / PACK_FILE
+    data = bytearray(pack.read_bytes())
+    records = PackRecords.of_bytes(bytes(data))
+    start = records._base + records._offsets[0]
+    end = records._base + records._offsets[1]
+    data[start:end] = b"\xff" * (end - start)  # the first record no longer decodes
+    pack.write_bytes(bytes(data))
+    monkeypatch.setattr(V, "EAGER_VERIFY_BYTES", 0)  # as for a large pack: not hashed at open
+    monkeypatch.setitem(faults._POINTS, "start.verify", tmp_path / "never")  # hold the check
+    settings = load_settings(tmp_path / "c.toml", state_dir=str(tmp_path / "state"))
+    indexer = LocalEngine(settings, load_registry()).indexer
+    try:
+        assert indexer.open_newest() and indexer.snapshot.generation == 1
+        with pytest.raises(Unavailable, match="damaged"):
+            indexer.snapshot.docs[first]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            current = indexer.current
+            if current is not None and current.generation == 2:
+                break
+            time.sleep(0.05)
+        assert indexer.snapshot.generation == 2  # rebuilt from the roots
+        assert indexer.snapshot.docs[first].path == first[1]
+    finally:
+        indexer.cancel_builds()

@@ -30,8 +30,16 @@ class CorruptBlockTableError(RuntimeError):
     """A stored block table does not decode, or does not match its documents."""
 
 
-def _ids_of(doc: StoredDocument) -> array:
-    return doc.bids
+def _id_bytes(docs: Sequence[StoredDocument], at: int) -> bytes:
+    """The block id bytes of the document at ``at`` (without making it, where ``docs`` can)."""
+    bids_at = getattr(docs, "bids_at", None)
+    return bids_at(at) if bids_at is not None else docs[at].record[11]
+
+
+def _ids(chunk: bytes) -> array:
+    ids = array("q")
+    ids.frombytes(chunk)
+    return ids
 
 
 class BlockTable:
@@ -47,7 +55,7 @@ class BlockTable:
     @classmethod
     def of(cls, docs: Sequence[StoredDocument]) -> BlockTable:
         """Sorted from scratch (a first build, or a generation stored without the table)."""
-        chunks = [doc.record[11] for doc in docs]
+        chunks = [_id_bytes(docs, at) for at in range(len(docs))]
         ids = array("q")
         ids.frombytes(b"".join(chunks))
         owner = array("i")
@@ -91,19 +99,33 @@ class BlockTable:
         came: Sequence[StoredDocument],
     ) -> BlockTable:
         """The table of ``docs`` (the next generation's documents, in order): this one less
-        the blocks of ``gone`` and plus those of ``came``, by slicing, without a sort."""
-        changed = sum(len(d.record[11]) for d in (*gone, *came)) // 8
+        the blocks of ``gone`` and plus those of ``came`` (documents named by identity)."""
+        ordinal = {id(doc): at for at, doc in enumerate(docs)}
+        remap = array("q", [ordinal.get(id(doc), -1) for doc in self._docs])
+        return self.spliced(
+            docs, remap, [d.record[11] for d in gone], [ordinal[id(d)] for d in came]
+        )
+
+    def spliced(
+        self,
+        docs: Sequence[StoredDocument],
+        remap: array,
+        gone: Sequence[bytes],
+        came: Sequence[int],
+    ) -> BlockTable:
+        """The table of ``docs`` (the next generation's documents, in order), by slicing,
+        without a sort: ``remap`` gives each old position's new one (-1: gone), ``gone`` the
+        block id bytes of the documents that left, ``came`` the positions of those that came."""
+        changed = (sum(map(len, gone)) + sum(len(_id_bytes(docs, at)) for at in came)) // 8
         if changed > SPLICE_LIMIT or changed * 4 > len(self._ids):
             return BlockTable.of(docs)
         ids, owner, index = self._ids, self._owner, self._index
-        found = (self._position(bid) for doc in gone for bid in _ids_of(doc))
+        found = (self._position(bid) for chunk in gone for bid in _ids(chunk))
         drop = sorted(at for at in found if at is not None)
         ids, owner, index = (_without(a, drop) for a in (ids, owner, index))
-        ordinal = {id(doc): at for at, doc in enumerate(docs)}
-        remap = array("i", [ordinal.get(id(doc), -1) for doc in self._docs])
         owner = array("i", map(remap.__getitem__, owner))
         added = sorted(
-            (bid, ordinal[id(doc)], i) for doc in came for i, bid in enumerate(_ids_of(doc))
+            (bid, at, i) for at in came for i, bid in enumerate(_ids(_id_bytes(docs, at)))
         )
         ids, owner, index = _with(ids, owner, index, added)
         return BlockTable(docs, ids, owner, index)

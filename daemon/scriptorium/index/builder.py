@@ -32,6 +32,7 @@ from scriptorium.index.catalog import (
 )
 from scriptorium.index.fields import Indexed, document_fields
 from scriptorium.index.generation import (
+    FORMAT_VERSION,
     Change,
     CorruptGenerationError,
     FileEntry,
@@ -284,16 +285,47 @@ class Indexer:
                         "generation %d was built by another index format; skipping", generation
                     )
                     continue
-                self._swap(Snapshot.load(self.store, manifest, None, cache=self.cache))
+                snapshot = Snapshot.load(self.store, manifest, None, cache=self.cache)
+                self._swap(snapshot)
                 # A generation that needs no catching up keeps the time it was built.
                 for name in manifest.sources:
                     if name in self.states:
                         self.states[name].indexed_at = manifest.created_at
                 log.info("serving index generation %d", generation)
+                threading.Thread(
+                    target=self._verify_served,
+                    args=(snapshot,),
+                    name="scriptorium-verify",
+                    daemon=True,
+                ).start()
                 return True
             except (CorruptGenerationError, CorruptBlobError, ValueError, OSError) as exc:
                 log.error("refusing index generation %d: %s", generation, exc)
         return False
+
+    def _verify_served(self, snapshot: Snapshot) -> None:
+        """Check the large files of a generation opened from disk, once it serves.
+
+        Opening checks the manifest, every index file's size and the small files' checksums;
+        the rest (tantivy's segment files, the document pack, the file tables) are hashed here,
+        in the background. A mismatch refuses the generation as a damaged text does: the
+        previous valid one serves, or the sources are built again. Holdable by the
+        ``start.verify`` pause (``faults.py``).
+        """
+        faults.pause("start.verify", self._build_stopped)
+        failed = self.store.verify_rest(snapshot.manifest, self._build_stopped)
+        if failed is None:
+            if not self._build_stopped():
+                log.info("index generation %d verified", snapshot.generation)
+            return
+        rel, why = failed
+        current = self._snapshot
+        if current is None:
+            return
+        recorded = snapshot.manifest.index_files.get(rel)
+        # An update since may have landed: it holds this generation's index files as links.
+        if current is snapshot or (recorded and current.manifest.index_files.get(rel) == recorded):
+            self._refuse(current, why)
 
     def _damaged(self, damage: DamagedText) -> None:
         """A served document's text fails to read back: refuse the served generation.
@@ -304,21 +336,26 @@ class Indexer:
         valid generation serves, and the roots are reconciled. Runs in its own thread.
         """
         snapshot = self._snapshot
-        if snapshot is None:
+        if snapshot is not None:
+            self._refuse(snapshot, str(damage), damage.blob)
+
+    def _refuse(self, snapshot: Snapshot, why: str, blob: str | None = None) -> None:
+        """Refuse the served ``snapshot`` (once) and fall back in a thread of its own."""
+        if self._snapshot is not snapshot:
             return
         with self._refusing:
             if snapshot.manifest.checksum in self._refused:
                 return
             self._refused.add(snapshot.manifest.checksum)
-        log.error("refusing index generation %d: %s", snapshot.generation, damage)
+        log.error("refusing index generation %d: %s", snapshot.generation, why)
         threading.Thread(
             target=self._fall_back,
-            args=(snapshot.generation, damage.blob),
+            args=(snapshot.generation, blob),
             name="scriptorium-fallback",
             daemon=True,
         ).start()
 
-    def _fall_back(self, refused: int, blob: str) -> None:
+    def _fall_back(self, refused: int, blob: str | None) -> None:
         with self._write_lock:
             if self._build_stopped():
                 return
@@ -326,7 +363,8 @@ class Indexer:
             if current is None or current.generation != refused:
                 return  # a newer generation has landed meanwhile
             with self.store.writing():
-                self.store.blobs.remove([blob])
+                if blob is not None:
+                    self.store.blobs.remove([blob])
                 self.store.discard(refused)
             if not self._serve_newest(below=refused):
                 log.error("no earlier index generation is valid; rebuilding from the roots")
@@ -338,7 +376,8 @@ class Indexer:
 
     def _compatible(self, manifest: Manifest) -> bool:
         return (
-            manifest.schema_version == SCHEMA_VERSION
+            manifest.format_version == FORMAT_VERSION
+            and manifest.schema_version == SCHEMA_VERSION
             and manifest.extractors == self.index_fingerprint
         )
 
@@ -511,7 +550,7 @@ class Indexer:
         ]
         docs, blocks = next_tables(
             tables,
-            current.docs if current else {},
+            current.docs if current else None,
             current.blocks if current else None,
             added,
             change.removed,
@@ -524,7 +563,7 @@ class Indexer:
                 extractors=fingerprint,
                 tokens_for=self._tokens_from(tokens),
                 stop=self._build_stopped,
-                pack=lambda: encode_pack([doc.record for doc in docs.values()]),
+                pack=lambda: encode_pack(list(docs), map(docs.raw_at, range(len(docs)))),
                 block_table=blocks.encode,
             )
         except GenerationWriteError as exc:
@@ -637,6 +676,8 @@ class Indexer:
             ):
                 gone = [previous.docs[k] for k in removed if k in previous.docs]
                 resolver = (snapshot, held[1].changed(gone, added or []))
+            # A pack record that does not decode refuses the generation serving it.
+            snapshot.docs.on_damage = lambda exc: self._refuse(snapshot, str(exc))
             # One reference assignment each: readers see the old pair or the new pair.
             self._snapshot, self._resolver = snapshot, resolver
 

@@ -15,6 +15,7 @@ import tantivy
 
 from scriptorium.domain.model import Corpus, SourceDocument
 from scriptorium.index.blocktable import BlockTable, CorruptBlockTableError
+from scriptorium.index.doctable import DocTable
 from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
 from scriptorium.index.pack import document_record, from_record, stored
 from scriptorium.index.store import CorruptBlobError
@@ -33,7 +34,7 @@ class Snapshot:
     manifest: Manifest
     index: tantivy.Index
     searcher: tantivy.Searcher
-    docs: dict[tuple[str, str], StoredDocument]
+    docs: DocTable
     blocks: BlockTable
     # Values derived from blocks at request time (locations, ref ids, URLs in ``memo``; texts
     # prepared for previews in ``texts``). They depend only on the block and the source
@@ -115,7 +116,7 @@ class Snapshot:
         cls,
         store: GenerationStore,
         manifest: Manifest,
-        docs: dict[tuple[str, str], StoredDocument],
+        docs: DocTable,
         blocks: BlockTable,
         cache: TextCache,
     ) -> Snapshot:
@@ -149,25 +150,24 @@ def _full_tables(
     previous: Snapshot | None,
     added: list[StoredDocument],
     cache: TextCache,
-) -> tuple[dict[tuple[str, str], StoredDocument], BlockTable]:
-    """Every document of a generation: from its pack, else the previous snapshot and blobs."""
+) -> tuple[DocTable, BlockTable]:
+    """Every document of a generation: from its pack (decoded on first use), else the
+    previous snapshot and blobs."""
     records = store.read_pack(manifest.generation)
-    docs: dict[tuple[str, str], StoredDocument] = {}
     if records is not None:
-        if len(records) != manifest.document_count:
+        if len(records.keys) != manifest.document_count:
             raise CorruptBlobError("the document pack does not match the manifest")
-        for record in records:
-            docs[(record[0], record[1])] = from_record(record, cache)
-        served = list(docs.values())
+        docs = DocTable.opened(records, cache)
         table = store.read_block_table(manifest.generation)
         if table is None:  # written before generations stored their block table
-            return docs, BlockTable.of(served)
+            return docs, BlockTable.of(docs.positions)
         try:
-            return docs, BlockTable.decode(table, served)
+            return docs, BlockTable.decode(table, docs.positions)
         except CorruptBlockTableError as exc:
             raise CorruptBlobError(f"generation {manifest.generation}: {exc}") from None
-    reuse: dict[tuple[str, str], StoredDocument] = previous.docs if previous else {}
+    reuse = previous.docs if previous else {}
     written = {(doc.source, doc.path): doc for doc in added}
+    made: list[StoredDocument] = []
     for source_name, source in manifest.sources.items():
         for path, entry in source.files.items():
             key = (source_name, path)
@@ -178,56 +178,38 @@ def _full_tables(
                     document_record(cut, entry.blob, document_includes(cut), document_bids(cut)),
                     cache,
                 )
-            docs[key] = doc
-    return docs, BlockTable.of(list(docs.values()))
+            made.append(doc)
+    docs = DocTable.of(made)
+    return docs, BlockTable.of(docs.positions)
 
 
 def next_tables(
     sources: dict[str, SourceEntry],
-    parent_docs: dict[tuple[str, str], StoredDocument],
+    parent_docs: DocTable | None,
     parent_blocks: BlockTable | None,
     added: list[StoredDocument],
     removed: list[tuple[str, str]],
-) -> tuple[dict[tuple[str, str], StoredDocument], BlockTable]:
+) -> tuple[DocTable, BlockTable]:
     """The parent's documents and blocks with one generation's change applied.
 
     The document table keeps the manifest's order (the order a full load gives): replaced
     documents keep their place, and only when a path is new is the table put back in order.
-    Made before the generation is written: its document pack is these documents' records,
-    its block table this table.
+    The documents the parent served and this change keeps are not decoded. Made before the
+    generation is written: its document pack is these documents' records, its block table
+    this table.
     """
-    docs = dict(parent_docs)
-    in_order = True
-    readded = set()
-    gone: list[StoredDocument] = []
-    came: list[StoredDocument] = []
-    for doc in added:
-        key = (doc.source, doc.path)
-        readded.add(key)
-        old = docs.get(key)
-        if old is None:
-            in_order = False
-        elif old is doc:
-            continue
-        else:
-            gone.append(old)
-        came.append(doc)
-        docs[key] = doc
-    for key in removed:
-        if key not in readded:
-            old = docs.pop(key, None)
-            if old is not None:
-                gone.append(old)
-    if not in_order:
-        docs = {
-            (name, path): docs[(name, path)]
-            for name, source in sources.items()
-            for path in source.files
-        }
-    served = list(docs.values())
+
+    def order() -> list[tuple[str, str]]:
+        return [(name, path) for name, source in sources.items() for path in source.files]
+
+    if parent_docs is None:
+        by_key = {(doc.source, doc.path): doc for doc in added}
+        docs = DocTable.of([by_key[key] for key in order()])
+        return docs, BlockTable.of(docs.positions)
+    docs, remap, gone, came = parent_docs.changed(added, removed, order)
     if parent_blocks is None:
-        return docs, BlockTable.of(served)
-    return docs, parent_blocks.changed(served, gone, came)
+        return docs, BlockTable.of(docs.positions)
+    return docs, parent_blocks.spliced(docs.positions, remap, gone, came)
 
 
 @contextmanager

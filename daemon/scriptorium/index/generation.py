@@ -30,6 +30,7 @@ from scriptorium import faults
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
 from scriptorium.index import schema as S
+from scriptorium.index import verify as checks
 from scriptorium.index.blocktable import BLOCK_TABLE_FILE
 from scriptorium.index.failures import (
     CorruptGenerationError,
@@ -40,13 +41,14 @@ from scriptorium.index.failures import (
 from scriptorium.index.files import fsync_dir, linked_digest, sha256_file
 from scriptorium.index.locks import exclusive_lock
 from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
+    FILES_TABLE,
     FORMAT_VERSION,
     FileEntry,
     Manifest,
     SourceEntry,
-    SourceFragments,
+    TableFragments,
 )
-from scriptorium.index.pack import PACK_FILE, CorruptPackError, decode_pack
+from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
 from scriptorium.index.store import BlobStore, BlobWriter, blob_name
 
 log = logging.getLogger(__name__)
@@ -88,7 +90,7 @@ class GenerationStore:
         # pruning after every update would otherwise re-read each one from disk. Only pruning
         # reads this table (it needs the blob names, not a verification).
         self._manifests: dict[int, Manifest] = {}
-        self._fragments = SourceFragments()
+        self._fragments = TableFragments()
         # The highest generation this process set aside: its number is not given again.
         self._retired = 0
 
@@ -162,18 +164,25 @@ class GenerationStore:
         self._retired = max(self._retired, generation)
 
     def load_manifest(self, generation: int, *, verify: bool = True) -> Manifest:
-        """Read and verify a generation's manifest (its checksum and its index files').
+        """Read and verify a generation's manifest: the sha256 of its bytes, the sizes of its
+        index files and the checksums of the small ones (``index/verify.py``); the
+        large ones and the file tables are checked by :meth:`verify_rest` once it serves.
 
         ``verify=False`` only parses it, for pruning: pruning reads older generations to keep
         the blobs they name, and a damaged manifest can at worst keep a few blobs too many
-        (it is refused whenever it would be served).
+        (it is refused whenever it would be served). A manifest of another format is returned
+        parsed, unverified: the caller does not serve it.
         """
         gen_dir = self.generation_dir(generation)
         try:
             raw = (gen_dir / MANIFEST).read_bytes()
             data = json.loads(raw)
-            manifest = Manifest.from_json(data)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            if data.get("format_version") != FORMAT_VERSION:
+                return Manifest.from_json(data)
+            manifest = Manifest.from_json(
+                data, lambda name, where: checks.read_table(gen_dir, generation, name, where)
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CorruptGenerationError(
                 f"generation {generation}: unreadable manifest ({exc})"
             ) from None
@@ -182,40 +191,36 @@ class GenerationStore:
         try:
             recorded = (gen_dir / MANIFEST_DIGEST).read_text("ascii").strip()
         except (OSError, ValueError):
-            recorded = None  # written before the digest file existed: the canonical check
-        if recorded is not None:
-            if hashlib.sha256(raw).hexdigest() != recorded:
-                raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
-        elif manifest.checksum != manifest.checksum_with(self._fragments):
-            # The table encodings made here are kept for the first update (``checksum_with``).
+            raise CorruptGenerationError(
+                f"generation {generation}: manifest checksum missing"
+            ) from None
+        manifest.checksum = hashlib.sha256(raw).hexdigest()
+        if manifest.checksum != recorded:
             raise CorruptGenerationError(f"generation {generation}: manifest checksum mismatch")
         if manifest.generation != generation:
             raise CorruptGenerationError(f"generation {generation}: manifest names another")
-        for rel, (size, digest) in manifest.index_files.items():
-            path = gen_dir / "index" / rel
-            try:
-                if path.stat().st_size != size or sha256_file(path) != digest:
-                    raise CorruptGenerationError(
-                        f"generation {generation}: index file {rel} fails its checksum"
-                    )
-            except FileNotFoundError:
-                raise CorruptGenerationError(
-                    f"generation {generation}: index file {rel} is missing"
-                ) from None
+        checks.opened(gen_dir, manifest)
         self._manifests[generation] = manifest
         return manifest
 
-    def read_pack(self, generation: int) -> list[tuple] | None:
-        """The document records of a verified generation; None when it was written without a
-        pack (it is then read blob by blob). Its checksum was checked with the index files."""
+    def verify_rest(
+        self, manifest: Manifest, stop: Callable[[], bool] | None = None
+    ) -> tuple[str, str] | None:
+        """What opening ``manifest``'s generation did not check (see ``index/verify.py``)."""
+        return checks.rest(self.generation_dir(manifest.generation), manifest, stop)
+
+    def read_pack(self, generation: int) -> PackRecords | None:
+        """The document records of a verified generation, read on demand; None when it was
+        written without a pack. Its bytes are checked after it serves (``verify_rest``)."""
         path = self.generation_dir(generation) / "index" / PACK_FILE
         try:
-            data = path.read_bytes()
+            handle = path.open("rb")
         except FileNotFoundError:
             return None
         try:
-            return decode_pack(data)
-        except CorruptPackError as exc:
+            return PackRecords.of_file(handle)
+        except (CorruptPackError, OSError) as exc:
+            handle.close()
             raise CorruptGenerationError(f"generation {generation}: {exc}") from None
 
     def read_block_table(self, generation: int) -> bytes | None:
@@ -325,7 +330,12 @@ class GenerationStore:
                 sources=sources,
                 index_files=index_files,
             )
-            text, manifest.checksum = manifest.serialize(self._fragments)
+            text, tables = manifest.serialize(self._fragments)
+            manifest.checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            with (tmp / FILES_TABLE).open("wb") as handle:
+                handle.write(tables)
+                handle.flush()
+                os.fsync(handle.fileno())
             if change.added:
                 os.sync()  # blobs and index files reach the disk before the manifest names them
             manifest_tmp = tmp / (MANIFEST + ".tmp")
@@ -335,7 +345,7 @@ class GenerationStore:
                 os.fsync(handle.fileno())
             os.replace(manifest_tmp, tmp / MANIFEST)
             with (tmp / MANIFEST_DIGEST).open("w", encoding="ascii") as handle:
-                handle.write(hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
+                handle.write(manifest.checksum + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
             fsync_dir(tmp)
