@@ -1,0 +1,524 @@
+//! The compiled fast path of `scriptorium.text.tokenize`.
+//!
+//! The Python module is the reference: this one finds the same runs (words joined by
+//! connectors, CJK runs) and analyses the runs whose rules it can follow exactly: pure-ASCII
+//! words (ASCII case rules, no Unicode tables involved) and CJK runs (bigrams of the
+//! characters as they are). Every other run (a word with a non-ASCII letter, where `\w`,
+//! `str.casefold` and the case predicates of Python's Unicode tables decide) is handed back
+//! to the Python analyser, and stemming goes through the Python stemmer; both are memoised
+//! here like the Python memo does. Whether a non-ASCII code point is `\w` is asked of
+//! Python's `re` (once per code point), so run boundaries follow Python's tables, never
+//! Rust's.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
+
+/// The rules version this code follows (`TOKENIZER_VERSION` of the Python module).
+const RULES: &str = "1";
+const CACHE_LIMIT: usize = 65_536;
+const CACHEABLE_BYTES: usize = 128 * 4;
+
+/// FxHash: short keys, no hostile input to defend against (the memo is bounded).
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().unwrap()));
+        }
+        for &b in chunks.remainder() {
+            self.add(b as u64);
+        }
+    }
+}
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Word,
+    Under,
+    Conn,
+    Colon,
+    Cjk,
+    Other,
+}
+
+type Tokens = Box<[Py<PyString>]>;
+
+/// Run -> tokens, in two generations as in the Python memo (bounded, words in use survive).
+#[derive(Default)]
+struct Memo {
+    young: FxMap<Box<str>, Tokens>,
+    old: FxMap<Box<str>, Tokens>,
+}
+
+impl Memo {
+    fn get(&mut self, py: Python<'_>, raw: &str) -> Option<&Tokens> {
+        if !self.young.contains_key(raw) {
+            let found = self.old.get(raw)?;
+            let copy: Tokens = found.iter().map(|t| t.clone_ref(py)).collect();
+            self.insert(raw, copy);
+        }
+        self.young.get(raw)
+    }
+
+    fn insert(&mut self, raw: &str, tokens: Tokens) {
+        if self.young.len() >= CACHE_LIMIT {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(raw.into(), tokens);
+    }
+}
+
+#[derive(Default)]
+struct State {
+    memos: [Memo; 16],
+    stems: FxMap<Box<str>, Py<PyString>>,
+    pool: FxMap<Box<str>, Py<PyString>>,
+    /// Per code point, once asked: 1 when Python's `\w` matches it, 2 when not.
+    words: Vec<u8>,
+}
+
+impl State {
+    fn share(&mut self, py: Python<'_>, token: &str) -> Py<PyString> {
+        if let Some(found) = self.pool.get(token) {
+            return found.clone_ref(py);
+        }
+        if self.pool.len() >= 4 * CACHE_LIMIT {
+            self.pool.clear();
+        }
+        let made = PyString::new(py, token).unbind();
+        self.pool.insert(token.into(), made.clone_ref(py));
+        made
+    }
+}
+
+#[pyclass(frozen)]
+struct Tokenizer {
+    stopwords: HashSet<String>,
+    max_chars: usize,
+    cjk: Vec<(u32, u32)>,
+    is_word: Py<PyAny>,
+    state: Mutex<State>,
+}
+
+fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
+    // ranges are sorted, disjoint, end exclusive
+    let i = ranges.partition_point(|r| r.1 <= c);
+    i < ranges.len() && ranges[i].0 <= c
+}
+
+fn ascii_kind(b: u8) -> Kind {
+    match b {
+        b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' => Kind::Word,
+        b'_' => Kind::Under,
+        b'.' | b'/' | b'-' => Kind::Conn,
+        b':' => Kind::Colon,
+        _ => Kind::Other,
+    }
+}
+
+/// The runs of `kinds` (one per character) as (first, end) character indices and whether
+/// each is a CJK run: `WORD++(?:CONNECTOR WORD++)*+ | CJK++` of the Python module.
+fn runs(kinds: &[Kind]) -> Vec<(usize, usize, bool)> {
+    let n = kinds.len();
+    let at = |j: usize| if j < n { kinds[j] } else { Kind::Other };
+    let word_end = |mut j: usize| {
+        while j < n && kinds[j] == Kind::Word {
+            j += 1;
+        }
+        j
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        match kinds[i] {
+            Kind::Word => {
+                let start = i;
+                i = word_end(i);
+                loop {
+                    let mut j = i;
+                    while at(j) == Kind::Under {
+                        j += 1;
+                    }
+                    let underscores = j - i;
+                    let connected = if at(j) == Kind::Conn {
+                        j += 1;
+                        true
+                    } else if at(j) == Kind::Colon && at(j + 1) == Kind::Colon {
+                        j += 2;
+                        true
+                    } else {
+                        false
+                    };
+                    if connected {
+                        while at(j) == Kind::Under {
+                            j += 1;
+                        }
+                    } else if underscores == 0 {
+                        break;
+                    }
+                    if at(j) != Kind::Word {
+                        break;
+                    }
+                    i = word_end(j);
+                }
+                out.push((start, i, false));
+            }
+            Kind::Cjk => {
+                let start = i;
+                while i < n && kinds[i] == Kind::Cjk {
+                    i += 1;
+                }
+                out.push((start, i, true));
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+fn is_lower(s: &[u8]) -> bool {
+    s.iter().any(u8::is_ascii_lowercase) && !s.iter().any(u8::is_ascii_uppercase)
+}
+
+fn is_upper(s: &[u8]) -> bool {
+    s.iter().any(u8::is_ascii_uppercase) && !s.iter().any(u8::is_ascii_lowercase)
+}
+
+fn is_alpha(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(u8::is_ascii_alphabetic)
+}
+
+fn is_digit(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(u8::is_ascii_digit)
+}
+
+fn is_alnum(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// `str.istitle` of an alphabetic ASCII string: a capital, then lower case only.
+fn is_title_alpha(s: &[u8]) -> bool {
+    s[0].is_ascii_uppercase() && s[1..].iter().all(u8::is_ascii_lowercase)
+}
+
+fn lower(s: &[u8]) -> String {
+    s.iter().map(|b| b.to_ascii_lowercase() as char).collect()
+}
+
+/// `[^\W\d_]{2,}` over ASCII: letter runs of two or more, lower-cased.
+fn letter_runs(s: &[u8], out: &mut Vec<String>) {
+    let mut i = 0;
+    while i < s.len() {
+        if s[i].is_ascii_alphabetic() {
+            let start = i;
+            while i < s.len() && s[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            if i - start >= 2 {
+                out.push(lower(&s[start..i]));
+            }
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// `_camel_parts` for an ASCII piece without `_`.
+fn camel_parts(p: &[u8]) -> Vec<&[u8]> {
+    if is_lower(p) || is_digit(p) || p.len() < 2 {
+        return vec![p];
+    }
+    let up = |j: usize| p[j].is_ascii_uppercase();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..p.len() {
+        let after_lower = (p[i - 1].is_ascii_lowercase() || p[i - 1].is_ascii_digit()) && up(i);
+        let acronym_end =
+            i >= 2 && up(i - 2) && up(i - 1) && up(i) && i + 1 < p.len() && p[i + 1].is_ascii_lowercase();
+        if after_lower || acronym_end {
+            parts.push(&p[start..i]);
+            start = i;
+        }
+    }
+    parts.push(&p[start..]);
+    parts
+}
+
+fn mixed(part: &[u8]) -> bool {
+    !is_alpha(part) && !is_digit(part)
+}
+
+/// The segments of an ASCII compound: split at `.`, `/`, `-`, `::`, without the underscores
+/// next to each connector (`_*(?:[./-]|::)_*`).
+fn segments(raw: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < raw.len() {
+        let width = match raw[i] {
+            b'.' | b'/' | b'-' => 1,
+            b':' if i + 1 < raw.len() && raw[i + 1] == b':' => 2,
+            _ => 0,
+        };
+        if width == 0 {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        while end > start && raw[end - 1] == b'_' {
+            end -= 1;
+        }
+        out.push(&raw[start..end]);
+        i += width;
+        while i < raw.len() && raw[i] == b'_' {
+            i += 1;
+        }
+        start = i;
+    }
+    out.push(&raw[start..]);
+    out
+}
+
+/// `_word_tokens` for an ASCII compound.
+fn word_tokens(raw: &[u8]) -> Vec<String> {
+    let mut tokens = vec![lower(raw)];
+    if is_alnum(raw) {
+        let parts = camel_parts(raw);
+        if parts.len() == 1 {
+            if !is_alpha(raw) && !is_digit(raw) {
+                letter_runs(raw, &mut tokens);
+            }
+            return tokens;
+        }
+        for part in parts {
+            tokens.push(lower(part));
+            if mixed(part) {
+                letter_runs(part, &mut tokens);
+            }
+        }
+        return tokens;
+    }
+    let segs = segments(raw);
+    let compound = segs.len() > 1;
+    for segment in segs {
+        let mut parts = Vec::new();
+        for piece in segment.split(|&b| b == b'_') {
+            if !piece.is_empty() {
+                parts.extend(camel_parts(piece));
+            }
+        }
+        if compound && parts.len() > 1 {
+            tokens.push(lower(segment));
+        }
+        let emit = compound || parts.len() > 1;
+        for part in parts {
+            if emit {
+                tokens.push(lower(part));
+            }
+            if mixed(part) {
+                letter_runs(part, &mut tokens);
+            }
+        }
+    }
+    tokens
+}
+
+/// The tokens of an ASCII run before the stopword and length filters (`_analyse`).
+fn ascii_tokens(raw: &[u8], split: bool) -> Vec<String> {
+    let alpha = is_alpha(raw);
+    if !split || (alpha && (is_lower(raw) || is_title_alpha(raw) || is_upper(raw))) {
+        return vec![lower(raw)];
+    }
+    if is_alnum(raw) && is_lower(raw) {
+        let mut tokens = vec![lower(raw)];
+        letter_runs(raw, &mut tokens);
+        return tokens;
+    }
+    word_tokens(raw)
+}
+
+impl Tokenizer {
+    fn kind(&self, py: Python<'_>, state: &mut State, c: char) -> PyResult<Kind> {
+        if c.is_ascii() {
+            return Ok(ascii_kind(c as u8));
+        }
+        let code = c as u32;
+        if in_ranges(&self.cjk, code) {
+            return Ok(Kind::Cjk);
+        }
+        if state.words.is_empty() {
+            state.words = vec![0; 0x11_0000];
+        }
+        let known = state.words[code as usize];
+        let word = if known != 0 {
+            known == 1
+        } else {
+            let mut buffer = [0u8; 4];
+            let found = !self.is_word.bind(py).call1((&*c.encode_utf8(&mut buffer),))?.is_none();
+            state.words[code as usize] = if found { 1 } else { 2 };
+            found
+        };
+        Ok(if word { Kind::Word } else { Kind::Other })
+    }
+
+    fn stem(
+        &self,
+        py: Python<'_>,
+        state: &mut State,
+        stem: &Bound<'_, PyAny>,
+        token: &str,
+    ) -> PyResult<Py<PyString>> {
+        if let Some(found) = state.stems.get(token) {
+            return Ok(found.clone_ref(py));
+        }
+        let made = stem.call1((token,))?.downcast_into::<PyString>()?;
+        let shared = state.share(py, made.to_str()?);
+        if state.stems.len() >= CACHE_LIMIT {
+            state.stems.clear();
+        }
+        state.stems.insert(token.into(), shared.clone_ref(py));
+        Ok(shared)
+    }
+
+    /// The final tokens of one ASCII run (`_analyse` with its filters).
+    fn analyse_ascii(
+        &self,
+        py: Python<'_>,
+        state: &mut State,
+        raw: &[u8],
+        options: (bool, bool, bool),
+        stem: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Tokens> {
+        let (drop_stopwords, split, _) = options;
+        let tokens = ascii_tokens(raw, split);
+        let kept: Vec<String> = if tokens.len() == 1 {
+            let token = &tokens[0];
+            if (drop_stopwords && self.stopwords.contains(token)) || token.len() > self.max_chars {
+                return Ok(Box::new([]));
+            }
+            tokens
+        } else {
+            tokens.into_iter().filter(|t| t.len() <= self.max_chars).collect()
+        };
+        let mut out = Vec::with_capacity(kept.len());
+        for token in &kept {
+            match stem {
+                Some(stem) if is_alpha(token.as_bytes()) => {
+                    out.push(self.stem(py, state, stem, token)?)
+                }
+                _ => out.push(state.share(py, token)),
+            }
+        }
+        Ok(out.into_boxed_slice())
+    }
+}
+
+#[pymethods]
+impl Tokenizer {
+    #[new]
+    fn new(
+        stopwords: HashSet<String>,
+        max_chars: usize,
+        cjk: Vec<(u32, u32)>,
+        is_word: Py<PyAny>,
+    ) -> Self {
+        Tokenizer { stopwords, max_chars, cjk, is_word, state: Mutex::new(State::default()) }
+    }
+
+    /// The tokens of `text` (already NFKC-normalised), or None when another thread is using
+    /// the memo (the caller then uses the Python tokenizer, which gives the same tokens).
+    /// `analyse(run)` gives the tokens of a word run with non-ASCII letters; `stem(word)`,
+    /// when given, stems an ASCII alphabetic token.
+    #[pyo3(signature = (text, drop_stopwords, split, bigrams, analyse, stem=None))]
+    fn tokenize<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        drop_stopwords: bool,
+        split: bool,
+        bigrams: bool,
+        analyse: &Bound<'py, PyAny>,
+        stem: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Ok(text) = text.to_str() else { return Ok(None) }; // lone surrogates
+        let Ok(mut state) = self.state.try_lock() else { return Ok(None) };
+        let slot = (drop_stopwords as usize)
+            | (split as usize) << 1
+            | (bigrams as usize) << 2
+            | (stem.is_some() as usize) << 3;
+        let options = (drop_stopwords, split, bigrams);
+        let ascii = text.is_ascii();
+        let (kinds, offsets): (Vec<Kind>, Vec<usize>) = if ascii {
+            (text.bytes().map(ascii_kind).collect(), Vec::new())
+        } else {
+            let mut offsets: Vec<usize> = text.char_indices().map(|(o, _)| o).collect();
+            offsets.push(text.len());
+            let mut kinds = Vec::with_capacity(offsets.len());
+            for c in text.chars() {
+                kinds.push(self.kind(py, &mut state, c)?);
+            }
+            (kinds, offsets)
+        };
+        let byte = |i: usize| if ascii { i } else { offsets[i] };
+        let mut out: Vec<Py<PyString>> = Vec::new();
+        for (first, end, cjk) in runs(&kinds) {
+            let raw = &text[byte(first)..byte(end)];
+            if let Some(found) = state.memos[slot].get(py, raw) {
+                out.extend(found.iter().map(|t| t.clone_ref(py)));
+                continue;
+            }
+            let tokens: Tokens = if cjk {
+                let chars: Vec<&str> =
+                    (first..end).map(|i| &text[byte(i)..byte(i + 1)]).collect();
+                if chars.len() == 1 || !bigrams {
+                    chars.iter().map(|c| state.share(py, c)).collect()
+                } else {
+                    (first..end - 1)
+                        .map(|i| state.share(py, &text[byte(i)..byte(i + 2)]))
+                        .collect()
+                }
+            } else if raw.is_ascii() {
+                self.analyse_ascii(py, &mut state, raw.as_bytes(), options, stem)?
+            } else {
+                let made = analyse.call1((raw,))?;
+                let made = made.downcast::<PyTuple>()?;
+                let mut tokens = Vec::with_capacity(made.len());
+                for token in made.iter() {
+                    tokens.push(token.downcast_into::<PyString>()?.unbind());
+                }
+                tokens.into_boxed_slice()
+            };
+            out.extend(tokens.iter().map(|t| t.clone_ref(py)));
+            if raw.len() <= CACHEABLE_BYTES {
+                state.memos[slot].insert(raw, tokens);
+            }
+        }
+        drop(state);
+        Ok(Some(PyList::new(py, out)?))
+    }
+}
+
+#[pymodule]
+fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("RULES", RULES)?;
+    m.add_class::<Tokenizer>()?;
+    Ok(())
+}

@@ -1,0 +1,153 @@
+"""The compiled tokenizer (``native/``) against the Python rules it stands in for.
+
+The Python tokenizer is the reference: every text here is tokenized both ways, with every
+option combination, and the token lists must be equal. The corpus is every Markdown and
+Python file of the FastAPI corpus (English, Japanese and Chinese pages); the adversarial
+texts are where Python's Unicode rules (``\\w``, ``str.casefold``, NFKC, the case
+predicates) and anything written in Rust could part ways.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import os
+import random
+
+import pytest
+
+from scriptorium.text import compiled
+from tests.support.daemon import CORPUS
+
+tok = importlib.import_module("scriptorium.text.tokenize")
+
+COMBOS = list(itertools.product((True, False), repeat=4))  # drop, stem, split, bigrams
+DEFAULT = (True, True, True, True)
+
+ADVERSARIAL = [
+    # casefold specials and titlecase letters
+    "ß straße STRASSE Straße ẞ",
+    "İstanbul İ ı I i İİ iİ",
+    "ǅungla ǈ ǲ ᾈ ᾼ Ǆ ΣΑΣ σας ς ſ K Å µ ǰ ﬆ ὒ ﬓ",
+    "x\u0345 \u0345x ͅ",
+    # NFKC-sensitive characters
+    "ﬁle ﬀ ﬃ Ｆｕｌｌｗｉｄｔｈ ＡＰＩ＿ｋｅｙ ① ②③ x² ⅻ Ⅻ ㍿ ℃ № ʰ ª ™ ½ ﹏ ＿",
+    "e\u0301 cafe\u0301 café Å Å ñ n\u0303 a\u0300b \u0300a",
+    "𝟘𝟙𝟚 𝐀𝐁𝐂 𝓍 ｶﾀｶﾅ ﾊﾟﾝ",
+    # digits of other scripts, numbers of other kinds
+    "٣٤٥ ١٢abc १२३ ๑๒ ໑ ௧ ፩ ⁵ ₅ ⓵ 〡〢 𐄇",
+    "x٣ ٣x get٣Value v२.० abc_١٢",
+    # CJK and their edges
+    "検索エンジン ー 々 〆 〇 〻 ゝゞ ヽヾ ・ 한국어 ᄀᄁ ㄱㄴ 𠀋𠂢 龜 豈 ꥠ ힰ ｶﾞ",
+    "日本語のテキストとEnglish混在、API_keyを設定する。Python3で動く",
+    "中文文档：使用FastAPI构建API，支持OAuth2认证。",
+    "検a索 a検 検_a a_検 検.a a.検 a::検",
+    # emoji, joiners, invisible characters
+    "👍🏽 👨‍👩‍👧 🇯🇵 a\u200db a\u200cb a\u200bb a\ufeffb a\u00adb \u00a0x\u3000y",
+    # other scripts with combining marks
+    "नमस्ते दुनिया ภาษาไทย தமிழ் مرحبا بالعالم שָׁלוֹם Ελληνικά Кириллица ĀĒĪ",
+    "getÜber ÄBCdef x1ß naïve::Type über-cool café.au_lait ΑΒΓδε ÉcoleNormale",
+    "HTTPΣrror XMLΑpi aΣb ΣΣa Ǆa aǅb",
+    # word edge cases of \w and the connectors
+    "__init__ a__.b a._b a_.b a::b::c ::: a:b a- -a 1.2.3 v2.0-beta a/b/c a.-b a..b",
+    "foo_bar.bazQux/quux-1 x_x_ _x x_ __ a___b a::_b a_::b a:::b a.::b",
+    "HTTPException OAuth2PasswordBearer utf8 IPv4 Base64 getUserName ABCDef ABCdef AbC",
+    "the The THE is_active a.b.c A I i an AN is_a the_end",
+    "a" * 70 + " " + "b_" * 40 + "c " + "x" * 64 + " " + "Y" * 65 + "z",
+    "api" + "_sub" * 20 + " " + "Get" * 30 + " " + "k9" * 40,
+    "tabs\tand\nnew\r\nlines\x0bform\x0cfeed\x1cseparators\u2028line\u2029para",
+    "",
+    " ",
+    "_",
+    "..",
+]
+
+# Characters random texts are drawn from: the adversarial ones, ASCII and the connectors.
+POOL = sorted(set("".join(ADVERSARIAL)) | set("aZ09_./-:: \n\tAbcXyz"))
+
+
+@pytest.fixture(scope="module")
+def compiled_tokenizer():
+    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
+        pytest.skip("SCRIPTORIUM_PURE_PYTHON is set: only the Python tokenizer runs")
+    native = tok._load_native()
+    assert native is not None, f"the compiled tokenizer should be installed: {compiled.status()}"
+    return native
+
+
+def _both(text: str, combo: tuple[bool, bool, bool, bool]) -> tuple[list[str], list[str]]:
+    drop, stem, split, bigrams = combo
+    fast = tok.tokenize(
+        text, drop_stopwords=drop, stem=stem, split_identifiers=split, cjk_bigrams=bigrams
+    )
+    return fast, tok.python_tokenize(text, drop, stem, split, bigrams)
+
+
+def _corpus_texts() -> list[tuple[str, str]]:
+    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".md", ".py") and p.is_file())
+    return [(str(p.relative_to(CORPUS)), p.read_text("utf-8", errors="replace")) for p in files]
+
+
+def test_the_corpus_gives_the_same_tokens(compiled_tokenizer):
+    texts = _corpus_texts()
+    assert len(texts) > 800  # en/ja/zh pages and the package's Python
+    assert any("/ja/" in name for name, _ in texts) and any("/zh/" in name for name, _ in texts)
+    for name, text in texts:
+        for piece in (text, *text.split("\n\n")):  # whole files, then paragraph-sized blocks
+            fast, reference = _both(piece, DEFAULT)
+            assert fast == reference, name
+    for combo in COMBOS:
+        for name, text in texts:
+            fast, reference = _both(text, combo)
+            assert fast == reference, (name, combo)
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_adversarial_unicode_gives_the_same_tokens(compiled_tokenizer, combo):
+    for text in ADVERSARIAL:
+        for variant in (text, f"pre_{text}_post", f"x.{text}.y", text.upper(), text.lower()):
+            fast, reference = _both(variant, combo)
+            assert fast == reference, (variant, combo)
+    fast, reference = _both("\n".join(ADVERSARIAL), combo)
+    assert fast == reference
+
+
+def test_random_mixtures_give_the_same_tokens(compiled_tokenizer):
+    rng = random.Random(20)
+    for _ in range(4000):
+        text = "".join(rng.choice(POOL) for _ in range(rng.randint(1, 40)))
+        for combo in (DEFAULT, (False, False, True, True), (True, True, False, False)):
+            fast, reference = _both(text, combo)
+            assert fast == reference, (text, combo)
+
+
+def test_text_it_cannot_read_goes_to_python(compiled_tokenizer):
+    # A lone surrogate cannot be handed to Rust as UTF-8; the Python path tokenizes it.
+    text = "abc \ud800 getUser"
+    assert compiled_tokenizer.tokenize(text, True, True, True, tok._fallbacks[DEFAULT]) is None
+    tokens = tok.tokenize(text, stem=True)
+    assert tokens == tok.python_tokenize(text, *DEFAULT)
+    assert tokens[0] == "abc" and tokens[-2:] == ["get", "user"]
+
+
+def test_the_daemon_says_which_tokenizer_runs(compiled_tokenizer):
+    assert tok.implementation() == (True, "compiled (scriptorium_native)")
+
+
+def test_an_extension_for_other_rules_is_not_used():
+    assert compiled.load("0-other", frozenset(), 64, "") is None
+    assert "rules" in compiled.status() and "Python tokenizer is used" in compiled.status()
+
+
+def test_pure_python_can_be_asked_for(monkeypatch):
+    monkeypatch.setenv("SCRIPTORIUM_PURE_PYTHON", "1")
+    assert compiled.load(tok.TOKENIZER_VERSION, frozenset(), 64, "") is None
+    assert "SCRIPTORIUM_PURE_PYTHON" in compiled.status()
+
+
+def test_class_ranges_read_the_cjk_class():
+    assert compiled.class_ranges("a-cx") == [(ord("a"), ord("c") + 1), (ord("x"), ord("x") + 1)]
+    ranges = compiled.class_ranges(tok.CJK_CHARS)
+    inside = [chr(c) for lo, hi in ranges for c in range(lo, hi)]
+    assert all(tok._CJK_START_RE.match(c) for c in inside)
+    assert not any(tok._CJK_START_RE.match(chr(lo - 1)) for lo, _ in ranges)
