@@ -11,7 +11,7 @@
 //! Rust's.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
@@ -448,6 +448,7 @@ impl Tokenizer {
     /// `analyse(run)` gives the tokens of a word run with non-ASCII letters; `stem(word)`,
     /// when given, stems an ASCII alphabetic token.
     #[pyo3(signature = (text, drop_stopwords, split, bigrams, analyse, stem=None))]
+    #[allow(clippy::too_many_arguments)]
     fn tokenize<'py>(
         &self,
         py: Python<'py>,
@@ -458,13 +459,71 @@ impl Tokenizer {
         analyse: &Bound<'py, PyAny>,
         stem: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
+        match self.tokens(py, text, (drop_stopwords, split, bigrams), analyse, stem)? {
+            Some(out) => Ok(Some(PyList::new(py, out)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `" ".join(tokenize(...))`, without making the list (what the index stores).
+    #[pyo3(signature = (text, drop_stopwords, split, bigrams, analyse, stem=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn joined<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        drop_stopwords: bool,
+        split: bool,
+        bigrams: bool,
+        analyse: &Bound<'py, PyAny>,
+        stem: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyString>>> {
+        let Some(out) = self.tokens(py, text, (drop_stopwords, split, bigrams), analyse, stem)?
+        else {
+            return Ok(None);
+        };
+        let mut joined = String::new();
+        for (i, token) in out.iter().enumerate() {
+            if i > 0 {
+                joined.push(' ');
+            }
+            joined.push_str(token.bind(py).to_str()?);
+        }
+        Ok(Some(PyString::new(py, &joined)))
+    }
+
+    /// `features.encode_features` of an ASCII block body given its joined body tokens and
+    /// the tokens of its section path and path; None for any other body (Python does it).
+    fn features<'py>(
+        &self,
+        py: Python<'py>,
+        body: &str,
+        tokens: &str,
+        rest: Vec<String>,
+    ) -> Option<Bound<'py, PyBytes>> {
+        if !body.is_ascii() {
+            return None;
+        }
+        Some(PyBytes::new(py, &ascii_features(body, tokens, &rest)))
+    }
+}
+
+impl Tokenizer {
+    fn tokens(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        options: (bool, bool, bool),
+        analyse: &Bound<'_, PyAny>,
+        stem: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Vec<Py<PyString>>>> {
+        let (drop_stopwords, split, bigrams) = options;
         let Ok(text) = text.to_str() else { return Ok(None) }; // lone surrogates
         let Ok(mut state) = self.state.try_lock() else { return Ok(None) };
         let slot = (drop_stopwords as usize)
             | (split as usize) << 1
             | (bigrams as usize) << 2
             | (stem.is_some() as usize) << 3;
-        let options = (drop_stopwords, split, bigrams);
         let ascii = text.is_ascii();
         let (kinds, offsets): (Vec<Kind>, Vec<usize>) = if ascii {
             (text.bytes().map(ascii_kind).collect(), Vec::new())
@@ -512,8 +571,68 @@ impl Tokenizer {
             }
         }
         drop(state);
-        Ok(Some(PyList::new(py, out)?))
+        Ok(Some(out))
     }
+}
+
+/// Whether a line of `body` starts a mkdocstrings directive (`^:::[ \t]*[A-Za-z_]`, per line).
+fn has_directive(body: &str) -> bool {
+    body.contains(":::")
+        && body.split('\n').any(|line| {
+            line.strip_prefix(":::").is_some_and(|rest| {
+                let rest = rest.trim_start_matches([' ', '\t']);
+                rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            })
+        })
+}
+
+/// The encoded features of an ASCII body (`text/features.py`): a flags byte, then the
+/// coverage tokens that are words too, the other tokens and the other words, each sorted
+/// and space-joined, separated by newlines. ASCII `casefold` is `lower` and ASCII `\w` is
+/// `[A-Za-z0-9_]`, and no ASCII text has CJK, so the rules need no Unicode table.
+fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
+    let mut toks: Vec<&str> = if tokens.is_empty() { Vec::new() } else { tokens.split(' ').collect() };
+    toks.extend(rest.iter().map(String::as_str));
+    toks.sort_unstable();
+    toks.dedup();
+    let mut words: Vec<String> = Vec::new();
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            words.push(body[start..i].to_ascii_lowercase());
+        } else {
+            i += 1;
+        }
+    }
+    words.sort_unstable();
+    words.dedup();
+    let (mut both, mut tokens_only, mut words_only) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut t, mut w) = (0, 0);
+    while t < toks.len() || w < words.len() {
+        if w == words.len() || (t < toks.len() && toks[t] < words[w].as_str()) {
+            tokens_only.push(toks[t]);
+            t += 1;
+        } else if t == toks.len() || words[w].as_str() < toks[t] {
+            words_only.push(words[w].as_str());
+            w += 1;
+        } else {
+            both.push(toks[t]);
+            t += 1;
+            w += 1;
+        }
+    }
+    let mut out = vec![if has_directive(body) { 1u8 } else { 0 }];
+    out.extend_from_slice(both.join(" ").as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(tokens_only.join(" ").as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(words_only.join(" ").as_bytes());
+    out
 }
 
 #[pymodule]

@@ -55,7 +55,7 @@ def test_fully_cached_and_partly_cached_texts_tokenize_alike(monkeypatch):
 def test_cached_tokens_share_one_string_object(monkeypatch):
     monkeypatch.setattr(tokenize_module, "_caches", {})
     monkeypatch.setattr(tokenize_module, "_pool", {})
-    tokenize("get getUser 検索エンジン 索エ")
+    tokenize_module.python_tokenize("get getUser 検索エンジン 索エ", True, False, True, True)
     young, _old = tokenize_module._caches[(True, False, True, True)]
     assert young["getUser"] == ("getuser", "get", "user")
     assert young["get"][0] is young["getUser"][1]

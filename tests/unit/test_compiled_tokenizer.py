@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from scriptorium.text import compiled
+from scriptorium.text import compiled, features
 from tests.support.daemon import CORPUS
 
 tok = importlib.import_module("scriptorium.text.tokenize")
@@ -151,3 +151,57 @@ def test_class_ranges_read_the_cjk_class():
     inside = [chr(c) for lo, hi in ranges for c in range(lo, hi)]
     assert all(tok._CJK_START_RE.match(c) for c in inside)
     assert not any(tok._CJK_START_RE.match(chr(lo - 1)) for lo, _ in ranges)
+
+
+DIRECTIVE_BODIES = [
+    "::: fastapi.FastAPI",
+    "text\n:::\tfastapi.security.OAuth2\nmore",
+    "::: _private",
+    ":::  9not",
+    " ::: indented",
+    "a ::: b",
+    "::: ",
+    ":::",
+    "x\r\n::: y.z\r\n",
+    "::::: four",
+]
+
+
+def test_features_are_the_same_bytes(compiled_tokenizer):
+    options = tuple(
+        sorted(
+            dict(
+                zip(
+                    ("drop_stopwords", "stem", "split_identifiers", "cjk_bigrams"),
+                    DEFAULT,
+                    strict=True,
+                )
+            ).items()
+        )
+    )
+    kwargs = dict(options)
+    bodies = [b for _, text in _corpus_texts() for b in text.split("\n\n")]
+    bodies += DIRECTIVE_BODIES + ADVERSARIAL
+    section, path = ("Security", "OAuth2 with Password"), "docs/tutorial/security/oauth2.md"
+    rest = tok.tokenize(f"{' '.join(section)}\n{path}", **kwargs)
+    compared = 0
+    for body in bodies:
+        joined = tok.joined_tokens(body, **kwargs)
+        assert joined == " ".join(tok.python_tokenize(body, *DEFAULT))
+        expected = features.encode_features(
+            body, section, path, options, joined.split(" ") if joined else (), rest
+        )
+        assert features.block_features(body, section, path, options, joined, rest) == expected
+        if body.isascii():
+            assert compiled_tokenizer.features(body, joined, rest) == expected, body
+            compared += 1
+        else:
+            assert compiled_tokenizer.features(body, joined, rest) is None
+    assert compared > 5000
+
+
+def test_compiled_tokens_share_one_string_object(compiled_tokenizer):
+    tokens = tok.tokenize("pool_probe getPoolProbe 検索エンジン 索エ pool")
+    assert tokens[:3] == ["pool_probe", "pool", "probe"]
+    assert tokens[1] is tokens[-1]  # one string object per distinct token
+    assert tokens.count("索エ") == 2 and len({id(t) for t in tokens if t == "索エ"}) == 1

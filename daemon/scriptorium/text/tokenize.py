@@ -54,8 +54,10 @@ __all__ = [
     "MAX_QUERY_TERMS",
     "MAX_TOKEN_CHARS",
     "TOKENIZER_VERSION",
+    "compiled_tokenizer",
     "counted_query_terms",
     "implementation",
+    "joined_tokens",
     "python_tokenize",
     "query_terms",
     "token_set",
@@ -261,6 +263,44 @@ def tokenize(
         if found is not None:  # None: another thread holds its memo
             return found
     return python_tokenize(text, drop_stopwords, stem, split_identifiers, cjk_bigrams)
+
+
+def joined_tokens(
+    text: str,
+    *,
+    drop_stopwords: bool = True,
+    stem: bool = False,
+    split_identifiers: bool = True,
+    cjk_bigrams: bool = True,
+) -> str:
+    """``" ".join(tokenize(text, ...))``, the form the index stores, made in one call by the
+    compiled tokenizer when it runs."""
+    native = _native[0] if _native else _load_native()
+    if native is not None and text:
+        found = native.joined(
+            text if text.isascii() else nfkc(text),
+            drop_stopwords,
+            split_identifiers,
+            cjk_bigrams,
+            _fallbacks[drop_stopwords, stem, split_identifiers, cjk_bigrams],
+            _stem_word if stem else None,
+        )
+        if found is not None:
+            return found
+    return " ".join(
+        tokenize(
+            text,
+            drop_stopwords=drop_stopwords,
+            stem=stem,
+            split_identifiers=split_identifiers,
+            cjk_bigrams=cjk_bigrams,
+        )
+    )
+
+
+def compiled_tokenizer():
+    """The compiled tokenizer object, or None when the Python one runs."""
+    return _native[0] if _native else _load_native()
 
 
 def python_tokenize(
