@@ -506,6 +506,19 @@ impl Tokenizer {
         }
         Some(PyBytes::new(py, &ascii_features(body, tokens, &rest)))
     }
+
+    /// The same encoding for any body, given its flags byte and its words (Python's
+    /// `\w+` over its `casefold()`): only the set algebra, sorting and joining happen here.
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        flags: u8,
+        tokens: &str,
+        rest: Vec<String>,
+        words: Vec<String>,
+    ) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &encoded(flags, tokens, &rest, words))
+    }
 }
 
 impl Tokenizer {
@@ -591,10 +604,6 @@ fn has_directive(body: &str) -> bool {
 /// and space-joined, separated by newlines. ASCII `casefold` is `lower` and ASCII `\w` is
 /// `[A-Za-z0-9_]`, and no ASCII text has CJK, so the rules need no Unicode table.
 fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
-    let mut toks: Vec<&str> = if tokens.is_empty() { Vec::new() } else { tokens.split(' ').collect() };
-    toks.extend(rest.iter().map(String::as_str));
-    toks.sort_unstable();
-    toks.dedup();
     let mut words: Vec<String> = Vec::new();
     let bytes = body.as_bytes();
     let mut i = 0;
@@ -609,6 +618,15 @@ fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
             i += 1;
         }
     }
+    encoded(if has_directive(body) { 1 } else { 0 }, tokens, rest, words)
+}
+
+/// The flags byte, then the tokens that are words, the other tokens, the other words.
+fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<String>) -> Vec<u8> {
+    let mut toks: Vec<&str> = if tokens.is_empty() { Vec::new() } else { tokens.split(' ').collect() };
+    toks.extend(rest.iter().map(String::as_str));
+    toks.sort_unstable();
+    toks.dedup();
     words.sort_unstable();
     words.dedup();
     let (mut both, mut tokens_only, mut words_only) = (Vec::new(), Vec::new(), Vec::new());
@@ -626,7 +644,7 @@ fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
             w += 1;
         }
     }
-    let mut out = vec![if has_directive(body) { 1u8 } else { 0 }];
+    let mut out = vec![flags];
     out.extend_from_slice(both.join(" ").as_bytes());
     out.push(b'\n');
     out.extend_from_slice(tokens_only.join(" ").as_bytes());

@@ -198,6 +198,7 @@ def test_features_are_the_same_bytes(compiled_tokenizer):
         else:
             assert compiled_tokenizer.features(body, joined, rest) is None
     assert compared > 5000
+    assert any(not body.isascii() for body in bodies)  # block_features' other branch
 
 
 def test_compiled_tokens_share_one_string_object(compiled_tokenizer):

@@ -101,6 +101,12 @@ def block_features(
         found = native.features(body, joined_body_tokens, rest_tokens)
         if found is not None:
             return found
+        # Any other body: Python finds the flags and the words (its Unicode rules), the
+        # extension does the sets, sorting and joining.
+        flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (
+            _CJK_FLAG if cjk_head(body) else 0
+        )
+        return native.encode(flags, joined_body_tokens, rest_tokens, WORDS.findall(body.casefold()))
     tokens = joined_body_tokens.split(" ") if joined_body_tokens else ()
     return encode_features(body, section_path, path, options, tokens, rest_tokens)
 
