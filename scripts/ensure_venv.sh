@@ -25,6 +25,9 @@ native_stale() {
 build_native() {
   native_stale || return 0
   export PATH="$PATH:$HOME/.cargo/bin"
+  # The crates it downloads stay in the clone too (beside native/target), nothing is cached
+  # in the home directory.
+  export CARGO_HOME="$PWD/native/.cargo-home"
   if ! command -v cargo >/dev/null 2>&1; then
     echo "ensure_venv: no cargo on PATH: the compiled tokenizer is not built, the Python one is used" >&2
   elif "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ./native; then
