@@ -251,8 +251,12 @@ fn camel_parts(p: &[u8]) -> Vec<&[u8]> {
     let mut start = 0;
     for i in 1..p.len() {
         let after_lower = (p[i - 1].is_ascii_lowercase() || p[i - 1].is_ascii_digit()) && up(i);
-        let acronym_end =
-            i >= 2 && up(i - 2) && up(i - 1) && up(i) && i + 1 < p.len() && p[i + 1].is_ascii_lowercase();
+        let acronym_end = i >= 2
+            && up(i - 2)
+            && up(i - 1)
+            && up(i)
+            && i + 1 < p.len()
+            && p[i + 1].is_ascii_lowercase();
         if after_lower || acronym_end {
             parts.push(&p[start..i]);
             start = i;
@@ -372,7 +376,11 @@ impl Tokenizer {
             known == 1
         } else {
             let mut buffer = [0u8; 4];
-            let found = !self.is_word.bind(py).call1((&*c.encode_utf8(&mut buffer),))?.is_none();
+            let found = !self
+                .is_word
+                .bind(py)
+                .call1((&*c.encode_utf8(&mut buffer),))?
+                .is_none();
             state.words[code as usize] = if found { 1 } else { 2 };
             found
         };
@@ -416,7 +424,10 @@ impl Tokenizer {
             }
             tokens
         } else {
-            tokens.into_iter().filter(|t| t.len() <= self.max_chars).collect()
+            tokens
+                .into_iter()
+                .filter(|t| t.len() <= self.max_chars)
+                .collect()
         };
         let mut out = Vec::with_capacity(kept.len());
         for token in &kept {
@@ -440,7 +451,13 @@ impl Tokenizer {
         cjk: Vec<(u32, u32)>,
         is_word: Py<PyAny>,
     ) -> Self {
-        Tokenizer { stopwords, max_chars, cjk, is_word, state: Mutex::new(State::default()) }
+        Tokenizer {
+            stopwords,
+            max_chars,
+            cjk,
+            is_word,
+            state: Mutex::new(State::default()),
+        }
     }
 
     /// The tokens of `text` (already NFKC-normalised), or None when another thread is using
@@ -531,8 +548,12 @@ impl Tokenizer {
         stem: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Vec<Py<PyString>>>> {
         let (drop_stopwords, split, bigrams) = options;
-        let Ok(text) = text.to_str() else { return Ok(None) }; // lone surrogates
-        let Ok(mut state) = self.state.try_lock() else { return Ok(None) };
+        let Ok(text) = text.to_str() else {
+            return Ok(None);
+        }; // lone surrogates
+        let Ok(mut state) = self.state.try_lock() else {
+            return Ok(None);
+        };
         let slot = (drop_stopwords as usize)
             | (split as usize) << 1
             | (bigrams as usize) << 2
@@ -558,8 +579,7 @@ impl Tokenizer {
                 continue;
             }
             let tokens: Tokens = if cjk {
-                let chars: Vec<&str> =
-                    (first..end).map(|i| &text[byte(i)..byte(i + 1)]).collect();
+                let chars: Vec<&str> = (first..end).map(|i| &text[byte(i)..byte(i + 1)]).collect();
                 if chars.len() == 1 || !bigrams {
                     chars.iter().map(|c| state.share(py, c)).collect()
                 } else {
@@ -594,7 +614,9 @@ fn has_directive(body: &str) -> bool {
         && body.split('\n').any(|line| {
             line.strip_prefix(":::").is_some_and(|rest| {
                 let rest = rest.trim_start_matches([' ', '\t']);
-                rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                rest.bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
             })
         })
 }
@@ -623,7 +645,11 @@ fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
 
 /// The flags byte, then the tokens that are words, the other tokens, the other words.
 fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<String>) -> Vec<u8> {
-    let mut toks: Vec<&str> = if tokens.is_empty() { Vec::new() } else { tokens.split(' ').collect() };
+    let mut toks: Vec<&str> = if tokens.is_empty() {
+        Vec::new()
+    } else {
+        tokens.split(' ').collect()
+    };
     toks.extend(rest.iter().map(String::as_str));
     toks.sort_unstable();
     toks.dedup();

@@ -13,6 +13,8 @@ import importlib
 import itertools
 import os
 import random
+import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -71,7 +73,7 @@ def compiled_tokenizer():
     if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
         pytest.skip("SCRIPTORIUM_PURE_PYTHON is set: only the Python tokenizer runs")
     native = tok._load_native()
-    assert native is not None, f"the compiled tokenizer should be installed: {compiled.status()}"
+    assert native is not None, f"the compiled tokenizer should be installed: {tok._native[1]}"
     return native
 
 
@@ -135,14 +137,15 @@ def test_the_daemon_says_which_tokenizer_runs(compiled_tokenizer):
 
 
 def test_an_extension_for_other_rules_is_not_used():
-    assert compiled.load("0-other", frozenset(), 64, "") is None
-    assert "rules" in compiled.status() and "Python tokenizer is used" in compiled.status()
+    found, why = compiled.load("0-other", frozenset(), 64, "")
+    assert found is None
+    assert "rules" in why and "Python tokenizer is used" in why
 
 
 def test_pure_python_can_be_asked_for(monkeypatch):
     monkeypatch.setenv("SCRIPTORIUM_PURE_PYTHON", "1")
-    assert compiled.load(tok.TOKENIZER_VERSION, frozenset(), 64, "") is None
-    assert "SCRIPTORIUM_PURE_PYTHON" in compiled.status()
+    found, why = compiled.load(tok.TOKENIZER_VERSION, frozenset(), 64, "")
+    assert found is None and "SCRIPTORIUM_PURE_PYTHON" in why
 
 
 def test_class_ranges_read_the_cjk_class():
@@ -206,3 +209,26 @@ def test_compiled_tokens_share_one_string_object(compiled_tokenizer):
     assert tokens[:3] == ["pool_probe", "pool", "probe"]
     assert tokens[1] is tokens[-1]  # one string object per distinct token
     assert tokens.count("索エ") == 2 and len({id(t) for t in tokens if t == "索エ"}) == 1
+
+
+def test_threads_tokenizing_at_once_get_the_reference_tokens(compiled_tokenizer):
+    # A thread that finds the memo in use by another (one calling back into Python) takes
+    # the Python path: every thread still gets the reference tokens, and none waits forever.
+    texts = [text for _, text in _corpus_texts()[:120]]
+    expected = [tok.python_tokenize(text, *DEFAULT) for text in texts]
+
+    def run(offset: int) -> bool:
+        order = texts[offset:] + texts[:offset]
+        want = expected[offset:] + expected[:offset]
+        return all(tok.tokenize(t, stem=True) == w for t, w in zip(order, want, strict=True))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(pool.map(run, range(0, 120, 15), timeout=120))
+
+
+def test_an_extension_that_did_not_build_leaves_the_python_tokenizer(monkeypatch):
+    monkeypatch.delenv("SCRIPTORIUM_PURE_PYTHON", raising=False)
+    monkeypatch.setitem(sys.modules, "scriptorium_native", None)  # import fails as if absent
+    found, why = compiled.load(tok.TOKENIZER_VERSION, frozenset(), 64, "")
+    assert found is None
+    assert why.startswith("not installed (") and "the Python tokenizer is used" in why

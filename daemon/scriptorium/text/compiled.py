@@ -20,9 +20,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["class_ranges", "load", "status"]
-
-_status = "not loaded yet"
+__all__ = ["class_ranges", "load"]
 
 
 def class_ranges(chars: str) -> list[tuple[int, int]]:
@@ -40,32 +38,25 @@ def class_ranges(chars: str) -> list[tuple[int, int]]:
     return sorted(out)
 
 
-def load(rules: str, stopwords: frozenset[str], max_chars: int, cjk_chars: str) -> Any | None:
-    """The extension's tokenizer for ``rules`` (the Python ``TOKENIZER_VERSION``), or None."""
-    global _status
+def load(
+    rules: str, stopwords: frozenset[str], max_chars: int, cjk_chars: str
+) -> tuple[Any | None, str]:
+    """The extension's tokenizer for ``rules`` (the Python ``TOKENIZER_VERSION``), or None,
+    and a sentence saying which tokenizer runs and why (the daemon logs it at start)."""
     if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
-        _status = "off (SCRIPTORIUM_PURE_PYTHON is set): the Python tokenizer is used"
-        return None
+        return None, "off (SCRIPTORIUM_PURE_PYTHON is set): the Python tokenizer is used"
     try:
         import scriptorium_native
     except ImportError as exc:
-        _status = f"not installed ({exc}): the Python tokenizer is used"
-        return None
+        return None, f"not installed ({exc}): the Python tokenizer is used"
     if getattr(scriptorium_native, "RULES", None) != rules:
-        _status = (
+        return None, (
             f"built for tokenizer rules {getattr(scriptorium_native, 'RULES', '?')!r}, these are"
             f" {rules!r} (rebuild it with scripts/ensure_venv.sh): the Python tokenizer is used"
         )
-        return None
     # Whether a non-ASCII character is a word character is Python's ``re``'s answer.
     is_word = re.compile(r"\w").fullmatch
     tokenizer = scriptorium_native.Tokenizer(
         set(stopwords), max_chars, class_ranges(cjk_chars), is_word
     )
-    _status = "compiled (scriptorium_native)"
-    return tokenizer
-
-
-def status() -> str:
-    """Which tokenizer runs, and why: for the daemon's start-up log line."""
-    return _status
+    return tokenizer, "compiled (scriptorium_native)"

@@ -366,14 +366,15 @@ _fallbacks = {
 
 def _load_native():
     if not _native:
-        _native.append(compiled.load(TOKENIZER_VERSION, STOPWORDS, MAX_TOKEN_CHARS, CJK_CHARS))
+        # [the tokenizer or None, why]; one list, filled once, so readers see both or neither
+        _native[:] = compiled.load(TOKENIZER_VERSION, STOPWORDS, MAX_TOKEN_CHARS, CJK_CHARS)
     return _native[0]
 
 
 def implementation() -> tuple[bool, str]:
     """Whether the compiled tokenizer runs, and a sentence saying which and why (the daemon
     logs it at start: a missing or failed build must be visible, never an error)."""
-    return _load_native() is not None, compiled.status()
+    return _load_native() is not None, _native[1]
 
 
 def query_terms(text: str, *, stem: bool = False, **options: bool) -> list[str]:
