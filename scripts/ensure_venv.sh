@@ -33,6 +33,8 @@ build_native() {
   elif "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ./native; then
     echo "ensure_venv: built the compiled tokenizer (native/)"
   else
+    # No stale build left behind: what runs is either this crate or the Python rules.
+    "$VENV/bin/python" -m pip uninstall --quiet --yes scriptorium-native >/dev/null 2>&1 || true
     echo "ensure_venv: the compiled tokenizer (native/) did not build: the Python one is used" >&2
   fi
   touch "$NATIVE_STAMP"
