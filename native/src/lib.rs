@@ -16,6 +16,12 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
+mod ascii;
+mod features;
+
+use ascii::{ascii_tokens, is_alpha};
+use features::{ascii_features, encoded};
+
 /// The rules version this code follows (`TOKENIZER_VERSION` of the Python module).
 const RULES: &str = "1";
 const CACHE_LIMIT: usize = 65_536;
@@ -192,171 +198,6 @@ fn runs(kinds: &[Kind]) -> Vec<(usize, usize, bool)> {
         }
     }
     out
-}
-
-fn is_lower(s: &[u8]) -> bool {
-    s.iter().any(u8::is_ascii_lowercase) && !s.iter().any(u8::is_ascii_uppercase)
-}
-
-fn is_upper(s: &[u8]) -> bool {
-    s.iter().any(u8::is_ascii_uppercase) && !s.iter().any(u8::is_ascii_lowercase)
-}
-
-fn is_alpha(s: &[u8]) -> bool {
-    !s.is_empty() && s.iter().all(u8::is_ascii_alphabetic)
-}
-
-fn is_digit(s: &[u8]) -> bool {
-    !s.is_empty() && s.iter().all(u8::is_ascii_digit)
-}
-
-fn is_alnum(s: &[u8]) -> bool {
-    !s.is_empty() && s.iter().all(u8::is_ascii_alphanumeric)
-}
-
-/// `str.istitle` of an alphabetic ASCII string: a capital, then lower case only.
-fn is_title_alpha(s: &[u8]) -> bool {
-    s[0].is_ascii_uppercase() && s[1..].iter().all(u8::is_ascii_lowercase)
-}
-
-fn lower(s: &[u8]) -> String {
-    s.iter().map(|b| b.to_ascii_lowercase() as char).collect()
-}
-
-/// `[^\W\d_]{2,}` over ASCII: letter runs of two or more, lower-cased.
-fn letter_runs(s: &[u8], out: &mut Vec<String>) {
-    let mut i = 0;
-    while i < s.len() {
-        if s[i].is_ascii_alphabetic() {
-            let start = i;
-            while i < s.len() && s[i].is_ascii_alphabetic() {
-                i += 1;
-            }
-            if i - start >= 2 {
-                out.push(lower(&s[start..i]));
-            }
-        } else {
-            i += 1;
-        }
-    }
-}
-
-/// `_camel_parts` for an ASCII piece without `_`.
-fn camel_parts(p: &[u8]) -> Vec<&[u8]> {
-    if is_lower(p) || is_digit(p) || p.len() < 2 {
-        return vec![p];
-    }
-    let up = |j: usize| p[j].is_ascii_uppercase();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..p.len() {
-        let after_lower = (p[i - 1].is_ascii_lowercase() || p[i - 1].is_ascii_digit()) && up(i);
-        let acronym_end = i >= 2
-            && up(i - 2)
-            && up(i - 1)
-            && up(i)
-            && i + 1 < p.len()
-            && p[i + 1].is_ascii_lowercase();
-        if after_lower || acronym_end {
-            parts.push(&p[start..i]);
-            start = i;
-        }
-    }
-    parts.push(&p[start..]);
-    parts
-}
-
-fn mixed(part: &[u8]) -> bool {
-    !is_alpha(part) && !is_digit(part)
-}
-
-/// The segments of an ASCII compound: split at `.`, `/`, `-`, `::`, without the underscores
-/// next to each connector (`_*(?:[./-]|::)_*`).
-fn segments(raw: &[u8]) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < raw.len() {
-        let width = match raw[i] {
-            b'.' | b'/' | b'-' => 1,
-            b':' if i + 1 < raw.len() && raw[i + 1] == b':' => 2,
-            _ => 0,
-        };
-        if width == 0 {
-            i += 1;
-            continue;
-        }
-        let mut end = i;
-        while end > start && raw[end - 1] == b'_' {
-            end -= 1;
-        }
-        out.push(&raw[start..end]);
-        i += width;
-        while i < raw.len() && raw[i] == b'_' {
-            i += 1;
-        }
-        start = i;
-    }
-    out.push(&raw[start..]);
-    out
-}
-
-/// `_word_tokens` for an ASCII compound.
-fn word_tokens(raw: &[u8]) -> Vec<String> {
-    let mut tokens = vec![lower(raw)];
-    if is_alnum(raw) {
-        let parts = camel_parts(raw);
-        if parts.len() == 1 {
-            if !is_alpha(raw) && !is_digit(raw) {
-                letter_runs(raw, &mut tokens);
-            }
-            return tokens;
-        }
-        for part in parts {
-            tokens.push(lower(part));
-            if mixed(part) {
-                letter_runs(part, &mut tokens);
-            }
-        }
-        return tokens;
-    }
-    let segs = segments(raw);
-    let compound = segs.len() > 1;
-    for segment in segs {
-        let mut parts = Vec::new();
-        for piece in segment.split(|&b| b == b'_') {
-            if !piece.is_empty() {
-                parts.extend(camel_parts(piece));
-            }
-        }
-        if compound && parts.len() > 1 {
-            tokens.push(lower(segment));
-        }
-        let emit = compound || parts.len() > 1;
-        for part in parts {
-            if emit {
-                tokens.push(lower(part));
-            }
-            if mixed(part) {
-                letter_runs(part, &mut tokens);
-            }
-        }
-    }
-    tokens
-}
-
-/// The tokens of an ASCII run before the stopword and length filters (`_analyse`).
-fn ascii_tokens(raw: &[u8], split: bool) -> Vec<String> {
-    let alpha = is_alpha(raw);
-    if !split || (alpha && (is_lower(raw) || is_title_alpha(raw) || is_upper(raw))) {
-        return vec![lower(raw)];
-    }
-    if is_alnum(raw) && is_lower(raw) {
-        let mut tokens = vec![lower(raw)];
-        letter_runs(raw, &mut tokens);
-        return tokens;
-    }
-    word_tokens(raw)
 }
 
 impl Tokenizer {
@@ -606,77 +447,6 @@ impl Tokenizer {
         drop(state);
         Ok(Some(out))
     }
-}
-
-/// Whether a line of `body` starts a mkdocstrings directive (`^:::[ \t]*[A-Za-z_]`, per line).
-fn has_directive(body: &str) -> bool {
-    body.contains(":::")
-        && body.split('\n').any(|line| {
-            line.strip_prefix(":::").is_some_and(|rest| {
-                let rest = rest.trim_start_matches([' ', '\t']);
-                rest.bytes()
-                    .next()
-                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-            })
-        })
-}
-
-/// The encoded features of an ASCII body (`text/features.py`): a flags byte, then the
-/// coverage tokens that are words too, the other tokens and the other words, each sorted
-/// and space-joined, separated by newlines. ASCII `casefold` is `lower` and ASCII `\w` is
-/// `[A-Za-z0-9_]`, and no ASCII text has CJK, so the rules need no Unicode table.
-fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
-    let mut words: Vec<String> = Vec::new();
-    let bytes = body.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                i += 1;
-            }
-            words.push(body[start..i].to_ascii_lowercase());
-        } else {
-            i += 1;
-        }
-    }
-    encoded(if has_directive(body) { 1 } else { 0 }, tokens, rest, words)
-}
-
-/// The flags byte, then the tokens that are words, the other tokens, the other words.
-fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<String>) -> Vec<u8> {
-    let mut toks: Vec<&str> = if tokens.is_empty() {
-        Vec::new()
-    } else {
-        tokens.split(' ').collect()
-    };
-    toks.extend(rest.iter().map(String::as_str));
-    toks.sort_unstable();
-    toks.dedup();
-    words.sort_unstable();
-    words.dedup();
-    let (mut both, mut tokens_only, mut words_only) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut t, mut w) = (0, 0);
-    while t < toks.len() || w < words.len() {
-        if w == words.len() || (t < toks.len() && toks[t] < words[w].as_str()) {
-            tokens_only.push(toks[t]);
-            t += 1;
-        } else if t == toks.len() || words[w].as_str() < toks[t] {
-            words_only.push(words[w].as_str());
-            w += 1;
-        } else {
-            both.push(toks[t]);
-            t += 1;
-            w += 1;
-        }
-    }
-    let mut out = vec![flags];
-    out.extend_from_slice(both.join(" ").as_bytes());
-    out.push(b'\n');
-    out.extend_from_slice(tokens_only.join(" ").as_bytes());
-    out.push(b'\n');
-    out.extend_from_slice(words_only.join(" ").as_bytes());
-    out
 }
 
 #[pymodule]
