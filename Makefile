@@ -154,7 +154,7 @@ audit: venv
 
 clean:
 	find . -name __pycache__ -type d -not -path './$(VENV)/*' -not -path '*/node_modules/*' -prune -exec rm -rf {} +
-	rm -rf .pytest_cache .ruff_cache build dist *.egg-info $(JAVA_DIR)/target
+	rm -rf .pytest_cache .ruff_cache build dist *.egg-info $(JAVA_DIR)/target native/target native/.cargo-home
 
 distclean: clean
 	rm -rf $(VENV) node_modules $(CLIENT_DIR)/node_modules $(GO_DIR)/.bin

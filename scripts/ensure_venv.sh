@@ -11,7 +11,37 @@ PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-.venv}"
 STAMP="$VENV/.scriptorium-installed"
 
+NATIVE_STAMP="$VENV/.scriptorium-native"
+
+# The compiled tokenizer (native/, a Rust crate built by maturin) is optional: when it does not
+# build, the daemon runs the Python tokenizer (the reference, same tokens) and says so at start.
+# Rebuilt when a file of the crate is newer than its stamp; a failed build is not retried until
+# the crate changes.
+native_stale() {
+  [[ ! -f "$NATIVE_STAMP" ]] ||
+    [[ -n "$(find native -path native/target -prune -o -newer "$NATIVE_STAMP" -type f -print -quit)" ]]
+}
+
+build_native() {
+  native_stale || return 0
+  export PATH="$PATH:$HOME/.cargo/bin"
+  # The crates it downloads stay in the clone too (beside native/target), nothing is cached
+  # in the home directory.
+  export CARGO_HOME="$PWD/native/.cargo-home"
+  if ! command -v cargo >/dev/null 2>&1; then
+    echo "ensure_venv: no cargo on PATH: the compiled tokenizer is not built, the Python one is used" >&2
+  elif "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ./native; then
+    echo "ensure_venv: built the compiled tokenizer (native/)"
+  else
+    # No stale build left behind: what runs is either this crate or the Python rules.
+    "$VENV/bin/python" -m pip uninstall --quiet --yes scriptorium-native >/dev/null 2>&1 || true
+    echo "ensure_venv: the compiled tokenizer (native/) did not build: the Python one is used" >&2
+  fi
+  touch "$NATIVE_STAMP"
+}
+
 if [[ -x "$VENV/bin/python" && -f "$STAMP" && ! pyproject.toml -nt "$STAMP" ]]; then
+  build_native
   exit 0
 fi
 
@@ -30,3 +60,4 @@ fi
 echo "ensure_venv: installing the project and its dev extras (pyproject.toml changed or first run)"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 touch "$STAMP"
+build_native

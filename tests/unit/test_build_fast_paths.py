@@ -44,18 +44,23 @@ def test_words_without_connectors_split_as_compounds_do(word, tokens):
 
 def test_fully_cached_and_partly_cached_texts_tokenize_alike(monkeypatch):
     monkeypatch.setattr(tokenize_module, "_caches", {})
-    first = tokenize("FastAPI3 runs 検索エンジン app.include_router")
-    partly = tokenize("FastAPI3 runs 検索エンジン app.include_router newword")
-    again = tokenize("FastAPI3 runs 検索エンジン app.include_router")
-    assert first == again == partly[:-1]
-    assert partly[-1] == "newword"
-    assert "検索" in first and "include_router" in first
+    for cut in (tokenize, _python_tokenize):
+        first = cut("FastAPI3 runs 検索エンジン app.include_router")
+        partly = cut("FastAPI3 runs 検索エンジン app.include_router newword")
+        again = cut("FastAPI3 runs 検索エンジン app.include_router")
+        assert first == again == partly[:-1]
+        assert partly[-1] == "newword"
+        assert "検索" in first and "include_router" in first
+
+
+def _python_tokenize(text: str) -> list[str]:
+    return tokenize_module.python_tokenize(text, True, False, True, True)
 
 
 def test_cached_tokens_share_one_string_object(monkeypatch):
     monkeypatch.setattr(tokenize_module, "_caches", {})
     monkeypatch.setattr(tokenize_module, "_pool", {})
-    tokenize("get getUser 検索エンジン 索エ")
+    tokenize_module.python_tokenize("get getUser 検索エンジン 索エ", True, False, True, True)
     young, _old = tokenize_module._caches[(True, False, True, True)]
     assert young["getUser"] == ("getuser", "get", "user")
     assert young["get"][0] is young["getUser"][1]

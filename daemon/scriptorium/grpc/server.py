@@ -32,6 +32,7 @@ from scriptorium.grpc.interceptors import ConcurrencyLimitInterceptor, build_int
 from scriptorium.grpc.servicer import RetrievalServicer
 from scriptorium.plugins import PluginError, Registry, load_registry
 from scriptorium.settings.config import ConfigError, Settings, check_source_options
+from scriptorium.text.tokenize import implementation as tokenizer_implementation
 from scriptorium.v1 import retrieval_pb2, retrieval_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -318,6 +319,8 @@ async def run_server(
         "TLS" if settings.tls_enabled else "plaintext",
         len(settings.sources),
     )
+    compiled, tokenizer = tokenizer_implementation()
+    (log.info if compiled else log.warning)("tokenizer: %s", tokenizer)
     started = time.monotonic()
     status = 0
     start_task = asyncio.create_task(engine.start(), name="engine-start")

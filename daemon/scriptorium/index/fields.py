@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scriptorium.domain.model import Block, SourceDocument
-from scriptorium.text.features import encode_features
-from scriptorium.text.tokenize import tokenize
+from scriptorium.text.features import block_features, encode_features
+from scriptorium.text.tokenize import joined_tokens, tokenize
 
 Tokens = tuple[str, str, str]
 # What the index gets of a block: its tokens and its ranking features (``text/features.py``).
@@ -46,15 +46,15 @@ def document_tokens(
     The page field is the same for every block and sibling blocks share heading texts, so
     each distinct text is tokenized once per document rather than once per block.
     """
-    path = " ".join(tokenize(_path_text(doc, page), **options))
+    path = joined_tokens(_path_text(doc, page), **options)
     headings: dict[str, str] = {}
     out = []
     for block in doc.blocks:
         text = _heading_text(block)
         heading = headings.get(text)
         if heading is None:
-            heading = headings[text] = " ".join(tokenize(text, **options))
-        out.append((" ".join(tokenize(block.body, **options)), heading, path))
+            heading = headings[text] = joined_tokens(text, **options)
+        out.append((joined_tokens(block.body, **options), heading, path))
     return tuple(out)
 
 
@@ -88,13 +88,6 @@ def document_fields(
         if rest is None:
             text = f"{' '.join(block.section_path)}\n{doc.path}"
             rest = rests[block.section_path] = tokenize(text, **options)
-        features = encode_features(
-            block.body,
-            block.section_path,
-            doc.path,
-            ordered,
-            body.split(" ") if body else (),
-            rest,
-        )
+        features = block_features(block.body, block.section_path, doc.path, ordered, body, rest)
         out.append((body, heading, path, features))
     return tuple(out)

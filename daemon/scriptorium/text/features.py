@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from scriptorium.text.tokenize import tokenize
+from scriptorium.text.tokenize import compiled_tokenizer, tokenize
 
 # A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
 # the API reference from the code's docstrings at build time.
@@ -83,6 +83,32 @@ def encode_features(
     both, tokens_only, words_only = tokens & words, tokens - words, words - tokens
     lists = "\n".join(" ".join(sorted(part)) for part in (both, tokens_only, words_only))
     return bytes((flags,)) + lists.encode()
+
+
+def block_features(
+    body: str,
+    section_path: tuple[str, ...],
+    path: str,
+    options: tuple,
+    joined_body_tokens: str,
+    rest_tokens: list[str],
+) -> bytes:
+    """:func:`encode_features` for a build, given the body's tokens as the index stores them
+    (space-joined) and those of the section path and path: an ASCII body's by the compiled
+    tokenizer when it runs (the same bytes; ``tests/unit/test_compiled_tokenizer.py``)."""
+    native = compiled_tokenizer()
+    if native is not None:
+        found = native.features(body, joined_body_tokens, rest_tokens)
+        if found is not None:
+            return found
+        # Any other body: Python finds the flags and the words (its Unicode rules), the
+        # extension does the sets, sorting and joining.
+        flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (
+            _CJK_FLAG if cjk_head(body) else 0
+        )
+        return native.encode(flags, joined_body_tokens, rest_tokens, WORDS.findall(body.casefold()))
+    tokens = joined_body_tokens.split(" ") if joined_body_tokens else ()
+    return encode_features(body, section_path, path, options, tokens, rest_tokens)
 
 
 def _split(text: str) -> frozenset[str]:

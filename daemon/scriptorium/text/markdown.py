@@ -84,6 +84,8 @@ class FlowItem:
 
 
 def _indent(line: str) -> int:
+    if line[:1] not in (" ", "\t"):  # most lines: no indentation to measure
+        return 0
     lead = len(line) - len(line.lstrip(" \t"))
     if "\t" not in line[:lead]:
         return lead

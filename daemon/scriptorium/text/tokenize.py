@@ -45,6 +45,7 @@ import threading
 from collections.abc import Callable
 from itertools import chain
 
+from scriptorium.text import compiled
 from scriptorium.text.normalize import nfkc
 from scriptorium.text.stopwords import STOPWORDS
 
@@ -53,7 +54,11 @@ __all__ = [
     "MAX_QUERY_TERMS",
     "MAX_TOKEN_CHARS",
     "TOKENIZER_VERSION",
+    "compiled_tokenizer",
     "counted_query_terms",
+    "implementation",
+    "joined_tokens",
+    "python_tokenize",
     "query_terms",
     "token_set",
     "tokenize",
@@ -244,6 +249,67 @@ def tokenize(
     """
     if not text:
         return []
+    native = _native[0] if _native else _load_native()
+    if native is not None:
+        ascii_text = text.isascii()
+        found = native.tokenize(
+            text if ascii_text else nfkc(text),
+            drop_stopwords,
+            split_identifiers,
+            cjk_bigrams,
+            _fallbacks[drop_stopwords, stem, split_identifiers, cjk_bigrams],
+            _stem_word if stem else None,
+        )
+        if found is not None:  # None: another thread holds its memo
+            return found
+    return python_tokenize(text, drop_stopwords, stem, split_identifiers, cjk_bigrams)
+
+
+def joined_tokens(
+    text: str,
+    *,
+    drop_stopwords: bool = True,
+    stem: bool = False,
+    split_identifiers: bool = True,
+    cjk_bigrams: bool = True,
+) -> str:
+    """``" ".join(tokenize(text, ...))``, the form the index stores, made in one call by the
+    compiled tokenizer when it runs."""
+    native = _native[0] if _native else _load_native()
+    if native is not None and text:
+        found = native.joined(
+            text if text.isascii() else nfkc(text),
+            drop_stopwords,
+            split_identifiers,
+            cjk_bigrams,
+            _fallbacks[drop_stopwords, stem, split_identifiers, cjk_bigrams],
+            _stem_word if stem else None,
+        )
+        if found is not None:
+            return found
+    return " ".join(
+        tokenize(
+            text,
+            drop_stopwords=drop_stopwords,
+            stem=stem,
+            split_identifiers=split_identifiers,
+            cjk_bigrams=cjk_bigrams,
+        )
+    )
+
+
+def compiled_tokenizer():
+    """The compiled tokenizer object, or None when the Python one runs."""
+    return _native[0] if _native else _load_native()
+
+
+def python_tokenize(
+    text: str, drop_stopwords: bool, stem: bool, split_identifiers: bool, cjk_bigrams: bool
+) -> list[str]:
+    """:func:`tokenize` in Python alone: the reference the compiled path is tested against,
+    and what runs without it."""
+    if not text:
+        return []
     runs = _ASCII_RUN_RE.findall(text) if text.isascii() else _RUN_RE.findall(nfkc(text))
     if not runs:
         return []
@@ -282,6 +348,33 @@ def tokenize(
     if not uncached:
         return list(chain.from_iterable(map(cache.__getitem__, runs)))
     return list(chain.from_iterable(uncached.get(r) or cache.get(r, ()) for r in runs))
+
+
+# The compiled tokenizer (``text/compiled.py``), loaded on first use; and the analyser it hands
+# the runs it does not analyse itself, per option combination.
+_native: list = []
+_fallbacks = {
+    (drop, stem, split, bigrams): functools.partial(
+        _analyse, drop_stopwords=drop, stem=stem, split=split, bigrams=bigrams
+    )
+    for drop in (False, True)
+    for stem in (False, True)
+    for split in (False, True)
+    for bigrams in (False, True)
+}
+
+
+def _load_native():
+    if not _native:
+        # [the tokenizer or None, why]; one list, filled once, so readers see both or neither
+        _native[:] = compiled.load(TOKENIZER_VERSION, STOPWORDS, MAX_TOKEN_CHARS, CJK_CHARS)
+    return _native[0]
+
+
+def implementation() -> tuple[bool, str]:
+    """Whether the compiled tokenizer runs, and a sentence saying which and why (the daemon
+    logs it at start: a missing or failed build must be visible, never an error)."""
+    return _load_native() is not None, _native[1]
 
 
 def query_terms(text: str, *, stem: bool = False, **options: bool) -> list[str]:

@@ -1,0 +1,72 @@
+//! The encoded ranking features of a block (`text/features.py`).
+
+/// Whether a line of `body` starts a mkdocstrings directive (`^:::[ \t]*[A-Za-z_]`, per line).
+pub(crate) fn has_directive(body: &str) -> bool {
+    body.contains(":::")
+        && body.split('\n').any(|line| {
+            line.strip_prefix(":::").is_some_and(|rest| {
+                let rest = rest.trim_start_matches([' ', '\t']);
+                rest.bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            })
+        })
+}
+
+/// The encoded features of an ASCII body (`text/features.py`): a flags byte, then the
+/// coverage tokens that are words too, the other tokens and the other words, each sorted
+/// and space-joined, separated by newlines. ASCII `casefold` is `lower` and ASCII `\w` is
+/// `[A-Za-z0-9_]`, and no ASCII text has CJK, so the rules need no Unicode table.
+pub(crate) fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
+    let mut words: Vec<String> = Vec::new();
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            words.push(body[start..i].to_ascii_lowercase());
+        } else {
+            i += 1;
+        }
+    }
+    encoded(if has_directive(body) { 1 } else { 0 }, tokens, rest, words)
+}
+
+/// The flags byte, then the tokens that are words, the other tokens, the other words.
+pub(crate) fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<String>) -> Vec<u8> {
+    let mut toks: Vec<&str> = if tokens.is_empty() {
+        Vec::new()
+    } else {
+        tokens.split(' ').collect()
+    };
+    toks.extend(rest.iter().map(String::as_str));
+    toks.sort_unstable();
+    toks.dedup();
+    words.sort_unstable();
+    words.dedup();
+    let (mut both, mut tokens_only, mut words_only) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut t, mut w) = (0, 0);
+    while t < toks.len() || w < words.len() {
+        if w == words.len() || (t < toks.len() && toks[t] < words[w].as_str()) {
+            tokens_only.push(toks[t]);
+            t += 1;
+        } else if t == toks.len() || words[w].as_str() < toks[t] {
+            words_only.push(words[w].as_str());
+            w += 1;
+        } else {
+            both.push(toks[t]);
+            t += 1;
+            w += 1;
+        }
+    }
+    let mut out = vec![flags];
+    out.extend_from_slice(both.join(" ").as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(tokens_only.join(" ").as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(words_only.join(" ").as_bytes());
+    out
+}

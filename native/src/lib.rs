@@ -1,0 +1,457 @@
+//! The compiled fast path of `scriptorium.text.tokenize`.
+//!
+//! The Python module is the reference: this one finds the same runs (words joined by
+//! connectors, CJK runs) and analyses the runs whose rules it can follow exactly: pure-ASCII
+//! words (ASCII case rules, no Unicode tables involved) and CJK runs (bigrams of the
+//! characters as they are). Every other run (a word with a non-ASCII letter, where `\w`,
+//! `str.casefold` and the case predicates of Python's Unicode tables decide) is handed back
+//! to the Python analyser, and stemming goes through the Python stemmer; both are memoised
+//! here like the Python memo does. Whether a non-ASCII code point is `\w` is asked of
+//! Python's `re` (once per code point), so run boundaries follow Python's tables, never
+//! Rust's.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
+
+mod ascii;
+mod features;
+
+use ascii::{ascii_tokens, is_alpha};
+use features::{ascii_features, encoded};
+
+/// The rules version this code follows (`TOKENIZER_VERSION` of the Python module).
+const RULES: &str = "1";
+const CACHE_LIMIT: usize = 65_536;
+const CACHEABLE_BYTES: usize = 128 * 4;
+
+/// FxHash: short keys, no hostile input to defend against (the memo is bounded).
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().unwrap()));
+        }
+        for &b in chunks.remainder() {
+            self.add(b as u64);
+        }
+    }
+}
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Word,
+    Under,
+    Conn,
+    Colon,
+    Cjk,
+    Other,
+}
+
+type Tokens = Box<[Py<PyString>]>;
+
+/// Run -> tokens, in two generations as in the Python memo (bounded, words in use survive).
+#[derive(Default)]
+struct Memo {
+    young: FxMap<Box<str>, Tokens>,
+    old: FxMap<Box<str>, Tokens>,
+}
+
+impl Memo {
+    fn get(&mut self, py: Python<'_>, raw: &str) -> Option<&Tokens> {
+        if !self.young.contains_key(raw) {
+            let found = self.old.get(raw)?;
+            let copy: Tokens = found.iter().map(|t| t.clone_ref(py)).collect();
+            self.insert(raw, copy);
+        }
+        self.young.get(raw)
+    }
+
+    fn insert(&mut self, raw: &str, tokens: Tokens) {
+        if self.young.len() >= CACHE_LIMIT {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(raw.into(), tokens);
+    }
+}
+
+#[derive(Default)]
+struct State {
+    memos: [Memo; 16],
+    stems: FxMap<Box<str>, Py<PyString>>,
+    pool: FxMap<Box<str>, Py<PyString>>,
+    /// Per code point, once asked: 1 when Python's `\w` matches it, 2 when not.
+    words: Vec<u8>,
+}
+
+impl State {
+    fn share(&mut self, py: Python<'_>, token: &str) -> Py<PyString> {
+        if let Some(found) = self.pool.get(token) {
+            return found.clone_ref(py);
+        }
+        if self.pool.len() >= 4 * CACHE_LIMIT {
+            self.pool.clear();
+        }
+        let made = PyString::new(py, token).unbind();
+        self.pool.insert(token.into(), made.clone_ref(py));
+        made
+    }
+}
+
+#[pyclass(frozen)]
+struct Tokenizer {
+    stopwords: HashSet<String>,
+    max_chars: usize,
+    cjk: Vec<(u32, u32)>,
+    is_word: Py<PyAny>,
+    state: Mutex<State>,
+}
+
+fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
+    // ranges are sorted, disjoint, end exclusive
+    let i = ranges.partition_point(|r| r.1 <= c);
+    i < ranges.len() && ranges[i].0 <= c
+}
+
+fn ascii_kind(b: u8) -> Kind {
+    match b {
+        b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' => Kind::Word,
+        b'_' => Kind::Under,
+        b'.' | b'/' | b'-' => Kind::Conn,
+        b':' => Kind::Colon,
+        _ => Kind::Other,
+    }
+}
+
+/// The runs of `kinds` (one per character) as (first, end) character indices and whether
+/// each is a CJK run: `WORD++(?:CONNECTOR WORD++)*+ | CJK++` of the Python module.
+fn runs(kinds: &[Kind]) -> Vec<(usize, usize, bool)> {
+    let n = kinds.len();
+    let at = |j: usize| if j < n { kinds[j] } else { Kind::Other };
+    let word_end = |mut j: usize| {
+        while j < n && kinds[j] == Kind::Word {
+            j += 1;
+        }
+        j
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        match kinds[i] {
+            Kind::Word => {
+                let start = i;
+                i = word_end(i);
+                loop {
+                    let mut j = i;
+                    while at(j) == Kind::Under {
+                        j += 1;
+                    }
+                    let underscores = j - i;
+                    let connected = if at(j) == Kind::Conn {
+                        j += 1;
+                        true
+                    } else if at(j) == Kind::Colon && at(j + 1) == Kind::Colon {
+                        j += 2;
+                        true
+                    } else {
+                        false
+                    };
+                    if connected {
+                        while at(j) == Kind::Under {
+                            j += 1;
+                        }
+                    } else if underscores == 0 {
+                        break;
+                    }
+                    if at(j) != Kind::Word {
+                        break;
+                    }
+                    i = word_end(j);
+                }
+                out.push((start, i, false));
+            }
+            Kind::Cjk => {
+                let start = i;
+                while i < n && kinds[i] == Kind::Cjk {
+                    i += 1;
+                }
+                out.push((start, i, true));
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+impl Tokenizer {
+    fn kind(&self, py: Python<'_>, state: &mut State, c: char) -> PyResult<Kind> {
+        if c.is_ascii() {
+            return Ok(ascii_kind(c as u8));
+        }
+        let code = c as u32;
+        if in_ranges(&self.cjk, code) {
+            return Ok(Kind::Cjk);
+        }
+        if state.words.is_empty() {
+            state.words = vec![0; 0x11_0000];
+        }
+        let known = state.words[code as usize];
+        let word = if known != 0 {
+            known == 1
+        } else {
+            let mut buffer = [0u8; 4];
+            let found = !self
+                .is_word
+                .bind(py)
+                .call1((&*c.encode_utf8(&mut buffer),))?
+                .is_none();
+            state.words[code as usize] = if found { 1 } else { 2 };
+            found
+        };
+        Ok(if word { Kind::Word } else { Kind::Other })
+    }
+
+    fn stem(
+        &self,
+        py: Python<'_>,
+        state: &mut State,
+        stem: &Bound<'_, PyAny>,
+        token: &str,
+    ) -> PyResult<Py<PyString>> {
+        if let Some(found) = state.stems.get(token) {
+            return Ok(found.clone_ref(py));
+        }
+        let made = stem.call1((token,))?.downcast_into::<PyString>()?;
+        let shared = state.share(py, made.to_str()?);
+        if state.stems.len() >= CACHE_LIMIT {
+            state.stems.clear();
+        }
+        state.stems.insert(token.into(), shared.clone_ref(py));
+        Ok(shared)
+    }
+
+    /// The final tokens of one ASCII run (`_analyse` with its filters).
+    fn analyse_ascii(
+        &self,
+        py: Python<'_>,
+        state: &mut State,
+        raw: &[u8],
+        options: (bool, bool, bool),
+        stem: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Tokens> {
+        let (drop_stopwords, split, _) = options;
+        let tokens = ascii_tokens(raw, split);
+        let kept: Vec<String> = if tokens.len() == 1 {
+            let token = &tokens[0];
+            if (drop_stopwords && self.stopwords.contains(token)) || token.len() > self.max_chars {
+                return Ok(Box::new([]));
+            }
+            tokens
+        } else {
+            tokens
+                .into_iter()
+                .filter(|t| t.len() <= self.max_chars)
+                .collect()
+        };
+        let mut out = Vec::with_capacity(kept.len());
+        for token in &kept {
+            match stem {
+                Some(stem) if is_alpha(token.as_bytes()) => {
+                    out.push(self.stem(py, state, stem, token)?)
+                }
+                _ => out.push(state.share(py, token)),
+            }
+        }
+        Ok(out.into_boxed_slice())
+    }
+}
+
+#[pymethods]
+impl Tokenizer {
+    #[new]
+    fn new(
+        stopwords: HashSet<String>,
+        max_chars: usize,
+        cjk: Vec<(u32, u32)>,
+        is_word: Py<PyAny>,
+    ) -> Self {
+        Tokenizer {
+            stopwords,
+            max_chars,
+            cjk,
+            is_word,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The tokens of `text` (already NFKC-normalised), or None when another thread is using
+    /// the memo (the caller then uses the Python tokenizer, which gives the same tokens).
+    /// `analyse(run)` gives the tokens of a word run with non-ASCII letters; `stem(word)`,
+    /// when given, stems an ASCII alphabetic token.
+    #[pyo3(signature = (text, drop_stopwords, split, bigrams, analyse, stem=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn tokenize<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        drop_stopwords: bool,
+        split: bool,
+        bigrams: bool,
+        analyse: &Bound<'py, PyAny>,
+        stem: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        match self.tokens(py, text, (drop_stopwords, split, bigrams), analyse, stem)? {
+            Some(out) => Ok(Some(PyList::new(py, out)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `" ".join(tokenize(...))`, without making the list (what the index stores).
+    #[pyo3(signature = (text, drop_stopwords, split, bigrams, analyse, stem=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn joined<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        drop_stopwords: bool,
+        split: bool,
+        bigrams: bool,
+        analyse: &Bound<'py, PyAny>,
+        stem: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyString>>> {
+        let Some(out) = self.tokens(py, text, (drop_stopwords, split, bigrams), analyse, stem)?
+        else {
+            return Ok(None);
+        };
+        let mut joined = String::new();
+        for (i, token) in out.iter().enumerate() {
+            if i > 0 {
+                joined.push(' ');
+            }
+            joined.push_str(token.bind(py).to_str()?);
+        }
+        Ok(Some(PyString::new(py, &joined)))
+    }
+
+    /// `features.encode_features` of an ASCII block body given its joined body tokens and
+    /// the tokens of its section path and path; None for any other body (Python does it).
+    fn features<'py>(
+        &self,
+        py: Python<'py>,
+        body: &str,
+        tokens: &str,
+        rest: Vec<String>,
+    ) -> Option<Bound<'py, PyBytes>> {
+        if !body.is_ascii() {
+            return None;
+        }
+        Some(PyBytes::new(py, &ascii_features(body, tokens, &rest)))
+    }
+
+    /// The same encoding for any body, given its flags byte and its words (Python's
+    /// `\w+` over its `casefold()`): only the set algebra, sorting and joining happen here.
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        flags: u8,
+        tokens: &str,
+        rest: Vec<String>,
+        words: Vec<String>,
+    ) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &encoded(flags, tokens, &rest, words))
+    }
+}
+
+impl Tokenizer {
+    fn tokens(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        options: (bool, bool, bool),
+        analyse: &Bound<'_, PyAny>,
+        stem: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Vec<Py<PyString>>>> {
+        let (drop_stopwords, split, bigrams) = options;
+        let Ok(text) = text.to_str() else {
+            return Ok(None);
+        }; // lone surrogates
+        let Ok(mut state) = self.state.try_lock() else {
+            return Ok(None);
+        };
+        let slot = (drop_stopwords as usize)
+            | (split as usize) << 1
+            | (bigrams as usize) << 2
+            | (stem.is_some() as usize) << 3;
+        let ascii = text.is_ascii();
+        let (kinds, offsets): (Vec<Kind>, Vec<usize>) = if ascii {
+            (text.bytes().map(ascii_kind).collect(), Vec::new())
+        } else {
+            let mut offsets: Vec<usize> = text.char_indices().map(|(o, _)| o).collect();
+            offsets.push(text.len());
+            let mut kinds = Vec::with_capacity(offsets.len());
+            for c in text.chars() {
+                kinds.push(self.kind(py, &mut state, c)?);
+            }
+            (kinds, offsets)
+        };
+        let byte = |i: usize| if ascii { i } else { offsets[i] };
+        let mut out: Vec<Py<PyString>> = Vec::new();
+        for (first, end, cjk) in runs(&kinds) {
+            let raw = &text[byte(first)..byte(end)];
+            if let Some(found) = state.memos[slot].get(py, raw) {
+                out.extend(found.iter().map(|t| t.clone_ref(py)));
+                continue;
+            }
+            let tokens: Tokens = if cjk {
+                let chars: Vec<&str> = (first..end).map(|i| &text[byte(i)..byte(i + 1)]).collect();
+                if chars.len() == 1 || !bigrams {
+                    chars.iter().map(|c| state.share(py, c)).collect()
+                } else {
+                    (first..end - 1)
+                        .map(|i| state.share(py, &text[byte(i)..byte(i + 2)]))
+                        .collect()
+                }
+            } else if raw.is_ascii() {
+                self.analyse_ascii(py, &mut state, raw.as_bytes(), options, stem)?
+            } else {
+                let made = analyse.call1((raw,))?;
+                let made = made.downcast::<PyTuple>()?;
+                let mut tokens = Vec::with_capacity(made.len());
+                for token in made.iter() {
+                    tokens.push(token.downcast_into::<PyString>()?.unbind());
+                }
+                tokens.into_boxed_slice()
+            };
+            out.extend(tokens.iter().map(|t| t.clone_ref(py)));
+            if raw.len() <= CACHEABLE_BYTES {
+                state.memos[slot].insert(raw, tokens);
+            }
+        }
+        drop(state);
+        Ok(Some(out))
+    }
+}
+
+#[pymodule]
+fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("RULES", RULES)?;
+    m.add_class::<Tokenizer>()?;
+    Ok(())
+}
