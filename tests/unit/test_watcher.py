@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scriptorium.content.pages import paths_of
 from scriptorium.content.resolve import Resolver
 from scriptorium.engine.local import LocalEngine
 from scriptorium.index.catalog import Snapshot
@@ -147,8 +148,8 @@ def served(engine: LocalEngine, snapshot=None, resolver=None) -> tuple:
     blocks = sorted((bid, doc.source, doc.path, i) for bid, (doc, i) in snapshot.blocks.items())
     pages = {
         name: {
-            table: {k: [d.path for d in v] for k, v in getattr(p, table).items() if v}
-            for table in ("exact", "leaf", "moved")
+            table: {k: list(paths_of(v)) for k, v in getattr(p, table).items() if v}
+            for table in ("exact", "leaf", "moved", "module")
         }
         | {"top": dict(p.top_dirs)}
         for name, p in resolver.pages.items()
@@ -237,7 +238,7 @@ def test_events_unavailable_falls_back_to_listing_every_tick(tmp_path, corpus, m
 
 
 def test_source_pages_changed_equals_a_rebuild(registry, tmp_path):
-    from scriptorium.content.resolve import SourcePages
+    from scriptorium.content.pages import SourcePages
 
     source = source_over(registry, tmp_path)
 
@@ -250,16 +251,21 @@ def test_source_pages_changed_equals_a_rebuild(registry, tmp_path):
 
     def view(pages: SourcePages) -> dict:
         tables = {
-            t: {k: [x.path for x in v] for k, v in getattr(pages, t).items() if v}
-            for t in ("exact", "leaf", "moved")
+            t: {k: list(paths_of(v)) for k, v in getattr(pages, t).items() if v}
+            for t in ("exact", "leaf", "moved", "module")
         }
         return {**tables, "top": dict(pages.top_dirs)}
 
-    before = SourcePages(source, [a, b, c])
-    after = before.changed(removed=[a, b], added=[b2, d])
-    assert view(after) == view(SourcePages(source, [b2, c, d]))
-    assert "old/a" not in after.moved and after.moved["old/b"] == [b2]
-    assert view(before) == view(SourcePages(source, [a, b, c]))  # the old tables are untouched
+    def entries(*docs):
+        return [(x.path, x.meta.moved_from) for x in docs]
+
+    before = SourcePages(source, entries(a, b, c))
+    after = before.changed(removed=entries(a, b), added=entries(b2, d))
+    assert view(after) == view(SourcePages(source, entries(b2, c, d)))
+    assert "old/a" not in after.moved and after.paths("moved", "old/b") == (b2.path,)
+    assert before.paths("leaf", "a") == ("guide/a.md", "other/a.md")
+    assert after.paths("leaf", "a") == ("other/a.md",)
+    assert view(before) == view(SourcePages(source, entries(a, b, c)))  # the old is untouched
 
 
 # -- progress of a build, for ListSources ---------------------------------------------------------

@@ -14,29 +14,21 @@ resolves to the module's file, the rest of it becoming the definition to cut
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import unquote
 
 from scriptorium import limits, telemetry
 from scriptorium.domain.model import SourceDocument
 from scriptorium.domain.outcomes import InvalidArgument, NotFound, Resolution
+from scriptorium.content.pages import Outcome, PageEntry, SourcePages, strip_variant
 from scriptorium.index.catalog import Snapshot
+from scriptorium.index.doctable import DocTable
 from scriptorium.sources.base import Source
 
 MAX_LOCATION_CHARS = limits.MAX_LOCATION_CHARS
-_VARIANT_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".html", ".htm")
 _MODULE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
-_PYTHON_SUFFIXES = (".py", ".pyi")
-
-
-@dataclass(slots=True)
-class Outcome:
-    reason: str  # resolved or ambiguous
-    rule: str
-    doc: SourceDocument | None = None
-    candidates: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -47,143 +39,6 @@ class Resolved:
     resolution: Resolution
     # The fragment came from a module path: it names a definition, never lines.
     symbol_only: bool = False
-
-
-class SourcePages:
-    """Lookup tables of one source's canonical pages, built once per generation.
-
-    Every list holds its documents in path order, as a build from the whole source gives;
-    :meth:`changed` derives the next generation's tables from these in proportion to what
-    changed, without walking every page again.
-    """
-
-    def __init__(self, source: Source, docs: list[SourceDocument]) -> None:
-        self.source = source
-        self.exact: dict[str, list[SourceDocument]] = defaultdict(list)
-        self.leaf: dict[str, list[SourceDocument]] = defaultdict(list)
-        self.moved: dict[str, list[SourceDocument]] = defaultdict(list)
-        self.module: dict[str, list[SourceDocument]] = defaultdict(list)
-        self.top_dirs: Counter[str] = Counter()
-        for doc in docs:
-            for table, key in self._keys(doc):
-                getattr(self, table)[key].append(doc)
-            if "/" in doc.path:
-                self.top_dirs[doc.path.split("/", 1)[0].lower()] += 1
-
-    def _keys(self, doc: SourceDocument) -> Iterator[tuple[str, str]]:
-        page = self.source.page_location(doc.path).lower()
-        yield "exact", page
-        yield "leaf", page.rsplit("/", 1)[-1]
-        for old in doc.meta.moved_from:
-            yield "moved", _strip_variant(old.strip().strip("/").lower())
-        module = _module_name(doc.path)
-        if module:
-            yield "module", module.rsplit(".", 1)[-1].lower()
-
-    def changed(self, removed: list[SourceDocument], added: list[SourceDocument]) -> SourcePages:
-        """These tables with ``removed`` documents taken out and ``added`` ones put in."""
-        new = object.__new__(SourcePages)
-        new.source = self.source
-        tables = {
-            "exact": dict(self.exact),
-            "leaf": dict(self.leaf),
-            "moved": dict(self.moved),
-            "module": dict(self.module),
-        }
-        new.top_dirs = Counter(self.top_dirs)
-        touched: set[tuple[str, str]] = set()
-        for doc, sign in [(d, -1) for d in removed] + [(d, 1) for d in added]:
-            for table, key in self._keys(doc):
-                entries = tables[table]
-                if (table, key) not in touched:
-                    touched.add((table, key))
-                    entries[key] = list(entries.get(key, ()))
-                if sign < 0:
-                    entries[key] = [d for d in entries[key] if d is not doc]
-                else:
-                    entries[key].append(doc)
-            if "/" in doc.path:
-                new.top_dirs[doc.path.split("/", 1)[0].lower()] += sign
-        for table, key in touched:
-            entries = tables[table]
-            if entries[key]:
-                entries[key].sort(key=lambda d: d.path)
-            else:
-                del entries[key]
-        new.top_dirs = +new.top_dirs  # drops directories no page is in any more
-        new.exact, new.leaf, new.moved = tables["exact"], tables["leaf"], tables["moved"]
-        new.module = tables["module"]
-        return new
-
-    def resolve(self, path: str) -> Outcome | None:
-        key = path.lower()
-        hit = self.exact.get(key)
-        if hit:
-            return _outcome(self.source, hit, "exact")
-        variant = _strip_variant(key)
-        if variant != key:
-            hit = self.exact.get(variant)
-            if hit:
-                return _outcome(self.source, hit, "variant")
-        # An explicit moved_from record beats a guess from the last segment.
-        hit = self.moved.get(variant)
-        if hit:
-            return _outcome(self.source, hit, "moved")
-        leaf = variant.rsplit("/", 1)[-1]
-        hit = self.leaf.get(leaf)
-        if hit and len(hit) == 1:
-            return Outcome("resolved", "canonical-leaf", hit[0])
-        return None
-
-    def python_module(self, module: str) -> tuple[list[SourceDocument], str]:
-        """The Python files a dotted module name names, and by which rule: ``exact`` (the
-        file's path from the source root), else ``canonical-leaf`` (the path's trailing
-        packages, as a ``src/`` layout imports them). A ``.py`` file hides its ``.pyi`` stub."""
-        docs = self.module.get(module.rsplit(".", 1)[-1].lower(), [])
-        exact = [d for d in docs if _module_name(d.path) == module]
-        if exact:
-            return _without_stubs(exact), "exact"
-        tail = [d for d in docs if _module_name(d.path).endswith("." + module)]
-        return _without_stubs(tail), "canonical-leaf"
-
-    def leaf_pages(self, path: str) -> list[SourceDocument]:
-        """The pages whose last segment is the path's, when several share it (a leaf miss).
-
-        They are what a caller can choose from: the leaf rule refuses to guess among them.
-        """
-        leaf = _strip_variant(path.lower()).rsplit("/", 1)[-1]
-        hit = self.leaf.get(leaf, [])
-        return list(hit) if len(hit) > 1 else []
-
-
-def _outcome(source: Source, docs: list[SourceDocument], rule: str) -> Outcome:
-    if len(docs) == 1:
-        return Outcome("resolved", rule, docs[0])
-    return Outcome("ambiguous", rule, None, sorted(d.path for d in docs))
-
-
-def _strip_variant(path: str) -> str:
-    for suffix in _VARIANT_SUFFIXES:
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-            break
-    if path.endswith("/index"):
-        path = path[: -len("/index")]
-    return path
-
-
-def _without_stubs(docs: list[SourceDocument]) -> list[SourceDocument]:
-    """``docs`` less the ``.pyi`` stubs whose ``.py`` file is among them."""
-    modules = {d.path.removesuffix(".py") for d in docs if d.path.endswith(".py")}
-    return [d for d in docs if not d.path.endswith(".pyi") or d.path[:-4] not in modules]
-
-
-def _module_name(path: str) -> str:
-    """``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``; "" for other files."""
-    stem = next((path[: -len(s)] for s in _PYTHON_SUFFIXES if path.endswith(s)), "")
-    stem = stem.removesuffix("/__init__")
-    parts = stem.split("/")
-    return ".".join(parts) if stem and all(p.isidentifier() for p in parts) else ""
 
 
 def normalize_location(raw: str) -> tuple[str, str]:
@@ -213,23 +68,38 @@ class Resolver:
 
     def __init__(self, sources: list[Source], snapshot: Snapshot) -> None:
         self.sources = sources
-        by_source: dict[str, list[SourceDocument]] = defaultdict(list)
-        for (source_name, _), doc in snapshot.docs.items():
-            by_source[source_name].append(doc)
-        self.pages = {s.name: SourcePages(s, by_source.get(s.name, [])) for s in sources}
+        self.docs: DocTable = snapshot.docs
+        by_source: dict[str, list[PageEntry]] = defaultdict(list)
+        for (source_name, _), page in snapshot.docs.page_entries():
+            by_source[source_name].append(page)
+        self.pages = {s.name: SourcePages(s, by_source.get(s.name, ())) for s in sources}
         self.by_name = {s.name.lower(): s for s in sources}
 
-    def changed(self, removed: list[SourceDocument], added: list[SourceDocument]) -> Resolver:
-        """A resolver for the next generation: this one with one change applied."""
+    def changed(
+        self,
+        removed: Iterable[tuple[tuple[str, str], PageEntry]],
+        added: Iterable[SourceDocument],
+        docs: DocTable,
+    ) -> Resolver:
+        """A resolver for the next generation (serving ``docs``): this one with one change
+        applied. ``removed`` gives each page gone as ((source, path), (path, moved_from))."""
         new = object.__new__(Resolver)
-        new.sources, new.by_name = self.sources, self.by_name
+        new.sources, new.by_name, new.docs = self.sources, self.by_name, docs
         new.pages = dict(self.pages)
+        gone: dict[str, list[PageEntry]] = defaultdict(list)
+        came: dict[str, list[PageEntry]] = defaultdict(list)
+        for (source_name, _), page in removed:
+            gone[source_name].append(page)
+        for doc in added:
+            came[doc.source].append((doc.path, tuple(doc.meta.moved_from)))
         for name, pages in self.pages.items():
-            gone = [d for d in removed if d.source == name]
-            came = [d for d in added if d.source == name]
-            if gone or came:
-                new.pages[name] = pages.changed(gone, came)
+            if name in gone or name in came:
+                new.pages[name] = pages.changed(gone.get(name, []), came.get(name, []))
         return new
+
+    def document(self, source: Source, path: str) -> SourceDocument:
+        """The served document at ``path`` (made now if no request has asked for it yet)."""
+        return self.docs[(source.name, path)]
 
     def qualify(self, source: Source, location: str) -> str:
         return location if source.is_default else f"{source.name}/{location}"
@@ -269,8 +139,8 @@ class Resolver:
         if len(found) > 1:
             candidates = []
             for source, outcome in found:
-                if outcome.doc is not None:
-                    page = source.page_location(outcome.doc.path)
+                if outcome.path is not None:
+                    page = source.page_location(outcome.path)
                     candidates.append(f"{source.name}/{page}")
                 else:
                     candidates += [
@@ -309,35 +179,35 @@ class Resolver:
             if len(found) > 1:
                 symbol = ".".join(parts[size:])
                 candidates = [
-                    self.qualify(s, s.page_location(d.path)) + (f"#{symbol}" if symbol else "")
-                    for s, d, _ in found
+                    self.qualify(s, s.page_location(p)) + (f"#{symbol}" if symbol else "")
+                    for s, p, _ in found
                 ]
                 raise self._ambiguous(raw, rule, candidates, "several Python files match")
-            source, doc, _ = found[0]
-            resolved = self._finish(raw, source, Outcome("resolved", rule, doc), "")
+            source, path, _ = found[0]
+            resolved = self._finish(raw, source, Outcome("resolved", rule, path), "")
             resolved.fragment = ".".join(parts[size:])
             resolved.symbol_only = True
             resolved.resolution.detail = "resolved as a Python module path"
             return resolved
         return None
 
-    def _modules(self, module: str) -> list[tuple[Source, SourceDocument, str]]:
+    def _modules(self, module: str) -> list[tuple[Source, str, str]]:
         """The files of the best rule that ``module`` names in the first sources naming any."""
-        found: list[tuple[Source, SourceDocument, str]] = []
+        found: list[tuple[Source, str, str]] = []
         for default in (True, False):
             for source in (s for s in self.sources if s.is_default is default):
-                docs, rule = self.pages[source.name].python_module(module)
-                found += [(source, doc, rule) for doc in docs]
+                paths, rule = self.pages[source.name].python_module(module)
+                found += [(source, path, rule) for path in paths]
             if found:
                 break
         exact = [f for f in found if f[2] == "exact"]
         return exact or found
 
     def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:
-        if outcome.reason == "ambiguous" or outcome.doc is None:
+        if outcome.reason == "ambiguous" or outcome.path is None:
             candidates = [self.qualify(source, source.page_location(c)) for c in outcome.candidates]
             raise self._ambiguous(raw, outcome.rule, candidates, "several pages match")
-        page = source.page_location(outcome.doc.path)
+        page = source.page_location(outcome.path)
         resolution = Resolution(
             reason="resolved",
             rule=outcome.rule,
@@ -345,7 +215,7 @@ class Resolver:
             site=source.name,
             resolved_location=self.qualify(source, page),
         )
-        return Resolved(source, outcome.doc, fragment, resolution)
+        return Resolved(source, self.document(source, outcome.path), fragment, resolution)
 
     def _shared_leaf(self, sources: list[Source], path: str, raw: str) -> NotFound | None:
         """The not_found for a leaf several pages share, naming them; None when no leaf is shared.
@@ -355,11 +225,11 @@ class Resolver:
         """
         candidates: list[str] = []
         for source in sources:
-            for doc in self.pages[source.name].leaf_pages(path):
-                candidates.append(self.qualify(source, source.page_location(doc.path)))
+            for page in self.pages[source.name].leaf_pages(path):
+                candidates.append(self.qualify(source, source.page_location(page)))
         if not candidates:
             return None
-        leaf = _strip_variant(path.lower()).rsplit("/", 1)[-1]
+        leaf = strip_variant(path.lower()).rsplit("/", 1)[-1]
         detail = f"the leaf {leaf!r} names {len(candidates)} pages; pass one of the candidates"
         return self._miss(raw, "not_found", detail, sorted(candidates))
 

@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ from scriptorium.index.catalog import (
     document_includes,
     next_tables,
 )
+from scriptorium.index.doctable import DocTable
 from scriptorium.index.fields import Indexed, document_fields
 from scriptorium.index.generation import (
     FORMAT_VERSION,
@@ -339,6 +341,21 @@ class Indexer:
         if snapshot is not None:
             self._refuse(snapshot, str(damage), damage.blob)
 
+    def _refuse_served(self, served: weakref.ref[Snapshot], damage: Exception) -> None:
+        snapshot = served()
+        if snapshot is not None:
+            self._refuse(snapshot, str(damage))
+
+    def _read_own_pack(self, docs: DocTable, generation: int) -> None:
+        """Have ``docs`` read from the pack just written for them (``DocTable.read_from``)."""
+        try:
+            records = self.store.read_pack(generation)
+        except CorruptGenerationError as exc:  # serves on from the parent's records
+            log.warning("generation %d: reading its own pack: %s", generation, exc)
+            return
+        if records is not None and not docs.read_from(records):
+            records.close()
+
     def _refuse(self, snapshot: Snapshot, why: str, blob: str | None = None) -> None:
         """Refuse the served ``snapshot`` (once) and fall back in a thread of its own."""
         if self._snapshot is not snapshot:
@@ -570,6 +587,7 @@ class Indexer:
             self._write_failed(exc, scans, base)
             raise
         self._scanned_ok(scans)
+        self._read_own_pack(docs, manifest.generation)
         snapshot = Snapshot.assemble(self.store, manifest, docs, blocks, self.cache)
         self._swap(snapshot, current, change.removed, added)
         now = time.time()
@@ -674,10 +692,15 @@ class Indexer:
                 and held[0] is previous
                 and snapshot.manifest.parent == previous.generation
             ):
-                gone = [previous.docs[k] for k in removed if k in previous.docs]
-                resolver = (snapshot, held[1].changed(gone, added or []))
-            # A pack record that does not decode refuses the generation serving it.
-            snapshot.docs.on_damage = lambda exc: self._refuse(snapshot, str(exc))
+                gone = [
+                    (k, (k[1], previous.docs.moved_from(k))) for k in removed if k in previous.docs
+                ]
+                resolver = (snapshot, held[1].changed(gone, added or [], snapshot.docs))
+            # A pack record that does not decode refuses the generation serving it. Held
+            # weakly: a snapshot its table referred back to would outlive being served (and
+            # keep its pack open) until a full collection, never if the table was frozen.
+            served = weakref.ref(snapshot)
+            snapshot.docs.on_damage = lambda exc: self._refuse_served(served, exc)
             # One reference assignment each: readers see the old pair or the new pair.
             self._snapshot, self._resolver = snapshot, resolver
 

@@ -27,7 +27,7 @@ MEMO_LIMIT = 65_536
 TEXT_LIMIT = 1_024
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Snapshot:
     """An immutable view the engine serves; swapped whole when a new generation lands."""
 

@@ -6,7 +6,8 @@ reads the (source, path) keys and one offset per record, and a document is decod
 own record the first time a request, a table or an update asks for it (then kept, so a
 document is one object for as long as its generation serves). An update derives the next
 table from the served one by positions, without decoding the documents it keeps, and the next
-pack is written from the parent's record bytes for those.
+pack is written from the parent's record bytes for those; once written, the next table reads
+from it (``read_from``), so no generation holds an older one's pack open.
 """
 
 from __future__ import annotations
@@ -128,12 +129,40 @@ class DocTable(Mapping[Key, StoredDocument]):
         doc = self._made[at]
         return doc.record[11] if doc is not None else self._record(at)[11]
 
+    def moved_from_at(self, at: int) -> tuple[str, ...]:
+        """The ``moved_from`` front matter of position ``at`` (without making its document)."""
+        doc = self._made[at]
+        if doc is not None:
+            return tuple(doc.meta.moved_from)
+        meta = self._record(at)[8]  # the meta record: None for default front matter
+        return tuple(meta[5]) if meta is not None else ()
+
+    def moved_from(self, key: Key) -> tuple[str, ...]:
+        return self.moved_from_at(self._index[key])
+
+    def page_entries(self) -> Iterator[tuple[Key, tuple[str, tuple[str, ...]]]]:
+        """Every document's key with (path, moved_from), in order, none of them made: what
+        the resolver's tables need (each record is read and dropped, so they stay on disk)."""
+        for at, key in enumerate(self._keys):
+            yield key, (key[1], self.moved_from_at(at))
+
     def raw_at(self, at: int) -> bytes:
         """The pack record bytes of position ``at`` (the parent's, when it was kept)."""
         where = self._where(at)
         if self._records is not None and where >= 0:
             return self._records.raw(where)
         return encode_record(self._made[at].record)  # type: ignore[union-attr]
+
+    def read_from(self, records: PackRecords) -> bool:
+        """Read the records of documents not made yet from ``records``, this table's own
+        pack (just written, in this order), rather than from the ancestor's pack an update
+        kept them in: so a pruned generation's pack is held by none of its successors.
+        False (and nothing changed) when ``records`` are not this table's."""
+        if records.keys != self._keys:
+            return False
+        with self._lock:
+            self._records, self._origin = records, None
+        return True
 
     @property
     def positions(self) -> Sequence[StoredDocument]:

@@ -172,6 +172,11 @@ class PackRecords:
         fd = handle.fileno()
         return cls(lambda at, length: os.pread(fd, length, at), os.fstat(fd).st_size, handle=handle)
 
+    def close(self) -> None:
+        """Close the file now (else it closes with the last table reading from it)."""
+        if self._handle is not None:
+            self._handle.close()
+
     def raw(self, at: int) -> bytes:
         start, end = self._offsets[at], self._offsets[at + 1]
         return self._read(self._base + start, end - start)

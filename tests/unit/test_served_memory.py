@@ -1,0 +1,147 @@
+"""What a served generation keeps in memory once it has caught up: the resolver's tables are
+made from the document table's keys and the pack's records (no document is made for them),
+and a generation pruned after updates leaves no file of it open in the serving process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from scriptorium.domain.outcomes import FailedPrecondition, NotFound
+from scriptorium.engine.local import LocalEngine
+from scriptorium.index.generation import GenerationStore
+from scriptorium.index.pack import PACK_FILE
+from scriptorium.plugins import load_registry
+from scriptorium.settings.config import load_settings
+from tests.support.daemon import CORPUS, write_fastapi_config
+
+
+@pytest.fixture
+def small_corpus(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / "docs/en/docs/tutorial/security", corpus / "docs/en/docs/tutorial")
+    shutil.copytree(CORPUS / "docs/ja/docs/tutorial", corpus / "docs/ja/docs/tutorial")
+    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
+    for empty in ("docs/zh/docs", "docs_src"):
+        (corpus / empty).mkdir(parents=True)
+    return corpus
+
+
+def _build(tmp_path: Path, corpus: Path) -> list[tuple[str, str]]:
+    """Build the corpus's first generation (``scriptorium index build``, in a process of its
+    own, as a daemon finds it at start); its documents' keys."""
+    config = write_fastapi_config(tmp_path / "c.toml", corpus)
+    state = tmp_path / "state"
+    command = [sys.executable, "-m", "scriptorium", "index", "build"]
+    subprocess.run(
+        [*command, "--config", str(config), "--state-dir", str(state)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    store = GenerationStore(state)
+    records = store.read_pack(store.complete_generations()[0])
+    keys = list(records.keys)
+    del records  # its file closes with it
+    return keys
+
+
+def _engine(tmp_path: Path, corpus: Path) -> LocalEngine:
+    settings = load_settings(tmp_path / "c.toml", state_dir=str(tmp_path / "state"))
+    return LocalEngine(settings, load_registry())
+
+
+def _outcome(resolver, location: str) -> tuple:
+    try:
+        found = resolver.resolve(location)
+    except (NotFound, FailedPrecondition) as exc:
+        return ("miss", exc.resolution.reason, tuple(exc.resolution.candidates))
+    return ("hit", found.source.name, found.doc.path, found.resolution.rule, found.fragment)
+
+
+def _verified() -> None:
+    """Wait for the background check of an opened generation: it holds that snapshot."""
+    for thread in threading.enumerate():
+        if thread.name == "scriptorium-verify":
+            thread.join(120)
+
+
+def test_the_resolver_made_at_catch_up_makes_no_document(tmp_path, small_corpus, monkeypatch):
+    """After the start-up catch-up (which makes the resolver) no document is made; a lookup
+    makes the one document it resolves to, and answers as a resolver over made documents."""
+    from scriptorium.index import doctable
+
+    keys = _build(tmp_path, small_corpus)
+    made: list[str] = []
+    make = doctable.from_record
+    monkeypatch.setattr(doctable, "from_record", lambda r, t: made.append(r[1]) or make(r, t))
+    indexer = _engine(tmp_path, small_corpus).indexer
+    assert indexer.open_newest()
+    assert indexer.catch_up() is None  # nothing changed: the opened generation serves on
+    resolver = indexer.resolver  # the one the catch-up made
+    assert made == []
+    page = next(path for source, path in keys if source == "en" and path.endswith(".md"))
+    found = resolver.resolve(page)
+    assert found.doc.path == page and made == [page]
+    assert found.doc is indexer.snapshot.docs[("en", page)]
+    # The same answers once every document is made (the tables read records, or documents).
+    locations = [
+        "tutorial/first-steps",
+        "tutorial/first-steps.md",
+        "first-steps",
+        "ja/tutorial/first-steps",
+        "fastapi.security.oauth2.OAuth2PasswordBearer",
+        "oauth2",
+        "security/index",
+        "no/such/page",
+        *(path for _, path in keys),
+    ]
+    lazy = [_outcome(resolver, location) for location in locations]
+    assert any(o[0] == "hit" for o in lazy) and any(o[0] == "miss" for o in lazy)
+    for key in keys:
+        indexer.snapshot.docs[key]
+    indexer._resolver = None  # made again, now from documents all made
+    assert [_outcome(indexer.resolver, location) for location in locations] == lazy
+
+
+def _open_files() -> list[str]:
+    fds = Path("/proc/self/fd")
+    names = []
+    for fd in fds.iterdir():
+        try:
+            names.append(os.readlink(fd))
+        except OSError:  # closed meanwhile
+            continue
+    return names
+
+
+def test_a_pruned_generation_leaves_no_file_open(tmp_path, small_corpus):
+    """Updates read kept documents from their own generation's pack: once the generation
+    the daemon opened at start is pruned, its pack is neither open nor on disk."""
+    keys = _build(tmp_path, small_corpus)
+    indexer = _engine(tmp_path, small_corpus).indexer
+    assert indexer.open_newest()
+    _verified()
+    opened = indexer.snapshot.generation
+    pack = indexer.store.generation_dir(opened) / "index" / PACK_FILE
+    assert str(pack) in _open_files()
+    untouched = ("en", next(p for s, p in keys if s == "en" and "oauth2" in p))
+    edited = small_corpus / "docs/en/docs/tutorial/first-steps.md"
+    for round in range(4):  # three generations are kept: the opened one goes
+        edited.write_text(edited.read_text("utf-8") + f"\n\nA capybara {round}.\n", "utf-8")
+        summary = indexer.reconcile()
+        assert summary is not None and summary.changed == 1
+    assert indexer.snapshot.generation == opened + 4
+    assert not pack.exists()
+    assert not [name for name in _open_files() if name.startswith(str(pack))]
+    # Documents not made before the updates are read from the served generation's pack.
+    assert untouched in indexer.snapshot.docs and indexer.snapshot.docs.made(untouched) is None
+    assert indexer.snapshot.docs[untouched].path == untouched[1]
+    served = indexer.store.generation_dir(indexer.snapshot.generation) / "index" / PACK_FILE
+    assert str(served) in _open_files()
