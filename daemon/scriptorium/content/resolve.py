@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from scriptorium import limits, telemetry
+from scriptorium.content.pages import Outcome, PageEntry, SourcePages, strip_variant
 from scriptorium.domain.model import SourceDocument
 from scriptorium.domain.outcomes import InvalidArgument, NotFound, Resolution
-from scriptorium.content.pages import Outcome, PageEntry, SourcePages, strip_variant
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.doctable import DocTable
 from scriptorium.sources.base import Source
