@@ -145,3 +145,54 @@ def test_a_pruned_generation_leaves_no_file_open(tmp_path, small_corpus):
     assert indexer.snapshot.docs[untouched].path == untouched[1]
     served = indexer.store.generation_dir(indexer.snapshot.generation) / "index" / PACK_FILE
     assert str(served) in _open_files()
+
+
+def test_the_composing_tables_make_only_what_a_lookup_returns(tmp_path, monkeypatch):
+    """The four tables composed calls share (symbols, code by suffix and by folder,
+    includers) are made from keys and records: no document is made until one is looked up,
+    and they hold what a scan of the made documents gives."""
+    from collections import defaultdict
+
+    from scriptorium.compose.related import folder_of
+    from scriptorium.domain.model import Corpus
+    from scriptorium.index import doctable
+    from scriptorium.index.texts import block_symbols
+    from tests.support.daemon import copy_security_slice
+
+    corpus = copy_security_slice(tmp_path / "corpus", ("en", "ja"))
+    (corpus / "docs/zh/docs").mkdir(parents=True)
+    keys = _build(tmp_path, corpus)
+    made: list[str] = []
+    make = doctable.from_record
+    monkeypatch.setattr(doctable, "from_record", lambda r, t: made.append(r[1]) or make(r, t))
+    engine = _engine(tmp_path, corpus)
+    assert engine.indexer.open_newest()
+    snapshot, tables = engine.indexer.snapshot, engine.tables
+    symbols, suffixes = tables.symbols(snapshot), tables.code_by_suffix(snapshot)
+    folders, includers = tables.code_by_folder(snapshot), tables.includers(snapshot)
+    assert made == [] and symbols and suffixes and folders and includers
+    code = next(path for source, path in keys if source == "code")
+    assert [d.path for d in suffixes[code.lower()]] == [code] and made == [code]
+    # What a scan of every made document gives (as the tables were made before).
+    docs = [snapshot.docs[key] for key in keys]
+    want_symbols, want_suffixes = defaultdict(list), defaultdict(list)
+    want_folders, want_includers = defaultdict(list), defaultdict(list)
+    for doc in docs:
+        if doc.corpus is Corpus.CODE:
+            for index, symbol in block_symbols(doc):
+                want_symbols[symbol].append((doc.path, index))
+            parts = doc.path.lower().split("/")
+            for i in range(len(parts)):
+                want_suffixes["/".join(parts[i:])].append(doc.path)
+            want_folders[(doc.source, folder_of(doc.path))].append(doc.path)
+    for page in (d for d in docs if d.corpus is Corpus.DOCS):
+        for tail in page.includes:
+            for doc in docs:
+                ends = doc.path == tail or doc.path.endswith("/" + tail)
+                if doc.corpus is Corpus.CODE and ends:
+                    want_includers[doc.path].append(page.path)
+    assert {k: [(d.path, i) for d, i in v] for k, v in symbols.items()} == want_symbols
+    assert {k: [d.path for d in v] for k, v in suffixes.items()} == want_suffixes
+    assert {k: [d.path for d in v] for k, v in folders.items()} == want_folders
+    assert {k: [d.path for d in v] for k, v in includers.items()} == want_includers
+    assert want_includers  # the slice's pages include its examples

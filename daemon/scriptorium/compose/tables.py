@@ -1,15 +1,63 @@
-"""Lookup tables over one generation that composed calls share (built once, kept per generation)."""
+"""Lookup tables over one generation that composed calls share (built once, kept per generation).
+
+They are made from the document table's keys and pack records and hold (source, path) keys,
+not documents: a table over every code file or page would otherwise make every document of
+the corpus and keep it for the generation's life. A lookup makes the documents it returns.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from typing import Generic, TypeVar
 
 from cachetools import LRUCache
 
-from scriptorium.compose.related import folder_of, includes_in
+from scriptorium.compose.related import folder_of
 from scriptorium.domain.model import Corpus, SourceDocument
 from scriptorium.index.catalog import Snapshot
-from scriptorium.index.texts import block_symbols
+from scriptorium.index.doctable import DocTable
+from scriptorium.index.texts import record_symbols
+
+K = TypeVar("K")
+Key = tuple[str, str]
+_CODE, _DOCS = str(Corpus.CODE), str(Corpus.DOCS)
+
+
+class DocLists(Mapping[K, list[SourceDocument]], Generic[K]):
+    """name -> documents, held as their keys; each list is made when looked up."""
+
+    __slots__ = ("_docs", "_entries")
+
+    def __init__(self, entries: dict[K, list[Key]], docs: DocTable) -> None:
+        self._entries, self._docs = entries, docs
+
+    def __getitem__(self, name: K) -> list[SourceDocument]:
+        return [self._docs[key] for key in self._entries[name]]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class BlockLists(Mapping[str, list[tuple[SourceDocument, int]]]):
+    """name -> (document, block index) of the blocks defining it, held as keys."""
+
+    __slots__ = ("_docs", "_entries")
+
+    def __init__(self, entries: dict[str, list[tuple[Key, int]]], docs: DocTable) -> None:
+        self._entries, self._docs = entries, docs
+
+    def __getitem__(self, name: str) -> list[tuple[SourceDocument, int]]:
+        return [(self._docs[key], index) for key, index in self._entries[name]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class CorpusTables:
@@ -21,75 +69,78 @@ class CorpusTables:
         # (source, path, content hash) of a page -> the code files it includes.
         self._includes: dict[tuple[str, str, str], tuple[str, ...]] = {}
 
-    def symbols(self, snapshot: Snapshot) -> dict[str, list[tuple[SourceDocument, int]]]:
+    def symbols(self, snapshot: Snapshot) -> Mapping[str, list[tuple[SourceDocument, int]]]:
         """Definition name → blocks defining it, for import resolution (cached per generation)."""
         cached = self._derived.get(("symbols", snapshot.generation))
         if cached is None:
-            cached = defaultdict(list)
-            for doc in snapshot.docs.values():
-                if doc.corpus is Corpus.CODE:
-                    for index, symbol in block_symbols(doc):
-                        cached[symbol].append((doc, index))
+            entries: dict[str, list[tuple[Key, int]]] = defaultdict(list)
+            for key, record in snapshot.docs.records():
+                if record[2] == _CODE:
+                    for index, symbol in record_symbols(record):
+                        entries[symbol].append((key, index))
+            cached = BlockLists(dict(entries), snapshot.docs)
             self._derived[("symbols", snapshot.generation)] = cached
         return cached
 
-    def code_by_suffix(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:
+    def code_by_suffix(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         """Every trailing run of path segments of every code file, lower-cased → the files
         (in snapshot order), so finding the files a path ends with is one lookup (cached)."""
         cached = self._derived.get(("code-suffixes", snapshot.generation))
         if cached is None:
-            cached = defaultdict(list)
-            for doc in snapshot.docs.values():
-                if doc.corpus is Corpus.CODE:
-                    parts = doc.path.lower().split("/")
-                    for i in range(len(parts)):
-                        cached["/".join(parts[i:])].append(doc)
+            entries: dict[str, list[Key]] = defaultdict(list)
+            for key in _code_keys(snapshot.docs):
+                parts = key[1].lower().split("/")
+                for i in range(len(parts)):
+                    entries["/".join(parts[i:])].append(key)
+            cached = DocLists(dict(entries), snapshot.docs)
             self._derived[("code-suffixes", snapshot.generation)] = cached
         return cached
 
-    def code_by_folder(self, snapshot: Snapshot) -> dict[tuple[str, str], list[SourceDocument]]:
+    def code_by_folder(self, snapshot: Snapshot) -> Mapping[tuple[str, str], list[SourceDocument]]:
         """(source, folder) → the code files directly in it, in snapshot order (cached)."""
         cached = self._derived.get(("code-folders", snapshot.generation))
         if cached is None:
-            cached = defaultdict(list)
-            for doc in snapshot.docs.values():
-                if doc.corpus is Corpus.CODE:
-                    cached[(doc.source, folder_of(doc.path))].append(doc)
+            entries: dict[tuple[str, str], list[Key]] = defaultdict(list)
+            for key in _code_keys(snapshot.docs):
+                entries[(key[0], folder_of(key[1]))].append(key)
+            cached = DocLists(dict(entries), snapshot.docs)
             self._derived[("code-folders", snapshot.generation)] = cached
         return cached
 
-    def includers(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:
+    def includers(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         """Code path → documents that include it with an include directive (cached)."""
         cached = self._derived.get(("includers", snapshot.generation))
         if cached is None:
-            cached = defaultdict(list)
+            entries: dict[str, list[Key]] = defaultdict(list)
             # Every trailing run of path segments of every code file: an include written as
             # "../../docs_src/app/main.py" (normalised to "docs_src/app/main.py") finds
             # "docs_src/app/main.py" and "examples/docs_src/app/main.py" in one lookup.
             by_suffix: dict[str, list[str]] = defaultdict(list)
-            for doc in snapshot.docs.values():
-                if doc.corpus is Corpus.CODE:
-                    parts = doc.path.split("/")
+            pages: list[tuple[Key, str, tuple[str, ...]]] = []
+            for key, record in snapshot.docs.records():
+                if record[2] == _CODE:
+                    parts = key[1].split("/")
                     for i in range(len(parts)):
-                        by_suffix["/".join(parts[i:])].append(doc.path)
-            # What each page includes is kept across generations (keyed by its content), so
-            # after an update only the changed pages are scanned again.
-            previous, seen = self._includes, {}
-            for doc in snapshot.docs.values():
-                if doc.corpus is not Corpus.DOCS:
-                    continue
-                key = (doc.source, doc.path, doc.content_hash)
-                tails = previous.get(key)
-                if tails is None:
+                        by_suffix["/".join(parts[i:])].append(key[1])
+                elif record[2] == _DOCS:
                     # Served documents carry what they include (read when they were cut):
                     # the table never reads every page's text.
-                    tails = getattr(doc, "includes", None)
-                    if tails is None:
-                        tails = tuple(includes_in(doc.text))
-                seen[key] = tails
+                    pages.append((key, record[3], record[9]))
+            # What each page includes is kept across generations (keyed by its content), so
+            # a page's includes are shared with the previous generation's table.
+            previous, seen = self._includes, {}
+            for key, content_hash, includes in pages:
+                remembered = (key[0], key[1], content_hash)
+                tails = previous.get(remembered, includes)
+                seen[remembered] = tails
                 for tail in tails:
                     for path in by_suffix.get(tail, ()):
-                        cached[path].append(doc)
+                        entries[path].append(key)
             self._includes = seen
+            cached = DocLists(dict(entries), snapshot.docs)
             self._derived[("includers", snapshot.generation)] = cached
         return cached
+
+
+def _code_keys(docs: DocTable) -> Iterator[Key]:
+    return (key for key, record in docs.records() if record[2] == _CODE)

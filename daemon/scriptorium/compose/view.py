@@ -6,6 +6,8 @@ and hits for refs, the source table, the ranking levers, and the per-generation 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.compose.tables import CorpusTables
 from scriptorium.domain.model import Candidate, Query, RefKind, SourceDocument
@@ -87,14 +89,14 @@ class CorpusView:
         seeds, _ = load_seeds(self.snapshot, picked, self.lines_of)
         return seeds
 
-    def symbols(self, snapshot: Snapshot) -> dict[str, list[tuple[SourceDocument, int]]]:
+    def symbols(self, snapshot: Snapshot) -> Mapping[str, list[tuple[SourceDocument, int]]]:
         return self._tables.symbols(snapshot)
 
-    def code_by_suffix(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:
+    def code_by_suffix(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         return self._tables.code_by_suffix(snapshot)
 
-    def code_by_folder(self, snapshot: Snapshot) -> dict[tuple[str, str], list[SourceDocument]]:
+    def code_by_folder(self, snapshot: Snapshot) -> Mapping[tuple[str, str], list[SourceDocument]]:
         return self._tables.code_by_folder(snapshot)
 
-    def includers(self, snapshot: Snapshot) -> dict[str, list[SourceDocument]]:
+    def includers(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         return self._tables.includers(snapshot)

@@ -129,22 +129,26 @@ class DocTable(Mapping[Key, StoredDocument]):
         doc = self._made[at]
         return doc.record[11] if doc is not None else self._record(at)[11]
 
-    def moved_from_at(self, at: int) -> tuple[str, ...]:
-        """The ``moved_from`` front matter of position ``at`` (without making its document)."""
+    def record_at(self, at: int) -> tuple:
+        """The pack record of position ``at``: the made document's, else read and not kept
+        (a table over every document then makes none of them)."""
         doc = self._made[at]
-        if doc is not None:
-            return tuple(doc.meta.moved_from)
-        meta = self._record(at)[8]  # the meta record: None for default front matter
-        return tuple(meta[5]) if meta is not None else ()
+        return doc.record if doc is not None else self._record(at)
+
+    def records(self) -> Iterator[tuple[Key, tuple]]:
+        """Every document's key and record, in order, none of them made."""
+        for at, key in enumerate(self._keys):
+            yield key, self.record_at(at)
 
     def moved_from(self, key: Key) -> tuple[str, ...]:
-        return self.moved_from_at(self._index[key])
+        """The ``moved_from`` front matter of ``key`` (without making its document)."""
+        return _moved_from(self.record_at(self._index[key]))
 
     def page_entries(self) -> Iterator[tuple[Key, tuple[str, tuple[str, ...]]]]:
         """Every document's key with (path, moved_from), in order, none of them made: what
         the resolver's tables need (each record is read and dropped, so they stay on disk)."""
-        for at, key in enumerate(self._keys):
-            yield key, (key[1], self.moved_from_at(at))
+        for key, record in self.records():
+            yield key, (key[1], _moved_from(record))
 
     def raw_at(self, at: int) -> bytes:
         """The pack record bytes of position ``at`` (the parent's, when it was kept)."""
@@ -249,6 +253,11 @@ class DocTable(Mapping[Key, StoredDocument]):
         table = DocTable(list(keys), made, origin, self._records, self._texts)
         table.on_damage = self.on_damage
         return table, moved
+
+
+def _moved_from(record: tuple) -> tuple[str, ...]:
+    meta = record[8]  # the meta record: None for default front matter
+    return tuple(meta[5]) if meta is not None else ()
 
 
 class _Positions(Sequence[StoredDocument]):

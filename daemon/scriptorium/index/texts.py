@@ -282,9 +282,13 @@ def block_symbols(doc: SourceDocument | StoredDocument) -> list[tuple[int, str]]
     """(index, symbol) of every block that defines a name, without making block objects: a
     table over every code file then keeps no decoded block of the corpus alive."""
     if isinstance(doc, StoredDocument) and doc._blocks is None:
-        records = marshal.loads(doc.record[10])
-        return [(i, r[7]) for i, r in enumerate(records) if r[7]]
+        return record_symbols(doc.record)
     return [(i, b.symbol) for i, b in enumerate(doc.blocks) if b.symbol]
+
+
+def record_symbols(record: tuple) -> list[tuple[int, str]]:
+    """``block_symbols`` of a document's pack record (no document made)."""
+    return [(i, r[7]) for i, r in enumerate(marshal.loads(record[10])) if r[7]]
 
 
 def block_record(block: Block) -> tuple:
