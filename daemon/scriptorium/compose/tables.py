@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from cachetools import LRUCache
@@ -60,87 +61,89 @@ class BlockLists(Mapping[str, list[tuple[SourceDocument, int]]]):
         return len(self._entries)
 
 
+@dataclass(slots=True)
+class _Tables:
+    symbols: BlockLists
+    code_by_suffix: DocLists[str]
+    code_by_folder: DocLists[tuple[str, str]]
+    includers: DocLists[str]
+
+
 class CorpusTables:
-    """Symbols, code files by path suffix and by folder, and includers, per generation."""
+    """Symbols, code files by path suffix and by folder, and includers, per generation.
+
+    The four are made together, in one pass over the generation's records (a composed call
+    asks for most of them; each pass reads every record of the pack again).
+    """
 
     def __init__(self) -> None:
-        # Four tables per generation: room for the served generation and the one before it.
-        self._derived: LRUCache = LRUCache(maxsize=8)
+        # The tables of the served generation and the one before it.
+        self._derived: LRUCache = LRUCache(maxsize=2)
         # (source, path, content hash) of a page -> the code files it includes.
         self._includes: dict[tuple[str, str, str], tuple[str, ...]] = {}
 
     def symbols(self, snapshot: Snapshot) -> Mapping[str, list[tuple[SourceDocument, int]]]:
         """Definition name → blocks defining it, for import resolution (cached per generation)."""
-        cached = self._derived.get(("symbols", snapshot.generation))
-        if cached is None:
-            entries: dict[str, list[tuple[Key, int]]] = defaultdict(list)
-            for key, record in snapshot.docs.records():
-                if record[2] == _CODE:
-                    for index, symbol in record_symbols(record):
-                        entries[symbol].append((key, index))
-            cached = BlockLists(dict(entries), snapshot.docs)
-            self._derived[("symbols", snapshot.generation)] = cached
-        return cached
+        return self._tables(snapshot).symbols
 
     def code_by_suffix(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         """Every trailing run of path segments of every code file, lower-cased → the files
         (in snapshot order), so finding the files a path ends with is one lookup (cached)."""
-        cached = self._derived.get(("code-suffixes", snapshot.generation))
-        if cached is None:
-            entries: dict[str, list[Key]] = defaultdict(list)
-            for key in _code_keys(snapshot.docs):
-                parts = key[1].lower().split("/")
-                for i in range(len(parts)):
-                    entries["/".join(parts[i:])].append(key)
-            cached = DocLists(dict(entries), snapshot.docs)
-            self._derived[("code-suffixes", snapshot.generation)] = cached
-        return cached
+        return self._tables(snapshot).code_by_suffix
 
     def code_by_folder(self, snapshot: Snapshot) -> Mapping[tuple[str, str], list[SourceDocument]]:
         """(source, folder) → the code files directly in it, in snapshot order (cached)."""
-        cached = self._derived.get(("code-folders", snapshot.generation))
-        if cached is None:
-            entries: dict[tuple[str, str], list[Key]] = defaultdict(list)
-            for key in _code_keys(snapshot.docs):
-                entries[(key[0], folder_of(key[1]))].append(key)
-            cached = DocLists(dict(entries), snapshot.docs)
-            self._derived[("code-folders", snapshot.generation)] = cached
-        return cached
+        return self._tables(snapshot).code_by_folder
 
     def includers(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         """Code path → documents that include it with an include directive (cached)."""
-        cached = self._derived.get(("includers", snapshot.generation))
+        return self._tables(snapshot).includers
+
+    def _tables(self, snapshot: Snapshot) -> _Tables:
+        cached = self._derived.get(snapshot.generation)
         if cached is None:
-            entries: dict[str, list[Key]] = defaultdict(list)
-            # Every trailing run of path segments of every code file: an include written as
-            # "../../docs_src/app/main.py" (normalised to "docs_src/app/main.py") finds
-            # "docs_src/app/main.py" and "examples/docs_src/app/main.py" in one lookup.
-            by_suffix: dict[str, list[str]] = defaultdict(list)
-            pages: list[tuple[Key, str, tuple[str, ...]]] = []
-            for key, record in snapshot.docs.records():
-                if record[2] == _CODE:
-                    parts = key[1].split("/")
-                    for i in range(len(parts)):
-                        by_suffix["/".join(parts[i:])].append(key[1])
-                elif record[2] == _DOCS:
-                    # Served documents carry what they include (read when they were cut):
-                    # the table never reads every page's text.
-                    pages.append((key, record[3], record[9]))
-            # What each page includes is kept across generations (keyed by its content), so
-            # a page's includes are shared with the previous generation's table.
-            previous, seen = self._includes, {}
-            for key, content_hash, includes in pages:
-                remembered = (key[0], key[1], content_hash)
-                tails = previous.get(remembered, includes)
-                seen[remembered] = tails
-                for tail in tails:
-                    for path in by_suffix.get(tail, ()):
-                        entries[path].append(key)
-            self._includes = seen
-            cached = DocLists(dict(entries), snapshot.docs)
-            self._derived[("includers", snapshot.generation)] = cached
+            cached = self._make(snapshot.docs)
+            self._derived[snapshot.generation] = cached
         return cached
 
-
-def _code_keys(docs: DocTable) -> Iterator[Key]:
-    return (key for key, record in docs.records() if record[2] == _CODE)
+    def _make(self, docs: DocTable) -> _Tables:
+        symbols: dict[str, list[tuple[Key, int]]] = defaultdict(list)
+        suffixes: dict[str, list[Key]] = defaultdict(list)
+        folders: dict[tuple[str, str], list[Key]] = defaultdict(list)
+        # Every trailing run of path segments of every code file: an include written as
+        # "../../docs_src/app/main.py" (normalised to "docs_src/app/main.py") finds
+        # "docs_src/app/main.py" and "examples/docs_src/app/main.py" in one lookup.
+        by_suffix: dict[str, list[str]] = defaultdict(list)
+        pages: list[tuple[Key, str, tuple[str, ...]]] = []
+        for key, record in docs.records():
+            if record[2] == _CODE:
+                for index, symbol in record_symbols(record):
+                    symbols[symbol].append((key, index))
+                path = key[1]
+                parts, lower = path.split("/"), path.lower().split("/")
+                for i in range(len(parts)):
+                    by_suffix["/".join(parts[i:])].append(path)
+                    suffixes["/".join(lower[i:])].append(key)
+                folders[(key[0], folder_of(path))].append(key)
+            elif record[2] == _DOCS:
+                # Served documents carry what they include (read when they were cut): the
+                # table never reads every page's text.
+                pages.append((key, record[3], record[9]))
+        # What each page includes is kept across generations (keyed by its content), so a
+        # page's includes are shared with the previous generation's table.
+        includers: dict[str, list[Key]] = defaultdict(list)
+        previous, seen = self._includes, {}
+        for key, content_hash, includes in pages:
+            remembered = (key[0], key[1], content_hash)
+            tails = previous.get(remembered, includes)
+            seen[remembered] = tails
+            for tail in tails:
+                for path in by_suffix.get(tail, ()):
+                    includers[path].append(key)
+        self._includes = seen
+        return _Tables(
+            BlockLists(dict(symbols), docs),
+            DocLists(dict(suffixes), docs),
+            DocLists(dict(folders), docs),
+            DocLists(dict(includers), docs),
+        )
