@@ -12,7 +12,6 @@ commit.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import logging
 import signal
@@ -67,6 +66,8 @@ def _stopping_at_checkpoints(fn: Callable[..., T], *args) -> T:
 
 
 async def run_in_thread(fn: Callable[..., T], *args) -> T:
+    import asyncio  # here: a build helper imports this module for ``build_checkpoint`` only
+
     flag = threading.Event()
     token = _FLAG.set(flag)
     try:

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 mod ascii;
 mod features;
+mod markdown;
 
 use ascii::{ascii_tokens, is_alpha};
 use features::{ascii_features, encoded};
@@ -453,5 +454,7 @@ impl Tokenizer {
 fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RULES", RULES)?;
     m.add_class::<Tokenizer>()?;
+    m.add_class::<markdown::MarkdownLines>()?;
+    m.add_function(wrap_pyfunction!(markdown::markdown_spaces, m)?)?;
     Ok(())
 }

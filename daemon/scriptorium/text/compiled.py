@@ -20,7 +20,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["class_ranges", "load"]
+__all__ = ["class_ranges", "load", "markdown_lines"]
 
 
 def class_ranges(chars: str) -> list[tuple[int, int]]:
@@ -60,3 +60,19 @@ def load(
         set(stopwords), max_chars, class_ranges(cjk_chars), is_word
     )
     return tokenizer, "compiled (scriptorium_native)"
+
+
+def markdown_lines() -> Any | None:
+    """The extension's Markdown line loops (fenced code, the heading pass), or None.
+
+    Not tied to the tokenizer's rules: ``text/markdown.py`` keeps the Python loops as the
+    reference, and ``tests/unit/test_compiled_markdown.py`` compares the two.
+    """
+    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
+        return None
+    try:
+        import scriptorium_native
+    except ImportError:
+        return None
+    made = getattr(scriptorium_native, "MarkdownLines", None)
+    return None if made is None else made(str.isdecimal)

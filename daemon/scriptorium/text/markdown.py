@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from scriptorium.text import compiled
 from scriptorium.text.slugs import strip_inline_markup
 
 # -- patterns ---------------------------------------------------------------------------------
@@ -133,6 +134,10 @@ def _clean(line: str) -> str:
 # -- fenced code ------------------------------------------------------------------------------
 
 
+# The compiled line loops (``native/``), or None: the Python ones below are the reference.
+_native = compiled.markdown_lines()
+
+
 def fenced_code_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     """0-based inclusive index ranges of fenced code blocks, fence lines included.
 
@@ -141,6 +146,14 @@ def fenced_code_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     same character at least as long; an unclosed fence runs to the end. Admonition markers
     such as ``/// tip`` are not fences.
     """
+    if _native is not None:
+        found = _native.fenced_code_spans(lines)
+        if found is not None:
+            return found
+    return _fenced_code_spans(lines)
+
+
+def _fenced_code_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     opened: tuple[int, str, int, int] | None = None  # start, char, length, indent
     in_list = False
@@ -238,6 +251,36 @@ def parse_headings(lines: Sequence[str], *, first_line_no: int = 1) -> list[Head
 
 
 def _parse_headings(
+    lines: Sequence[str], first_line_no: int, mask: Sequence[bool]
+) -> list[Heading]:
+    if _native is not None:
+        marks = _native.heading_marks(lines, mask)
+        if marks is not None:
+            return _headings_from(marks, lines, first_line_no)
+    return _py_parse_headings(lines, first_line_no, mask)
+
+
+def _headings_from(
+    marks: list[tuple[int, int, str | int]], lines: Sequence[str], first_line_no: int
+) -> list[Heading]:
+    """Headings from the compiled pass's marks: ``(row, level, text after the hashes)`` for
+    an ATX heading, ``(row, level, first row)`` for a setext one."""
+    headings: list[Heading] = []
+    for index, level, found in marks:
+        if isinstance(found, str):
+            text, custom_id = _heading_text(found)
+            if text or custom_id:
+                headings.append(Heading(first_line_no + index, level, text, custom_id))
+            continue
+        raw = " ".join(part.strip() for part in lines[found:index])
+        text, custom_id = _heading_text(raw)
+        if text or custom_id:
+            span = index - found + 1
+            headings.append(Heading(first_line_no + found, level, text, custom_id, span))
+    return headings
+
+
+def _py_parse_headings(
     lines: Sequence[str], first_line_no: int, mask: Sequence[bool]
 ) -> list[Heading]:
     headings: list[Heading] = []
