@@ -40,7 +40,7 @@ def engine(tmp_path_factory) -> LocalEngine:
 def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
     from scriptorium.ranking.bodies import block_tokens
     from scriptorium.ranking.pipeline import renders_from_code
-    from scriptorium.text.features import CJK, CJK_HEAD, BlockFeatures, word_set
+    from scriptorium.text.features import CJK, CJK_HEAD, BlockFeatures, word_set, word_set_of
 
     snapshot = engine.indexer.snapshot
     searcher = snapshot.searcher
@@ -56,6 +56,7 @@ def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
         assert stored.available, (doc.path, index)
         assert stored.tokens == block_tokens(block.body, block.section_path, doc.path, options)
         assert stored.words == word_set(block.body)
+        assert stored.word_set == word_set_of(word_set(block.body))
         assert stored.directive == renders_from_code(block.body)
         assert stored.cjk_head == bool(CJK.search(block.body[:CJK_HEAD]))
         directives += stored.directive

@@ -150,7 +150,9 @@ def lexical_search(
     floor = found[min(window, len(found)) - 1][0] / factor if found and factor > 0 else 0.0
     # A block left out scores at most what the last one kept does: when that cannot reach the
     # floor, or when fewer than ``limit`` blocks matched (none was left out), no left-out
-    # definition can matter and the second query is skipped.
+    # definition can matter and the second query is skipped; so it is when no block defines
+    # any of the names (most words of a query name nothing: a term lookup per name, against
+    # a second query over every segment).
     if (
         symbols
         and symbol_limit > 0
@@ -158,7 +160,9 @@ def lexical_search(
         and found[-1][0] >= floor
         and (not corpora or "code" in corpora)
     ):
-        found += _more(snapshot, restricted(symbols=symbols), symbol_limit, floor, found)
+        defined = [name for name in symbols if snapshot.searcher.doc_freq(S.SYMBOL, name)]
+        if defined:
+            found += _more(snapshot, restricted(symbols=defined), symbol_limit, floor, found)
     if documents and document_limit > 0:
         # The files the query names by path: their best blocks are candidates however the
         # rest of the query scores them, shared out between the files (a traceback names

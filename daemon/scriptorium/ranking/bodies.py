@@ -12,7 +12,14 @@ from __future__ import annotations
 import functools
 
 from scriptorium.domain.model import Candidate
-from scriptorium.text.features import cjk_head, coverage_tokens, has_directive, word_set
+from scriptorium.text.features import (
+    WordSet,
+    cjk_head,
+    coverage_tokens,
+    has_directive,
+    word_set,
+    word_set_of,
+)
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -45,18 +52,18 @@ def cjk_head_of(cand: Candidate) -> bool:
     return cjk_head(cand.block.body)
 
 
-def words_of(cand: Candidate) -> frozenset[str]:
-    """The words near-duplicate detection compares."""
+def words_of(cand: Candidate) -> WordSet:
+    """The words near-duplicate detection compares, with their signature."""
     features = cand.features
     if features is not None and features.available:
-        return features.words
+        return features.word_set
     return _word_set(cand.block.body)
 
 
 @functools.lru_cache(maxsize=4096)
-def _word_set(body: str) -> frozenset[str]:
+def _word_set(body: str) -> WordSet:
     """A block's words, remembered per body (see ``text.features.word_set``)."""
-    return word_set(body)
+    return word_set_of(word_set(body))
 
 
 @functools.lru_cache(maxsize=1024)

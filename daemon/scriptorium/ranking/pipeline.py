@@ -49,8 +49,10 @@ from scriptorium.ranking.signals import (
     qualifies,
     query_names,
 )
+from scriptorium.ranking.twins import near_duplicate
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.features import CJK as _CJK
+from scriptorium.text.features import WordSet
 from scriptorium.text.snippets import ScreenMemo
 
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
@@ -359,7 +361,7 @@ class Pipeline:
         # results do not depend on how many were asked for.
         size = self.settings.window(top_k)
         twins: dict[int, Candidate] = {}  # id of a held-back near-duplicate -> what it copies
-        shown: list[frozenset[str]] = []  # the words of the window's results, in order
+        shown: list[WordSet] = []  # the words of the window's results, in order
         for cand in unique:
             doc_key = (cand.source, cand.document.path)
             if limit > 0 and per_doc[doc_key] >= limit:
@@ -368,7 +370,7 @@ class Pipeline:
             # Only the window's own results are compared: below the cut nothing is shown.
             if similarity and len(window) < size:
                 words = words_of(cand)
-                twin = _near_duplicate(words, shown, similarity)
+                twin = near_duplicate(words, shown, similarity)
                 if twin is not None:
                     twins[id(cand)] = window[twin]
                     overflow.append(cand)
@@ -436,26 +438,6 @@ def _held_back(
     if twin is not None:
         return f"near-duplicate of {twin.location or twin.document.path}"
     return capped
-
-
-def _near_duplicate(
-    words: frozenset[str], shown: list[frozenset[str]], similarity: float
-) -> int | None:
-    """The index of the first word set in ``shown`` that ``words`` shares at least
-    ``similarity`` of (Jaccard), if any: variants of one example program, a copied page."""
-    size = len(words)
-    for index, other in enumerate(shown):
-        other_size = len(other)
-        # |A ∩ B| / |A ∪ B| >= s needs min/max of the sizes >= s: most pairs stop here.
-        if size < other_size:
-            if size < similarity * other_size:
-                continue
-        elif other_size < similarity * size or not size:
-            continue
-        shared = len(words & other)
-        if shared >= similarity * (size + other_size - shared):
-            return index
-    return None
 
 
 def _below_cut(top_k: int, cand: Candidate) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from scriptorium.text.tokenize import compiled_tokenizer, tokenize
 
@@ -53,6 +54,28 @@ def word_set(body: str) -> frozenset[str]:
     different text, and blind to the punctuation that tells ``x: int`` from
     ``x: Annotated[int, ...]``."""
     return frozenset(WORDS.findall(body.casefold()))
+
+
+# Bits of a word set's signature: at a few hundred words a block, few words share a bit.
+SIGNATURE_BITS = 1024
+_SIGNATURE_MASK = SIGNATURE_BITS - 1
+
+
+class WordSet(NamedTuple):
+    """A block's words, their count and their signature: one bit per word (its ``hash`` mod
+    :data:`SIGNATURE_BITS`), made once per block and compared only within this process, so
+    near-duplicate detection can rule most pairs out without intersecting them."""
+
+    words: frozenset[str]
+    size: int
+    bits: int
+
+
+def word_set_of(words: frozenset[str]) -> WordSet:
+    bits = 0
+    for word in words:
+        bits |= 1 << (hash(word) & _SIGNATURE_MASK)
+    return WordSet(words, len(words), bits)
 
 
 def encode_features(
@@ -122,7 +145,16 @@ class BlockFeatures:
     reads the body, as it would without this).
     """
 
-    __slots__ = ("_both", "_flags", "_load", "_text", "_tokens", "_words", "_words_only")
+    __slots__ = (
+        "_both",
+        "_flags",
+        "_load",
+        "_text",
+        "_tokens",
+        "_word_set",
+        "_words",
+        "_words_only",
+    )
 
     def __init__(self, load: Callable[[], bytes | None] | None) -> None:
         self._load = load
@@ -132,6 +164,7 @@ class BlockFeatures:
         self._words_only = ""
         self._tokens: frozenset[str] | None = None
         self._words: frozenset[str] | None = None
+        self._word_set: WordSet | None = None
 
     def _read(self) -> bool:
         # Safe to share between request threads: the flags are set last, and ``_load`` is
@@ -178,3 +211,10 @@ class BlockFeatures:
         if self._words is None:
             self._words = _split(f"{self._both} {self._words_only}".strip())
         return self._words
+
+    @property
+    def word_set(self) -> WordSet:
+        """:attr:`words` with their count and signature (made the first time one is asked)."""
+        if self._word_set is None:
+            self._word_set = word_set_of(self.words)
+        return self._word_set

@@ -1,0 +1,83 @@
+"""Definitions a query names join the candidates by a second query, asked only when some
+block defines one of the names: most words of a query name nothing, and the second query
+costs as much as the first on a large index."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from scriptorium.engine.local import LocalEngine
+from scriptorium.index.searcher import FieldWeights, lexical_search
+from scriptorium.plugins import load_registry
+from scriptorium.settings.config import load_settings
+from tests.support.daemon import CORPUS, write_fastapi_config
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> LocalEngine:
+    root = tmp_path_factory.mktemp("definitions")
+    corpus = root / "corpus"
+    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
+    for empty in ("docs/en/docs", "docs/ja/docs", "docs/zh/docs", "docs_src"):
+        (corpus / empty).mkdir(parents=True)
+    config = write_fastapi_config(root / "c.toml", corpus)
+    built = LocalEngine(load_settings(config, state_dir=str(root / "state")), load_registry())
+    built.indexer.load_or_build()
+    return built
+
+
+class CountingSearcher:
+    """The snapshot's searcher, counting the queries asked of it."""
+
+    def __init__(self, searcher) -> None:
+        self._searcher = searcher
+        self.queries = 0
+
+    def search(self, *args, **kwargs):
+        self.queries += 1
+        return self._searcher.search(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._searcher, name)
+
+
+class CountingSnapshot:
+    def __init__(self, snapshot) -> None:
+        self._snapshot = snapshot
+        self.searcher = CountingSearcher(snapshot.searcher)
+
+    def __getattr__(self, name):
+        return getattr(self._snapshot, name)
+
+
+def _search(engine: LocalEngine, symbols: set[str]) -> tuple[list[tuple[str, int]], int]:
+    snapshot = CountingSnapshot(engine.indexer.snapshot)
+    hits = lexical_search(
+        snapshot,
+        ["scope", "token"],
+        FieldWeights(),
+        3,
+        symbols=symbols,
+        symbol_limit=5,
+        symbol_reach=(3, 100.0),
+    )
+    return [(h.doc.path, h.block.start_line) for h in hits], snapshot.searcher.queries
+
+
+def test_names_no_block_defines_ask_no_second_query(engine):
+    plain, queries = _search(engine, set())
+    assert queries == 1 and len(plain) == 3
+    undefined, queries = _search(engine, {"token", "bearer", "no_such_name"})
+    assert undefined == plain
+    assert queries == 1
+
+
+def test_a_defined_name_still_brings_its_definition(engine):
+    plain, _ = _search(engine, set())
+    found, queries = _search(engine, {"oauth2passwordbearer", "no_such_name"})
+    assert queries == 2
+    # The class the query names joins the three best blocks, after them.
+    assert found[:3] == plain and len(found) > 3
+    assert any(path == "fastapi/security/oauth2.py" for path, _ in found[3:])
