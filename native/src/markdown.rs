@@ -397,6 +397,34 @@ pub struct MarkdownLines {
     memo: Mutex<HashMap<char, bool>>,
 }
 
+impl MarkdownLines {
+    /// `run` over the lines as text, with the memoised digit test; None when a line is not
+    /// valid UTF-8 or another thread holds the memo (the caller then runs the Python loops).
+    fn over_lines<'l, R>(
+        &self,
+        py: Python<'_>,
+        lines: &'l [Bound<'_, PyString>],
+        run: impl FnOnce(Lines<'l>, &mut Digits) -> PyResult<R>,
+    ) -> PyResult<Option<R>> {
+        let Some(texts) = lines
+            .iter()
+            .map(|line| line.to_str().ok())
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(None);
+        };
+        let is_decimal = self.is_decimal.bind(py);
+        let Ok(mut memo) = self.memo.try_lock() else {
+            return Ok(None);
+        };
+        let mut digits = Digits {
+            is_decimal,
+            memo: &mut memo,
+        };
+        run(Lines { lines: texts }, &mut digits).map(Some)
+    }
+}
+
 #[pymethods]
 impl MarkdownLines {
     #[new]
@@ -413,22 +441,7 @@ impl MarkdownLines {
         py: Python<'_>,
         lines: Vec<Bound<'_, PyString>>,
     ) -> PyResult<Option<Vec<(usize, usize)>>> {
-        let mut texts = Vec::with_capacity(lines.len());
-        for line in &lines {
-            match line.to_str() {
-                Ok(text) => texts.push(text),
-                Err(_) => return Ok(None),
-            }
-        }
-        let is_decimal = self.is_decimal.bind(py);
-        let Ok(mut memo) = self.memo.try_lock() else {
-            return Ok(None);
-        };
-        let mut digits = Digits {
-            is_decimal,
-            memo: &mut memo,
-        };
-        Lines { lines: texts }.fenced_spans(&mut digits).map(Some)
+        self.over_lines(py, &lines, |lines, digits| lines.fenced_spans(digits))
     }
 
     /// The heading pass of `_parse_headings`: `(row, level, text)` for an ATX heading (the text
@@ -440,22 +453,12 @@ impl MarkdownLines {
         lines: Vec<Bound<'_, PyString>>,
         mask: Vec<bool>,
     ) -> PyResult<Option<Vec<PyObject>>> {
-        let mut texts = Vec::with_capacity(lines.len());
-        for line in &lines {
-            match line.to_str() {
-                Ok(text) => texts.push(text),
-                Err(_) => return Ok(None),
-            }
-        }
-        let is_decimal = self.is_decimal.bind(py);
-        let Ok(mut memo) = self.memo.try_lock() else {
+        let Some(marks) = self.over_lines(py, &lines, |lines, digits| {
+            lines.heading_marks(&mask, digits)
+        })?
+        else {
             return Ok(None);
         };
-        let mut digits = Digits {
-            is_decimal,
-            memo: &mut memo,
-        };
-        let marks = Lines { lines: texts }.heading_marks(&mask, &mut digits)?;
         let mut out = Vec::with_capacity(marks.len());
         for mark in marks {
             out.push(match mark {
