@@ -188,6 +188,19 @@ def copy_security_slice(root: Path, langs: tuple[str, ...] = ("en", "ja", "zh"))
     return root
 
 
+def copy_tutorial_slice(corpus: Path) -> Path:
+    """The English security tutorial as the whole tutorial, the Japanese tutorial and the
+    security code, with empty Chinese docs and examples: a small corpus every source reads."""
+    import shutil
+
+    shutil.copytree(CORPUS / "docs/en/docs/tutorial/security", corpus / "docs/en/docs/tutorial")
+    shutil.copytree(CORPUS / "docs/ja/docs/tutorial", corpus / "docs/ja/docs/tutorial")
+    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
+    for empty in ("docs/zh/docs", "docs_src"):
+        (corpus / empty).mkdir(parents=True)
+    return corpus
+
+
 @contextlib.contextmanager
 def running(args: list[str], state_dir: Path, **kw) -> Iterator[Daemon]:
     daemon = Daemon(args, state_dir, **kw)

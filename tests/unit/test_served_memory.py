@@ -5,7 +5,6 @@ and a generation pruned after updates leaves no file of it open in the serving p
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -19,18 +18,12 @@ from scriptorium.index.generation import GenerationStore
 from scriptorium.index.pack import PACK_FILE
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
-from tests.support.daemon import CORPUS, write_fastapi_config
+from tests.support.daemon import copy_tutorial_slice, write_fastapi_config
 
 
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Path:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(CORPUS / "docs/en/docs/tutorial/security", corpus / "docs/en/docs/tutorial")
-    shutil.copytree(CORPUS / "docs/ja/docs/tutorial", corpus / "docs/ja/docs/tutorial")
-    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
-    for empty in ("docs/zh/docs", "docs_src"):
-        (corpus / empty).mkdir(parents=True)
-    return corpus
+    return copy_tutorial_slice(tmp_path / "corpus")
 
 
 def _build(tmp_path: Path, corpus: Path) -> list[tuple[str, str]]:

@@ -3,7 +3,6 @@ and a generation's document pack gives, at cold start, what reading every blob g
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,18 +15,12 @@ from scriptorium.index.pack import PACK_FILE
 from scriptorium.index.texts import DamagedText, StoredDocument, TextCache
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
-from tests.support.daemon import CORPUS, write_fastapi_config
+from tests.support.daemon import copy_tutorial_slice, write_fastapi_config
 
 
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Path:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(CORPUS / "docs/en/docs/tutorial/security", corpus / "docs/en/docs/tutorial")
-    shutil.copytree(CORPUS / "docs/ja/docs/tutorial", corpus / "docs/ja/docs/tutorial")
-    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
-    for empty in ("docs/zh/docs", "docs_src"):
-        (corpus / empty).mkdir(parents=True)
-    return corpus
+    return copy_tutorial_slice(tmp_path / "corpus")
 
 
 def _engine(tmp_path: Path, corpus: Path, cache_bytes: int | None = None) -> LocalEngine:
