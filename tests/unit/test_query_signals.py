@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from scriptorium.domain.model import Corpus, Query
+from scriptorium.index.suffixes import PathSuffixes
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import (
@@ -56,14 +57,16 @@ def test_paths_traceback_frames_and_module_names_are_mentions():
 
 
 def test_a_mention_names_the_files_its_most_specific_suffix_picks_unless_too_many_do():
-    files = {
-        "sphinx/util/inspect.py": [("code", "sphinx/util/inspect.py")],
-        "util/inspect.py": [("code", "sphinx/util/inspect.py"), ("code", "other/util/inspect.py")],
-        "__init__.py": [("code", f"p{i}/__init__.py") for i in range(10)],
-    }
+    paths = [
+        "sphinx/util/inspect.py",
+        "other/util/inspect.py",
+        "other/xutil/inspect.py",  # ends with the letters, not the segments
+        *(f"p{i}/__init__.py" for i in range(10)),
+    ]
+    table = PathSuffixes(len(paths), paths.__getitem__)
 
-    def ending(key: str) -> list[tuple[str, str]]:
-        return files.get(key, [])
+    def ending(key: str, limit: int | None = None) -> list[tuple[str, str]]:
+        return [("code", paths[at]) for at in table.positions(key, limit)]
 
     frame = "/site-packages/sphinx/util/inspect.py"
     assert named_files(frame, ending) == {("code", "sphinx/util/inspect.py")}

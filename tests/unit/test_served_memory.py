@@ -189,3 +189,41 @@ def test_the_composing_tables_make_only_what_a_lookup_returns(tmp_path, monkeypa
     assert {k: [d.path for d in v] for k, v in folders.items()} == want_folders
     assert {k: [d.path for d in v] for k, v in includers.items()} == want_includers
     assert want_includers  # the slice's pages include its examples
+
+
+def test_made_documents_stay_within_their_bound(tmp_path, small_corpus, monkeypatch):
+    """A session that touches every document keeps at most MADE_DOCUMENTS of them made; one
+    let go is made again, the same, from the pack."""
+    from scriptorium.index import doctable
+
+    keys = _build(tmp_path, small_corpus)
+    monkeypatch.setattr(doctable, "MADE_DOCUMENTS", 5)
+    made: list[str] = []
+    make = doctable.from_record
+    monkeypatch.setattr(doctable, "from_record", lambda r, t: made.append(r[1]) or make(r, t))
+    indexer = _engine(tmp_path, small_corpus).indexer
+    assert indexer.open_newest()
+    docs = indexer.snapshot.docs
+    assert len(keys) > 10
+    first = [(docs[key].path, len(docs[key].blocks)) for key in keys]
+    assert first == [(path, len(docs[(source, path)].blocks)) for source, path in keys]
+    held = [key for key in keys if docs.made(key) is not None]
+    assert 0 < len(held) <= 5 and held == keys[-len(held) :]  # the most recently used
+    before = len(made)
+    assert docs[keys[0]].path == keys[0][1] and len(made) == before + 1
+
+
+def test_a_build_lets_go_of_the_documents_it_made(tmp_path, small_corpus):
+    """The documents a build or an update cut are in the pack it wrote: once it serves, they
+    are read from there when asked for, not held for the generation's life."""
+    write_fastapi_config(tmp_path / "c.toml", small_corpus)
+    indexer = _engine(tmp_path, small_corpus).indexer
+    indexer.load_or_build()  # no generation yet: built in this process
+    keys = list(indexer.snapshot.docs)
+    assert keys and all(indexer.snapshot.docs.made(key) is None for key in keys)
+    edited = small_corpus / "docs/en/docs/tutorial/first-steps.md"
+    edited.write_text(edited.read_text("utf-8") + "\n\nA capybara.\n", "utf-8")
+    assert indexer.reconcile().changed == 1
+    key = ("en", "tutorial/first-steps.md")
+    assert indexer.snapshot.docs.made(key) is None
+    assert "capybara" in indexer.snapshot.docs[key].text

@@ -244,7 +244,7 @@ class RelatedFinder:
                 continue
             path = _normalise(base / href)
             doc = self.snapshot.docs.get((seed.doc.source, path)) if path else None
-            if doc is not None and doc is not seed.doc:
+            if doc is not None and not _same(doc, seed.doc):
                 self.target(doc, 0 if doc.blocks else None).add(
                     "doc-link", WEIGHTS["doc-link"] * 0.8, f"linked from {seed.doc.path}"
                 )
@@ -258,7 +258,7 @@ class RelatedFinder:
                 # One hop further: the library code the included example imports.
                 for module in import_targets(doc.text, doc.language)[:20]:
                     for target_doc, index, how in self._provider_of(module):
-                        if target_doc is not doc:
+                        if not _same(target_doc, doc):
                             self.target(target_doc, index).add(
                                 "imports",
                                 WEIGHTS["imports"] * 0.8,
@@ -274,7 +274,7 @@ class RelatedFinder:
         if seed.is_code:
             siblings = self.view.code_by_folder(self.snapshot).get((seed.doc.source, folder), [])
             for doc in sorted(siblings, key=lambda d: d.path)[:8]:
-                if doc is not seed.doc:
+                if not _same(doc, seed.doc):
                     self.target(doc, None).add(
                         "path-proximity", WEIGHTS["path-proximity"] * 0.5, f"same folder {folder}"
                     )
@@ -468,3 +468,8 @@ def _block_including(doc: SourceDocument, code_path: str, lines: list[str]) -> i
             if best is None or size < best[0]:
                 best = (size, index)
     return best[1] if best else None
+
+
+def _same(a: SourceDocument, b: SourceDocument) -> bool:
+    """One served document (by key: a document made again from the pack is a new object)."""
+    return a.path == b.path and a.source == b.source

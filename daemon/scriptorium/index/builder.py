@@ -353,7 +353,7 @@ class Indexer:
         except CorruptGenerationError as exc:  # serves on from the parent's records
             log.warning("generation %d: reading its own pack: %s", generation, exc)
             return
-        if records is not None and not docs.read_from(records):
+        if records is not None and not docs.read_from(records, self.cache):
             records.close()
 
     def _refuse(self, snapshot: Snapshot, why: str, blob: str | None = None) -> None:

@@ -19,6 +19,7 @@ from scriptorium.index.doctable import DocTable
 from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
 from scriptorium.index.pack import document_record, from_record, stored
 from scriptorium.index.store import CorruptBlobError
+from scriptorium.index.suffixes import PathSuffixes
 from scriptorium.index.texts import DEFAULT_CACHE_BYTES, StoredDocument, TextCache
 from scriptorium.text.markdown import includes_in
 
@@ -41,22 +42,20 @@ class Snapshot:
     # configuration, so they live as long as this generation.
     memo: dict[tuple, object] = field(default_factory=dict)
     texts: dict[tuple, object] = field(default_factory=dict)
-    suffixes: dict[str, list[tuple[str, str]]] | None = None
+    suffixes: PathSuffixes | None = None
     # Texts, bodies and line tables of the documents, read on demand (bounded in bytes).
     cache: TextCache | None = None
 
-    def files_ending(self, suffix: str) -> list[tuple[str, str]]:
-        """The (source, path) of every document whose path ends with the lower-cased path
-        segments ``suffix`` (``core/variable.py``); the table is built on first use."""
+    def files_ending(self, suffix: str, limit: int | None = None) -> list[tuple[str, str]]:
+        """The (source, path) of the documents whose path ends with the lower-cased path
+        segments ``suffix`` (``core/variable.py``), at most ``limit`` of them; the sorted
+        table is built on first use."""
         table = self.suffixes
+        docs = self.docs
         if table is None:
-            table = {}
-            for source, path in self.docs:
-                parts = path.lower().split("/")
-                for i in range(len(parts)):
-                    table.setdefault("/".join(parts[i:]), []).append((source, path))
+            table = PathSuffixes(len(docs), lambda at: docs.key_at(at)[1])
             self.suffixes = table
-        return table.get(suffix, [])
+        return [docs.key_at(at) for at in table.positions(suffix, limit)]
 
     @property
     def generation(self) -> int:

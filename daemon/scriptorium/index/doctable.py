@@ -3,8 +3,11 @@
 A cold start at 90,000 files spent seconds decoding the whole pack and making one
 ``StoredDocument`` per file before it served. Here the pack stays memory-mapped: opening it
 reads the (source, path) keys and one offset per record, and a document is decoded from its
-own record the first time a request, a table or an update asks for it (then kept, so a
-document is one object for as long as its generation serves). An update derives the next
+own record the first time a request, a table or an update asks for it. The documents made
+from records are kept in a least-recently-used table of :data:`MADE_DOCUMENTS` (a search
+touches a few dozen; serving a long session must not keep every document it ever touched),
+the others (a first build's, an update's new ones, until the pack holding them is read)
+for as long as the table serves. An update derives the next
 table from the served one by positions, without decoding the documents it keeps, and the next
 pack is written from the parent's record bytes for those; once written, the next table reads
 from it (``read_from``), so no generation holds an older one's pack open.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from scriptorium.domain.outcomes import Unavailable
@@ -22,15 +26,31 @@ from scriptorium.index.texts import StoredDocument, TextCache
 
 Key = tuple[str, str]
 
+# Documents made from pack records kept at once, least recently used out first. A made
+# document is its metadata and encoded block records (about 200 bytes, more when its blocks
+# are decoded: see texts.DECODED_DOCUMENTS), and making one again is one record decode.
+MADE_DOCUMENTS = 4_096
+
 
 class DocTable(Mapping[Key, StoredDocument]):
     """(source, path) -> served document, in the generation's order, made on first use.
 
-    Position ``i`` holds either a document already made (``_made[i]``) or the pack record
-    ``_origin[i]`` of ``_records`` (the generation's pack, or an ancestor's an update kept).
+    Position ``i`` holds either a document made without a record (``_made[i]``) or the pack
+    record ``_origin[i]`` of ``_records`` (the generation's pack, or an ancestor's an update
+    kept); a document made from a record is held in ``_recent`` while it is recently used.
     """
 
-    __slots__ = ("_by_key", "_keys", "_lock", "_made", "_origin", "_records", "_texts", "on_damage")
+    __slots__ = (
+        "_by_key",
+        "_keys",
+        "_lock",
+        "_made",
+        "_origin",
+        "_recent",
+        "_records",
+        "_texts",
+        "on_damage",
+    )
 
     def __init__(
         self,
@@ -45,6 +65,7 @@ class DocTable(Mapping[Key, StoredDocument]):
         # Key -> position, made when first asked for: a search names documents by position
         # (through the block table), so serving the first searches does not wait for it.
         self._by_key: dict[Key, int] | None = None
+        self._recent: OrderedDict[int, StoredDocument] = OrderedDict()
         self._lock = threading.Lock()
         # Called with the error before a record that does not decode is reported (the
         # indexer refuses the generation, as for a damaged text).
@@ -93,21 +114,34 @@ class DocTable(Mapping[Key, StoredDocument]):
     def position(self, key: Key) -> int | None:
         return self._index.get(key)
 
+    def key_at(self, at: int) -> Key:
+        return self._keys[at]
+
     def made(self, key: Key) -> StoredDocument | None:
-        """The document at ``key`` if it was already made (None otherwise, or if absent)."""
+        """The document at ``key`` if it is made and held (None otherwise, or if absent)."""
         at = self._index.get(key)
-        return None if at is None else self._made[at]
+        return None if at is None else self._held(at)
+
+    def _held(self, at: int) -> StoredDocument | None:
+        doc = self._made[at]
+        return doc if doc is not None else self._recent.get(at)
 
     def at(self, at: int) -> StoredDocument:
         doc = self._made[at]
         if doc is not None:
             return doc
-        record = self._record(at)
+        recent = self._recent
         with self._lock:
-            doc = self._made[at]
-            if doc is None:
-                doc = from_record(record, self._texts)  # type: ignore[arg-type]
-                self._made[at] = doc
+            doc = recent.get(at)
+            if doc is not None:
+                recent.move_to_end(at)
+                return doc
+        record = self._record(at)
+        made = from_record(record, self._texts)  # type: ignore[arg-type]
+        with self._lock:
+            doc = recent.setdefault(at, made)  # another thread's, when it was first
+            if len(recent) > MADE_DOCUMENTS:
+                recent.popitem(last=False)
         return doc
 
     def _where(self, at: int) -> int:
@@ -126,13 +160,13 @@ class DocTable(Mapping[Key, StoredDocument]):
 
     def bids_at(self, at: int) -> bytes:
         """The block id bytes of position ``at`` (without making its document)."""
-        doc = self._made[at]
+        doc = self._held(at)
         return doc.record[11] if doc is not None else self._record(at)[11]
 
     def record_at(self, at: int) -> tuple:
         """The pack record of position ``at``: the made document's, else read and not kept
         (a table over every document then makes none of them)."""
-        doc = self._made[at]
+        doc = self._held(at)
         return doc.record if doc is not None else self._record(at)
 
     def records(self) -> Iterator[tuple[Key, tuple]]:
@@ -157,15 +191,19 @@ class DocTable(Mapping[Key, StoredDocument]):
             return self._records.raw(where)
         return encode_record(self._made[at].record)  # type: ignore[union-attr]
 
-    def read_from(self, records: PackRecords) -> bool:
+    def read_from(self, records: PackRecords, texts: TextCache) -> bool:
         """Read the records of documents not made yet from ``records``, this table's own
         pack (just written, in this order), rather than from the ancestor's pack an update
         kept them in: so a pruned generation's pack is held by none of its successors.
+        The documents made in memory are let go (made again from it when asked for).
         False (and nothing changed) when ``records`` are not this table's."""
         if records.keys != self._keys:
             return False
         with self._lock:
-            self._records, self._origin = records, None
+            # The documents made in memory are in that pack now: they are made from it
+            # again when asked for, so a first build's documents do not outlive the build.
+            self._records, self._origin, self._texts = records, None, texts
+            self._made = [None] * len(self._keys)
         return True
 
     @property
@@ -199,7 +237,7 @@ class DocTable(Mapping[Key, StoredDocument]):
             at = index.get(key)
             if at is None:
                 appended.append(doc)
-            elif self._made[at] is not doc:
+            elif self._held(at) is not doc:
                 gone.append(self.bids_at(at))
                 replaced[at] = doc
         dropped = set()

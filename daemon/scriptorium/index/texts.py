@@ -24,7 +24,7 @@ from scriptorium.text.normalize import split_lines
 
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 # Documents that keep their blocks decoded at a time (a few hundred bytes per block each).
-DECODED_DOCUMENTS = 16_384
+DECODED_DOCUMENTS = 4_096
 
 
 class DamagedText(Unavailable):

@@ -306,7 +306,10 @@ def path_mentions(text: str, *, modules: bool = True) -> tuple[tuple[str, ...], 
 
 
 def named_files(
-    text: str, files_ending: Callable[[str], list[tuple[str, str]]], *, modules: bool = True
+    text: str,
+    files_ending: Callable[[str, int], list[tuple[str, str]]],
+    *,
+    modules: bool = True,
 ) -> frozenset[tuple[str, str]]:
     """The indexed files a query names (see :func:`path_mentions`): for each mention, the
     files its most specific matching suffix picks, when that is at most
@@ -314,7 +317,7 @@ def named_files(
     found: set[tuple[str, str]] = set()
     for keys in path_mentions(text, modules=modules):
         for key in keys:
-            files = files_ending(key)
+            files = files_ending(key, MOST_FILES_PER_MENTION + 1)
             if files:
                 if len(files) <= MOST_FILES_PER_MENTION:
                     found.update(files)
