@@ -7,6 +7,7 @@ the corpus and keep it for the generation's life. A lookup makes the documents i
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from scriptorium.compose.related import folder_of
 from scriptorium.domain.model import Corpus, SourceDocument
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.doctable import DocTable
+from scriptorium.index.suffixes import PathSuffixes
 from scriptorium.index.texts import record_symbols
 
 K = TypeVar("K")
@@ -43,6 +45,44 @@ class DocLists(Mapping[K, list[SourceDocument]], Generic[K]):
         return len(self._entries)
 
 
+class SuffixLists(Mapping[str, list[SourceDocument]]):
+    """Lower-cased trailing run of path segments -> the code files whose path ends so, in
+    snapshot order: one sorted position per file (``index/suffixes.py``), not an entry per
+    suffix of every path."""
+
+    __slots__ = ("_docs", "_positions", "_table")
+
+    def __init__(self, positions: array, docs: DocTable) -> None:
+        self._positions, self._docs = positions, docs
+        self._table = PathSuffixes(len(positions), lambda at: docs.key_at(positions[at])[1])
+
+    def _found(self, suffix: str) -> list[int]:
+        return sorted(self._positions[at] for at in self._table.positions(suffix))
+
+    def __getitem__(self, suffix: str) -> list[SourceDocument]:
+        found = self._found(suffix) if suffix == suffix.lower() else []
+        if not found:
+            raise KeyError(suffix)
+        return [self._docs.at(at) for at in found]
+
+    def __contains__(self, suffix: object) -> bool:
+        return isinstance(suffix, str) and suffix == suffix.lower() and bool(self._found(suffix))
+
+    def __iter__(self) -> Iterator[str]:
+        """Every suffix once (made from the paths: for tests and tools, not requests)."""
+        seen: set[str] = set()
+        for at in self._positions:
+            parts = self._docs.key_at(at)[1].lower().split("/")
+            for i in range(len(parts)):
+                suffix = "/".join(parts[i:])
+                if suffix not in seen:
+                    seen.add(suffix)
+                    yield suffix
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class BlockLists(Mapping[str, list[tuple[SourceDocument, int]]]):
     """name -> (document, block index) of the blocks defining it, held as keys."""
 
@@ -64,7 +104,7 @@ class BlockLists(Mapping[str, list[tuple[SourceDocument, int]]]):
 @dataclass(slots=True)
 class _Tables:
     symbols: BlockLists
-    code_by_suffix: DocLists[str]
+    code_by_suffix: SuffixLists
     code_by_folder: DocLists[tuple[str, str]]
     includers: DocLists[str]
 
@@ -87,8 +127,8 @@ class CorpusTables:
         return self._tables(snapshot).symbols
 
     def code_by_suffix(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
-        """Every trailing run of path segments of every code file, lower-cased → the files
-        (in snapshot order), so finding the files a path ends with is one lookup (cached)."""
+        """A trailing run of path segments, lower-cased → the code files whose path ends so
+        (in snapshot order), found by binary search in one sorted table (cached)."""
         return self._tables(snapshot).code_by_suffix
 
     def code_by_folder(self, snapshot: Snapshot) -> Mapping[tuple[str, str], list[SourceDocument]]:
@@ -108,22 +148,22 @@ class CorpusTables:
 
     def _make(self, docs: DocTable) -> _Tables:
         symbols: dict[str, list[tuple[Key, int]]] = defaultdict(list)
-        suffixes: dict[str, list[Key]] = defaultdict(list)
+        code = array("q")
         folders: dict[tuple[str, str], list[Key]] = defaultdict(list)
         # Every trailing run of path segments of every code file: an include written as
         # "../../docs_src/app/main.py" (normalised to "docs_src/app/main.py") finds
         # "docs_src/app/main.py" and "examples/docs_src/app/main.py" in one lookup.
         by_suffix: dict[str, list[str]] = defaultdict(list)
         pages: list[tuple[Key, str, tuple[str, ...]]] = []
-        for key, record in docs.records():
+        for at, (key, record) in enumerate(docs.records()):
             if record[2] == _CODE:
+                code.append(at)
                 for index, symbol in record_symbols(record):
                     symbols[symbol].append((key, index))
                 path = key[1]
-                parts, lower = path.split("/"), path.lower().split("/")
+                parts = path.split("/")
                 for i in range(len(parts)):
                     by_suffix["/".join(parts[i:])].append(path)
-                    suffixes["/".join(lower[i:])].append(key)
                 folders[(key[0], folder_of(path))].append(key)
             elif record[2] == _DOCS:
                 # Served documents carry what they include (read when they were cut): the
@@ -143,7 +183,7 @@ class CorpusTables:
         self._includes = seen
         return _Tables(
             BlockLists(dict(symbols), docs),
-            DocLists(dict(suffixes), docs),
+            SuffixLists(code, docs),
             DocLists(dict(folders), docs),
             DocLists(dict(includers), docs),
         )
