@@ -69,6 +69,21 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def rss_parts_mb(pid: int) -> dict[str, float]:
+    """A process's resident memory split as the kernel counts it: ``anon`` (the heaps: what
+    the process holds) and ``file`` (mapped file pages, such as the index's, which the kernel
+    drops under pressure and reads again)."""
+    parts = {"anon": 0.0, "file": 0.0}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            for key, name in (("RssAnon:", "anon"), ("RssFile:", "file")):
+                if line.startswith(key):
+                    parts[name] = round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return parts
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a process has used so far (from /proc, Linux only)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()

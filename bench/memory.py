@@ -2,7 +2,9 @@
 
 ``cache_bound`` serves one generation under several ``[server] text_cache_bytes`` bounds and
 reports, for each, the daemon's resident memory right after start and after every evaluation
-query was asked once and its first result fetched whole (so texts are read through the cache).
+query was asked once and its first result fetched whole (so texts are read through the cache),
+the latter also split into anonymous memory (the heaps) and mapped file pages (the index the
+searches touched, which the kernel can drop).
 Memory that grows with the bound and not with the corpus is what this shows.
 
 ``across_scales`` puts each scale's RSS after start, cold start and Search p50 next to the
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import grpc
 
-from bench.measure import ratio, rss_mb
+from bench.measure import ratio, rss_mb, rss_parts_mb
 from bench.queries import eval_queries
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon
@@ -58,9 +60,13 @@ def cache_bound(config: Path, state: Path, work: Path, bounds_mb=BOUNDS_MB) -> d
                                 ref_id=reply.results[0].ref_id, mode=pb.CONTENT_MODE_FULL
                             )
                         )
+            parts = rss_parts_mb(daemon.proc.pid)
             out[f"{bound}MB"] = {
                 "rss_mb_after_start": started,
                 "rss_mb_after_queries": rss_mb(daemon.proc.pid),
+                # The heaps apart from the mapped index pages the searches touched.
+                "rss_anon_mb_after_queries": parts["anon"],
+                "rss_file_mb_after_queries": parts["file"],
                 "queries": len(queries),
             }
         finally:

@@ -615,6 +615,16 @@ def render_summary(scales: list[dict]) -> list[str]:
                 or None
             ),
         ),
+        (
+            "… of it anonymous (heaps)",
+            lambda r: (
+                "/".join(
+                    str(v.get("rss_anon_mb_after_queries"))
+                    for v in r.get("cache_bound", {}).values()
+                )
+                or None
+            ),
+        ),
         ("index / corpus", lambda r: r["index_per_corpus_mb"]),
         ("edit → searchable max s", lambda r: r.get("incremental_update", {}).get("max_seconds")),
         (
