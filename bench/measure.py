@@ -59,29 +59,29 @@ def throughput(
     return round(sum(counts) / seconds, 1)
 
 
-def rss_mb(pid: int) -> float:
+def _status_mb(pid: int, *fields: str) -> dict[str, float]:
+    """``fields`` of ``/proc/<pid>/status`` (kB there) in MB; 0.0 for any it lacks."""
+    found = dict.fromkeys(fields, 0.0)
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
+            name, _, value = line.partition(":")
+            if name in found:
+                found[name] = round(int(value.split()[0]) / 1024, 1)
     except OSError:
         pass
-    return 0.0
+    return found
+
+
+def rss_mb(pid: int) -> float:
+    return _status_mb(pid, "VmRSS")["VmRSS"]
 
 
 def rss_parts_mb(pid: int) -> dict[str, float]:
     """A process's resident memory split as the kernel counts it: ``anon`` (the heaps: what
     the process holds) and ``file`` (mapped file pages, such as the index's, which the kernel
     drops under pressure and reads again)."""
-    parts = {"anon": 0.0, "file": 0.0}
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            for key, name in (("RssAnon:", "anon"), ("RssFile:", "file")):
-                if line.startswith(key):
-                    parts[name] = round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return parts
+    parts = _status_mb(pid, "RssAnon", "RssFile")
+    return {"anon": parts["RssAnon"], "file": parts["RssFile"]}
 
 
 def cpu_seconds(pid: int) -> float:

@@ -579,6 +579,11 @@ def render_scale(r: dict) -> list[str]:
     return lines
 
 
+def _per_bound(r: dict, key: str) -> str | None:
+    """``key`` of each text cache bound's memory figures, as ``a/b/c`` (None: not measured)."""
+    return "/".join(str(v.get(key)) for v in r.get("cache_bound", {}).values()) or None
+
+
 def render_summary(scales: list[dict]) -> list[str]:
     if not scales:
         return []
@@ -608,23 +613,8 @@ def render_summary(scales: list[dict]) -> list[str]:
         ("RSS after start / x1", lambda r: r.get("vs_x1", {}).get("rss_after_start")),
         ("search p50 / x1", lambda r: r.get("vs_x1", {}).get("search_p50")),
         ("RSS MB", lambda r: r["rss_mb_after_load"]),
-        (
-            "RSS after queries, cache 4/64/512 MB",
-            lambda r: (
-                "/".join(str(v["rss_mb_after_queries"]) for v in r.get("cache_bound", {}).values())
-                or None
-            ),
-        ),
-        (
-            "… of it anonymous (heaps)",
-            lambda r: (
-                "/".join(
-                    str(v.get("rss_anon_mb_after_queries"))
-                    for v in r.get("cache_bound", {}).values()
-                )
-                or None
-            ),
-        ),
+        ("RSS after queries, cache 4/64/512 MB", lambda r: _per_bound(r, "rss_mb_after_queries")),
+        ("… of it anonymous (heaps)", lambda r: _per_bound(r, "rss_anon_mb_after_queries")),
         ("index / corpus", lambda r: r["index_per_corpus_mb"]),
         ("edit → searchable max s", lambda r: r.get("incremental_update", {}).get("max_seconds")),
         (
