@@ -6,8 +6,9 @@ mid-call) cannot rely on the machine being slow enough. Instead it names a stage
 
     SCRIPTORIUM_FAULT_PAUSE="build.write=/tmp/t/release,rpc.guide=/tmp/t/go"
 
-When the code reaches ``pause("build.write")``, it creates ``/tmp/t/release.reached`` (so the
-test knows the stage is under way) and waits until ``/tmp/t/release`` exists. The variable is
+When the code reaches ``pause("build.write")``, it adds a line to ``/tmp/t/release.reached`` (so
+the test knows the stage is under way, and how many times it was reached) and waits until
+``/tmp/t/release`` exists. The variable is
 read once at import; without it ``pause`` is one dictionary lookup, so production pays nothing.
 A pause can be given a ``stop`` callable (a cancellation flag): it then returns early when that
 says true, so a paused stage still honours cancellation.
@@ -43,8 +44,16 @@ _POINTS: dict[str, Path] = _parse(os.environ.get(ENV, ""))
 
 
 def reached_marker(release: Path) -> Path:
-    """The file a pause creates when its stage is reached."""
+    """The file a pause adds a line to each time its stage is reached."""
     return release.with_name(release.name + ".reached")
+
+
+def times_reached(release: Path) -> int:
+    """How many times the stage released by ``release`` was reached (0 before the first)."""
+    try:
+        return reached_marker(release).read_text(encoding="utf-8").count("\n")
+    except FileNotFoundError:
+        return 0
 
 
 def armed(stage: str) -> bool:
@@ -57,7 +66,8 @@ def pause(stage: str, stop: Callable[[], bool] | None = None) -> None:
     release = _POINTS.get(stage)
     if release is None:
         return
-    reached_marker(release).touch()
+    with reached_marker(release).open("a", encoding="utf-8") as marker:
+        marker.write(f"{stage}\n")
     waiter = threading.Event()
     while not release.exists():
         if stop is not None and stop():
