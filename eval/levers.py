@@ -42,6 +42,7 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "heading-2.0": ("heading weight 2.0", {"heading_weight": 2.0}, {}),
     "path-0": ("path/title field off", {"path_weight": 0.0}, {}),
     "path-1.0": ("path/title weight 1.0", {"path_weight": 1.0}, {}),
+    "docs-path-1.0": ("documentation pages' path weight 1.0", {"docs_path_weight": 1.0}, {}),
     "no-stemming": ("stemming off", {"stem": False}, {}),
     "keep-stopwords": ("stopwords kept", {"stopwords": False}, {}),
     "no-identifier-split": ("identifiers kept whole", {"split_identifiers": False}, {}),

@@ -15,6 +15,7 @@ from scriptorium.ranking.signals import (
     last_named,
     named_files,
     path_mentions,
+    title_line,
     weighted_terms,
 )
 from scriptorium.text import counted_query_terms
@@ -200,3 +201,23 @@ def test_the_file_named_last_weighs_more_than_the_other_named_ones():
     query = dataclasses.replace(query, last_file=(last.source, "pkg/setuponly.py"))
     pipeline.priors(query, [first, last], lambda source: "product")
     assert first.score == 1.5 and abs(last.score - 1.95) < 1e-9
+
+
+def test_a_pasted_texts_title_terms_weigh_more_when_asked():
+    issue = (
+        "Autodoc ignores inherited members\n"
+        "When I build the docs with `make html` the members of the parent class are missing, "
+        "and the build prints no warning about the option either. " * 3
+    )
+    settings = RankingSettings(title_term_weight=2.0)
+    terms, weights = weighted_terms(issue, settings)
+    by_term = dict(zip(terms, weights, strict=True))
+    assert by_term["autodoc"] == by_term["inherit"] == 2.0
+    assert by_term["build"] == by_term["warn"] == 1.0
+    # Off by default; a question is never a title; a first line that is the whole text or
+    # longer than title_chars is no title.
+    assert weighted_terms(issue, RankingSettings())[1] == ()
+    assert weighted_terms("autodoc ignores inherited members", settings)[1] == ()
+    assert title_line("one line only, however long it is", 200) == ""
+    assert title_line("x" * 201 + "\nbody", 200) == ""
+    assert title_line("\n  Title here \nbody", 200) == "Title here"

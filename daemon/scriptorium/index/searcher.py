@@ -22,11 +22,23 @@ from scriptorium.text.features import BlockFeatures
 
 @dataclass(frozen=True, slots=True)
 class FieldWeights:
-    """BM25 field boosts; the defaults are the ones the evaluation set supports."""
+    """BM25 field boosts; the defaults are the ones the evaluation set supports.
+
+    ``docs_path`` is the path's boost for documentation blocks (None: ``path``). A page's
+    path is its title in slug form; a code file's path names a module, and for a query that
+    names a definition the folder it sits in says little.
+    """
 
     body: float = 1.0
     heading: float = 1.0
     path: float = 0.5
+    docs_path: float | None = None
+
+    def path_for(self, corpus: str) -> float:
+        """The path's boost for blocks of ``corpus`` ("docs" or "code")."""
+        if corpus == "docs" and self.docs_path is not None:
+            return self.docs_path
+        return self.path
 
 
 @dataclass(slots=True)
@@ -40,6 +52,9 @@ class LexicalHit:
     @property
     def block(self) -> Block:
         return self.doc.blocks[self.block_index]
+
+
+_CORPORA = ("docs", "code")
 
 
 def _field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
@@ -73,17 +88,36 @@ def build_query(
     """BM25 over the text fields for ``terms`` (each weighed by its ``term_weights`` entry,
     1 without one), restricted (without changing scores) to ``corpora``, ``sources``,
     blocks that define one of ``symbols`` and blocks of the ``documents`` (raw doc terms)."""
+    # One path boost for every block (the lower of the two corpora's, or the one corpus's a
+    # search is restricted to), and the difference added for the corpus that weighs it more.
+    only = next(iter(corpora)) if len(corpora) == 1 else ""
+    path_boosts = {name: weights.path_for(name) for name in ((only,) if only else _CORPORA)}
+    path = min(path_boosts.values())
+    extra = max(path_boosts, key=path_boosts.__getitem__)
+    extra_boost = path_boosts[extra] - path
     clauses = []
+    more_path = []
     for index, term in enumerate(terms):
         weight = term_weights[index] if index < len(term_weights) else 1.0
-        for field, boost in (
-            (S.BODY, weights.body),
-            (S.HEADING, weights.heading),
-            (S.PATH, weights.path),
-        ):
+        for field, boost in ((S.BODY, weights.body), (S.HEADING, weights.heading), (S.PATH, path)):
             if boost > 0:
                 query = _field_query(schema, field, term, boost * weight)
                 clauses.append((tantivy.Occur.Should, query))
+        if extra_boost > 0:
+            query = _field_query(schema, S.PATH, term, extra_boost * weight)
+            more_path.append((tantivy.Occur.Should, query))
+    if more_path:
+        # Path terms score linearly in their boost, so this adds exactly the difference.
+        only_extra = tantivy.Query.const_score_query(_any_term(schema, S.CORPUS, (extra,)), 0.0)
+        path_terms = tantivy.Query.boolean_query(more_path)
+        clauses.append(
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, only_extra), (tantivy.Occur.Must, path_terms)]
+                ),
+            )
+        )
     matcher = tantivy.Query.boolean_query(clauses)
     filters = [
         _any_term(schema, field, values)

@@ -89,6 +89,11 @@ class RankingSettings:
     # Factor for terms that come from identifier-like query words (code spans, snake_case,
     # dotted names, camelCase): in a long text they are the specific part; 1.0 is off.
     identifier_term_weight: float = 1.0
+    # Factor for the terms of a pasted text's first line when it reads as a title (at most
+    # title_chars characters): an issue's title says what it is about in a few words, and
+    # the body around its code and traceback repeats the words of everything nearby.
+    title_term_weight: float = 1.0
+    title_chars: int = 200
     # Those two weights apply to queries longer than this many characters (a pasted issue
     # text, a traceback): in a short question every word is the specific part. Characters
     # rather than terms, since a short CJK question cuts into many bigram terms.
@@ -222,6 +227,9 @@ _HELP = {
     "query_term_frequency": "weigh a term the query says n times by 1 + this x ln(n) (0 is off)",
     "identifier_term_weight": "factor for query terms from identifier-like words (code spans, "
     "snake_case, dotted names, camelCase); 1.0 is off",
+    "title_term_weight": "factor for the terms of a pasted text's first line when it reads "
+    "as a title (an issue's); 1.0 is off",
+    "title_chars": "the longest first line title_term_weight takes for a title",
     "named_file_factor": "factor for results from files the query names by path or module "
     "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
     "named_file_candidates": "extra lexical candidates among the blocks of files the query "
@@ -275,6 +283,12 @@ def _ranking_keys() -> tuple[Key, ...]:
         Key("body_weight", "number", weights.body, "BM25 boost of block bodies"),
         Key("heading_weight", "number", weights.heading, "BM25 boost of headings"),
         Key("path_weight", "number", weights.path, "BM25 boost of paths"),
+        Key(
+            "docs_path_weight",
+            "number",
+            weights.path,
+            "BM25 boost of documentation pages' paths (default: path_weight)",
+        ),
     ]
     for item in dataclasses.fields(RankingSettings):
         if item.name == "weights":
@@ -307,6 +321,8 @@ def ranking_settings(raw: dict) -> RankingSettings:
         heading=float(fields.pop("heading_weight", defaults.heading)),
         path=float(fields.pop("path_weight", defaults.path)),
     )
+    if "docs_path_weight" in fields:
+        weights = dataclasses.replace(weights, docs_path=float(fields.pop("docs_path_weight")))
     classes = fields.pop("class_weights", None)
     settings = RankingSettings(weights=weights, **fields)
     if classes:

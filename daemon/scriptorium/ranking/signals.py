@@ -215,14 +215,28 @@ def weighted_terms(
     terms = tuple(term for term, _ in counted)
     by_count = settings.query_term_frequency
     identifier = settings.identifier_term_weight
-    if (not by_count and identifier == 1.0) or not pasted:
+    title = settings.title_term_weight
+    if (not by_count and identifier == 1.0 and title == 1.0) or not pasted:
         return terms, ()
     named = set(tokenize(" ".join(identifier_words(text)), **options)) if identifier != 1.0 else ()
+    titled = (
+        set(tokenize(title_line(text, settings.title_chars), **options)) if title != 1.0 else ()
+    )
     weights = tuple(
-        (1.0 + by_count * math.log(count)) * (identifier if term in named else 1.0)
+        (1.0 + by_count * math.log(count))
+        * (identifier if term in named else 1.0)
+        * (title if term in titled else 1.0)
         for term, count in counted
     )
     return terms, weights if any(w != 1.0 for w in weights) else ()
+
+
+def title_line(text: str, longest: int) -> str:
+    """A text's first non-empty line when it reads as a title (at most ``longest``
+    characters, followed by more text), else ""."""
+    head, _, rest = text.strip().partition("\n")
+    head = head.strip()
+    return head if head and len(head) <= longest and rest.strip() else ""
 
 
 COMPARISON_WORDS = "vs versus"
