@@ -266,3 +266,30 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
     pipeline = Pipeline(RankingSettings(auxiliary_factor=0.8), lambda d: [])
     pipeline.priors(Query(text="parse", terms=("pars",)), [cand], lambda s: "product")
     assert cand.score == 1.0
+
+
+def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
+    def scored(path: str, text: str = "parse a header", tooling: bool = True) -> float:
+        cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)
+        settings = RankingSettings(auxiliary_factor=0.5, auxiliary_tooling=tooling)
+        Pipeline(settings, lambda d: []).priors(
+            Query(text=text, terms=("pars",)), [cand], lambda s: "product"
+        )
+        return cand.score
+
+    for path in (
+        "setup.py",
+        "doc/conf.py",
+        "docs/source/conf.py",
+        "utils/checks.py",
+        "release/fabfile.py",
+        "scripts/docs.py",
+        "pkg/core/benchmarks/bench_expand.py",
+    ):
+        assert scored(path) == 0.5, path
+        assert scored(path, tooling=False) == 1.0, path
+    # Library code that merely shares the folder names, and a conf.py that is no docs build's.
+    for path in ("pkg/utils/parse.py", "pkg/scripts/run.py", "pkg/conf.py", "pkg/setup_command.py"):
+        assert scored(path) == 1.0, path
+    # Asked for by name in a question, they compete as they are.
+    assert scored("setup.py", "parse in the setup script") == 1.0

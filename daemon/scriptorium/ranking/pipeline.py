@@ -250,7 +250,7 @@ class Pipeline:
             # A class given to the page (front matter, the source's ``class_rules``) is the
             # source's own word on it and stands instead of the path's.
             if auxiliary != 1.0 and not meta.source_class:
-                kind = auxiliary_kind(cand.document.path)
+                kind = auxiliary_kind(cand.document.path, settings.auxiliary_tooling)
                 if kind and kind not in asked:
                     cand.adjust("auxiliary", auxiliary, kind)
             if query.files and (cand.source, cand.document.path) in query.files:

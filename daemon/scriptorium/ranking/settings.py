@@ -72,6 +72,10 @@ class RankingSettings:
     # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
     # weighed by that class instead. 1.0 is off.
     auxiliary_factor: float = 0.5
+    # Build, release and maintenance scripts count as auxiliary too: ``setup.py``, a docs
+    # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
+    # benchmark folders.
+    auxiliary_tooling: bool = False
     # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
     # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
     # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
@@ -230,6 +234,8 @@ _HELP = {
     "title_term_weight": "factor for the terms of a pasted text's first line when it reads "
     "as a title (an issue's); 1.0 is off",
     "title_chars": "the longest first line title_term_weight takes for a title",
+    "auxiliary_tooling": "build, release and maintenance scripts (setup.py, a docs conf.py, "
+    "top-level tools/, scripts/, utils/, release/, benchmarks) count as auxiliary",
     "named_file_factor": "factor for results from files the query names by path or module "
     "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
     "named_file_candidates": "extra lexical candidates among the blocks of files the query "

@@ -41,6 +41,15 @@ _AUX_FILES = re.compile(
     r"|(?P<changelog>(?:changelog|changes|history|news|release[-_]?notes|whats[-_]?new)(?:\..*)?))$",
     re.I,
 )
+# Repository tooling: build, release and maintenance scripts beside the code they ship. The
+# folders count at the top of the tree only (``pkg/utils`` is library code, ``utils/`` beside
+# ``pkg/`` is not); benchmark folders anywhere; a docs folder's ``conf.py`` is its build's.
+_TOOLING_TOP = {
+    "tools", "scripts", "utils", "bin", "ci", "release", "benchmarks", "bench", "asv_bench",
+}  # fmt: skip
+_TOOLING_DIRS = {"benchmarks", "asv_bench"}
+_TOOLING_FILES = {"setup.py", "noxfile.py", "fabfile.py", "pavement.py"}
+_DOCS_DIRS = {"doc", "docs"}
 # The query words that ask for each kind (stemmed as query terms are).
 _AUX_WORDS = {
     "tests": ("test", "tests", "testing", "pytest", "conftest"),
@@ -50,21 +59,32 @@ _AUX_WORDS = {
     "changelog": ("changelog", "release", "releases", "changes", "history", "news"),
     "meta": ("github", "gitlab", "workflow", "workflows"),
     "blog": ("blog", "blogs", "announcement", "announcing", "announced"),
+    "tooling": ("setup", "script", "scripts", "benchmark", "benchmarks", "tooling", "nox", "ci"),
 }
 
 
 @functools.lru_cache(maxsize=65_536)
-def auxiliary_kind(path: str) -> str:
+def auxiliary_kind(path: str, tooling: bool = False) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
-    (dated posts, mostly release announcements) or repository meta files (and which), or ""
-    for library code and docs."""
+    (dated posts, mostly release announcements), repository meta files or (with ``tooling``)
+    build and release scripts, and which; "" for library code and docs."""
     *dirs, name = path.casefold().split("/")
     for part in dirs:
         kind = _AUX_DIRS.get(part)
         if kind:
             return kind
     match = _AUX_FILES.match(name)
-    return match.lastgroup or "" if match else ""
+    if match:
+        return match.lastgroup or ""
+    if tooling and _is_tooling(dirs, name):
+        return "tooling"
+    return ""
+
+
+def _is_tooling(dirs: list[str], name: str) -> bool:
+    if (dirs and dirs[0] in _TOOLING_TOP) or _TOOLING_DIRS.intersection(dirs):
+        return True
+    return name in _TOOLING_FILES or (name == "conf.py" and bool(_DOCS_DIRS.intersection(dirs)))
 
 
 # What a pasted text holds besides its sentences: links, fenced code, code spans and paths. A
