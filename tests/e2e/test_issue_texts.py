@@ -240,3 +240,55 @@ def test_every_file_a_traceback_names_gets_candidates_though_another_matches_mor
     # Top 25: every file's best blocks come before any file's third (max_per_document).
     response = many_blocks.stub.Search(pb.SearchRequest(query=trace, top_k=25), timeout=30)
     assert "pkg/emit.py" in files(response), files(response)
+
+
+SETUP = '''"""Packaging: builds the wheel that ships combine, join and the frames' index helpers."""
+from setuptools import setup
+
+# The package joins two frames left and right on their shared index, and combine returns the
+# joined frame: the description on the package index says so too.
+setup(name="pkg", description="join two frames on their shared index; combine them")
+'''
+
+TITLED = """Aligner reindexes every frame
+
+Joining left and right on their shared index is fine: left.join(right) joins left and right
+as I expected, and the join of left and right keeps the shared index of left and right. The
+join is not where the time goes; left and right are joined on the shared index in no time, and
+joining left to right again on that shared index is just as quick.
+"""
+
+
+@pytest.fixture(scope="module", params=[None, 1.0], ids=["shipped", "title-weight-off"])
+def titled(request, tmp_path_factory):
+    ranking = "" if request.param is None else f"[ranking]\ntitle_term_weight = {request.param}\n"
+    for d in serving(
+        tmp_path_factory.mktemp("issue-titles"),
+        {"pkg/core/merge.py": MERGE, "pkg/core/align.py": ALIGN, "setup.py": SETUP},
+        lambda repo: (
+            f'{ranking}\n[[sources]]\nname = "repo"\nkind = "code"\nroot = "{repo}"\n'
+            'default = true\ninclude = ["**/*.py"]\n'
+        ),
+    ):
+        yield request.param, d
+
+
+def test_an_issue_title_says_what_the_text_is_about(titled):
+    """The title names the aligner; the body repeats the words of the join. The title's terms
+    weigh 1.5, so the file it names comes first; without that weight the body's words win."""
+    weight, daemon = titled
+    found = files(daemon.stub.Search(pb.SearchRequest(query=TITLED), timeout=30))
+    expected = "pkg/core/align.py" if weight is None else "pkg/core/merge.py"
+    assert found[0] == expected, found
+
+
+def test_a_packaging_script_yields_to_the_library_code_it_ships(titled):
+    _, daemon = titled
+    query = "join two frames on their shared index and combine them"
+    response = daemon.stub.Search(pb.SearchRequest(query=query, explain=True), timeout=30)
+    found = files(response)
+    assert found.index("pkg/core/merge.py") < found.index("setup.py"), found
+    setup = next(r for r in response.results if r.location.startswith("setup.py"))
+    assert "tooling" in {reason.detail for reason in setup.reasons}, setup.reasons
+    asked = files(daemon.stub.Search(pb.SearchRequest(query=f"the setup script: {query}")))
+    assert asked[0] == "setup.py", asked

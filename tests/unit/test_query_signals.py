@@ -214,9 +214,10 @@ def test_a_pasted_texts_title_terms_weigh_more_when_asked():
     by_term = dict(zip(terms, weights, strict=True))
     assert by_term["autodoc"] == by_term["inherit"] == 2.0
     assert by_term["build"] == by_term["warn"] == 1.0
-    # Off by default; a question is never a title; a first line that is the whole text or
-    # longer than title_chars is no title.
-    assert weighted_terms(issue, RankingSettings())[1] == ()
+    # 1.0 is off; a question is never a title; a first line that is the whole text or longer
+    # than title_chars is no title.
+    assert weighted_terms(issue, RankingSettings(title_term_weight=1.0))[1] == ()
+    assert dict(zip(*weighted_terms(issue, RankingSettings()), strict=True))["autodoc"] == 1.5
     assert weighted_terms("autodoc ignores inherited members", settings)[1] == ()
     assert title_line("one line only, however long it is", 200) == ""
     assert title_line("x" * 201 + "\nbody", 200) == ""

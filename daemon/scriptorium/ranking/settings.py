@@ -75,7 +75,7 @@ class RankingSettings:
     # Build, release and maintenance scripts count as auxiliary too: ``setup.py``, a docs
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
-    auxiliary_tooling: bool = False
+    auxiliary_tooling: bool = True
     # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
     # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
     # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
@@ -96,7 +96,7 @@ class RankingSettings:
     # Factor for the terms of a pasted text's first line when it reads as a title (at most
     # title_chars characters): an issue's title says what it is about in a few words, and
     # the body around its code and traceback repeats the words of everything nearby.
-    title_term_weight: float = 1.0
+    title_term_weight: float = 1.5
     title_chars: int = 200
     # Those two weights apply to queries longer than this many characters (a pasted issue
     # text, a traceback): in a short question every word is the specific part. Characters
