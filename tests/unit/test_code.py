@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 from pathlib import Path
 
@@ -652,3 +653,38 @@ def test_routes_inside_docstrings_are_examples_not_routes() -> None:
     assert example not in {s[0] for s in steps}
     assert example + 1 not in signature_lines(lines, "python")  # the example's def
     assert "class HTTPException" in {s[2] for s in steps}
+
+
+def test_read_text_reads_up_to_the_size_limit_and_refuses_past_it(tmp_path: Path) -> None:
+    source = make_source(tmp_path, max_file_bytes=100)
+    for name, size in (("small.py", 10), ("at_limit.py", 100), ("over.py", 101), ("empty.py", 0)):
+        (tmp_path / name).write_text("x" * size)
+    assert source.read_text("small.py") == "x" * 10
+    assert source.read_text("at_limit.py") == "x" * 100
+    assert source.read_text("over.py") is None
+    assert source.read_text("empty.py") == ""
+    assert source.read_text("missing.py") is None
+
+
+def test_read_text_reads_on_when_the_file_grew_after_its_size_was_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import scriptorium.sources.base as base
+
+    source = make_source(tmp_path, max_file_bytes=100)
+    (tmp_path / "grown.py").write_text("y" * 50)
+    (tmp_path / "too_big.py").write_text("y" * 150)
+
+    class SmallerSize:
+        """``os`` as the source module sees it, reporting every file as 5 bytes long."""
+
+        def __getattr__(self, name: str):
+            return getattr(os, name)
+
+        @staticmethod
+        def fstat(fd: int) -> os.stat_result:
+            return os.stat_result((0,) * 6 + (5,) + (0,) * 3)
+
+    monkeypatch.setattr(base, "os", SmallerSize())
+    assert source.read_text("grown.py") == "y" * 50
+    assert source.read_text("too_big.py") is None

@@ -399,7 +399,12 @@ class LocalTreeSource(Source):
         limit = self.size_limit(relpath)
         try:
             with path.open("rb") as handle:
-                data = handle.read(limit + 1)
+                # Asking for the file's own size (plus one byte, which tells a file that grew
+                # past the limit) spares allocating ``limit`` bytes for every small file.
+                size = os.fstat(handle.fileno()).st_size
+                data = handle.read(min(size, limit) + 1)
+                if size < len(data) <= limit:  # it grew since: read on, as far as the limit
+                    data += handle.read(limit + 1 - len(data))
         except OSError:
             return None
         if len(data) > limit or looks_binary(data):
