@@ -99,3 +99,24 @@ def test_frameworks_in_matches_trying_every_pattern():
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         assert frameworks_in(text) == _frameworks_plainly(text), text
+
+
+def test_includers_are_the_code_files_each_include_names_with_its_case(engine):
+    """Each include tail names the code files whose path is it or ends with "/" and it, case
+    and all: the scan every page's includes are checked against here."""
+    snapshot = engine.indexer.snapshot
+    docs = list(snapshot.docs.values())
+    code = [d.path for d in docs if d.corpus is Corpus.CODE]
+    expected: dict[str, list[tuple[str, str]]] = {}
+    for page in (d for d in docs if d.corpus is Corpus.DOCS):
+        for tail in page.includes:
+            for path in code:
+                if path == tail or path.endswith("/" + tail):
+                    expected.setdefault(path, []).append((page.source, page.path))
+    engine.tables._derived.clear()
+    engine.tables._includes = {}
+    found = {
+        path: [(d.source, d.path) for d in pages]
+        for path, pages in engine.tables.includers(snapshot).items()
+    }
+    assert expected and found == expected
