@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import tantivy
 
 from scriptorium import telemetry
-from scriptorium.domain.model import Block, SourceDocument
+from scriptorium.domain.model import Block, Corpus, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
 from scriptorium.text.features import BlockFeatures
@@ -36,7 +36,7 @@ class FieldWeights:
 
     def path_for(self, corpus: str) -> float:
         """The path's boost for blocks of ``corpus`` ("docs" or "code")."""
-        if corpus == "docs" and self.docs_path is not None:
+        if corpus == Corpus.DOCS and self.docs_path is not None:
             return self.docs_path
         return self.path
 
@@ -52,9 +52,6 @@ class LexicalHit:
     @property
     def block(self) -> Block:
         return self.doc.blocks[self.block_index]
-
-
-_CORPORA = ("docs", "code")
 
 
 def _field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
@@ -91,7 +88,7 @@ def build_query(
     # One path boost for every block (the lower of the two corpora's, or the one corpus's a
     # search is restricted to), and the difference added for the corpus that weighs it more.
     only = next(iter(corpora)) if len(corpora) == 1 else ""
-    path_boosts = {name: weights.path_for(name) for name in ((only,) if only else _CORPORA)}
+    path_boosts = {name: weights.path_for(name) for name in ((only,) if only else tuple(Corpus))}
     path = min(path_boosts.values())
     extra = max(path_boosts, key=path_boosts.__getitem__)
     extra_boost = path_boosts[extra] - path

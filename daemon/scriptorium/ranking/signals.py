@@ -44,9 +44,7 @@ _AUX_FILES = re.compile(
 # Repository tooling: build, release and maintenance scripts beside the code they ship. The
 # folders count at the top of the tree only (``pkg/utils`` is library code, ``utils/`` beside
 # ``pkg/`` is not); benchmark folders anywhere; a docs folder's ``conf.py`` is its build's.
-_TOOLING_TOP = {
-    "tools", "scripts", "utils", "bin", "ci", "release", "benchmarks", "bench", "asv_bench",
-}  # fmt: skip
+_TOOLING_TOP = {"tools", "scripts", "utils", "bin", "ci", "release", "bench"}
 _TOOLING_DIRS = {"benchmarks", "asv_bench"}
 _TOOLING_FILES = {"setup.py", "noxfile.py", "fabfile.py", "pavement.py"}
 _DOCS_DIRS = {"doc", "docs"}
