@@ -40,8 +40,18 @@ build_native() {
   touch "$NATIVE_STAMP"
 }
 
+# The project's own modules are installed editable, so no installer compiles them; where
+# PYTHONDONTWRITEBYTECODE is set (CI images, some containers) every daemon start would compile
+# them again, about 0.15 s of a 1x cold start. compileall writes regardless of that variable,
+# and skips files whose bytecode is current (about 40 ms when nothing changed).
+compile_bytecode() {
+  "$VENV/bin/python" -m compileall -q daemon plugins >/dev/null ||
+    echo "ensure_venv: compiling the project's bytecode failed; the daemon compiles at start" >&2
+}
+
 if [[ -x "$VENV/bin/python" && -f "$STAMP" && ! pyproject.toml -nt "$STAMP" ]]; then
   build_native
+  compile_bytecode
   exit 0
 fi
 
@@ -61,3 +71,4 @@ echo "ensure_venv: installing the project and its dev extras (pyproject.toml cha
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 touch "$STAMP"
 build_native
+compile_bytecode

@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from typing import Any
 
-import yaml
-
 from scriptorium.plugin import DocMeta, SourceClass, split_lines
 
 _OPEN = re.compile(r"^---[ \t]*$")
@@ -121,6 +119,8 @@ def parse_front_matter(text: str) -> tuple[DocMeta, int, dict[Any, Any]]:
     if split is None:
         return DocMeta(), 0, {}
     source, line_count = split
+    import yaml  # here, not at the top: a daemon serving an existing generation never parses any
+
     try:
         raw = yaml.safe_load(source) if source.strip() else {}
     except Exception:  # broken YAML comes in many exception types, all mean the same here
