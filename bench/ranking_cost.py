@@ -28,6 +28,7 @@ LEVERS_OFF = {
     "auxiliary_factor": 1.0,
     "named_file_factor": 1.0,
     "over_fetch": 4,
+    "term_coverage": 0.0,
 }
 # A ratio above this is flagged: issue #18 allows search latency 20 % worse for the gain.
 FLAG_RATIO = 1.2

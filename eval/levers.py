@@ -43,6 +43,12 @@ VARIANTS: dict[str, tuple[str, dict, dict]] = {
     "path-0": ("path/title field off", {"path_weight": 0.0}, {}),
     "path-1.0": ("path/title weight 1.0", {"path_weight": 1.0}, {}),
     "docs-path-1.0": ("documentation pages' path weight 1.0", {"docs_path_weight": 1.0}, {}),
+    "coverage-off": ("term coverage off", {"term_coverage": 0.0}, {}),
+    "coverage-1.0": (
+        "a question's blocks x (share of its terms matched) ** 1.0",
+        {"term_coverage": 1.0},
+        {},
+    ),
     "no-stemming": ("stemming off", {"stem": False}, {}),
     "keep-stopwords": ("stopwords kept", {"stopwords": False}, {}),
     "no-identifier-split": ("identifiers kept whole", {"split_identifiers": False}, {}),

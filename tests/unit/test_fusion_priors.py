@@ -41,6 +41,11 @@ def candidate(
     return Candidate(source=str(corpus), document=doc, block=block, score=score)
 
 
+def lever_alone(**levers) -> RankingSettings:
+    """Settings for one prior under test: term coverage would also weigh these candidates."""
+    return RankingSettings(**{"term_coverage": 0.0, **levers})
+
+
 def fused(blend: float) -> list[float]:
     pipeline = Pipeline(RankingSettings(fusion_blend=blend), lambda doc: doc.text.splitlines())
     cands = [
@@ -68,7 +73,7 @@ def test_max_fusion_scales_each_corpus_by_its_best_and_blend_keeps_part_of_the_g
 
 def test_one_corpus_is_scaled_by_its_best_too():
     # Scores share one scale whatever matched: a docs-only answer is not raw BM25.
-    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    pipeline = Pipeline(lever_alone(), lambda doc: doc.text.splitlines())
     cands = [
         candidate(Corpus.DOCS, "a.md", "## A\n\nprose\n", 34.0),
         candidate(Corpus.DOCS, "b.md", "## B\n\nprose\n", 17.0),
@@ -91,11 +96,11 @@ def test_blocks_that_render_reference_from_code_are_weighed_down():
     ]
     for cand in cands:
         cand.explained = True
-    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    pipeline = Pipeline(lever_alone(), lambda doc: doc.text.splitlines())
     pipeline.priors(Query(text="api key", terms=("api", "key")), cands, lambda source: "product")
     assert [c.score for c in cands] == [0.8, 1.0, 1.0]
     assert [r.name for r in cands[0].reasons] == ["renders-from-code"]
-    off = Pipeline(RankingSettings(directive_factor=1.0), lambda doc: doc.text.splitlines())
+    off = Pipeline(lever_alone(directive_factor=1.0), lambda doc: doc.text.splitlines())
     again = candidate(Corpus.DOCS, "reference/security.md", directive, 1.0)
     off.priors(Query(text="api key", terms=("api", "key")), [again], lambda source: "product")
     assert again.score == 1.0
@@ -121,14 +126,14 @@ def test_code_blocks_defining_a_queried_name_are_weighed_up():
     ]
     for cand in cands:
         cand.explained = True
-    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    pipeline = Pipeline(lever_alone(), lambda doc: doc.text.splitlines())
     query = Query(text="def Depends app.include_router", terms=("def", "depend", "includ"))
     pipeline.priors(query, cands, lambda source: "product")
     # The definition of the name asked for, case-folded, and of a dotted name's last segment;
     # a block that only uses a related word, and documentation, are left alone.
     assert [c.score for c in cands] == [1.2, 1.0, 1.0, 1.2]
     assert [r.name for r in cands[0].reasons] == ["definition"]
-    off = Pipeline(RankingSettings(definition_factor=1.0), lambda doc: doc.text.splitlines())
+    off = Pipeline(lever_alone(definition_factor=1.0), lambda doc: doc.text.splitlines())
     again = candidate(Corpus.CODE, "params.py", "def Depends():\n", 1.0, "Depends")
     off.priors(query, [again], lambda source: "product")
     assert again.score == 1.0
@@ -149,7 +154,7 @@ def test_near_duplicates_are_held_back_and_backfill_only_when_the_window_is_shor
     for cand in cands:
         cand.explained = True
     location = lambda c: c.document.path  # noqa: E731
-    pipeline = Pipeline(RankingSettings(), lambda doc: doc.text.splitlines())
+    pipeline = Pipeline(lever_alone(), lambda doc: doc.text.splitlines())
     query = Query(text="upload file", terms=("upload", "file"), top_k=2, explain=True)
     window, _, dropped = pipeline.order(list(cands), 2, location, False, query)
     # The Annotated variant repeats the first result word for word: the other example wins
@@ -159,7 +164,7 @@ def test_near_duplicates_are_held_back_and_backfill_only_when_the_window_is_shor
     # With room to spare the variant comes back rather than leaving the window short.
     window, _, dropped = pipeline.order(list(cands), 3, location, False, query)
     assert len(window) == 3 and not dropped
-    off = Pipeline(RankingSettings(near_duplicate_similarity=0.0), lambda doc: doc.text.split())
+    off = Pipeline(lever_alone(near_duplicate_similarity=0.0), lambda doc: doc.text.split())
     window, _, _ = off.order(list(cands), 2, location, False, query)
     assert [c.document.path for c in window][1] == "tutorial001_an_py310.py"
 
@@ -187,7 +192,7 @@ def test_only_identifier_like_words_name_a_definition(text, names):
 def test_an_english_word_that_names_a_function_is_not_a_definition_query():
     def scored(text: str, **settings) -> float:
         cand = candidate(Corpus.CODE, "datastructures.py", "def add(self, key):\n", 1.0, "add")
-        pipeline = Pipeline(RankingSettings(**settings), lambda doc: doc.text.splitlines())
+        pipeline = Pipeline(lever_alone(**settings), lambda doc: doc.text.splitlines())
         pipeline.priors(Query(text=text, terms=("add", "retri")), [cand], lambda s: "product")
         return cand.score
 
@@ -211,7 +216,7 @@ def test_a_page_matching_across_its_sections_beats_one_matching_section():
             candidate(Corpus.CODE, "spread.py", "def headers():\n", 0.5),
             candidate(Corpus.CODE, "spread.py", "def cookies():\n", 0.5),
         ]
-        pipeline = Pipeline(RankingSettings(**settings), lambda doc: doc.text.splitlines())
+        pipeline = Pipeline(lever_alone(**settings), lambda doc: doc.text.splitlines())
         pipeline.priors(Query(text=text, terms=terms), cands, lambda s: "product")
         return [(c.document.path, round(c.score, 4)) for c in cands]
 
@@ -233,7 +238,7 @@ def test_a_page_matching_across_its_sections_beats_one_matching_section():
 def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them():
     def scored(path: str, text: str, factor: float = 0.8) -> float:
         cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)
-        pipeline = Pipeline(RankingSettings(auxiliary_factor=factor), lambda d: [])
+        pipeline = Pipeline(lever_alone(auxiliary_factor=factor), lambda d: [])
         pipeline.priors(Query(text=text, terms=("pars",)), [cand], lambda s: "product")
         return cand.score
 
@@ -263,7 +268,7 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
         cand.document, meta=dataclasses.replace(cand.document.meta, source_class="product")
     )
     cand.document = doc
-    pipeline = Pipeline(RankingSettings(auxiliary_factor=0.8), lambda d: [])
+    pipeline = Pipeline(lever_alone(auxiliary_factor=0.8), lambda d: [])
     pipeline.priors(Query(text="parse", terms=("pars",)), [cand], lambda s: "product")
     assert cand.score == 1.0
 
@@ -271,7 +276,7 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
 def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
     def scored(path: str, text: str = "parse a header", tooling: bool = True) -> float:
         cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)
-        settings = RankingSettings(auxiliary_factor=0.5, auxiliary_tooling=tooling)
+        settings = lever_alone(auxiliary_factor=0.5, auxiliary_tooling=tooling)
         Pipeline(settings, lambda d: []).priors(
             Query(text=text, terms=("pars",)), [cand], lambda s: "product"
         )
@@ -293,3 +298,32 @@ def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
         assert scored(path) == 1.0, path
     # Asked for by name in a question, they compete as they are.
     assert scored("setup.py", "parse in the setup script") == 1.0
+
+
+def test_a_block_matching_every_term_of_a_question_passes_one_matching_a_heading_word():
+    text = "writing a vite plugin"
+    terms = tuple(dict.fromkeys(tokenize(text, stem=True)))
+    assert set(terms) == {"write", "vite", "plugin"}
+
+    def scored(query: str = text, query_terms: tuple[str, ...] = terms, **settings) -> list:
+        cands = [
+            candidate(Corpus.DOCS, "build-options.md", "## build.write\n\nwrite to disk\n", 1.0),
+            candidate(Corpus.DOCS, "api-plugin.md", "## API\n\nwrite a vite plugin\n", 0.9),
+            candidate(Corpus.DOCS, "other.md", "## O\n\nnothing shared\n", 0.8),
+        ]
+        pipeline = Pipeline(RankingSettings(**settings), lambda doc: doc.text.splitlines())
+        pipeline.priors(Query(text=query, terms=query_terms), cands, lambda s: "product")
+        return [round(c.score, 4) for c in cands]
+
+    # One of three terms: x (1/3) ** 0.5; all three: unchanged; none is weighed as one.
+    assert scored(term_coverage=0.5) == [0.5774, 0.9, round(0.8 * (1 / 3) ** 0.5, 4)]
+    assert scored(term_coverage=1.0)[0] == 0.3333
+    assert scored(term_coverage=0.0) == [1.0, 0.9, 0.8]
+    # A paragraph's terms are past the cap: nothing is weighed.
+    many = tuple(f"w{i}" for i in range(13)) + terms
+    assert scored(" ".join(many), many, term_coverage=0.5) == [1.0, 0.9, 0.8]
+    assert scored(" ".join(many), many, term_coverage=0.5, term_coverage_max_terms=20) != [
+        1.0,
+        0.9,
+        0.8,
+    ]

@@ -123,7 +123,7 @@ def test_short_scope_lets_only_questions_ask_for_a_kind():
 
 
 def test_a_test_file_yields_to_library_code_when_only_a_link_says_github_and_tests():
-    settings = RankingSettings(auxiliary_factor=0.5, auxiliary_asks="prose")
+    settings = RankingSettings(auxiliary_factor=0.5, auxiliary_asks="prose", term_coverage=0.0)
     pipeline = Pipeline(settings, lambda doc: [])
     test_file = candidate(Corpus.CODE, "tests/test_build.py", "def test_run():\n    pass\n", 1.0)
     library = candidate(Corpus.CODE, "proj/build.py", "def run():\n    pass\n", 0.8)

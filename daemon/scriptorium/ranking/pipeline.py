@@ -32,10 +32,10 @@ from scriptorium.index.searcher import LexicalHit
 from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also from here)
     cjk_head_of,
     directive_in,
-    matched_terms,
     renders_from_code,
     words_of,
 )
+from scriptorium.ranking.coverage import document_evidence, term_coverage
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.settings import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
@@ -207,7 +207,8 @@ class Pipeline:
         now = as_of or _now()
         class_weights = settings.class_weights
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
-        self.document_evidence(query, candidates)
+        document_evidence(settings, query, candidates)
+        term_coverage(settings, query, candidates)
         auxiliary = settings.auxiliary_factor
         asked = asked_kinds(asked_text(query.text, settings)) if auxiliary != 1.0 else frozenset()
         pasted = settings.is_pasted(query.text)
@@ -287,37 +288,6 @@ class Pipeline:
             kept.append(cand)
         candidates[:] = kept
         return drops
-
-    def document_evidence(self, query: Query, candidates: list[Candidate]) -> None:
-        """Weigh up blocks whose document covers query terms the block itself lacks.
-
-        The document's terms are the union over its blocks among the candidates: distinct
-        terms, not counts, so a long page that repeats one word in every section gains
-        nothing over a short one.
-        """
-        shares = {
-            Corpus.DOCS: self.settings.document_evidence,
-            Corpus.CODE: self.settings.document_evidence_code,
-        }
-        terms = frozenset(query.terms)
-        if not any(shares.values()) or len(terms) < 2:
-            return
-        options = tuple(sorted(self.settings.token_options().items()))
-        own: list[frozenset[str]] = []
-        union: dict[tuple[str, str], set[str]] = defaultdict(set)
-        for cand in candidates:
-            matched = matched_terms(cand, terms, options)
-            own.append(matched)
-            union[(cand.source, cand.document.path)].update(matched)
-        for cand, matched in zip(candidates, own, strict=True):
-            share = shares.get(cand.document.corpus, 0.0)
-            extra = len(union[(cand.source, cand.document.path)]) - len(matched)
-            if share and extra:
-                cand.adjust(
-                    "document",
-                    1 + share * extra / len(terms),
-                    f"its document also matches {extra} more query terms",
-                )
 
     # -- stage 4: the ranking mode --------------------------------------------------------------
 

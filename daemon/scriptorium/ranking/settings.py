@@ -66,6 +66,12 @@ class RankingSettings:
     # matches a few of them; docs and code apart. 0 is off.
     document_evidence: float = 0.0
     document_evidence_code: float = 0.0
+    # Term coverage: a block of a question (at most term_coverage_max_terms distinct terms) is
+    # weighed by the share of the query's distinct terms it matches, to this power, so a
+    # small section matching one word in its heading cannot outrank one matching them all;
+    # 0 is off (ranking/coverage.py).
+    term_coverage: float = 0.5
+    term_coverage_max_terms: int = 12
     # Factor for tests, fixtures, vendored or generated code, changelogs / release notes and
     # repository meta files (``.github`` issue templates), told by their paths, unless the
     # query names that kind: they repeat the words of the code and docs they exercise or
@@ -205,6 +211,10 @@ _HELP = {
     "document_evidence": "weigh up documentation blocks by the share of query terms only "
     "other blocks of their page match (0 is off)",
     "document_evidence_code": "the same for code files (0 is off)",
+    "term_coverage": "weigh a question's blocks by the share of its distinct terms they "
+    "match, to this power (0 is off)",
+    "term_coverage_max_terms": "queries with more distinct terms than this (a paragraph, not a "
+    "question) are not weighed by term_coverage",
     "auxiliary_asks": "which query words lift auxiliary_factor by naming a kind: words (any), "
     "prose (not in links, code or paths) or short (prose, none in queries over "
     "long_query_chars)",
