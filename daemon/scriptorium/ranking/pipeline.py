@@ -4,8 +4,8 @@ Each stage records what it kept and dropped so ``explain`` can answer "why this 
 Every lever has a setting in ``RankingSettings`` (ranking/settings.py); the defaults are the
 ones the evaluation suite supports (see docs/ranking.md for the measurements). The order the
 stages run in is ``Ranker``'s (ranking/ranker.py); what a query and a path say about each other
-is in ranking/signals.py. Kept whole past 500 lines: one method per stage, sharing the
-helpers below them.
+is in ranking/signals.py, which query terms a candidate covers in ranking/coverage.py. One
+method per stage, sharing the helpers below them.
 """
 
 from __future__ import annotations
