@@ -18,8 +18,9 @@ pub(crate) fn has_directive(body: &str) -> bool {
 /// and space-joined, separated by newlines. ASCII `casefold` is `lower` and ASCII `\w` is
 /// `[A-Za-z0-9_]`, and no ASCII text has CJK, so the rules need no Unicode table.
 pub(crate) fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
-    let mut words: Vec<String> = Vec::new();
-    let bytes = body.as_bytes();
+    let folded = body.to_ascii_lowercase();
+    let bytes = folded.as_bytes();
+    let mut words: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' {
@@ -27,16 +28,27 @@ pub(crate) fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u
             while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
                 i += 1;
             }
-            words.push(body[start..i].to_ascii_lowercase());
+            words.push(&folded[start..i]);
         } else {
             i += 1;
         }
     }
-    encoded(if has_directive(body) { 1 } else { 0 }, tokens, rest, words)
+    encoded(u8::from(has_directive(body)), tokens, rest, words)
+}
+
+/// Whether `c` is in the CJK class of `features.CJK` (`[\u3040-\u30ff\u3400-\u4dbf
+/// \u4e00-\u9fff\uac00-\ud7af]`).
+pub(crate) fn is_cjk_flag_char(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xac00..=0xd7af)
+}
+
+/// `features.cjk_head`: whether the first `CJK_HEAD` (400) characters hold a CJK one.
+pub(crate) fn cjk_head(body: &str) -> bool {
+    body.chars().take(400).any(is_cjk_flag_char)
 }
 
 /// The flags byte, then the tokens that are words, the other tokens, the other words.
-pub(crate) fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<String>) -> Vec<u8> {
+pub(crate) fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<&str>) -> Vec<u8> {
     let mut toks: Vec<&str> = if tokens.is_empty() {
         Vec::new()
     } else {
@@ -50,11 +62,11 @@ pub(crate) fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<S
     let (mut both, mut tokens_only, mut words_only) = (Vec::new(), Vec::new(), Vec::new());
     let (mut t, mut w) = (0, 0);
     while t < toks.len() || w < words.len() {
-        if w == words.len() || (t < toks.len() && toks[t] < words[w].as_str()) {
+        if w == words.len() || (t < toks.len() && toks[t] < words[w]) {
             tokens_only.push(toks[t]);
             t += 1;
-        } else if t == toks.len() || words[w].as_str() < toks[t] {
-            words_only.push(words[w].as_str());
+        } else if t == toks.len() || words[w] < toks[t] {
+            words_only.push(words[w]);
             w += 1;
         } else {
             both.push(toks[t]);

@@ -19,9 +19,10 @@ use std::sync::Mutex;
 mod ascii;
 mod features;
 mod markdown;
+mod unicode;
 
 use ascii::{ascii_tokens, is_alpha};
-use features::{ascii_features, encoded};
+use features::{ascii_features, cjk_head, encoded, has_directive};
 
 /// The rules version this code follows (`TOKENIZER_VERSION` of the Python module).
 const RULES: &str = "1";
@@ -100,6 +101,10 @@ struct State {
     pool: FxMap<Box<str>, Py<PyString>>,
     /// Per code point, once asked: 1 when Python's `\w` matches it, 2 when not.
     words: Vec<u8>,
+    /// Per code point, once asked: 1 when `str.casefold` keeps it as it is, 2 when it
+    /// folds to what `fold_map` holds.
+    folds: Vec<u8>,
+    fold_map: FxMap<u32, Box<str>>,
 }
 
 impl State {
@@ -210,23 +215,11 @@ impl Tokenizer {
         if in_ranges(&self.cjk, code) {
             return Ok(Kind::Cjk);
         }
-        if state.words.is_empty() {
-            state.words = vec![0; 0x11_0000];
-        }
-        let known = state.words[code as usize];
-        let word = if known != 0 {
-            known == 1
+        Ok(if self.is_word_char(py, state, c)? {
+            Kind::Word
         } else {
-            let mut buffer = [0u8; 4];
-            let found = !self
-                .is_word
-                .bind(py)
-                .call1((&*c.encode_utf8(&mut buffer),))?
-                .is_none();
-            state.words[code as usize] = if found { 1 } else { 2 };
-            found
-        };
-        Ok(if word { Kind::Word } else { Kind::Other })
+            Kind::Other
+        })
     }
 
     fn stem(
@@ -351,19 +344,40 @@ impl Tokenizer {
         Ok(Some(PyString::new(py, &joined)))
     }
 
-    /// `features.encode_features` of an ASCII block body given its joined body tokens and
-    /// the tokens of its section path and path; None for any other body (Python does it).
+    /// `features.encode_features` of a block body given its joined body tokens and the
+    /// tokens of its section path and path. An ASCII body needs no Unicode table; any other
+    /// needs `casefold` (`str.casefold`, asked once per code point) and gets None without
+    /// it, or when it holds a lone surrogate or another thread holds the memo (Python does
+    /// it then).
+    #[pyo3(signature = (body, tokens, rest, casefold=None))]
     fn features<'py>(
         &self,
         py: Python<'py>,
-        body: &str,
+        body: &Bound<'py, PyString>,
         tokens: &str,
         rest: Vec<String>,
-    ) -> Option<Bound<'py, PyBytes>> {
-        if !body.is_ascii() {
-            return None;
+        casefold: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let Ok(body) = body.to_str() else {
+            return Ok(None);
+        };
+        if body.is_ascii() {
+            return Ok(Some(PyBytes::new(py, &ascii_features(body, tokens, &rest))));
         }
-        Some(PyBytes::new(py, &ascii_features(body, tokens, &rest)))
+        let Some(casefold) = casefold else {
+            return Ok(None);
+        };
+        let Ok(mut state) = self.state.try_lock() else {
+            return Ok(None);
+        };
+        let (folded, ranges) = self.unicode_words(py, &mut state, body, casefold)?;
+        drop(state);
+        let words = ranges.iter().map(|&(a, b)| &folded[a..b]).collect();
+        let flags = u8::from(has_directive(body)) | if cjk_head(body) { 2 } else { 0 };
+        Ok(Some(PyBytes::new(
+            py,
+            &encoded(flags, tokens, &rest, words),
+        )))
     }
 
     /// The same encoding for any body, given its flags byte and its words (Python's
@@ -376,6 +390,7 @@ impl Tokenizer {
         rest: Vec<String>,
         words: Vec<String>,
     ) -> Bound<'py, PyBytes> {
+        let words = words.iter().map(String::as_str).collect();
         PyBytes::new(py, &encoded(flags, tokens, &rest, words))
     }
 }

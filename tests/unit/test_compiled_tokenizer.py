@@ -187,7 +187,7 @@ def test_features_are_the_same_bytes(compiled_tokenizer):
     bodies += DIRECTIVE_BODIES + ADVERSARIAL
     section, path = ("Security", "OAuth2 with Password"), "docs/tutorial/security/oauth2.md"
     rest = tok.tokenize(f"{' '.join(section)}\n{path}", **kwargs)
-    compared = 0
+    compared = unicode = 0
     for body in bodies:
         joined = tok.joined_tokens(body, **kwargs)
         assert joined == " ".join(tok.python_tokenize(body, *DEFAULT))
@@ -195,13 +195,80 @@ def test_features_are_the_same_bytes(compiled_tokenizer):
             body, section, path, options, joined.split(" ") if joined else (), rest
         )
         assert features.block_features(body, section, path, options, joined, rest) == expected
+        made = compiled_tokenizer.features(body, joined, rest, str.casefold)
+        assert made == expected, body
+        compared += 1
         if body.isascii():
+            # An ASCII body needs no Unicode table, so no casefold either.
             assert compiled_tokenizer.features(body, joined, rest) == expected, body
-            compared += 1
         else:
+            unicode += 1
             assert compiled_tokenizer.features(body, joined, rest) is None
     assert compared > 5000
-    assert any(not body.isascii() for body in bodies)  # block_features' other branch
+    assert unicode > 1000  # the Japanese and Chinese pages, the adversarial texts
+
+
+# Where the CJK flag's class starts and ends, and the 400th character it looks at.
+CJK_FLAG_EDGES = [
+    f"{before}{edge} x"
+    for edge in "\u303f\u3040\u30ff\u3100\u33ff\u3400\u4dbf\u4dc0\u4dff\u4e00\u9fff"
+    "\ua000\uabff\uac00\ud7af\ud7b0"
+    for before in ("", "é" * 399, "é" * 400, "a" * 399)
+]
+
+
+def test_unicode_features_follow_pythons_tables(compiled_tokenizer):
+    # Characters that fold to several (ß, ﬃ, ǰ), to ASCII (K Kelvin, ſ), that fold to a
+    # character \w does not match or the reverse, and the CJK flag's edges.
+    texts = (
+        ADVERSARIAL
+        + CJK_FLAG_EDGES
+        + [
+            "Straße ẞ ﬃ ǰ \u212a \u017f ΣΑΣ ς \u0345 \u1e9e \u0130x",
+            "".join(chr(c) for c in range(0x80, 0x2000)),
+            "".join(chr(c) for c in range(0x1E00, 0x2200)),
+            "\U0001d400\U0001d7ce \U00010400\U00010428 \U0001e900\U0001e922",
+        ]
+    )
+    rng = random.Random(21)
+    texts += ["".join(rng.choice(POOL) for _ in range(rng.randint(1, 60))) for _ in range(3000)]
+    options = tuple(
+        sorted(
+            dict(
+                zip(
+                    ("drop_stopwords", "stem", "split_identifiers", "cjk_bigrams"),
+                    DEFAULT,
+                    strict=True,
+                )
+            ).items()
+        )
+    )
+    for body in texts:
+        joined = tok.joined_tokens(body)
+        expected = features.encode_features(
+            body, (), "p.md", options, joined.split(" ") if joined else (), ["p", "md"]
+        )
+        assert compiled_tokenizer.features(body, joined, ["p", "md"], str.casefold) == expected, (
+            body
+        )
+
+
+def test_a_body_it_cannot_read_gets_its_features_from_python(compiled_tokenizer):
+    body = "abc \ud800 Straße"
+    assert compiled_tokenizer.features(body, "abc strass", [], str.casefold) is None
+    options = tuple(
+        sorted(
+            dict(
+                zip(
+                    ("drop_stopwords", "stem", "split_identifiers", "cjk_bigrams"),
+                    DEFAULT,
+                    strict=True,
+                )
+            ).items()
+        )
+    )
+    expected = features.encode_features(body, (), "p.md", options, ["abc"], [])
+    assert features.block_features(body, (), "p.md", options, "abc", []) == expected
 
 
 def test_compiled_tokens_share_one_string_object(compiled_tokenizer):

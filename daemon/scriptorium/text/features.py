@@ -117,15 +117,17 @@ def block_features(
     rest_tokens: list[str],
 ) -> bytes:
     """:func:`encode_features` for a build, given the body's tokens as the index stores them
-    (space-joined) and those of the section path and path: an ASCII body's by the compiled
-    tokenizer when it runs (the same bytes; ``tests/unit/test_compiled_tokenizer.py``)."""
+    (space-joined) and those of the section path and path: by the compiled tokenizer when it
+    runs (the same bytes; ``tests/unit/test_compiled_tokenizer.py``)."""
     native = compiled_tokenizer()
     if native is not None:
-        found = native.features(body, joined_body_tokens, rest_tokens)
+        # Python's Unicode rules reach the extension one code point at a time: what
+        # ``str.casefold`` makes of it here, what ``\w`` matches in the tokenizer.
+        found = native.features(body, joined_body_tokens, rest_tokens, str.casefold)
         if found is not None:
             return found
-        # Any other body: Python finds the flags and the words (its Unicode rules), the
-        # extension does the sets, sorting and joining.
+        # A body it cannot read (a lone surrogate) or a memo another thread holds: Python
+        # finds the flags and the words, the extension does the sets, sorting and joining.
         flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (
             _CJK_FLAG if cjk_head(body) else 0
         )
