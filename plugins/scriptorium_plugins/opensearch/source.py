@@ -174,7 +174,9 @@ class OpenSearchSource(RemoteSource):
 
     def _request(self, query: Query, limit: int) -> dict[str, Any]:
         weights = self.ranking.weights
-        boosts = (weights.body, weights.heading, weights.path)
+        # One source holds one corpus, so its path boost is that corpus's (``docs_path_weight``
+        # for documentation), as the local index weighs it.
+        boosts = (weights.body, weights.heading, weights.path_for(self.corpus))
         fields = [f"{name}^{boost}" for name, boost in zip(TOKEN_FIELDS, boosts, strict=True)]
         body: dict[str, Any] = {
             "size": limit,
