@@ -36,6 +36,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 PAGES = 8
 QUERIES = ("query parameters validation", "path parameters types", "request body model")
 MARKERS = "alphamarker betamarker"
+# A pasted issue (longer than ``long_query_chars``): the terms of its title weigh more.
+PASTED = (
+    "Background tasks added in a dependency: in which order do they run?\n\n"
+    "My endpoint calls `background_tasks.add_task(write_notification, email, message=\"hi\")`"
+    " and returns at once, as expected, but I cannot tell whether the task ran after the"
+    " response was sent. I declared the parameter as `background_tasks: BackgroundTasks` in"
+    " the path operation function, next to a dependency that also adds a task. Where is"
+    " this documented, and in which order do the tasks run?"
+)
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +141,7 @@ def test_cluster_answers_carry_local_refs_locations_and_content(
     remote = daemon_for(tmp_path / "c.toml", tmp_path)
     local = daemon_for(local_cfg, tmp_path)
     try:
-        for query in QUERIES:
+        for query in (*QUERIES, PASTED):
             answer = search(remote, query, top_k=5)
             assert answer.results and answer.provider == "docs"
             baseline = search(local, query, top_k=5)

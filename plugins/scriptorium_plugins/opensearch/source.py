@@ -75,6 +75,27 @@ def unqualify(name: str, location: str) -> str:
     return rest if head.lower() == name.lower() and sep else clean
 
 
+def _matcher(query: Query, fields: list[str]) -> dict[str, Any]:
+    """BM25 over ``fields`` for the query's terms, each weighed by its weight in
+    ``query.weights`` as the local index weighs it (a pasted text's identifiers above its
+    prose). Without weights, one match of every term: the same scores, a smaller request."""
+
+    def match(text: str) -> dict[str, Any]:
+        return {"multi_match": {"query": text, "fields": fields, "type": "most_fields"}}
+
+    weights = query.weights
+    if not weights or all(w == 1.0 for w in weights):
+        return match(" ".join(query.terms))
+    clauses = []
+    for index, term in enumerate(query.terms):
+        clause = match(term)
+        weight = weights[index] if index < len(weights) else 1.0
+        if weight != 1.0:
+            clause["multi_match"]["boost"] = weight
+        clauses.append(clause)
+    return {"bool": {"should": clauses, "minimum_should_match": 1}}
+
+
 class OpenSearchSource(RemoteSource):
     """Blocks of one tree in an OpenSearch cluster, read through ``alias``."""
 
@@ -183,15 +204,7 @@ class OpenSearchSource(RemoteSource):
             "track_total_hits": False,
             "query": {
                 "bool": {
-                    "must": [
-                        {
-                            "multi_match": {
-                                "query": " ".join(query.terms),
-                                "fields": fields,
-                                "type": "most_fields",
-                            }
-                        }
-                    ],
+                    "must": [_matcher(query, fields)],
                     "filter": [{"term": {"type": BLOCK}}],
                 }
             },
