@@ -39,7 +39,7 @@ MARKERS = "alphamarker betamarker"
 # A pasted issue (longer than ``long_query_chars``): the terms of its title weigh more.
 PASTED = (
     "Background tasks added in a dependency: in which order do they run?\n\n"
-    "My endpoint calls `background_tasks.add_task(write_notification, email, message=\"hi\")`"
+    'My endpoint calls `background_tasks.add_task(write_notification, email, message="hi")`'
     " and returns at once, as expected, but I cannot tell whether the task ran after the"
     " response was sent. I declared the parameter as `background_tasks: BackgroundTasks` in"
     " the path operation function, next to a dependency that also adds a task. Where is"
