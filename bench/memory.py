@@ -84,6 +84,8 @@ def across_scales(scales: list[dict]) -> None:
             "rss_after_start": ratio(r.get("rss_mb"), base.get("rss_mb")),
             "cold_start": ratio(r["cold_start"]["seconds"], base["cold_start"]["seconds"]),
             "search_p50": ratio(r["search"]["p50_ms"], base["search"]["p50_ms"]),
+            # Both daemons serving at once, in alternating rounds (bench/turns.py).
+            "search_p50_in_turns": r.get("search_in_turns", {}).get("ratio"),
             "eval_queries_p50": ratio(
                 r["search_eval_queries"]["p50_ms"], base["search_eval_queries"]["p50_ms"]
             ),

@@ -80,9 +80,9 @@ TARGETS = (
         (10,),
     ),
     Target(
-        "search p50 / x1",
+        "search p50 / x1 (in turns)",
         "≤ 2",
-        lambda r: _get(r, "vs_x1", "search_p50"),
+        lambda r: _get(r, "vs_x1", "search_p50_in_turns"),
         lambda v: v <= 2.0,
         (100,),
     ),

@@ -79,6 +79,14 @@ class Change:
     added: list[SourceDocument] = field(default_factory=list)
 
 
+# The tantivy writer's indexing budget. A write that fills it is flushed as a segment, and a
+# search visits every segment with its own top-k pass: at 64 MB a 420 MB corpus (608,790
+# blocks) was written as 8 segments and its tantivy query took about 25 % longer than over
+# one. The arena grows only as a write needs it, so a small write costs no more memory (peak
+# RSS of a 4 MB build unchanged) and a 420 MB build peaks 2 % higher.
+WRITER_HEAP_BYTES = 1_000_000_000
+
+
 class GenerationStore:
     """All generations and the shared blob store under one state directory."""
 
@@ -296,7 +304,7 @@ class GenerationStore:
                 index = tantivy.Index.open(str(index_dir))
             else:
                 index = tantivy.Index(S.build_schema(), path=str(index_dir))
-            writer = index.writer(heap_size=64_000_000, num_threads=1)
+            writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
             for source, path in change.removed:
                 writer.delete_documents_by_term(S.DOC, S.doc_term(source, path))
             blob_writer = BlobWriter(self.blobs)
