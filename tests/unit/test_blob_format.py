@@ -85,3 +85,33 @@ def test_a_span_outside_the_text_is_a_corrupt_blob(span):
         decode_document(blob, "s")
     with pytest.raises(CorruptBlobError):
         decode_texts(blob)
+
+
+def test_two_writer_threads_writing_one_blob_both_succeed(tmp_path, monkeypatch):
+    """Two documents of one build can share a blob (the same page at the same path in two
+    sources); the writer's threads may write it at the same moment."""
+    import os
+    import threading
+
+    from scriptorium.index.store import WRITER_THREADS, BlobStore, BlobWriter, blob_name
+
+    assert WRITER_THREADS >= 2
+    store = BlobStore(tmp_path / "blobs")
+    doc = make_doc(TEXT, ["same words"])
+    name = blob_name(doc, "fp")
+    # Both threads have written their temporary file before either renames it.
+    both_written = threading.Barrier(2, timeout=30)
+    replace = os.replace
+
+    def replace_when_both_wrote(src, dst):
+        if str(tmp_path) in str(dst):
+            both_written.wait()
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_when_both_wrote)
+    monkeypatch.setattr(store, "exists", lambda _name: False)  # both find it missing
+    with BlobWriter(store) as writer:
+        writer.put(name, doc)
+        writer.put(name, doc)
+    assert decode_document(store.path(name).read_bytes(), "s").blocks == doc.blocks
+    assert sorted(p.name for p in store.path(name).parent.iterdir()) == [name]
