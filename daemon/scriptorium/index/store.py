@@ -49,8 +49,9 @@ def _body_span(text: str, body: str, start: int) -> tuple[str | list[int], int]:
     """A block's body as ``[begin, end]`` into the document's text when it is a slice of it
     (every block of the FastAPI pages is: three in four exactly their line range, the rest a
     slice of it), else the body itself; and where to look for the next one. Stored as a
-    span, the text is not written twice: the blob's JSON is about half as long, and encoding
-    and compressing it half as dear."""
+    span, the text is not written twice: the blob's JSON is about half as long, the blob
+    about 12 % smaller, and encoding it about 10 % cheaper (zlib had already found most of
+    the repetition), decoding its texts about 20 % cheaper."""
     at = text.find(body, start)
     if at < 0:  # before the previous block's end: a block nested in the one before
         at = text.find(body)
