@@ -13,7 +13,7 @@ read once at import; without it ``pause`` is one dictionary lookup, so productio
 A pause can be given a ``stop`` callable (a cancellation flag): it then returns early when that
 says true, so a paused stage still honours cancellation.
 
-Stages: ``build.write`` (a generation's blocks are being written, before its commit),
+Stages: ``build.write`` (a generation's files are read and its blocks written, before its commit),
 ``start.catch_up`` (a daemon serves the generation it opened, before its start-up reconcile),
 ``start.verify`` (a daemon serves the generation it opened, before its large files are hashed),
 ``rpc.search``, ``rpc.get_content``, ``rpc.guide`` (inside the handler's worker thread, before

@@ -45,10 +45,11 @@ SCRIPT = textwrap.dedent(
             max_workers=1,
             mp_context=parallel.multiprocessing.get_context("spawn"),
             initializer=parallel._start_helper,
-            initargs=([config], {}, fingerprint),
+            initargs=([config], {}, fingerprint, str(root.parent)),
         )
         try:
-            loaded = pool.submit(parallel._load_chunk, [("docs", "index.md")]).result()
+            chunk = pool.submit(parallel._load_chunk, [("docs", "index.md")])
+            loaded = parallel._Helpers.result(chunk)  # the results come back through a file
             modules = pool.submit(probe, 0).result()
         finally:
             pool.shutdown()

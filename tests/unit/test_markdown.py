@@ -667,3 +667,37 @@ def test_plugin_registers_source_kind_and_extractor() -> None:
     assert registry.source_factory("markdown") is MarkdownSource
     assert [e.name for e in registry.extractors] == ["markdown"]
     assert registry.extractor_chain.for_path("x.md", Corpus.DOCS) is not None
+
+
+def test_includes_skip_pages_without_a_directive_and_find_the_same_as_the_scan() -> None:
+    """The opener test before the scan changes no answer: every page of the corpus, and
+    texts that hold an opener without a directive or a directive of each kind."""
+    from scriptorium.text.markdown import INCLUDE_DIRECTIVE, _include_tail, includes_in
+
+    def scanned(text: str) -> list[str]:
+        return [
+            _include_tail(next(g for g in m.groups() if g))
+            for m in INCLUDE_DIRECTIVE.finditer(text)
+        ]
+
+    pages = [p.read_text("utf-8") for p in sorted((CORPUS / "docs").rglob("*.md"))]
+    found = 0
+    for text in pages:
+        assert includes_in(text) == scanned(text)
+        found += bool(includes_in(text))
+    assert 0 < found < len(pages)  # pages with and pages without includes were both seen
+    samples = [
+        "{* ../../docs_src/a/tutorial001.py hl[3] *}",
+        "{! ./docs_src/b.py !}",
+        '--8<-- "docs_src/c.md"',
+        "a set {*} and a dict {!r} and a rule ---8<---",
+        "no directive at all",
+    ]
+    assert [includes_in(t) for t in samples] == [
+        ["docs_src/a/tutorial001.py"],
+        ["docs_src/b.py"],
+        ["docs_src/c.md"],
+        [],
+        [],
+    ]
+    assert [includes_in(t) for t in samples] == [scanned(t) for t in samples]

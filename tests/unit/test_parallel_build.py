@@ -83,9 +83,9 @@ def test_a_build_in_workers_equals_a_serial_build(tmp_path, corpus, monkeypatch)
 
     def sharing(items, **kwargs):
         shared.append(len(items))
-        return parallel.load_shared(items, **kwargs)
+        return parallel.load_in_order(items, **kwargs)
 
-    monkeypatch.setattr(indexer, "load_shared", sharing)
+    monkeypatch.setattr(indexer, "load_in_order", sharing)
     serial, serial_summary = build(tmp_path, corpus, "serial", workers=1)
     spread, spread_summary = build(tmp_path, corpus, "spread", workers=2)
     assert serial_summary.documents == spread_summary.documents > 30

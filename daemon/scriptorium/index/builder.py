@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,14 +38,16 @@ from scriptorium.index.generation import (
     Change,
     CorruptGenerationError,
     FileEntry,
+    Finish,
     GenerationStore,
     GenerationWriteError,
     Manifest,
     SourceEntry,
+    Step,
 )
 from scriptorium.index.native import release_free_memory
 from scriptorium.index.pack import encode_pack, stored
-from scriptorium.index.parallel import helper_count, load_shared
+from scriptorium.index.parallel import helper_count, load_in_order
 from scriptorium.index.progress import BuildProgress
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
@@ -125,6 +127,14 @@ class _Scan:
     old_files: dict[str, FileEntry]
     stats: list[FileStat]
     only: frozenset[str] | None = None
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What a reconcile's steps found besides the change itself."""
+
+    changed_files: int = 0
+    metadata_changed: bool = False
 
 
 def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
@@ -442,8 +452,6 @@ class Indexer:
         base = current.manifest if current else None
         change = Change()
         tables: dict[str, SourceEntry] = {}
-        changed_files = 0
-        metadata_changed = False
         scans: list[_Scan] = []
         for source in self.sources:
             build_checkpoint(self._build_stopped)
@@ -488,104 +496,66 @@ class Indexer:
                 continue
             tables[source.name] = table
             scans.append(_Scan(source, table, old_files, stats))
-        loaded, tokens = self._load_changed(scans)
-        for scan in scans:
-            source, table, old_files = scan.source, scan.table, scan.old_files
-            seen = set()
-            if scan.only is not None:
-                table.files = dict(old_files)
-                present = {stat.path for stat in scan.stats}
-                for path in scan.only:
-                    if path in old_files and path not in present:
-                        del table.files[path]
-                        change.removed.append((source.name, path))
-                seen = old_files.keys()
-            for stat in scan.stats:
-                entry = old_files.get(stat.path)
-                if scan.only is None:
-                    seen.add(stat.path)
-                if _unchanged(entry, stat):
-                    table.files[stat.path] = entry
-                    continue
-                doc = loaded.pop((source.name, stat.path), None)
-                if doc is None:
-                    if entry is not None:
-                        table.files.pop(stat.path, None)
-                        change.removed.append((source.name, stat.path))
-                    continue
-                if entry is not None and entry.hash == doc.content_hash:
-                    metadata_changed = True
-                    table.files[stat.path] = FileEntry(
-                        entry.hash, stat.size, stat.mtime_ns, entry.blob, entry.blocks
-                    )
-                    continue
-                if entry is not None:
-                    change.removed.append((source.name, stat.path))
-                change.added.append(doc)
-                changed_files += 1
-                table.files[stat.path] = FileEntry(
-                    doc.content_hash,
-                    stat.size,
-                    stat.mtime_ns,
-                    blob_name(doc, self.index_fingerprint),
-                    len(doc.blocks),
+        # The write starts with the first changed file: each is indexed as soon as it and
+        # every file before it are loaded, while the build helpers load the next ones.
+        tokens: dict[int, Indexed] = {}
+        tally = _Tally()
+        made: dict[str, object] = {}
+
+        def finish() -> Finish | None:
+            if base is not None:
+                tally.metadata_changed |= set(tables) != set(base.sources) or any(
+                    tables[n].fingerprint != base.sources[n].fingerprint
+                    for n in tables
+                    if n in base.sources
                 )
-            for path in old_files:
-                if path not in seen:
-                    change.removed.append((source.name, path))
-            if scan.only is not None and any(
-                path in table.files and path not in old_files for path in scan.only
+            if current is not None and not (
+                change.added or change.removed or tally.metadata_changed
             ):
-                # New paths went in at the end: keep the table in path order, as a listing
-                # gives it (documents are served, and ties broken, in that order).
-                table.files = dict(sorted(table.files.items()))
-            if table.files == old_files:
-                table.files = old_files  # unchanged: share the (immutable) previous table
-        if base is not None:
-            for name, entry in base.sources.items():
-                if name not in tables:
-                    change.removed += [(name, p) for p in entry.files]
-        if base is not None:
-            metadata_changed |= set(tables) != set(base.sources) or any(
-                tables[n].fingerprint != base.sources[n].fingerprint
-                for n in tables
-                if n in base.sources
+                return None
+            fingerprint = self.index_fingerprint
+            added = [
+                stored(
+                    doc,
+                    blob_name(doc, fingerprint),
+                    self.cache,
+                    document_includes(doc),
+                    document_bids(doc),
+                )
+                for doc in change.added
+            ]
+            docs, blocks = next_tables(
+                tables,
+                current.docs if current else None,
+                current.blocks if current else None,
+                added,
+                change.removed,
             )
-        if current is not None and not (change.added or change.removed or metadata_changed):
-            self._scanned_ok(scans)
-            return None
-        fingerprint = self.index_fingerprint
-        added = [
-            stored(
-                doc,
-                blob_name(doc, fingerprint),
-                self.cache,
-                document_includes(doc),
-                document_bids(doc),
-            )
-            for doc in change.added
-        ]
-        docs, blocks = next_tables(
-            tables,
-            current.docs if current else None,
-            current.blocks if current else None,
-            added,
-            change.removed,
-        )
-        try:
-            manifest = self.store.write(
-                parent=base,
-                change=change,
-                sources=tables,
-                extractors=fingerprint,
-                tokens_for=self._tokens_from(tokens),
-                stop=self._build_stopped,
+            made.update(added=added, docs=docs, blocks=blocks)
+            return Finish(
+                tables,
                 pack=lambda: encode_pack(list(docs), map(docs.raw_at, range(len(docs)))),
                 block_table=blocks.encode,
+            )
+
+        try:
+            manifest = self.store.write_streamed(
+                parent=base,
+                change=change,
+                extractors=self.index_fingerprint,
+                steps=self._steps(scans, tables, base, change, tally, tokens),
+                tokens_for=self._tokens_from(tokens),
+                finish=finish,
+                stop=self._build_stopped,
             )
         except GenerationWriteError as exc:
             self._write_failed(exc, scans, base)
             raise
+        if manifest is None:
+            self._scanned_ok(scans)
+            return None
+        docs, blocks, added = made["docs"], made["blocks"], made["added"]
+        changed_files = tally.changed_files
         self._scanned_ok(scans)
         self._read_own_pack(docs, manifest.generation)
         snapshot = Snapshot.assemble(self.store, manifest, docs, blocks, self.cache)
@@ -704,14 +674,100 @@ class Indexer:
             # One reference assignment each: readers see the old pair or the new pair.
             self._snapshot, self._resolver = snapshot, resolver
 
-    def _load_changed(
-        self, scans: list[_Scan]
-    ) -> tuple[dict[tuple[str, str], SourceDocument], dict[int, Indexed]]:
-        """Every changed file of ``scans`` read and cut (None when unreadable), by (source, path).
+    def _steps(
+        self,
+        scans: list[_Scan],
+        tables: dict[str, SourceEntry],
+        base: Manifest | None,
+        change: Change,
+        tally: _Tally,
+        tokens: dict[int, Indexed],
+    ) -> Iterator[Step]:
+        """The steps of a reconcile's write, made while its changed files load: each file as
+        it comes, compared with its old entry, fills ``change``, ``tally`` and the new file
+        ``tables`` and gives its removal and its new document, in listing order.
 
-        Many files are shared with helper processes and tokenized as they are loaded (the
-        second table holds those tokens by block identity); a few are only loaded here, and
-        the generation writer tokenizes them.
+        A removal always comes before the document that replaces it (a tantivy delete by term
+        removes only what was added before it), so the index holds what a write of the whole
+        ``change`` at once would.
+        """
+        yield from list(change.removed)  # sources whose extractors changed: all of it goes
+        loaded = self._load_changed(scans, tokens)
+        for scan in scans:
+            source, table, old_files = scan.source, scan.table, scan.old_files
+            seen = set()
+            if scan.only is not None:
+                table.files = dict(old_files)
+                present = {stat.path for stat in scan.stats}
+                for path in scan.only:
+                    if path in old_files and path not in present:
+                        del table.files[path]
+                        change.removed.append((source.name, path))
+                        yield source.name, path
+                seen = old_files.keys()
+            for stat in scan.stats:
+                entry = old_files.get(stat.path)
+                if scan.only is None:
+                    seen.add(stat.path)
+                if _unchanged(entry, stat):
+                    table.files[stat.path] = entry
+                    continue
+                key, doc = next(loaded)
+                if key != (source.name, stat.path):
+                    raise RuntimeError(f"files loaded out of order: {key} for {stat.path}")
+                if doc is None:
+                    if entry is not None:
+                        table.files.pop(stat.path, None)
+                        change.removed.append(key)
+                        yield key
+                    continue
+                if entry is not None and entry.hash == doc.content_hash:
+                    tally.metadata_changed = True
+                    table.files[stat.path] = FileEntry(
+                        entry.hash, stat.size, stat.mtime_ns, entry.blob, entry.blocks
+                    )
+                    continue
+                if entry is not None:
+                    change.removed.append(key)
+                    yield key
+                change.added.append(doc)
+                yield doc
+                tally.changed_files += 1
+                table.files[stat.path] = FileEntry(
+                    doc.content_hash,
+                    stat.size,
+                    stat.mtime_ns,
+                    blob_name(doc, self.index_fingerprint),
+                    len(doc.blocks),
+                )
+            for path in old_files:
+                if path not in seen:
+                    change.removed.append((source.name, path))
+                    yield source.name, path
+            if scan.only is not None and any(
+                path in table.files and path not in old_files for path in scan.only
+            ):
+                # New paths went in at the end: keep the table in path order, as a listing
+                # gives it (documents are served, and ties broken, in that order).
+                table.files = dict(sorted(table.files.items()))
+            if table.files == old_files:
+                table.files = old_files  # unchanged: share the (immutable) previous table
+        if base is not None:
+            for name, entry in base.sources.items():
+                if name not in tables:
+                    gone = [(name, p) for p in entry.files]
+                    change.removed += gone
+                    yield from gone
+
+    def _load_changed(
+        self, scans: list[_Scan], tokens: dict[int, Indexed]
+    ) -> Iterator[tuple[tuple[str, str], SourceDocument | None]]:
+        """Every changed file of ``scans`` read and cut (None when unreadable), by (source,
+        path), in listing order, each as soon as it and the files before it are loaded.
+
+        Many files are shared with helper processes and tokenized as they are loaded (their
+        tokens go into ``tokens`` by block identity); a few are only loaded here, and the
+        generation writer tokenizes them.
         """
         wanted = [
             (scan.source.name, stat.path)
@@ -721,11 +777,10 @@ class Indexer:
         ]
         sizes = {(scan.source.name, stat.path): stat.size for scan in scans for stat in scan.stats}
         progress = BuildProgress(self.states, wanted, sizes)
-        docs: dict[tuple[str, str], SourceDocument] = {}
-        tokens: dict[int, Indexed] = {}
         helpers = helper_count(self.settings.build_workers, len(wanted))
         if helpers:
-            loaded = load_shared(
+            keys = iter(wanted)
+            for chunk in load_in_order(
                 wanted,
                 sources=self.by_name,
                 options=self.ranking.token_options(),
@@ -734,13 +789,13 @@ class Indexer:
                 on_fallback=lambda why: log.warning("building without helper processes: %s", why),
                 on_loaded=progress.advance,
                 stop=self._build_stopped,
-            )
-            for key, result in zip(wanted, loaded, strict=True):
-                if result.doc is not None:
-                    docs[key] = result.doc
-                    for block, block_tokens in zip(result.doc.blocks, result.tokens, strict=True):
-                        tokens[id(block)] = block_tokens
-            return docs, tokens
+            ):
+                for result in chunk:
+                    if result.doc is not None:
+                        for block, fields in zip(result.doc.blocks, result.tokens, strict=True):
+                            tokens[id(block)] = fields
+                    yield next(keys), result.doc
+            return
         for item in wanted:
             build_checkpoint(self._build_stopped)
             name, path = item
@@ -748,10 +803,8 @@ class Indexer:
                 doc = self.by_name[name].load(path)
             except (OSError, PathEscapeError):
                 doc = None
-            if doc is not None:
-                docs[item] = doc
             progress.advance((item,))
-        return docs, tokens
+            yield item, doc
 
     def _tokens_from(self, tokens: dict[int, Indexed]):
         """``tokens_for`` for one write: a block's fields from ``tokens`` when a worker made
@@ -761,7 +814,7 @@ class Indexer:
         made: list = [None, {}]  # the document last made, and its fields by block identity
 
         def tokens_for(doc: SourceDocument, block: Block) -> Indexed:
-            found = tokens.get(id(block))
+            found = tokens.pop(id(block), None)
             if found is not None:
                 return found
             if made[0] is not doc:

@@ -1,9 +1,11 @@
 """Versioned, checksummed index generations on disk.
 
-A generation is a directory ``generations/gen-NNNNNN`` holding a tantivy index and a manifest.
-It is written under a temporary name and renamed into place only once complete, so a crash
-never leaves a half generation that looks usable; the manifest carries per-file checksums and a
-checksum of itself, so a corrupted generation is refused at load and an older one serves.
+Kept whole past 500 lines: writing, finding, verifying and pruning generations share one
+writer lock and one numbering. A generation is a directory ``generations/gen-NNNNNN`` holding
+a tantivy index and a manifest, written under a temporary name and renamed into place only
+once complete, so a crash never leaves a half generation that looks usable; the manifest
+carries per-file checksums and a checksum of itself, so a corrupted generation is refused at
+load and an older one serves.
 
 Generations are immutable. An incremental update writes a *new* generation whose tantivy files
 are hard links to the previous one's (tantivy never rewrites a segment file in place), plus the
@@ -77,6 +79,43 @@ class Change:
 
     removed: list[tuple[str, str]] = field(default_factory=list)  # (source, path)
     added: list[SourceDocument] = field(default_factory=list)
+
+
+# One step of a streamed write: a document to add, or the (source, path) of one to remove.
+Step = SourceDocument | tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """What a streamed write needs once its steps are over: the new generation's complete
+    file table, and its document pack and block table (each made when asked)."""
+
+    sources: dict[str, SourceEntry]
+    pack: Callable[[], bytes] | None = None
+    block_table: Callable[[], bytes] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a streamed write is of, besides its steps."""
+
+    parent: Manifest | None
+    change: Change
+    extractors: str
+    tokens_for: Callable
+    stop: Callable[[], bool] | None
+
+
+class _NothingChanged(Exception):
+    """A streamed write whose ``finish()`` found nothing to write: what was begun goes."""
+
+
+_NO_STEP = object()
+
+
+def _chained(first: Step, rest: Iterator[Step]) -> Iterator[Step]:
+    yield first
+    yield from rest
 
 
 # The tantivy writer's indexing budget. A write that fills it is flushed as a segment, and a
@@ -259,38 +298,79 @@ class GenerationStore:
         """Write a new generation = ``parent`` + ``change``; returns its verified manifest.
 
         ``sources`` is the complete file table of the new generation. ``tokens_for(doc,
-        block)`` returns the (body, heading, path) token strings for one block. Written under
-        the writer lock (see :meth:`writing`). When ``stop()`` turns true the write ends with
-        ``BuildCancelled`` at its next document or before its commit, leaving nothing behind;
-        a file-system failure ends it with ``GenerationWriteError``, likewise. ``pack()``
+        block)`` returns the (body, heading, path) token strings for one block. ``pack()``
         gives the generation's document pack (see ``index/pack.py``), written beside the
         tantivy files and checksummed with them; ``block_table()`` likewise gives its block
-        table (``index/blocktable.py``).
+        table (``index/blocktable.py``). The rest is :meth:`write_streamed`'s.
         """
-        with self.writing():
-            return self._write(
-                parent=parent,
-                change=change,
-                sources=sources,
-                extractors=extractors,
-                tokens_for=tokens_for,
-                stop=stop,
-                pack=pack,
-                block_table=block_table,
-            )
 
-    def _write(
+        def steps() -> Iterator[Step]:
+            yield from change.removed
+            yield from change.added
+
+        manifest = self.write_streamed(
+            parent=parent,
+            change=change,
+            extractors=extractors,
+            steps=steps(),
+            tokens_for=tokens_for,
+            finish=lambda: Finish(sources, pack, block_table),
+            stop=stop,
+        )
+        assert manifest is not None  # finish() always gives a generation to write
+        return manifest
+
+    def write_streamed(
         self,
         *,
         parent: Manifest | None,
         change: Change,
-        sources: dict[str, SourceEntry],
         extractors: str,
+        steps: Iterable[Step],
         tokens_for,
+        finish: Callable[[], Finish | None],
         stop: Callable[[], bool] | None = None,
-        pack: Callable[[], bytes] | None = None,
-        block_table: Callable[[], bytes] | None = None,
-    ) -> Manifest:
+    ) -> Manifest | None:
+        """Write a new generation from ``parent`` as ``steps`` arrive; returns its verified
+        manifest, or None when there was nothing to write.
+
+        Each step is a document to add (its blob stored, its blocks indexed) or a ``(source,
+        path)`` whose blocks go; a document that replaces another comes after its removal.
+        Steps are taken while they are made, so a build indexes one file while it loads the
+        next. ``change`` is what the steps amount to, filled in by whoever makes them
+        (failures name its sources). Once the steps are over, ``finish()`` gives the new
+        generation's file table and tables, or None when nothing changed: nothing is written
+        then if no step came either, and whatever was begun is removed otherwise.
+
+        Written under the writer lock (see :meth:`writing`). When ``stop()`` turns true the
+        write ends with ``BuildCancelled`` at its next step or before its commit, leaving
+        nothing behind; a file-system failure ends it with ``GenerationWriteError``,
+        likewise.
+        """
+        steps = iter(steps)
+        plan = _Plan(parent, change, extractors, tokens_for, stop)
+        try:
+            with self.writing():
+                first = next(steps, _NO_STEP)
+                if first is _NO_STEP:
+                    final = finish()
+                    return None if final is None else self._write(plan, (), lambda: final)
+                return self._write(plan, _chained(first, steps), finish)
+        finally:
+            close = getattr(steps, "close", None)
+            if close is not None:
+                close()  # a write that failed half-way: whatever makes the steps stops now
+
+    def _write(
+        self, plan: _Plan, steps: Iterable[Step], finish: Callable[[], Finish | None]
+    ) -> Manifest | None:
+        parent, change, extractors, tokens_for, stop = (
+            plan.parent,
+            plan.change,
+            plan.extractors,
+            plan.tokens_for,
+            plan.stop,
+        )
         existing = self.complete_generations()
         generation = max(existing[0] if existing else 0, self._retired) + 1
         tmp = self.generations_dir / f"{_TMP_PREFIX}{generation:06d}-{uuid.uuid4().hex[:8]}"
@@ -305,24 +385,28 @@ class GenerationStore:
             else:
                 index = tantivy.Index(S.build_schema(), path=str(index_dir))
             writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
-            for source, path in change.removed:
-                writer.delete_documents_by_term(S.DOC, S.doc_term(source, path))
             blob_writer = BlobWriter(self.blobs)
             with blob_writer as blobs:
-                faults.pause("build.write", stop)
-                for doc in change.added:
+                for step in steps:
                     build_checkpoint(stop)
-                    blobs.put(blob_name(doc, extractors), doc)
-                    self._add_blocks(writer, doc, tokens_for)
+                    if isinstance(step, tuple):
+                        writer.delete_documents_by_term(S.DOC, S.doc_term(*step))
+                    else:
+                        blobs.put(blob_name(step, extractors), step)
+                        self._add_blocks(writer, step, tokens_for)
+                final = finish()
+                if final is None:
+                    raise _NothingChanged
+                faults.pause("build.write", stop)
                 build_checkpoint(stop)  # the last moment a build can stop cheaply
                 # The commit runs without the GIL, so the last blobs are written meanwhile.
                 writer.commit()
                 finished, writer = writer, None
                 finished.wait_merging_threads()
-            if pack is not None:
-                (index_dir / PACK_FILE).write_bytes(pack())
-            if block_table is not None:
-                (index_dir / BLOCK_TABLE_FILE).write_bytes(block_table())
+            if final.pack is not None:
+                (index_dir / PACK_FILE).write_bytes(final.pack())
+            if final.block_table is not None:
+                (index_dir / BLOCK_TABLE_FILE).write_bytes(final.block_table())
             index_files = {}
             for path in sorted(index_dir.rglob("*")):
                 if path.is_file() and path.name not in _LOCK_FILES:
@@ -335,7 +419,7 @@ class GenerationStore:
                 created_at=time.time(),
                 parent=parent.generation if parent else 0,
                 extractors=extractors,
-                sources=sources,
+                sources=final.sources,
                 index_files=index_files,
             )
             text, tables = manifest.serialize(self._fragments)
@@ -373,6 +457,8 @@ class GenerationStore:
             shutil.rmtree(tmp, ignore_errors=True)
             if blob_writer is not None:  # its writes are over (see BlobWriter.__exit__)
                 self.blobs.remove(blob_writer.created)
+            if isinstance(exc, _NothingChanged):
+                return None
             if failure is None:
                 raise
             raise self._write_error(generation, change, *failure) from exc

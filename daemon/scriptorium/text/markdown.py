@@ -596,8 +596,16 @@ def _include_tail(include: str) -> str:
     return "/".join(p for p in PurePosixPath(include).parts if p not in ("..", "."))
 
 
+# What every match of ``INCLUDE_DIRECTIVE`` starts with: a page holding none is not scanned
+# (a substring test is about five times cheaper than the scan; a third of the FastAPI pages
+# include nothing).
+_INCLUDE_OPENERS = ("{*", "{!", "--8<--")
+
+
 def includes_in(text: str) -> list[str]:
     """Code files a Markdown document includes, as path tails without ``..`` segments."""
+    if not any(opener in text for opener in _INCLUDE_OPENERS):
+        return []
     return [
         _include_tail(next(g for g in m.groups() if g)) for m in INCLUDE_DIRECTIVE.finditer(text)
     ]
