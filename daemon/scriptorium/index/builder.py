@@ -133,7 +133,6 @@ class _Scan:
 class _Tally:
     """What a reconcile's steps found besides the change itself."""
 
-    changed_files: int = 0
     metadata_changed: bool = False
 
 
@@ -555,7 +554,7 @@ class Indexer:
             self._scanned_ok(scans)
             return None
         docs, blocks, added = made["docs"], made["blocks"], made["added"]
-        changed_files = tally.changed_files
+        changed_files = len(change.added)
         self._scanned_ok(scans)
         self._read_own_pack(docs, manifest.generation)
         snapshot = Snapshot.assemble(self.store, manifest, docs, blocks, self.cache)
@@ -732,7 +731,6 @@ class Indexer:
                     yield key
                 change.added.append(doc)
                 yield doc
-                tally.changed_files += 1
                 table.files[stat.path] = FileEntry(
                     doc.content_hash,
                     stat.size,

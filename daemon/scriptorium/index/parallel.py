@@ -190,10 +190,8 @@ def load_in_order(
                         results[index] = load_files(sources, chunks[index], options)
                         on_loaded(chunks[index])
                     pending.clear()
-            # Two chunks queued per helper keep it busy while a result travels back.
-            while pool is not None and front <= back and len(pending) < QUEUED_PER_HELPER * helpers:
-                pending[pool.submit(chunks[front])] = front
-                front += 1
+            if pool is not None:
+                front = pool.hand_out(chunks, front, back, pending)
             if results[ready] is not None:
                 chunk, results[ready] = results[ready], None
                 ready += 1
@@ -231,12 +229,20 @@ class _Helpers:
     the files, where it loads half through files.
     """
 
-    def __init__(self, pool: ProcessPoolExecutor, spool: str) -> None:
+    def __init__(self, pool: ProcessPoolExecutor, helpers: int, spool: str) -> None:
         self._pool = pool
+        self._queued = QUEUED_PER_HELPER * helpers
         self._spool = spool
 
-    def submit(self, items: Sequence[Item]) -> Future:
-        return self._pool.submit(_load_chunk, items)
+    def hand_out(
+        self, chunks: Sequence[Sequence[Item]], front: int, back: int, pending: dict[Future, int]
+    ) -> int:
+        """Queue chunks ``front``.. (not past ``back``) until the helpers have their share
+        waiting, recording each in ``pending``; returns the next chunk not handed out."""
+        while front <= back and len(pending) < self._queued:
+            pending[self._pool.submit(_load_chunk, chunks[front])] = front
+            front += 1
+        return front
 
     @staticmethod
     def result(future: Future) -> list[Loaded]:
@@ -290,7 +296,7 @@ def _helper_pool(
         shutil.rmtree(spool, ignore_errors=True)
         on_fallback(str(exc))
         return None
-    return _Helpers(pool, spool)
+    return _Helpers(pool, helpers, spool)
 
 
 def load_streaming(
@@ -331,9 +337,8 @@ def load_streaming(
                     for left in lost:
                         yield here(left)
                     break
-            while pool is not None and front <= back and len(pending) < QUEUED_PER_HELPER * helpers:
-                pending[pool.submit(chunks[front])] = front
-                front += 1
+            if pool is not None:
+                front = pool.hand_out(chunks, front, back, pending)
             if ready:
                 continue
             if front <= back:
