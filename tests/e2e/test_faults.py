@@ -23,8 +23,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
 from scriptorium.index.generation import GenerationStore
+from scriptorium.index.store import BlobStore
 from scriptorium.index.verify import EAGER_VERIFY_BYTES
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.blobs import damage_blob
 from tests.support.daemon import Daemon, running
 from tests.support.trees import docs_and_code_config, markdown_config, write
 from tests.support.waiting import wait_for as support_wait_for
@@ -194,8 +196,7 @@ def _corrupt_new_blob(state: Path) -> None:
         return {f.blob for s in manifest.sources.values() for f in s.files.values()}
 
     (only_new,) = blobs(2) - blobs(1)
-    blob = state / "blobs" / only_new[:2] / only_new
-    blob.write_bytes(b"not zlib" + blob.read_bytes()[8:])
+    damage_blob(BlobStore(state / "blobs"), only_new)
 
 
 def _flip_document_pack(gen: Path) -> None:

@@ -87,18 +87,18 @@ def test_a_span_outside_the_text_is_a_corrupt_blob(span):
         decode_texts(blob)
 
 
-def test_two_writer_threads_writing_one_blob_both_succeed(tmp_path, monkeypatch):
-    """Two documents of one build can share a blob (the same page at the same path in two
-    sources); the writer's threads may write it at the same moment."""
+def test_two_threads_writing_one_loose_blob_both_succeed(tmp_path, monkeypatch):
+    """Two threads may put the same loose blob at the same moment (two processes' writers,
+    or two threads of one): both succeed and one file is left."""
     import os
     import threading
 
-    from scriptorium.index.store import WRITER_THREADS, BlobStore, BlobWriter, blob_name
+    from scriptorium.index.store import BlobStore, blob_name
 
-    assert WRITER_THREADS >= 2
     store = BlobStore(tmp_path / "blobs")
     doc = make_doc(TEXT, ["same words"])
     name = blob_name(doc, "fp")
+    data = encode_document(doc)
     # Both threads have written their temporary file before either renames it.
     both_written = threading.Barrier(2, timeout=30)
     replace = os.replace
@@ -109,9 +109,37 @@ def test_two_writer_threads_writing_one_blob_both_succeed(tmp_path, monkeypatch)
         replace(src, dst)
 
     monkeypatch.setattr(os, "replace", replace_when_both_wrote)
-    monkeypatch.setattr(store, "exists", lambda _name: False)  # both find it missing
+    failures = []
+
+    def put() -> None:
+        try:
+            store.put(name, data)
+        except Exception as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=put) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert decode_document(store.path(name).read_bytes(), "s").blocks == doc.blocks
+    assert sorted(p.name for p in store.path(name).parent.iterdir()) == [name]
+
+
+def test_a_blob_two_documents_share_is_written_once(tmp_path, monkeypatch):
+    """The same page at the same path in two sources: one write of one blob."""
+    from scriptorium.index.blobwriter import BlobWriter
+    from scriptorium.index.store import BlobStore, blob_name
+
+    store = BlobStore(tmp_path / "blobs")
+    doc = make_doc(TEXT, ["same words"])
+    name = blob_name(doc, "fp")
+    written = []
+    put = store.put
+    monkeypatch.setattr(store, "put", lambda n, data: written.append(n) or put(n, data))
     with BlobWriter(store) as writer:
         writer.put(name, doc)
         writer.put(name, doc)
-    assert decode_document(store.path(name).read_bytes(), "s").blocks == doc.blocks
-    assert sorted(p.name for p in store.path(name).parent.iterdir()) == [name]
+    assert written == [name]
+    assert store.texts(name) == (TEXT, ("same words",))

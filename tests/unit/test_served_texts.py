@@ -15,6 +15,7 @@ from scriptorium.index.pack import PACK_FILE
 from scriptorium.index.texts import DamagedText, StoredDocument, TextCache
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
+from tests.support.blobs import damage_blob
 from tests.support.daemon import copy_tutorial_slice, write_fastapi_config
 
 
@@ -142,8 +143,7 @@ def test_a_damaged_blob_is_reported_when_read(tmp_path, small_corpus):
     engine = _engine(tmp_path, small_corpus, cache_bytes=0)
     store = engine.indexer.store
     doc = next(iter(engine.indexer.snapshot.docs.values()))
-    path = store.blobs.path(doc.blob)
-    path.write_bytes(b"not zlib" + path.read_bytes()[8:])
+    damage_blob(store.blobs, doc.blob)
     seen = []
     engine.indexer.cache.on_damage = seen.append
     with pytest.raises(DamagedText) as failed:

@@ -33,6 +33,7 @@ from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index import verify as checks
+from scriptorium.index.blobwriter import BlobWriter
 from scriptorium.index.blocktable import BLOCK_TABLE_FILE
 from scriptorium.index.failures import (
     CorruptGenerationError,
@@ -51,7 +52,7 @@ from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     TableFragments,
 )
 from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
-from scriptorium.index.store import BlobStore, BlobWriter, blob_name
+from scriptorium.index.store import BlobStore, blob_name
 
 log = logging.getLogger(__name__)
 
@@ -456,7 +457,7 @@ class GenerationStore:
                 writer = None
             shutil.rmtree(tmp, ignore_errors=True)
             if blob_writer is not None:  # its writes are over (see BlobWriter.__exit__)
-                self.blobs.remove(blob_writer.created)
+                blob_writer.discard()
             if isinstance(exc, _NothingChanged):
                 return None
             if failure is None:

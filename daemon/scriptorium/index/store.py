@@ -1,6 +1,7 @@
 """Content-addressed storage of cut documents, shared by all generations.
 
-Each blob holds one document's text, metadata and blocks, compressed. Its name is the hash of
+Each blob holds one document's text, metadata and blocks, compressed, in a bundle of many
+(``index/bundles.py``) or in a file of its own. Its name is the hash of
 the document content plus the extractor fingerprint, so an unchanged document is never written
 twice and a changed extractor never reuses stale blocks. Integrity is checked on read: the text
 must hash to the content hash recorded inside.
@@ -11,16 +12,29 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import threading
 import zlib
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
 from scriptorium.domain.model import Block, Corpus, DocMeta, RefKind, SourceDocument
+from scriptorium.index.bundles import (
+    BUNDLE_SUFFIX,
+    BUNDLES,
+    TABLE_SUFFIX,
+    BundleTable,
+    BundleWriter,
+    copy_live,
+    decode_table,
+    remove_bundle,
+    write_table,
+)
 from scriptorium.sources.base import content_hash
+
+log = logging.getLogger(__name__)
 
 # Cold start decodes every blob: a dict lookup is several times cheaper than ``RefKind(value)``.
 _KINDS = {str(kind): kind for kind in RefKind}
@@ -185,26 +199,127 @@ def decode_texts(data: bytes) -> tuple[str, tuple[str, ...]]:
 
 
 class BlobStore:
-    """Blobs under ``root/ab/abcdef...``; writes are atomic (temp file, fsync, rename)."""
+    """Blobs in bundles (``bundles/``, see ``index/bundles.py``) or loose under
+    ``root/ab/abcdef...``: a write of many documents fills a bundle, a small one (an edit)
+    writes loose files. Every write is atomic: a loose blob through a temp file and a rename,
+    a bundle's blobs by the table written once they are all on disk."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.bundles = root / BUNDLES
+        # The bundles' tables, read when first needed and again when their files change.
+        self._tables: tuple[BundleTable, ...] | None = None
+        self._seen: dict[str, tuple[int, int, BundleTable]] = {}
+        self._lock = threading.Lock()
 
     def path(self, name: str) -> Path:
+        """Where the loose blob ``name`` is (or would be)."""
         return self.root / name[:2] / name
 
+    # -- the bundles' tables --------------------------------------------------------------
+
+    def _bundle_tables(self) -> tuple[BundleTable, ...]:
+        tables = self._tables
+        return self.refresh() if tables is None else tables
+
+    def refresh(self) -> tuple[BundleTable, ...]:
+        """Read the bundles' tables again where their files changed (another process wrote,
+        removed or compacted a bundle); unchanged tables are kept as read."""
+        with self._lock:
+            seen: dict[str, tuple[int, int, BundleTable]] = {}
+            try:
+                entries = sorted(os.scandir(self.bundles), key=lambda entry: entry.name)
+            except OSError:
+                entries = []
+            for entry in entries:
+                if not entry.name.endswith(TABLE_SUFFIX):
+                    continue
+                ident = entry.name[: -len(TABLE_SUFFIX)]
+                try:
+                    stat = entry.stat()
+                    known = self._seen.get(ident)
+                    if known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+                        seen[ident] = known
+                        continue
+                    bundle = self.bundles / f"{ident}{BUNDLE_SUFFIX}"
+                    with open(entry.path, "rb") as handle:
+                        data = handle.read()
+                    table = decode_table(ident, bundle, data, os.stat(bundle).st_size)
+                except OSError:
+                    continue  # removed meanwhile
+                if table is None:
+                    log.warning("blob bundle table %s is damaged; its blobs are missing", ident)
+                    continue
+                seen[ident] = (stat.st_mtime_ns, stat.st_size, table)
+            self._seen = seen
+            self._tables = tuple(table for _, _, table in seen.values())
+            return self._tables
+
+    def _locate(self, name: str) -> tuple[BundleTable, int] | None:
+        key = _key(name)
+        if key is None:
+            return None
+        for table in self._bundle_tables():
+            at = table.find(key)
+            if at is not None:
+                return table, at
+        return None
+
+    def _read(self, name: str) -> bytes:
+        """A blob's bytes: from its bundle, else its loose file, else (another process may
+        have bundled or compacted it) from the tables read again."""
+        for again in (False, True):
+            found = self._locate(name)
+            if found is not None:
+                table, at = found
+                # Opened for each read, like a loose blob: a bundle pruning removes must not
+                # stay open (its space would stay taken), and a read may race the removal.
+                try:
+                    fd = os.open(table.bundle, os.O_RDONLY)
+                    try:
+                        data = os.pread(fd, table.lengths[at], table.offsets[at])
+                    finally:
+                        os.close(fd)
+                    if len(data) == table.lengths[at]:
+                        return data
+                except OSError:
+                    pass
+            try:
+                with open(os.path.join(self.root, name[:2], name), "rb") as handle:
+                    return handle.read()
+            except OSError as exc:
+                if again:
+                    raise CorruptBlobError(f"missing blob {name[:12]}: {exc.strerror}") from None
+            self.refresh()
+        raise AssertionError("unreachable")
+
+    def where(self, name: str) -> tuple[Path, int, int] | None:
+        """The file holding blob ``name``, and its offset and length there; None if absent."""
+        found = self._locate(name)
+        if found is not None:
+            table, at = found
+            return table.bundle, table.offsets[at], table.lengths[at]
+        path = self.path(name)
+        try:
+            return path, 0, path.stat().st_size
+        except OSError:
+            return None
+
+    # -- reading and writing --------------------------------------------------------------
+
     def exists(self, name: str) -> bool:
-        return os.path.isfile(os.path.join(self.root, name[:2], name))
+        return self._locate(name) is not None or os.path.isfile(
+            os.path.join(self.root, name[:2], name)
+        )
 
     def put(self, name: str, data: bytes) -> bool:
-        """Write a blob atomically; True when it was written, False when it was there.
+        """Write a loose blob atomically; True when it was written, False when it was there.
 
         Durability is the caller's: the generation writer flushes every blob to disk once,
         before its manifest makes them reachable. A failed write (a full disk) leaves no
         temporary file behind.
         """
-        # Plain ``os`` calls, and the shard directory is created only when missing: a build
-        # writes one blob per document.
+        # Plain ``os`` calls, and the shard directory is created only when missing.
         shard = os.path.join(self.root, name[:2])
         target = os.path.join(shard, name)
         if os.path.isfile(target):
@@ -227,35 +342,64 @@ class BlobStore:
             raise
         return True
 
-    def remove(self, names: Iterable[str]) -> None:
-        """Delete these blobs (those an abandoned generation wrote, which nothing references)."""
-        for name in names:
-            with contextlib.suppress(OSError):
-                os.unlink(self.path(name))
+    def new_bundle(self) -> BundleWriter:
+        return BundleWriter(self.bundles)
+
+    def added(self) -> None:
+        """A bundle was finished here: its table is read before the next lookup."""
+        self.refresh()
 
     def get(self, name: str, source: str) -> SourceDocument:
-        # Plain ``os`` paths: loading a generation reads one blob per document.
-        try:
-            with open(os.path.join(self.root, name[:2], name), "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise CorruptBlobError(f"missing blob {name[:12]}: {exc.strerror}") from None
-        return decode_document(data, source)
+        return decode_document(self._read(name), source)
 
     def texts(self, name: str) -> tuple[str, tuple[str, ...]]:
         """A blob's text and block bodies (see ``decode_texts``)."""
-        try:
-            with open(os.path.join(self.root, name[:2], name), "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise CorruptBlobError(f"missing blob {name[:12]}: {exc.strerror}") from None
-        return decode_texts(data)
+        return decode_texts(self._read(name))
+
+    # -- removing -------------------------------------------------------------------------
+
+    def remove(self, names: Iterable[str]) -> None:
+        """Delete these blobs (those an abandoned generation wrote, or a damaged one): a
+        loose file goes, a bundled blob leaves its bundle's table (the whole bundle when
+        none of its blobs is left)."""
+        drop: set[bytes] = set()
+        for name in names:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path(name))
+            key = _key(name)
+            if key is not None:
+                drop.add(key)
+        if drop:
+            for table in self.refresh():
+                self._rewrite(table, {key for key in table.blob_keys() if key not in drop})
+            self.refresh()
+
+    def _rewrite(self, table: BundleTable, keep: set[bytes]) -> bool:
+        """Keep only ``keep`` of a bundle's blobs; True when the bundle changed."""
+        if len(keep) == len(table):
+            return False
+        if not keep:
+            remove_bundle(self.bundles, table.ident)
+        else:
+            entries = [
+                (key, table.offsets[i], table.lengths[i])
+                for i, key in enumerate(table.blob_keys())
+                if key in keep
+            ]
+            write_table(self.bundles / f"{table.ident}{TABLE_SUFFIX}", entries)
+        return True
 
     def prune(self, keep: set[str]) -> int:
-        """Delete blobs no retained generation references; returns how many were removed."""
+        """Delete blobs no retained generation references; returns how many were removed.
+
+        A bundle none of whose blobs is referenced goes; one with less than half of its
+        bytes referenced is copied to a new bundle of those, then goes. Bundles without a
+        table (a write cut short) go too: pruning runs under the writer lock, so none is
+        being written.
+        """
         removed = 0
         try:
-            shards = [entry for entry in os.scandir(self.root) if entry.is_dir()]
+            shards = [e for e in os.scandir(self.root) if e.is_dir() and len(e.name) == 2]
         except OSError:
             return 0
         for shard in shards:
@@ -266,56 +410,36 @@ class BlobStore:
                         removed += 1
                     except OSError:
                         pass
+        keys = {key for key in map(_key, keep) if key is not None}
+        for table in self.refresh():
+            live = {key for key in table.blob_keys() if key in keys}
+            removed += len(table) - len(live)
+            if live and table.live_bytes(live) * 2 < _size(table.bundle):
+                copy_live(self.bundles, table, live)
+                remove_bundle(self.bundles, table.ident)
+            else:
+                self._rewrite(table, live)
+        tables = {f"{t.ident}{BUNDLE_SUFFIX}" for t in self.refresh()}
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.bundles):
+                if entry.name.endswith(BUNDLE_SUFFIX) and entry.name not in tables:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
         return removed
 
 
-# Blob-writing threads. Encoding a blob holds the GIL while compressing it and creating its
-# file do not, so a second thread encodes while the first compresses or waits on the file
-# system. One thread was the write phase's longest wait (2.7-3.0 s of a 10x Markdown build);
-# two cut the write from 4.6-5.1 to 3.4-3.7 s, and three gave nothing more on two cores.
-WRITER_THREADS = 2
-# Blobs waiting at most (the caller waits for the oldest beyond that): a writer that falls
-# behind holds documents and leaves its encoding to compete with the caller for the
-# interpreter at the end of the write. Bounded, a 10x Markdown build left 10-20 % fewer
-# core-seconds idle (four interleaved pairs, together with four chunks queued per helper).
-WRITER_QUEUE = 32
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
-class BlobWriter:
-    """Writes blobs in background threads while the caller indexes.
-
-    Creating a file costs a fraction of a millisecond on many file systems and compressing
-    releases the GIL, so a build overlaps both with tokenizing. Leaving the ``with`` block
-    waits for every write and raises the first failure.
-    """
-
-    def __init__(self, blobs: BlobStore) -> None:
-        self._blobs = blobs
-        self._pool = ThreadPoolExecutor(
-            max_workers=WRITER_THREADS, thread_name_prefix="scriptorium-blobs"
-        )
-        self._pending: list[Future] = []
-        # Blobs this writer created (not those already there): an abandoned generation's.
-        self.created: list[str] = []
-
-    def put(self, name: str, doc: SourceDocument) -> None:
-        # At most a few blobs wait: a writer that fell behind would hold the documents and
-        # compete with the caller for the interpreter at the end of the write instead.
-        if len(self._pending) >= WRITER_QUEUE:
-            self._pending[-WRITER_QUEUE].result()
-        self._pending.append(self._pool.submit(self._write, name, doc))
-
-    def _write(self, name: str, doc: SourceDocument) -> None:
-        # Checked here rather than by the caller: a stat call is cheap in this thread.
-        if not self._blobs.exists(name) and self._blobs.put(name, encode_document(doc)):
-            self.created.append(name)
-
-    def __enter__(self) -> BlobWriter:
-        return self
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        # On failure the generation is abandoned: drop the queue, keep the original error.
-        self._pool.shutdown(wait=True, cancel_futures=exc_type is not None)
-        if exc_type is None:
-            for future in self._pending:
-                future.result()
+def _key(name: str) -> bytes | None:
+    """A blob name's 32 bytes, or None for a name no bundle can hold."""
+    if len(name) != 64:
+        return None
+    try:
+        return bytes.fromhex(name)
+    except ValueError:
+        return None
