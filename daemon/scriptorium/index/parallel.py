@@ -158,17 +158,19 @@ def load_in_order(
     process and ``helpers``, each chunk handed on as soon as it and every chunk before it are
     loaded: the caller writes one while the helpers load the next.
 
-    Chunks go to the helpers from the front of the list while this process takes them from
-    the back whenever the next chunk in order is not back yet, so the work ends when the two
-    meet. If the helpers cannot start (or refuse), ``on_fallback`` is told why and this
-    process loads what they had not returned. ``on_loaded`` is told the items of every chunk
+    Chunks go to the helpers in order, and whenever the next chunk in order is not back yet
+    this process loads the next one not handed out. It used to take the last: the chunks it
+    loaded were then the last to be written, all at the end while the helpers had nothing
+    left to do (at 10x Markdown, 5 of 6 interleaved builds faster, mean 8.85 -> 8.38 s).
+    If the helpers cannot start (or refuse), ``on_fallback`` is told why and this process
+    loads what they had not returned. ``on_loaded`` is told the items of every chunk
     once it is loaded, wherever it was. When ``stop()`` turns true, ``BuildCancelled`` is
     raised before the next chunk (a few files) or within a tenth of a second while the
     helpers work, and the queued chunks are dropped.
     """
     chunks = _chunks(items)
     results: list[list[Loaded] | None] = [None] * len(chunks)
-    front, back, ready = 0, len(chunks) - 1, 0
+    front, last, ready = 0, len(chunks) - 1, 0
     pending: dict[Future, int] = {}
     pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback)
     try:
@@ -191,15 +193,15 @@ def load_in_order(
                         on_loaded(chunks[index])
                     pending.clear()
             if pool is not None:
-                front = pool.hand_out(chunks, front, back, pending)
+                front = pool.hand_out(chunks, front, last, pending)
             if results[ready] is not None:
                 chunk, results[ready] = results[ready], None
                 ready += 1
                 yield chunk
-            elif front <= back:
-                results[back] = load_files(sources, chunks[back], options)
-                on_loaded(chunks[back])
-                back -= 1
+            elif front <= last:
+                results[front] = load_files(sources, chunks[front], options)
+                on_loaded(chunks[front])
+                front += 1
             elif pending:
                 # Woken now and then to notice a cancellation while the helpers work.
                 wait(pending, timeout=_STOP_POLL_S, return_when=FIRST_COMPLETED)
