@@ -14,11 +14,13 @@ from scriptorium.domain.model import SourceDocument
 from scriptorium.index.bundles import BundleWriter
 from scriptorium.index.store import BlobStore, encode_document
 
-# Blob-writing threads. Encoding a blob holds the GIL while compressing it and creating its
-# file do not, so a second thread encodes while the first compresses or waits on the file
-# system. One thread was the write phase's longest wait (2.7-3.0 s of a 10x Markdown build);
-# two cut the write from 4.6-5.1 to 3.4-3.7 s, and three gave nothing more on two cores.
-WRITER_THREADS = 2
+# Blob-writing threads. When every blob was a file, a second thread encoded while the first
+# waited on the file system (a 10x Markdown write phase 4.6-5.1 -> 3.4-3.7 s). In bundles,
+# one thread keeps up, and a second only took the GIL from the building thread: each call
+# into tantivy lets the GIL go, and the building thread waited 2.4-2.9 s inside
+# ``add_document`` for 0.4-0.5 s of its own work (1.4-1.8 s with one thread). One thread:
+# 10x, 8 interleaved builds, mean 9.03 -> 8.52 s, none slower; 1x the same.
+WRITER_THREADS = 1
 # Blobs waiting at most (the caller waits for the oldest beyond that): a writer that falls
 # behind holds documents and leaves its encoding to compete with the caller for the
 # interpreter at the end of the write. Bounded, a 10x Markdown build left 10-20 % fewer
