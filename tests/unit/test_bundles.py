@@ -109,6 +109,10 @@ def test_a_damaged_table_is_not_read_so_its_blobs_are_missing(tmp_path, caplog):
     with caplog.at_level(logging.WARNING), pytest.raises(CorruptBlobError, match="missing blob"):
         fresh.texts(names[0])
     assert "damaged" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING), pytest.raises(CorruptBlobError):
+        fresh.texts(names[1])  # read again: said once
+    assert "damaged" not in caplog.text
 
 
 def test_a_damaged_blob_in_a_bundle_is_refused_on_read(tmp_path):

@@ -211,6 +211,7 @@ class BlobStore:
         self._tables: tuple[BundleTable, ...] | None = None
         self._seen: dict[str, tuple[int, int, BundleTable]] = {}
         self._lock = threading.Lock()
+        self._damaged: set[tuple[str, int]] = set()
 
     def path(self, name: str) -> Path:
         """Where the loose blob ``name`` is (or would be)."""
@@ -248,7 +249,9 @@ class BlobStore:
                 except OSError:
                     continue  # removed meanwhile
                 if table is None:
-                    log.warning("blob bundle table %s is damaged; its blobs are missing", ident)
+                    if (ident, stat.st_mtime_ns) not in self._damaged:  # said once
+                        self._damaged.add((ident, stat.st_mtime_ns))
+                        log.warning("blob bundle table %s is damaged; its blobs are missing", ident)
                     continue
                 seen[ident] = (stat.st_mtime_ns, stat.st_size, table)
             self._seen = seen
