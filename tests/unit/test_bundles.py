@@ -11,17 +11,10 @@ import pytest
 from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.index.blobwriter import BUNDLE_FROM, BlobWriter
 from scriptorium.index.bundles import BUNDLE_SUFFIX, TABLE_SUFFIX, BundleWriter
-from scriptorium.index.generation import (
-    Change,
-    FileEntry,
-    GenerationStore,
-    GenerationWriteError,
-    SourceEntry,
-)
+from scriptorium.index.generation import GenerationStore, GenerationWriteError
 from scriptorium.index.store import BlobStore, CorruptBlobError, blob_name
 from scriptorium.sources.base import content_hash
-
-FINGERPRINT = "test=1"
+from tests.support.generations import FINGERPRINT, write_first
 
 
 def make_doc(i: int, words: str = "about capybaras") -> SourceDocument:
@@ -178,7 +171,7 @@ def test_a_failed_write_into_a_bundle_leaves_no_bundle(tmp_path, monkeypatch):
 
     monkeypatch.setattr(BundleWriter, "append", append)
     with pytest.raises(GenerationWriteError, match="no space left on device"):
-        _write(store, DOCS)
+        write_first(store, DOCS)
     left = [p for p in store.state_dir.rglob("*") if p.is_file() and p.name != "writer.lock"]
     assert left == []
 
@@ -191,28 +184,14 @@ def test_a_write_that_fails_after_its_bundle_is_finished_removes_the_bundle(tmp_
 
     monkeypatch.setattr("scriptorium.index.generation.fsync_dir", fail)
     with pytest.raises(GenerationWriteError):
-        _write(store, DOCS)
+        write_first(store, DOCS)
     assert files(store.blobs) == ([], [])
     assert store.complete_generations() == []
 
 
 def test_a_generation_of_many_documents_serves_them_from_its_bundle(tmp_path):
     store = GenerationStore(tmp_path / "state")
-    manifest = _write(store, DOCS)
+    manifest = write_first(store, DOCS)
     assert files(store.blobs)[0] == []
     entry = manifest.sources["docs"].files["p7.md"]
     assert GenerationStore(tmp_path / "state").blobs.texts(entry.blob)[0] == DOCS[7].text
-
-
-def _write(store: GenerationStore, docs: list[SourceDocument]):
-    table = {
-        d.path: FileEntry(d.content_hash, len(d.text), 0, blob_name(d, FINGERPRINT), 1)
-        for d in docs
-    }
-    return store.write(
-        parent=None,
-        change=Change(added=docs),
-        sources={"docs": SourceEntry("markdown", "/x", "fp", table)},
-        extractors=FINGERPRINT,
-        tokens_for=lambda doc, block: (block.body.lower(), "", doc.path),
-    )

@@ -14,41 +14,15 @@ import pytest
 from scriptorium.cancel import BuildCancelled
 from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.index.failures import write_failure
-from scriptorium.index.generation import (
-    Change,
-    FileEntry,
-    GenerationStore,
-    GenerationWriteError,
-    SourceEntry,
-)
-from scriptorium.index.store import BlobStore, blob_name
+from scriptorium.index.generation import GenerationStore, GenerationWriteError
+from scriptorium.index.store import BlobStore
 from scriptorium.sources.base import content_hash
-
-FINGERPRINT = "test=1"
+from tests.support.generations import write_first
 
 
 def make_doc(path: str, text: str) -> SourceDocument:
     block = Block(RefKind.DOC, 1, 1, path, (path,), "", text)
     return SourceDocument("docs", path, text, Corpus.DOCS, content_hash(text), blocks=(block,))
-
-
-def tokens_for(doc, block):
-    return block.body.lower(), "", doc.path
-
-
-def write(store: GenerationStore, docs: list[SourceDocument], stop=None):
-    files = {
-        d.path: FileEntry(d.content_hash, len(d.text), 0, blob_name(d, FINGERPRINT), 1)
-        for d in docs
-    }
-    return store.write(
-        parent=None,
-        change=Change(added=docs),
-        sources={"docs": SourceEntry("markdown", "/x", "fp", files)},
-        extractors=FINGERPRINT,
-        tokens_for=tokens_for,
-        stop=stop,
-    )
 
 
 def leftovers(store: GenerationStore) -> list[str]:
@@ -72,7 +46,7 @@ def test_a_full_disk_is_one_sentence_and_leaves_no_blob_or_generation(tmp_path, 
 
     monkeypatch.setattr(BlobStore, "put", put)
     with pytest.raises(GenerationWriteError) as info:
-        write(store, DOCS)
+        write_first(store, DOCS)
     message = str(info.value)
     assert message.startswith(
         f"cannot write index generation 1 for source 'docs' to {store.generations_dir}: "
@@ -92,7 +66,7 @@ def test_a_cancelled_write_leaves_nothing(tmp_path):
         return len(asked) > 3  # past the pause and two documents
 
     with pytest.raises(BuildCancelled):
-        write(store, DOCS, stop=stop)
+        write_first(store, DOCS, stop=stop)
     assert leftovers(store) == []
     assert store.complete_generations() == []
 

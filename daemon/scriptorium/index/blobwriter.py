@@ -101,7 +101,7 @@ class BlobWriter:
                         self.created.append(name)
                 if self._bundle is not None:
                     self._bundle.finish()
-                    self._blobs.added()
+                    self._blobs.refresh()  # its table is read before the next lookup
         finally:
             if self._bundle is not None:
                 self._bundle.close()

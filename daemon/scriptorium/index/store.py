@@ -348,10 +348,6 @@ class BlobStore:
     def new_bundle(self) -> BundleWriter:
         return BundleWriter(self.bundles)
 
-    def added(self) -> None:
-        """A bundle was finished here: its table is read before the next lookup."""
-        self.refresh()
-
     def get(self, name: str, source: str) -> SourceDocument:
         return decode_document(self._read(name), source)
 
@@ -377,10 +373,10 @@ class BlobStore:
                 self._rewrite(table, {key for key in table.blob_keys() if key not in drop})
             self.refresh()
 
-    def _rewrite(self, table: BundleTable, keep: set[bytes]) -> bool:
-        """Keep only ``keep`` of a bundle's blobs; True when the bundle changed."""
+    def _rewrite(self, table: BundleTable, keep: set[bytes]) -> None:
+        """Keep only ``keep`` of a bundle's blobs (the whole bundle goes when none is kept)."""
         if len(keep) == len(table):
-            return False
+            return
         if not keep:
             remove_bundle(self.bundles, table.ident)
         else:
@@ -390,7 +386,6 @@ class BlobStore:
                 if key in keep
             ]
             write_table(self.bundles / f"{table.ident}{TABLE_SUFFIX}", entries)
-        return True
 
     def prune(self, keep: set[str]) -> int:
         """Delete blobs no retained generation references; returns how many were removed.
