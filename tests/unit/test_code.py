@@ -669,7 +669,7 @@ def test_read_text_reads_up_to_the_size_limit_and_refuses_past_it(tmp_path: Path
 def test_read_text_reads_on_when_the_file_grew_after_its_size_was_taken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import scriptorium.sources.base as base
+    import scriptorium.sources.paths as paths
 
     source = make_source(tmp_path, max_file_bytes=100)
     (tmp_path / "grown.py").write_text("y" * 50)
@@ -683,8 +683,8 @@ def test_read_text_reads_on_when_the_file_grew_after_its_size_was_taken(
 
         @staticmethod
         def fstat(fd: int) -> os.stat_result:
-            return os.stat_result((0,) * 6 + (5,) + (0,) * 3)
+            return os.stat_result((os.fstat(fd).st_mode,) + (0,) * 5 + (5,) + (0,) * 3)
 
-    monkeypatch.setattr(base, "os", SmallerSize())
+    monkeypatch.setattr(paths, "os", SmallerSize())
     assert source.read_text("grown.py") == "y" * 50
     assert source.read_text("too_big.py") is None

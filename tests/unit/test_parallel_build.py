@@ -11,9 +11,10 @@ from scriptorium.blocks.extractors import Extraction
 from scriptorium.domain.model import Corpus
 from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
+from scriptorium.index import blobwriter, parallel
 from scriptorium.index import builder as indexer
-from scriptorium.index import parallel
 from scriptorium.index.catalog import Snapshot
+from scriptorium.index.store import encode_document
 from scriptorium.plugins import Registry, load_registry
 from scriptorium.settings.config import load_settings
 from tests.support.daemon import copy_security_slice, write_fastapi_config
@@ -87,7 +88,23 @@ def test_a_build_in_workers_equals_a_serial_build(tmp_path, corpus, monkeypatch)
 
     monkeypatch.setattr(indexer, "load_in_order", sharing)
     serial, serial_summary = build(tmp_path, corpus, "serial", workers=1)
+    # The helper encodes the blobs of what it loads: this process encodes only its own.
+    loaded_here, encoded_here = [], []
+    load_here, encode_here = parallel.load_files, blobwriter.encode_document
+
+    def loading(sources, items, options, encode=False):
+        loaded_here.extend(items)
+        return load_here(sources, items, options, encode)
+
+    def encoding(doc):
+        encoded_here.append((doc.source, doc.path))
+        return encode_here(doc)
+
+    monkeypatch.setattr(parallel, "load_files", loading)
+    monkeypatch.setattr(blobwriter, "encode_document", encoding)
     spread, spread_summary = build(tmp_path, corpus, "spread", workers=2)
+    assert sorted(encoded_here) == sorted(loaded_here)
+    assert len(encoded_here) < spread_summary.changed  # the helper's first chunks came encoded
     assert serial_summary.documents == spread_summary.documents > 30
     assert serial_summary.blocks == spread_summary.blocks
     assert shared == [spread_summary.changed]
@@ -110,11 +127,12 @@ def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
         for name, entry in engine.indexer.snapshot.manifest.sources.items()
         for path in entry.files
     )
-    here, reported = [], []
+    here, reported, items_here = [], [], set()
     load_here = parallel.load_files
 
     def recording(sources, chunk, options):
         here.append(chunk[0])
+        items_here.update(chunk)
         return load_here(sources, chunk, options)
 
     monkeypatch.setattr(parallel, "load_files", recording)
@@ -136,6 +154,11 @@ def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
     assert items[0] not in here and items[parallel.CHUNK_FILES] not in here
     for result in loaded:
         assert len(result.tokens) == len(result.doc.blocks)
+        # The helper's come with their blobs encoded as this process would encode them.
+        if (result.doc.source, result.doc.path) in items_here:
+            assert result.blob is None
+        else:
+            assert result.blob == encode_document(result.doc)
 
 
 def test_an_update_after_a_parallel_build_lands_as_usual(tmp_path, corpus, monkeypatch):
@@ -201,3 +224,17 @@ def test_streaming_loads_hand_back_every_file_once_as_a_serial_load_would(
     for item, loaded in streamed:
         assert loaded.doc is not None and loaded.tokens == serial[item].tokens
         assert [b.body for b in loaded.doc.blocks] == [b.body for b in serial[item].doc.blocks]
+
+
+def test_chunks_by_bytes_hold_enough_small_files_and_few_enough_large_ones(monkeypatch):
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 2)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 100)
+    monkeypatch.setattr(parallel, "CHUNK_MAX_FILES", 5)
+    small = [("s", f"small-{i}") for i in range(12)]  # 10 bytes each: the most files a chunk holds
+    large = [("s", f"large-{i}") for i in range(5)]  # 80 bytes each: two reach the bytes
+    sizes = {**dict.fromkeys(small, 10), **dict.fromkeys(large, 80)}
+    items = [*small, *large]
+    chunks = parallel._chunks(items, sizes)
+    assert [item for chunk in chunks for item in chunk] == items
+    assert [len(chunk) for chunk in chunks] == [5, 5, 3, 2, 2]  # 10 + 10 + 80 bytes, then 2 x 80
+    assert [len(chunk) for chunk in parallel._chunks(items, None)] == [2] * 8 + [1]

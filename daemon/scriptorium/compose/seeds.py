@@ -10,7 +10,7 @@ from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.domain.outcomes import InvalidArgument, RetrievalError
 from scriptorium.domain.refs import Ref, decode_ref
 from scriptorium.index.catalog import Snapshot
-from scriptorium.sources.base import PathEscapeError, safe_relative_path
+from scriptorium.sources.paths import PathEscapeError, safe_relative_path
 
 MAX_SEEDS = limits.MAX_SEEDS
 CODE_CONTEXT_LINES = 40

@@ -162,7 +162,7 @@ class LocalContent:
                 ),
             )
         try:
-            from scriptorium.sources.base import safe_relative_path
+            from scriptorium.sources.paths import safe_relative_path
 
             path = safe_relative_path(ref.path)
         except PathEscapeError as exc:

@@ -72,6 +72,12 @@ CATCHING_UP = "catching up with disk"
 ROOT_GONE = "root not on disk; serving the indexed snapshot"
 
 
+# The text cache keeps the texts a write adds (an edited file is read again soon), but not
+# those of a write of more documents than this: a build is not an edit, and its documents
+# pushed each other out of the bound (priming 38,430 pages was 4 % of a build's main thread).
+PRIME_AT_MOST = 1000
+
+
 @dataclass(slots=True)
 class SourceState:
     state: str = "loading"
@@ -112,6 +118,18 @@ def source_fingerprint(source: Source) -> str:
 
 def doc_version(doc: SourceDocument) -> str:
     return doc.content_hash[:16]
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What the build helpers made beside the documents they loaded, by object identity:
+    each block's fields and each document's encoded blob."""
+
+    tokens: dict[int, Indexed] = field(default_factory=dict)
+    blobs: dict[int, bytes | None] = field(default_factory=dict)
+
+    def blob_for(self, doc: SourceDocument) -> bytes | None:
+        return self.blobs.pop(id(doc), None)
 
 
 @dataclass(slots=True)
@@ -497,7 +515,7 @@ class Indexer:
             scans.append(_Scan(source, table, old_files, stats))
         # The write starts with the first changed file: each is indexed as soon as it and
         # every file before it are loaded, while the build helpers load the next ones.
-        tokens: dict[int, Indexed] = {}
+        prepared = _Prepared()
         tally = _Tally()
         made: dict[str, object] = {}
 
@@ -513,6 +531,7 @@ class Indexer:
             ):
                 return None
             fingerprint = self.index_fingerprint
+            prime = len(change.added) <= PRIME_AT_MOST
             added = [
                 stored(
                     doc,
@@ -520,6 +539,7 @@ class Indexer:
                     self.cache,
                     document_includes(doc),
                     document_bids(doc),
+                    prime,
                 )
                 for doc in change.added
             ]
@@ -542,10 +562,11 @@ class Indexer:
                 parent=base,
                 change=change,
                 extractors=self.index_fingerprint,
-                steps=self._steps(scans, tables, base, change, tally, tokens),
-                tokens_for=self._tokens_from(tokens),
+                steps=self._steps(scans, tables, base, change, tally, prepared),
+                tokens_for=self._tokens_from(prepared.tokens),
                 finish=finish,
                 stop=self._build_stopped,
+                encoded_for=prepared.blob_for,
             )
         except GenerationWriteError as exc:
             self._write_failed(exc, scans, base)
@@ -680,7 +701,7 @@ class Indexer:
         base: Manifest | None,
         change: Change,
         tally: _Tally,
-        tokens: dict[int, Indexed],
+        prepared: _Prepared,
     ) -> Iterator[Step]:
         """The steps of a reconcile's write, made while its changed files load: each file as
         it comes, compared with its old entry, fills ``change``, ``tally`` and the new file
@@ -691,7 +712,7 @@ class Indexer:
         ``change`` at once would.
         """
         yield from list(change.removed)  # sources whose extractors changed: all of it goes
-        loaded = self._load_changed(scans, tokens)
+        loaded = self._load_changed(scans, prepared)
         for scan in scans:
             source, table, old_files = scan.source, scan.table, scan.old_files
             seen = set()
@@ -758,14 +779,14 @@ class Indexer:
                     yield from gone
 
     def _load_changed(
-        self, scans: list[_Scan], tokens: dict[int, Indexed]
+        self, scans: list[_Scan], prepared: _Prepared
     ) -> Iterator[tuple[tuple[str, str], SourceDocument | None]]:
         """Every changed file of ``scans`` read and cut (None when unreadable), by (source,
         path), in listing order, each as soon as it and the files before it are loaded.
 
         Many files are shared with helper processes and tokenized as they are loaded (their
-        tokens go into ``tokens`` by block identity); a few are only loaded here, and the
-        generation writer tokenizes them.
+        tokens, and the blobs the helpers encoded, go into ``prepared``); a few are only
+        loaded here, and the generation writer tokenizes and encodes them.
         """
         wanted = [
             (scan.source.name, stat.path)
@@ -787,11 +808,14 @@ class Indexer:
                 on_fallback=lambda why: log.warning("building without helper processes: %s", why),
                 on_loaded=progress.advance,
                 stop=self._build_stopped,
+                sizes=sizes,
             ):
                 for result in chunk:
                     if result.doc is not None:
                         for block, fields in zip(result.doc.blocks, result.tokens, strict=True):
-                            tokens[id(block)] = fields
+                            prepared.tokens[id(block)] = fields
+                        # Set even when None: an identity freed since may be reused.
+                        prepared.blobs[id(result.doc)] = result.blob
                     yield next(keys), result.doc
             return
         for item in wanted:

@@ -105,6 +105,7 @@ class _Plan:
     extractors: str
     tokens_for: Callable
     stop: Callable[[], bool] | None
+    encoded_for: Callable[[SourceDocument], bytes | None]
 
 
 class _NothingChanged(Exception):
@@ -331,6 +332,7 @@ class GenerationStore:
         tokens_for,
         finish: Callable[[], Finish | None],
         stop: Callable[[], bool] | None = None,
+        encoded_for: Callable[[SourceDocument], bytes | None] = lambda doc: None,
     ) -> Manifest | None:
         """Write a new generation from ``parent`` as ``steps`` arrive; returns its verified
         manifest, or None when there was nothing to write.
@@ -343,13 +345,16 @@ class GenerationStore:
         generation's file table and tables, or None when nothing changed: nothing is written
         then if no step came either, and whatever was begun is removed otherwise.
 
+        ``encoded_for(doc)`` gives a document's blob when it was encoded already (by a
+        build helper), else None.
+
         Written under the writer lock (see :meth:`writing`). When ``stop()`` turns true the
         write ends with ``BuildCancelled`` at its next step or before its commit, leaving
         nothing behind; a file-system failure ends it with ``GenerationWriteError``,
         likewise.
         """
         steps = iter(steps)
-        plan = _Plan(parent, change, extractors, tokens_for, stop)
+        plan = _Plan(parent, change, extractors, tokens_for, stop, encoded_for)
         try:
             with self.writing():
                 first = next(steps, _NO_STEP)
@@ -393,7 +398,7 @@ class GenerationStore:
                     if isinstance(step, tuple):
                         writer.delete_documents_by_term(S.DOC, S.doc_term(*step))
                     else:
-                        blobs.put(blob_name(step, extractors), step)
+                        blobs.put(blob_name(step, extractors), step, plan.encoded_for(step))
                         self._add_blocks(writer, step, tokens_for)
                 final = finish()
                 if final is None:

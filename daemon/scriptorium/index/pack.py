@@ -105,9 +105,12 @@ def stored(
     texts: TextCache,
     includes: tuple[str, ...],
     bids: tuple[int, ...],
+    prime: bool = True,
 ) -> StoredDocument:
-    """The served form of a document just cut: its text goes to the cache, not the object."""
-    texts.prime(blob, doc)
+    """The served form of a document just cut: its text goes to the cache (unless not
+    ``prime``), not the object."""
+    if prime:
+        texts.prime(blob, doc)
     return from_record(document_record(doc, blob, includes, bids), texts)
 
 

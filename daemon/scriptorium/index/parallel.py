@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from scriptorium.cancel import build_checkpoint
-from scriptorium.domain.model import SourceDocument
+from scriptorium.domain.model import SourceDocument, pickled_as_call
 from scriptorium.index.fields import Indexed, document_fields
+from scriptorium.index.store import encode_document
 from scriptorium.sources.base import PathEscapeError, Source, SourceConfig, SourceContext
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,13 @@ log = logging.getLogger(__name__)
 # Below this many files to load, starting interpreters costs more than the helpers save.
 MIN_FILES = 200
 # Files per task: large enough to amortise a round trip, small enough to balance the load.
+# With the files' sizes known, a task is at least CHUNK_FILES files and CHUNK_BYTES bytes (a
+# page at a time of FastAPI's, about 8 KB each), at most CHUNK_MAX_FILES: 16 pages of
+# tldr-pages' 500 bytes were 2 ms of a helper's work, and the helper sat idle for
+# most of a build between them, waiting for the building process to hand out the next.
 CHUNK_FILES = 16
+CHUNK_BYTES = 128 * 1024
+CHUNK_MAX_FILES = 256
 MAX_AUTO_HELPERS = 3
 # Chunks queued per helper: enough that a helper never waits on the building process, which
 # hands out work only between the chunks it loads or writes itself.
@@ -53,10 +60,14 @@ Item = tuple[str, str]  # (source name, path)
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    """One file as loaded for a build: the document (None if unreadable) and its tokens."""
+    """One file as loaded for a build: the document (None if unreadable), its tokens, and,
+    from a helper, its blob already encoded (the building process encodes the rest)."""
 
     doc: SourceDocument | None
     tokens: tuple[Indexed, ...] = ()
+    blob: bytes | None = None
+
+    __reduce__ = pickled_as_call
 
 
 def helper_count(setting: int, files: int) -> int:
@@ -75,9 +86,18 @@ def helper_count(setting: int, files: int) -> int:
 
 
 def load_files(
-    sources: Mapping[str, Source], items: Sequence[Item], options: Mapping[str, bool]
+    sources: Mapping[str, Source],
+    items: Sequence[Item],
+    options: Mapping[str, bool],
+    encode: bool = False,
 ) -> list[Loaded]:
-    """Load and tokenize ``items`` in this process (what every helper runs)."""
+    """Load and tokenize ``items`` in this process (what every helper runs); ``encode`` also
+    encodes each document's blob.
+
+    A helper encodes: in the building process the blob thread's encoding takes the
+    interpreter from the thread that writes the index, and with many small pages (tldr-pages'
+    38,430) that thread waited a quarter of the build for the blob thread to keep up.
+    """
     out = []
     for name, path in items:
         source = sources[name]
@@ -88,7 +108,8 @@ def load_files(
         if doc is None:
             out.append(Loaded(None))
             continue
-        out.append(Loaded(doc, document_fields(doc, source.page_location(doc.path), options)))
+        fields = document_fields(doc, source.page_location(doc.path), options)
+        out.append(Loaded(doc, fields, encode_document(doc) if encode else None))
     return out
 
 
@@ -128,7 +149,7 @@ def _load_chunk(items: Sequence[Item]) -> str:
     """Load ``items``; returns the file their results were written to (see ``_Helpers``)."""
     if "refusal" in _helper:
         raise _ForeignPlugins(_helper["refusal"])
-    loaded = load_files(_helper["sources"], items, _helper["options"])
+    loaded = load_files(_helper["sources"], items, _helper["options"], encode=True)
     path = os.path.join(_helper["spool"], f"{uuid.uuid4().hex}.pickle")
     with open(path, "wb") as handle:
         pickle.dump(loaded, handle, protocol=pickle.HIGHEST_PROTOCOL)
@@ -153,6 +174,7 @@ def load_in_order(
     on_fallback: Callable[[str], None] = lambda why: None,
     on_loaded: Callable[[Sequence[Item]], None] = lambda items: None,
     stop: Callable[[], bool] | None = None,
+    sizes: Mapping[Item, int] | None = None,
 ) -> Iterator[list[Loaded]]:
     """``Loaded`` for every item, chunk by chunk in the items' order, shared between this
     process and ``helpers``, each chunk handed on as soon as it and every chunk before it are
@@ -166,9 +188,10 @@ def load_in_order(
     loads what they had not returned. ``on_loaded`` is told the items of every chunk
     once it is loaded, wherever it was. When ``stop()`` turns true, ``BuildCancelled`` is
     raised before the next chunk (a few files) or within a tenth of a second while the
-    helpers work, and the queued chunks are dropped.
+    helpers work, and the queued chunks are dropped. ``sizes`` (bytes by item) make the
+    chunks by bytes rather than by files.
     """
-    chunks = _chunks(items)
+    chunks = _chunks(items, sizes)
     results: list[list[Loaded] | None] = [None] * len(chunks)
     front, last, ready = 0, len(chunks) - 1, 0
     pending: dict[Future, int] = {}
@@ -216,8 +239,20 @@ def _names(items: Sequence[Item]) -> list[str]:
     return list(dict.fromkeys(name for name, _ in items))
 
 
-def _chunks(items: Sequence[Item]) -> list[Sequence[Item]]:
-    return [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+def _chunks(items: Sequence[Item], sizes: Mapping[Item, int] | None) -> list[Sequence[Item]]:
+    """``items`` cut into tasks: CHUNK_FILES files each, or by bytes given their ``sizes``."""
+    if sizes is None:
+        return [items[i : i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+    chunks, start, total = [], 0, 0
+    for end, item in enumerate(items, 1):
+        total += sizes.get(item, 0)
+        files = end - start
+        if files >= CHUNK_MAX_FILES or (files >= CHUNK_FILES and total >= CHUNK_BYTES):
+            chunks.append(items[start:end])
+            start, total = end, 0
+    if start < len(items):
+        chunks.append(items[start:])
+    return chunks
 
 
 class _Helpers:
@@ -314,7 +349,7 @@ def load_streaming(
     loaded, in no set order, so the caller encodes and sends one while the helpers load the
     next, and never holds the whole tree. With no helpers (or none that start) this process
     loads every chunk itself."""
-    chunks = _chunks(items)
+    chunks = _chunks(items, None)
     front, back = 0, len(chunks) - 1
     pending: dict[Future, int] = {}
     pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback)

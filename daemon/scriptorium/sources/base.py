@@ -24,6 +24,11 @@ import pathspec
 from scriptorium.blocks.extractors import ExtractorChain
 from scriptorium.domain.model import Block, Corpus, FileStat, SourceDocument
 from scriptorium.settings.schema import Key
+from scriptorium.sources.paths import (
+    PathEscapeError,
+    read_inside,
+    resolve_inside,
+)
 
 # Directories never worth indexing: VCS metadata, dependency and build output, caches.
 ALWAYS_SKIPPED_DIRS = frozenset(
@@ -66,10 +71,6 @@ LOCAL_TREE_KEYS: tuple[Key, ...] = (
 _SELECTION_LIMIT = 1_000_000
 
 
-class PathEscapeError(ValueError):
-    """A requested path points outside its source root."""
-
-
 @dataclass(slots=True)
 class SourceConfig:
     """One configured source, as read from the TOML file or built from a bare path."""
@@ -91,24 +92,6 @@ class SourceContext:
     """What the daemon hands a source factory."""
 
     extractors: ExtractorChain
-
-
-def safe_relative_path(raw: str) -> str:
-    """Normalise a caller-supplied relative path, refusing anything that could escape a root.
-
-    Rejects NUL bytes, absolute paths, drive letters and any ``..`` segment (after URL
-    decoding has already been applied by the caller). Returns a posix path without leading or
-    trailing slashes.
-    """
-    if "\x00" in raw:
-        raise PathEscapeError("path contains a NUL byte")
-    candidate = raw.replace("\\", "/")
-    if candidate.startswith("/") or (len(candidate) > 1 and candidate[1] == ":"):
-        raise PathEscapeError("absolute paths are not accepted")
-    parts = [p for p in candidate.split("/") if p not in ("", ".")]  # as PurePosixPath's parts
-    if any(p == ".." for p in parts):
-        raise PathEscapeError("'..' segments are not accepted")
-    return "/".join(parts)
 
 
 def content_hash(text: str) -> str:
@@ -223,14 +206,7 @@ class LocalTreeSource(Source):
 
     def resolve_path(self, relpath: str) -> Path:
         """The absolute path for ``relpath``, refusing anything outside the root (symlinks too)."""
-        clean = safe_relative_path(relpath)
-        # Compared as strings: both are resolved, and walking ``Path.parents`` cost a build of
-        # many small files more than reading them.
-        resolved = os.path.realpath(os.path.join(self._root_str, clean))
-        root = self._root_str
-        if resolved != root and not resolved.startswith(root if root.endswith("/") else root + "/"):
-            raise PathEscapeError("path resolves outside the source root")
-        return Path(resolved)
+        return Path(resolve_inside(self._root_str, relpath))
 
     # -- walking --------------------------------------------------------------------------
 
@@ -395,19 +371,10 @@ class LocalTreeSource(Source):
 
     def read_text(self, relpath: str) -> str | None:
         """The file's text, or None when it is missing, binary or too large."""
-        path = self.resolve_path(relpath)
-        limit = self.size_limit(relpath)
-        try:
-            with path.open("rb") as handle:
-                # Asking for the file's own size (plus one byte, which tells a file that grew
-                # past the limit) spares allocating ``limit`` bytes for every small file.
-                size = os.fstat(handle.fileno()).st_size
-                data = handle.read(min(size, limit) + 1)
-                if size < len(data) <= limit:  # it grew since: read on, as far as the limit
-                    data += handle.read(limit + 1 - len(data))
-        except OSError:
+        data = read_inside(self._root_str, relpath, self.size_limit(relpath))
+        if data is None:
             return None
-        if len(data) > limit or looks_binary(data):
+        if looks_binary(data):
             return None
         return data.decode("utf-8", "replace")
 

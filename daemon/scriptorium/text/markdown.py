@@ -596,15 +596,13 @@ def _include_tail(include: str) -> str:
     return "/".join(p for p in PurePosixPath(include).parts if p not in ("..", "."))
 
 
-# What every match of ``INCLUDE_DIRECTIVE`` starts with: a page holding none is not scanned
-# (a substring test is about five times cheaper than the scan; a third of the FastAPI pages
-# include nothing).
-_INCLUDE_OPENERS = ("{*", "{!", "--8<--")
-
-
 def includes_in(text: str) -> list[str]:
     """Code files a Markdown document includes, as path tails without ``..`` segments."""
-    if not any(opener in text for opener in _INCLUDE_OPENERS):
+    # A page holding none of what every match of ``INCLUDE_DIRECTIVE`` starts with is not
+    # scanned (a substring test is about five times cheaper than the scan; a third of the
+    # FastAPI pages include nothing). Spelled out, not a loop over a tuple: asked of every
+    # page a build adds.
+    if "{*" not in text and "{!" not in text and "--8<--" not in text:
         return []
     return [
         _include_tail(next(g for g in m.groups() if g)) for m in INCLUDE_DIRECTIVE.finditer(text)
