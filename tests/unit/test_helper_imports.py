@@ -48,7 +48,7 @@ SCRIPT = textwrap.dedent(
             initargs=([config], {}, fingerprint, str(root.parent)),
         )
         try:
-            chunk = pool.submit(parallel._load_chunk, [("docs", "index.md")])
+            chunk = pool.submit(parallel._load_chunk, [("docs", "index.md")], True)
             loaded = parallel._Helpers.result(chunk)  # the results come back through a file
             modules = pool.submit(probe, 0).result()
         finally:

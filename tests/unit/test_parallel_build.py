@@ -223,6 +223,7 @@ def test_streaming_loads_hand_back_every_file_once_as_a_serial_load_would(
     assert sorted(item for item, _ in streamed) == sorted(items)
     for item, loaded in streamed:
         assert loaded.doc is not None and loaded.tokens == serial[item].tokens
+        assert loaded.blob is None  # a push writes no blobs: the helper does not encode them
         assert [b.body for b in loaded.doc.blocks] == [b.body for b in serial[item].doc.blocks]
 
 

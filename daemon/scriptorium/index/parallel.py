@@ -145,11 +145,12 @@ def _start_helper(
     _helper["spool"] = spool
 
 
-def _load_chunk(items: Sequence[Item]) -> str:
-    """Load ``items``; returns the file their results were written to (see ``_Helpers``)."""
+def _load_chunk(items: Sequence[Item], encode: bool) -> str:
+    """Load ``items`` (``encode``: their blobs too); returns the file their results were
+    written to (see ``_Helpers``)."""
     if "refusal" in _helper:
         raise _ForeignPlugins(_helper["refusal"])
-    loaded = load_files(_helper["sources"], items, _helper["options"], encode=True)
+    loaded = load_files(_helper["sources"], items, _helper["options"], encode)
     path = os.path.join(_helper["spool"], f"{uuid.uuid4().hex}.pickle")
     with open(path, "wb") as handle:
         pickle.dump(loaded, handle, protocol=pickle.HIGHEST_PROTOCOL)
@@ -195,7 +196,7 @@ def load_in_order(
     results: list[list[Loaded] | None] = [None] * len(chunks)
     front, last, ready = 0, len(chunks) - 1, 0
     pending: dict[Future, int] = {}
-    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback)
+    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback, encode=True)
     try:
         while ready < len(chunks):
             build_checkpoint(stop)
@@ -266,8 +267,9 @@ class _Helpers:
     the files, where it loads half through files.
     """
 
-    def __init__(self, pool: ProcessPoolExecutor, helpers: int, spool: str) -> None:
+    def __init__(self, pool: ProcessPoolExecutor, helpers: int, spool: str, encode: bool) -> None:
         self._pool = pool
+        self._encode = encode  # the blobs too: a build writes them, a push does not
         self._queued = QUEUED_PER_HELPER * helpers
         self._spool = spool
 
@@ -277,7 +279,7 @@ class _Helpers:
         """Queue chunks ``front``.. (not past ``back``) until the helpers have their share
         waiting, recording each in ``pending``; returns the next chunk not handed out."""
         while front <= back and len(pending) < self._queued:
-            pending[self._pool.submit(_load_chunk, chunks[front])] = front
+            pending[self._pool.submit(_load_chunk, chunks[front], self._encode)] = front
             front += 1
         return front
 
@@ -307,9 +309,12 @@ def _helper_pool(
     fingerprint: str,
     helpers: int,
     on_fallback: Callable[[str], None],
+    *,
+    encode: bool,
 ) -> _Helpers | None:
-    """``helpers`` loading processes set up for the sources of ``items``; None (and
-    ``on_fallback`` told why) when there are none or they cannot start."""
+    """``helpers`` loading processes set up for the sources of ``items`` (``encode``: they
+    encode the blobs too); None (and ``on_fallback`` told why) when there are none or they
+    cannot start."""
     if not helpers:
         return None
     try:
@@ -333,7 +338,7 @@ def _helper_pool(
         shutil.rmtree(spool, ignore_errors=True)
         on_fallback(str(exc))
         return None
-    return _Helpers(pool, helpers, spool)
+    return _Helpers(pool, helpers, spool, encode)
 
 
 def load_streaming(
@@ -352,7 +357,7 @@ def load_streaming(
     chunks = _chunks(items, None)
     front, back = 0, len(chunks) - 1
     pending: dict[Future, int] = {}
-    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback)
+    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback, encode=False)
 
     def here(index: int) -> list[tuple[Item, Loaded]]:
         return list(zip(chunks[index], load_files(sources, chunks[index], options), strict=True))
