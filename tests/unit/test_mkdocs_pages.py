@@ -130,3 +130,33 @@ def test_redirect_stubs_are_followed() -> None:
     itself = '<html><head><link rel="canonical" href="http://h/guide/old/"></head></html>'
     assert redirect_in_html(itself, "http://h/guide/old/") is None
     assert redirect_in_html(material_page("tutorial/cors.md"), "http://h/guide/cors/") is None
+
+
+def test_a_page_fetched_again_later_is_the_same_revision(tmp_path) -> None:
+    """Its version leaves the retrieval time out: with ``page_cache_seconds = 0`` two fetches
+    a second apart gave two doc_versions and the second a revision skew."""
+    from scriptorium.domain.model import Corpus, DocMeta
+    from scriptorium.plugins import load_registry
+    from scriptorium.sources.base import SourceConfig, SourceContext
+    from scriptorium.sources.remote import RemotePage
+    from scriptorium_plugins.mkdocs.source import FetchedPage, MkDocsSource
+
+    registry = load_registry()
+    options = {"origin": "http://127.0.0.1:9", "default_site": "guide", "sites": ["guide"]}
+    config = SourceConfig(
+        name="docs", kind="mkdocs", options={**options, "cache_dir": str(tmp_path)}
+    )
+    source = MkDocsSource(config, SourceContext(extractors=registry.extractor_chain))
+    indexed = RemotePage(
+        "docs", "guide/https", "", Corpus.DOCS, "", DocMeta(title="HTTPS"), url="http://h/https/"
+    )
+
+    def served(second: int, markdown: str = "# HTTPS\n\nTLS termination proxy.\n"):
+        at = datetime(2026, 1, 2, 3, 4, second, tzinfo=UTC)
+        page = FetchedPage(markdown, "http://h/guide/https.md", False, at, [])
+        return source._served_document("guide", indexed, page)
+
+    first, again = served(5), served(6)
+    assert first.text != again.text  # each says when it was retrieved
+    assert first.content_hash == again.content_hash
+    assert served(7, "# HTTPS\n\nChanged.\n").content_hash != first.content_hash

@@ -127,17 +127,19 @@ def with_header(
     *,
     source_url: str,
     site: str,
-    retrieved: datetime,
+    retrieved: datetime | None,
     converted: bool,
     extra: dict[str, Any] | None = None,
 ) -> str:
-    """The page prefixed with one YAML header: where it came from, then its own front matter."""
+    """The page prefixed with one YAML header: where it came from, then its own front matter.
+
+    ``retrieved=None`` leaves the retrieval time out: the text a page's version is taken
+    from, so that fetching an unchanged page again does not make it a new revision.
+    """
     own, body = split_front_matter(markdown)
-    header: dict[str, Any] = {
-        "source": source_url,
-        "site": site,
-        "retrieved": retrieved.isoformat(timespec="seconds"),
-    }
+    header: dict[str, Any] = {"source": source_url, "site": site}
+    if retrieved is not None:
+        header["retrieved"] = retrieved.isoformat(timespec="seconds")
     if converted:
         header["converted_from"] = "html"
         header["parse_confidence"] = CONVERTED_CONFIDENCE

@@ -403,14 +403,11 @@ class MkDocsSource(RemoteSource):
 
     def _served_document(self, site: str, indexed: RemotePage, page: FetchedPage):
         extra = {"moved_from": page.moved_from} if page.converted and page.moved_from else None
-        text = content.with_header(
-            page.markdown,
-            source_url=page.url,
-            site=site,
-            retrieved=page.retrieved,
-            converted=page.converted,
-            extra=extra,
-        )
+        header = {"source_url": page.url, "site": site, "converted": page.converted, "extra": extra}
+        text = content.with_header(page.markdown, retrieved=page.retrieved, **header)
+        # The version leaves out when the page was fetched: the same page fetched again a
+        # second later (or after ``page_cache_seconds``) is the same revision.
+        version_text = content.with_header(page.markdown, retrieved=None, **header)
         extractor = self.context.extractors.for_path(f"{indexed.path}.md", Corpus.DOCS)
         if extractor is not None:
             extraction = extractor.extract(f"{indexed.path}.md", text)
@@ -428,7 +425,7 @@ class MkDocsSource(RemoteSource):
             path=indexed.path,
             text=text,
             corpus=Corpus.DOCS,
-            content_hash=content_hash(text),
+            content_hash=content_hash(version_text),
             meta=replace(meta, title=meta.title or indexed.meta.title),
             blocks=blocks,
             front_matter_lines=front_lines,
