@@ -173,27 +173,6 @@ def test_cjk_runs_give_every_two_character_window(run):
     assert tokenize(run) == [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def test_a_symlink_into_a_sibling_that_shares_the_roots_name_is_refused(tmp_path):
-    """The root check compares resolved strings: ``docs-private`` is not inside ``docs``."""
-    from scriptorium.sources.base import PathEscapeError
-    from scriptorium_plugins.markdown.source import MarkdownSource
-
-    root, sibling = tmp_path / "docs", tmp_path / "docs-private"
-    (root / "guide").mkdir(parents=True)
-    sibling.mkdir()
-    (sibling / "secret.md").write_text("# Secret\n", "utf-8")
-    (root / "guide/page.md").write_text("# Page\n", "utf-8")
-    (root / "leak.md").symlink_to(sibling / "secret.md")
-    (root / "alias.md").symlink_to(root / "guide/page.md")
-    context = SourceContext(extractors=ExtractorChain([MarkdownExtractor()]))
-    source = MarkdownSource(SourceConfig(name="d", kind="markdown", root=root), context)
-    with pytest.raises(PathEscapeError):
-        source.resolve_path("leak.md")
-    assert source.resolve_path("alias.md") == (root / "guide/page.md").resolve()
-    assert source.resolve_path("./guide//page.md") == (root / "guide/page.md").resolve()
-    assert source.resolve_path("") == root.resolve()
-
-
 def test_the_vitepress_rule_is_remembered_per_folder_not_per_source(tmp_path):
     """Two sites' folders under one root: each page gets its own folder's rule."""
     from scriptorium.text.slugs import github_slug

@@ -24,6 +24,24 @@ def root(tmp_path: Path) -> str:
     return str(docs.resolve())
 
 
+def test_a_source_resolves_paths_inside_its_root_and_refuses_a_symlink_into_a_sibling(
+    root: str,
+) -> None:
+    """The root check compares resolved strings: ``docs-private`` is not inside ``docs``."""
+    from scriptorium.blocks.extractors import ExtractorChain
+    from scriptorium.sources.base import SourceConfig, SourceContext
+    from scriptorium_plugins.markdown.extractor import MarkdownExtractor
+    from scriptorium_plugins.markdown.source import MarkdownSource
+
+    context = SourceContext(extractors=ExtractorChain([MarkdownExtractor()]))
+    source = MarkdownSource(SourceConfig(name="d", kind="markdown", root=Path(root)), context)
+    with pytest.raises(PathEscapeError):
+        source.resolve_path("leak.md")
+    assert source.resolve_path("alias.md") == Path(root, "guide/page.md")
+    assert source.resolve_path("./guide//page.md") == Path(root, "guide/page.md")
+    assert source.resolve_path("") == Path(root)
+
+
 def _without_proc(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a system without ``/proc``: the opened file's path cannot be asked for."""
 

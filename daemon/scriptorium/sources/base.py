@@ -372,9 +372,7 @@ class LocalTreeSource(Source):
     def read_text(self, relpath: str) -> str | None:
         """The file's text, or None when it is missing, binary or too large."""
         data = read_inside(self._root_str, relpath, self.size_limit(relpath))
-        if data is None:
-            return None
-        if looks_binary(data):
+        if data is None or looks_binary(data):
             return None
         return data.decode("utf-8", "replace")
 
