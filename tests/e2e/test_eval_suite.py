@@ -266,3 +266,29 @@ def test_a_missing_repository_is_named(workspace) -> None:
     assert done.returncode == 2
     assert "repository acme/tiny is missing under" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_docs_questions_run_over_the_whole_repository_as_well(workspace) -> None:
+    root = workspace["root"]
+    done = _suite(
+        "--sets",
+        "docs-search-repo",
+        "--repos",
+        str(root / "repos"),
+        "--docs-search-set",
+        str(workspace["docs"]),
+        "--cache",
+        str(root / "cache-repo"),
+        "--out",
+        str(root / "run-repo"),
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "### docs-search-repo (the same 36 questions over each whole repository" in done.stdout
+    tree = root / "cache-repo" / "acme+tiny" / str(workspace["commit"]) / "repo" / "tree"
+    assert (tree / "pkg" / "frob.py").is_file()  # the code is there beside the docs
+    records = _records(root / "run-repo")
+    for system in SYSTEMS:
+        install = records[("docs-search-repo", "tiny-01", system)]
+        assert install["error"] == "" and install["rank"] == 1, install
+        assert install["expected"] == {"docs/guide/install.md": 3, "docs/guide/configure.md": 1}

@@ -10,7 +10,7 @@ import pytest
 from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
 from scriptorium.ranking.settings import RankingSettings
-from scriptorium.ranking.signals import query_names
+from scriptorium.ranking.signals import plain_question, query_names, translated
 from scriptorium.sources.base import content_hash
 from scriptorium.text import tokenize
 
@@ -42,8 +42,10 @@ def candidate(
 
 
 def lever_alone(**levers) -> RankingSettings:
-    """Settings for one prior under test: term coverage would also weigh these candidates."""
-    return RankingSettings(**{"term_coverage": 0.0, **levers})
+    """Settings for one prior under test: term coverage, the question factor and the
+    translation factor would also weigh these candidates."""
+    neutral = {"term_coverage": 0.0, "question_code_factor": 1.0, "translation_factor": 1.0}
+    return RankingSettings(**{**neutral, **levers})
 
 
 def fused(blend: float) -> list[float]:
@@ -198,8 +200,14 @@ def test_an_english_word_that_names_a_function_is_not_a_definition_query():
 
     assert scored("add retries", definition_identifiers_only=True) == 1.0
     assert scored("QueryParams.add retries", definition_identifiers_only=True) == 1.2
-    # Switched off, every word names a definition again.
-    assert scored("add retries", definition_identifiers_only=False) == pytest.approx(1.2)
+    # By default a question's plain words name nothing; a pasted text's still do.
+    assert scored("add retries") == 1.0
+    assert scored("QueryParams.add retries") == pytest.approx(1.2)
+    pasted = "add retries " + "when the server resets the connection " * 10
+    assert scored(pasted) == pytest.approx(1.2)
+    assert scored(pasted, definition_identifiers_only=True) == 1.0
+    # With definition_words = "any", every word names a definition again.
+    assert scored("add retries", definition_words="any") == pytest.approx(1.2)
 
 
 def test_a_page_matching_across_its_sections_beats_one_matching_section():
@@ -253,8 +261,23 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
         "changelog.d/1234.bugfix.md",
         "docs/blog/announcing-vite5.md",
         "src/content/blog/2024/04/25/react-19.md",
+        # Other languages' conventions for the same kinds.
+        "packages/vite/src/node/__tests__/build.spec.ts",
+        "src/parse.test.tsx",
+        "pkg/parse_test.go",
+        "spec/parse_spec.rb",
+        "src/test/java/org/acme/ParserTest.java",
+        "src/test/kotlin/TestParser.kt",
+        "pkg/testdata/header.txt",
+        "web/node_modules/left-pad/index.js",
+        "pnpm-lock.yaml",
+        "Cargo.lock",
+        "static/app.min.js",
+        "api/v1/service.pb.go",
     ):
         assert scored(path, "parse a header") == pytest.approx(0.8), path
+    for path in ("src/Contest.java", "lib/latest.kt", "src/attest.py", "pkg/build.ts"):
+        assert scored(path, "parse a header") == 1.0, path
     assert scored("pkg/parse.py", "parse a header") == 1.0
     assert scored("docs/tutorial/testing.md", "parse a header") == 1.0
     # Asked for by name, they compete as they are; and 1.0 switches the prior off.
@@ -290,6 +313,10 @@ def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
         "release/fabfile.py",
         "scripts/docs.py",
         "pkg/core/benchmarks/bench_expand.py",
+        "packages/vite/rolldown.config.ts",
+        "eslint.config.js",
+        ".eslintrc.cjs",
+        "pnpm-workspace.yaml",
     ):
         assert scored(path) == 0.5, path
         assert scored(path, tooling=False) == 1.0, path
@@ -327,3 +354,77 @@ def test_a_block_matching_every_term_of_a_question_passes_one_matching_a_heading
         0.9,
         0.8,
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("how do I retry failed requests", True),
+        ("why does my component render twice in development", True),
+        ("which function parses the headers", False),
+        ("where is the retry implemented", False),
+        ("use APIRouter with a prefix", False),
+        ("what does `retries` do", False),
+        ("class based views", False),
+        ("pprint does not format subscripts\nGood: [ -t0 ]\nBad: [ -t ]", False),
+    ],
+)
+def test_a_plain_question_names_no_identifier_and_asks_for_no_code(text, plain):
+    assert plain_question(text) is plain
+
+
+def test_the_code_of_a_plain_question_yields_to_the_docs():
+    def scored(corpus: Corpus, text: str, **settings) -> float:
+        cand = candidate(corpus, "retry.py" if corpus is Corpus.CODE else "retry.md", "x\n", 1.0)
+        levers = {"question_code_factor": RankingSettings().question_code_factor, **settings}
+        Pipeline(lever_alone(**levers), lambda d: []).priors(
+            Query(text=text, terms=("retri",)), [cand], lambda s: "product"
+        )
+        return cand.score
+
+    assert scored(Corpus.CODE, "how do I retry a request") == 0.5
+    assert scored(Corpus.DOCS, "how do I retry a request") == 1.0
+    assert scored(Corpus.CODE, "which function retries a request") == 1.0
+    assert scored(Corpus.CODE, "how does retry_request work") == 1.0
+    assert scored(Corpus.CODE, "retry a request " + "when the server resets " * 20) == 1.0
+    assert scored(Corpus.CODE, "how do I retry a request", question_code_factor=1.0) == 1.0
+    # A ranking mode says what the caller wants; "implementation" wants the code.
+    cand = candidate(Corpus.CODE, "retry.py", "x\n", 1.0)
+    Pipeline(lever_alone(question_code_factor=0.5), lambda d: []).priors(
+        Query(text="how do I retry a request", terms=("retri",), mode="implementation"),
+        [cand],
+        lambda s: "product",
+    )
+    assert cand.score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("path", "is_translation"),
+    [
+        ("docs/de/docs/tutorial/index.md", True),
+        ("docs/pt-br/guide.md", True),
+        ("i18n/zh_hant/intro.md", True),
+        ("docs/en/docs/tutorial/index.md", False),
+        ("docs/em/docs/index.md", False),  # not a language code
+        ("docs/tutorial/de.md", False),  # a file name says nothing
+        ("src/content/reference/index.md", False),
+    ],
+)
+def test_a_language_folder_marks_a_translation(path, is_translation):
+    assert translated(path) is is_translation
+
+
+def test_translations_yield_to_an_english_question_only():
+    def scored(path: str, text: str, **settings) -> float:
+        cand = candidate(Corpus.DOCS, path, "## Yield\n\nprose\n", 1.0)
+        levers = {"translation_factor": RankingSettings().translation_factor, **settings}
+        Pipeline(lever_alone(**levers), lambda d: []).priors(
+            Query(text=text, terms=("yield",)), [cand], lambda s: "product"
+        )
+        return cand.score
+
+    assert scored("docs/de/docs/deps.md", "dependencies with yield") == 0.5
+    assert scored("docs/en/docs/deps.md", "dependencies with yield") == 1.0
+    # A query with letters beyond ASCII may be in that language: it is not judged.
+    assert scored("docs/de/docs/deps.md", "Abhängigkeiten mit yield") == 1.0
+    assert scored("docs/de/docs/deps.md", "dependencies with yield", translation_factor=1.0) == 1.0

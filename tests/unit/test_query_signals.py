@@ -133,7 +133,9 @@ def test_a_test_file_yields_to_library_code_when_only_a_link_says_github_and_tes
 
 
 def test_documentation_yields_to_code_only_for_a_long_pasted_query():
-    settings = RankingSettings(long_query_docs_factor=0.5, long_query_chars=40)
+    settings = RankingSettings(
+        long_query_docs_factor=0.5, long_query_chars=40, question_code_factor=1.0
+    )
     pipeline = Pipeline(settings, lambda doc: [])
     for text, docs_score in (("where is the router", 1.0), (ISSUE_TEXT, 0.5)):
         page = candidate(Corpus.DOCS, "docs/router.md", "The router.\n", 1.0)

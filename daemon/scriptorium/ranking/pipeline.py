@@ -46,8 +46,10 @@ from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
     auxiliary_kind,
+    plain_question,
     qualifies,
     query_names,
+    translated,
 )
 from scriptorium.ranking.twins import near_duplicate
 from scriptorium.text import best_line, query_terms, tokenize
@@ -212,10 +214,17 @@ class Pipeline:
         auxiliary = settings.auxiliary_factor
         asked = asked_kinds(asked_text(query.text, settings)) if auxiliary != 1.0 else frozenset()
         pasted = settings.is_pasted(query.text)
+        translation = settings.translation_factor if query.text.isascii() else 1.0
+        question_code = settings.question_code_factor
+        # A ranking mode is the caller's word on what it wants ("implementation": the code).
+        if question_code != 1.0 and (
+            query.mode != "default" or pasted or not plain_question(query.text)
+        ):
+            question_code = 1.0
         named = (
             query_names(
                 query.text,
-                identifiers_only=settings.definition_identifiers_only,
+                identifiers_only=settings.definition_identifiers(query.text),
                 identifiers_first=settings.identifier_terms_first and pasted,
                 limit=settings.max_query_terms,
             )
@@ -229,6 +238,14 @@ class Pipeline:
             meta = cand.document.meta
             if pasted_docs != 1.0 and cand.document.corpus is Corpus.DOCS:
                 cand.adjust("pasted-text", pasted_docs, "a long pasted query is about code")
+            if question_code != 1.0 and cand.document.corpus is Corpus.CODE:
+                cand.adjust("question", question_code, "a question naming no identifier")
+            if (
+                translation != 1.0
+                and cand.document.corpus is Corpus.DOCS
+                and translated(cand.document.path)
+            ):
+                cand.adjust("translation", translation, "a translation; the query is English")
             if settings.page_boost and meta.boost != 1.0:
                 boost = meta.boost if math.isfinite(meta.boost) and meta.boost > 0 else 0.0
                 cand.adjust("page-boost", boost, "front matter search.boost")

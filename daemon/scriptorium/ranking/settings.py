@@ -58,8 +58,13 @@ class RankingSettings:
     definition_candidates: int = 10
     # Only query words that look like identifiers name a definition (``snake_case``,
     # ``camelCase``, ``a.b``, ``f()``, a code span, a capitalised word in an otherwise
-    # lower-case query): "add retries" is not asking for ``QueryParams.add``.
+    # lower-case query): "add retries" is not asking for ``QueryParams.add``. True holds for
+    # every query; definition_words says which queries' plain words count otherwise.
     definition_identifiers_only: bool = False
+    # Which queries' plain English words may name a definition too: "any", or "pasted" (only
+    # a text longer than long_query_chars, where "the fixture's finalizer" names the module it
+    # is about; a question's "add" or "write" is a verb, not ``QueryParams.add``).
+    definition_words: str = "pasted"
     # Document-level evidence: a block is weighed up by 1 + this x the share of the query's
     # terms that other blocks of its document (among the candidates) match and it does not,
     # so a page whose matching words are spread over its sections can beat one section that
@@ -82,6 +87,11 @@ class RankingSettings:
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
     auxiliary_tooling: bool = True
+    # Factor for code results of a one-line question that names no identifier (no snake_case,
+    # dotted name, code span, camelCase), does not ask for code ("function", "class",
+    # "implemented") and is not a pasted text, in the default mode: "how do I ..." asks for
+    # the docs; code still answers when no page does. 1.0 is off.
+    question_code_factor: float = 0.5
     # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
     # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
     # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
@@ -151,6 +161,11 @@ class RankingSettings:
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
     language_prior: float = 1.0
+    # Factor for documentation pages a folder names as a translation (``docs/de/``,
+    # ``i18n/pt-br/``; any language but English) when the query is written in plain ASCII,
+    # so in English as far as the daemon can tell; a query with other letters is not
+    # judged. 1.0 is off.
+    translation_factor: float = 0.5
     # The plugin (its entry-point name) whose scriptorium_rerank re-scores the best
     # rerank_depth candidates after the scoring stages; "" is off (and costs nothing).
     reranker: str = ""
@@ -169,6 +184,12 @@ class RankingSettings:
             "cjk_bigrams": self.cjk_bigrams,
         }
 
+    def definition_identifiers(self, text: str) -> bool:
+        """Whether only the identifier-like words of ``text`` name a definition."""
+        if self.definition_identifiers_only:
+            return True
+        return self.definition_words == "pasted" and not self.is_pasted(text)
+
     def is_pasted(self, text: str) -> bool:
         """Whether a query is a pasted text (an issue, a traceback) rather than a question:
         the long-query levers apply to it."""
@@ -183,7 +204,11 @@ class RankingSettings:
 
 
 # The string levers' values.
-_CHOICES = {"fusion": ("raw", "max", "rrf"), "auxiliary_asks": ("words", "prose", "short")}
+_CHOICES = {
+    "fusion": ("raw", "max", "rrf"),
+    "auxiliary_asks": ("words", "prose", "short"),
+    "definition_words": ("any", "pasted"),
+}
 
 _KEY_TYPES = {bool: "bool", int: "integer", float: "number", str: "string", dict: "number_table"}
 
@@ -207,7 +232,9 @@ _HELP = {
     "stable_window": "rank every search as if top_k were at least this, then cut, so a "
     "shorter result list is the prefix of a longer one (0: follow top_k)",
     "definition_identifiers_only": "give the definition prior and candidates only to query "
-    "words that look like identifiers (snake_case, camelCase, dotted, code spans)",
+    "words that look like identifiers (snake_case, camelCase, dotted, code spans), in every query",
+    "definition_words": "which queries' plain words may name a definition as well: any, or "
+    "pasted (only texts longer than long_query_chars)",
     "document_evidence": "weigh up documentation blocks by the share of query terms only "
     "other blocks of their page match (0 is off)",
     "document_evidence_code": "the same for code files (0 is off)",
@@ -246,6 +273,8 @@ _HELP = {
     "title_chars": "the longest first line title_term_weight takes for a title",
     "auxiliary_tooling": "build, release and maintenance scripts (setup.py, a docs conf.py, "
     "top-level tools/, scripts/, utils/, release/, benchmarks) count as auxiliary",
+    "question_code_factor": "factor for code results of a one-line question (not a pasted text) "
+    "that names no identifier and does not ask for code; 1.0 is off",
     "named_file_factor": "factor for results from files the query names by path or module "
     "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
     "named_file_candidates": "extra lexical candidates among the blocks of files the query "
@@ -272,6 +301,8 @@ _HELP = {
     "drop_urls": "leave a pasted text's web addresses out of its terms",
     "drop_single_letters": "leave a pasted text's one-letter ASCII terms out of its terms "
     "(before max_query_terms is applied)",
+    "translation_factor": "factor for docs pages under a language folder other than English "
+    "(docs/de/, i18n/pt-br/) when the query is plain ASCII; 1.0 is off",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "

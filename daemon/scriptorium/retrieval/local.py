@@ -48,7 +48,7 @@ class LocalCandidates:
             # Without a prior above 1 nothing could lift a left-out definition into the window.
             symbols=query_names(
                 query.text,
-                identifiers_only=ranking.definition_identifiers_only,
+                identifiers_only=ranking.definition_identifiers(query.text),
                 limit=ranking.max_query_terms,
             )
             if ranking.definition_candidates and ranking.definition_factor > 1.0

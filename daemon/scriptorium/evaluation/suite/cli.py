@@ -175,13 +175,17 @@ def _run(args: argparse.Namespace) -> int:
         external += swe
     docs_entries: list[dict[str, Any]] = []
     libraries: dict[str, sets.Library] = {}
-    if "docs-search" in chosen:
+    docs_sets = [name for name in chosen if name in sets.DOCS_SEARCH_SETS]
+    if docs_sets:
         path = _set_file(
             args.docs_search_set, args.benchmarks, sets.DOCS_SEARCH_FILE, "--docs-search-set"
         )
         docs_entries, libraries = sets.read_docs_search(path)
+    corpus_of = {"docs-search": sets.docs_corpus, "docs-search-repo": sets.repo_corpus}
     docs_specs = list(
-        dict.fromkeys(sets.docs_corpus(libraries[e["library"]]) for e in docs_entries)
+        dict.fromkeys(
+            corpus_of[name](libraries[e["library"]]) for name in docs_sets for e in docs_entries
+        )
     )
     if external or docs_specs:
         _preflight([c.corpus for c in external] + docs_specs, args.repos, cache)
@@ -191,10 +195,12 @@ def _run(args: argparse.Namespace) -> int:
             spec: materialise(args.repos, spec.repo, spec.commit, spec.selection, cache, _log)
             for spec in docs_specs
         }
-        docs_cases = sets.docs_search_cases(
-            docs_entries, lambda spec: _tree_files(trees[spec]), libraries
-        )
-        docs_cases = sets.sample(docs_cases, steps.get("docs-search"), args.limit)
+        docs_cases = []
+        for name in docs_sets:
+            found = sets.docs_search_cases(
+                docs_entries, lambda spec: _tree_files(trees[spec]), libraries, set_name=name
+            )
+            docs_cases += sets.sample(found, steps.get(name), args.limit)
         external = docs_cases + external
 
     if "fastapi" in chosen:

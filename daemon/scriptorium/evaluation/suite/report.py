@@ -21,6 +21,8 @@ SYSTEM_ORDER = ("daemon", "bm25-file", "bm25-block")
 SET_TITLES = {
     "fastapi": "fastapi (project set, page level, top 10)",
     "docs-search": "docs-search (36-query subset, page level)",
+    "docs-search-repo": "docs-search-repo (the same 36 questions over each whole repository: "
+    "docs, code, tests and translations; page level)",
     "swebench": "swebench (SWE-bench Verified subset, file level)",
 }
 # Metrics averaged over sets: the ones every set has.

@@ -21,7 +21,7 @@ from scriptorium.evaluation.suite import baselines, metrics
 from scriptorium.evaluation.suite.corpus import CorpusView, load_documents, open_view, write_config
 from scriptorium.evaluation.suite.materialise import Materialised, materialise
 from scriptorium.evaluation.suite.repos import SuiteError
-from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase
+from scriptorium.evaluation.suite.sets import DOCS_SEARCH_SETS, CorpusSpec, SuiteCase
 from scriptorium.limits import TOP_K_MAX
 from scriptorium.plugins import Registry
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -96,7 +96,7 @@ def _ms(started: float) -> float:
 
 
 def score(case: SuiteCase, system: str, answer: Answer) -> dict[str, float]:
-    if case.set_name == "docs-search":
+    if case.set_name in DOCS_SEARCH_SETS:
         return metrics.docs_search_metrics(answer.results, case.gains)
     with_spans = system != baselines.WHOLE_FILE  # a whole file defines nothing in particular
     return metrics.swebench_metrics(answer.results, case.gains, case.spans, with_spans=with_spans)

@@ -20,7 +20,9 @@ from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.limits import SEARCHED_QUERY_CHARS
 from scriptorium.text import clip_at_whitespace
 
-SET_NAMES = ("fastapi", "docs-search", "swebench")
+SET_NAMES = ("fastapi", "docs-search", "docs-search-repo", "swebench")
+# The sets scored page by page against the docs-search grades.
+DOCS_SEARCH_SETS = frozenset({"docs-search", "docs-search-repo"})
 DOCS_SEARCH_FILE = "docs-search-eval/dataset.yaml"
 SWEBENCH_FILE = "swebench-verified/instances.jsonl"
 # Span names that are not definitions: a result can never "be" them, so they only count as files.
@@ -123,6 +125,15 @@ def docs_corpus(library: Library) -> CorpusSpec:
     return CorpusSpec(library.repo, library.commit, selection, (source,))
 
 
+def repo_corpus(library: Library) -> CorpusSpec:
+    """The whole repository of a library, sourced as ``scriptorium serve REPO`` sources it: its
+    Markdown as ``docs`` and its code as ``code``, each with the kind's default patterns. The
+    same questions then meet the code, tests and translations a user serving a clone meets."""
+    selection = Selection("repo")
+    sources = (SourceSpec("docs", "markdown"), SourceSpec("code", "code"))
+    return CorpusSpec(library.repo, library.commit, selection, sources)
+
+
 def url_candidates(library: Library, url: str) -> list[str]:
     """Repository files a page URL may be, in the order the README's mapping gives them."""
     if not url.startswith(library.url_prefix):
@@ -194,13 +205,17 @@ def docs_search_cases(
     entries: Sequence[Mapping[str, Any]],
     files_of: Callable[[CorpusSpec], frozenset[str]],
     libraries: Mapping[str, Library] = LIBRARIES,
+    set_name: str = "docs-search",
 ) -> list[SuiteCase]:
-    """Cases from docs-search entries; ``files_of(corpus)`` lists the corpus's files."""
+    """Cases from docs-search entries; ``files_of(corpus)`` lists the corpus's files. With
+    ``set_name`` "docs-search-repo" each question runs over the whole repository instead of
+    its docs folder (:func:`repo_corpus`)."""
+    corpus_of = repo_corpus if set_name == "docs-search-repo" else docs_corpus
     cases = []
     counters: dict[str, int] = {}
     for fields in entries:
         library = libraries[fields["library"]]
-        corpus = docs_corpus(library)
+        corpus = corpus_of(library)
         files = files_of(corpus)
         gains: dict[str, int] = {}
         for qrel in fields.get("qrels") or []:
@@ -210,7 +225,7 @@ def docs_search_cases(
         query, truncated = clip_query(fields["query"])
         cases.append(
             SuiteCase(
-                set_name="docs-search",
+                set_name=set_name,
                 case_id=f"{fields['library']}-{counters[fields['library']]:02d}",
                 group=fields["library"],
                 query=query,

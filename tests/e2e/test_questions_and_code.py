@@ -1,0 +1,79 @@
+"""A question that names no identifier asks for the docs: served as ``scriptorium serve REPO``
+serves a clone (its Markdown as ``docs``, its code as ``code``), the page that explains
+retries comes before the code that matches the same words, and the tests below both."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import running
+
+pytestmark = pytest.mark.e2e
+
+FILES = {
+    "docs/retries.md": "# Retries\n\nA failed request is retried on connection errors. Pass "
+    "`retries=3` to the transport to retry a failed request three times before it gives up.\n",
+    "pkg/transport.py": '"""The transport."""\n\n\ndef retry_failed_request(request, retries):\n'
+    '    """Retry a failed request: each failed request is retried up to retries times."""\n'
+    "    for _ in range(retries):\n        request = request.again()  # retried request\n"
+    "    return request\n",
+    "pkg/__tests__/transport.test.js": "function retriesFailedRequest() {\n"
+    "  // which function retries a failed request: a failed request retries\n"
+    "  retry(failedRequest, retries)\n}\n",
+}
+
+
+@pytest.fixture(scope="module", params=[None, 1.0], ids=["shipped", "factor-off"])
+def served(request, tmp_path_factory):
+    root = tmp_path_factory.mktemp("questions")
+    repo = root / "repo"
+    for path, text in FILES.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    args = [str(repo)]
+    if request.param is not None:
+        config = root / "config.toml"
+        config.write_text(f"[ranking]\nquestion_code_factor = {request.param}\n", encoding="utf-8")
+        args += ["--config", str(config)]
+    with running(args, root / "state") as daemon:
+        yield request.param, daemon
+
+
+def _search(daemon, query: str) -> list[pb.SearchResult]:
+    return list(daemon.stub.Search(pb.SearchRequest(query=query, explain=True), timeout=30).results)
+
+
+def _where(results: list[pb.SearchResult]) -> list[str]:
+    return [f"{r.source}:{r.location}" for r in results]
+
+
+def _reasons(result: pb.SearchResult) -> dict[str, str]:
+    return {reason.name: reason.detail for reason in result.reasons}
+
+
+def test_a_question_gets_the_page_first_and_code_when_it_asks_for_code(served):
+    factor, daemon = served
+    results = _search(daemon, "how do I retry a failed request")
+    found = _where(results)
+    code = next(i for i, f in enumerate(found) if f.startswith("code:pkg/transport.py"))
+    page = found.index("docs:docs/retries#retries")
+    if factor is None:
+        assert page < code, found
+        assert "question" in _reasons(results[code]), results[code].reasons
+    else:  # without the factor the code's stronger match wins: what the lever is for
+        assert code < page, found
+    # A question that names the function, or asks for one, is about the code: no factor.
+    for query in ("where is retry_failed_request", "which function retries a failed request"):
+        for result in _search(daemon, query):
+            assert "question" not in _reasons(result), (query, result.location, result.reasons)
+
+
+def test_a_javascript_test_file_yields_to_the_code_it_tests(served):
+    _, daemon = served
+    results = _search(daemon, "which function retries a failed request")
+    found = _where(results)
+    test = next(i for i, f in enumerate(found) if "__tests__" in f)
+    code = next(i for i, f in enumerate(found) if f.startswith("code:pkg/transport.py"))
+    assert code < test, found
+    assert _reasons(results[test]).get("auxiliary") == "tests", results[test].reasons
