@@ -29,6 +29,8 @@ LEVERS_OFF = {
     "named_file_factor": 1.0,
     "over_fetch": 4,
     "term_coverage": 0.0,
+    "question_code_factor": 1.0,
+    "translation_factor": 1.0,
 }
 # A ratio above this is flagged: issue #18 allows search latency 20 % worse for the gain.
 FLAG_RATIO = 1.2
