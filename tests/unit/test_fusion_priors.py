@@ -273,6 +273,8 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
         "pnpm-lock.yaml",
         "Cargo.lock",
         "static/app.min.js",
+        "sandbox/src/worker-bundle.dist.js",
+        "packages/ui/dist/index.mjs",
         "api/v1/service.pb.go",
     ):
         assert scored(path, "parse a header") == pytest.approx(0.8), path

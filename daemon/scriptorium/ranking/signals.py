@@ -37,12 +37,12 @@ _AUX_DIRS = {
     # The same kinds as other languages' trees name them.
     "__tests__": "tests", "__test__": "tests", "e2e": "tests", "__mocks__": "fixtures",
     "__fixtures__": "fixtures", "__snapshots__": "fixtures", "testdata": "fixtures",
-    "node_modules": "vendored", "bower_components": "vendored",
+    "node_modules": "vendored", "bower_components": "vendored", "dist": "generated",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py"
     r"|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*_test\.(?:go|rb)|.*_spec\.rb)"
-    r"|(?P<generated>.*_pb2(?:_grpc)?\.pyi?|.*\.pb(?:\.gw)?\.go|.*\.min\.(?:js|css)"
+    r"|(?P<generated>.*_pb2(?:_grpc)?\.pyi?|.*\.pb(?:\.gw)?\.go|.*\.(?:min|dist|bundle)\.(?:[cm]?js|css)"
     r"|package-lock\.json|npm-shrinkwrap\.json|pnpm-lock\.yaml|yarn\.lock|bun\.lockb?"
     r"|cargo\.lock|poetry\.lock|pdm\.lock|uv\.lock|pipfile\.lock|go\.sum|composer\.lock"
     r"|gemfile\.lock)"
