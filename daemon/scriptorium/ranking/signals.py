@@ -1,6 +1,6 @@
 """What a query and a path say about each other: the names a query spells out, the auxiliary
-kinds of files (tests, vendored code, changelogs) and which of them a query asks for, and how
-much of a query a block covers.
+kinds of files (tests, vendored code, changelogs) and which of them a query asks for, whether
+a query is a plain question and a page a translation, and how much of a query a block covers.
 """
 
 from __future__ import annotations
