@@ -8,6 +8,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
+from tests.support.trees import write
 
 pytestmark = pytest.mark.e2e
 
@@ -29,12 +30,10 @@ def served(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("questions")
     repo = root / "repo"
     for path, text in FILES.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text, encoding="utf-8")
+        write(repo / path, text)
     args = [str(repo)]
     if request.param is not None:
-        config = root / "config.toml"
-        config.write_text(f"[ranking]\nquestion_code_factor = {request.param}\n", encoding="utf-8")
+        config = write(root / "config.toml", f"[ranking]\nquestion_code_factor = {request.param}\n")
         args += ["--config", str(config)]
     with running(args, root / "state") as daemon:
         yield request.param, daemon

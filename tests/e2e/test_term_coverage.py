@@ -7,6 +7,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
+from tests.support.trees import write
 
 pytestmark = pytest.mark.e2e
 
@@ -34,8 +35,7 @@ def served(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("coverage")
     docs = root / "docs"
     for path, text in PAGES.items():
-        (docs / path).parent.mkdir(parents=True, exist_ok=True)
-        (docs / path).write_text(text, encoding="utf-8")
+        write(docs / path, text)
     ranking = "" if request.param is None else f"[ranking]\nterm_coverage = {request.param}\n\n"
     config = root / "config.toml"
     config.write_text(

@@ -42,11 +42,13 @@ _AUX_DIRS = {
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py"
     r"|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*_test\.(?:go|rb)|.*_spec\.rb)"
-    r"|(?P<generated>.*_pb2(?:_grpc)?\.pyi?|.*\.pb(?:\.gw)?\.go|.*\.(?:min|dist|bundle)\.(?:[cm]?js|css)"
+    r"|(?P<generated>.*_pb2(?:_grpc)?\.pyi?|.*\.pb(?:\.gw)?\.go"
+    r"|.*\.(?:min|dist|bundle)\.(?:[cm]?js|css)"
     r"|package-lock\.json|npm-shrinkwrap\.json|pnpm-lock\.yaml|yarn\.lock|bun\.lockb?"
     r"|cargo\.lock|poetry\.lock|pdm\.lock|uv\.lock|pipfile\.lock|go\.sum|composer\.lock"
     r"|gemfile\.lock)"
-    r"|(?P<changelog>(?:changelog|changes|history|news|release[-_]?notes|whats[-_]?new)(?:\..*)?))$",
+    r"|(?P<changelog>(?:changelog|changes|history|news|release[-_]?notes|whats[-_]?new)"
+    r"(?:\..*)?))$",
     re.I,
 )
 # JVM, .NET and Swift test classes, told by case (``FooTest.java``, ``TestFoo.kt``, not

@@ -181,10 +181,11 @@ def _run(args: argparse.Namespace) -> int:
             args.docs_search_set, args.benchmarks, sets.DOCS_SEARCH_FILE, "--docs-search-set"
         )
         docs_entries, libraries = sets.read_docs_search(path)
-    corpus_of = {"docs-search": sets.docs_corpus, "docs-search-repo": sets.repo_corpus}
     docs_specs = list(
         dict.fromkeys(
-            corpus_of[name](libraries[e["library"]]) for name in docs_sets for e in docs_entries
+            sets.DOCS_SEARCH_CORPORA[name](libraries[e["library"]])
+            for name in docs_sets
+            for e in docs_entries
         )
     )
     if external or docs_specs:

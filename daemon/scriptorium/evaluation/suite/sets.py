@@ -21,8 +21,6 @@ from scriptorium.limits import SEARCHED_QUERY_CHARS
 from scriptorium.text import clip_at_whitespace
 
 SET_NAMES = ("fastapi", "docs-search", "docs-search-repo", "swebench")
-# The sets scored page by page against the docs-search grades.
-DOCS_SEARCH_SETS = frozenset({"docs-search", "docs-search-repo"})
 DOCS_SEARCH_FILE = "docs-search-eval/dataset.yaml"
 SWEBENCH_FILE = "swebench-verified/instances.jsonl"
 # Span names that are not definitions: a result can never "be" them, so they only count as files.
@@ -134,6 +132,14 @@ def repo_corpus(library: Library) -> CorpusSpec:
     return CorpusSpec(library.repo, library.commit, selection, sources)
 
 
+# The sets scored page by page against the docs-search grades, and the corpus each asks over.
+DOCS_SEARCH_CORPORA: dict[str, Callable[[Library], CorpusSpec]] = {
+    "docs-search": docs_corpus,
+    "docs-search-repo": repo_corpus,
+}
+DOCS_SEARCH_SETS = frozenset(DOCS_SEARCH_CORPORA)
+
+
 def url_candidates(library: Library, url: str) -> list[str]:
     """Repository files a page URL may be, in the order the README's mapping gives them."""
     if not url.startswith(library.url_prefix):
@@ -207,10 +213,9 @@ def docs_search_cases(
     libraries: Mapping[str, Library] = LIBRARIES,
     set_name: str = "docs-search",
 ) -> list[SuiteCase]:
-    """Cases from docs-search entries; ``files_of(corpus)`` lists the corpus's files. With
-    ``set_name`` "docs-search-repo" each question runs over the whole repository instead of
-    its docs folder (:func:`repo_corpus`)."""
-    corpus_of = repo_corpus if set_name == "docs-search-repo" else docs_corpus
+    """Cases from docs-search entries; ``files_of(corpus)`` lists the corpus's files. The
+    set's name says which corpus each question runs over (:data:`DOCS_SEARCH_CORPORA`)."""
+    corpus_of = DOCS_SEARCH_CORPORA[set_name]
     cases = []
     counters: dict[str, int] = {}
     for fields in entries:
