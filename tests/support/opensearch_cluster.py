@@ -12,7 +12,9 @@ root the nodes run as ``nobody`` and the cache sits where ``nobody`` can read it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -135,10 +137,15 @@ def _open_up(path: Path) -> None:
             os.chmod(target, os.stat(target).st_mode | 0o444)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports. The sockets are held open until every port is
+    chosen: ports taken one at a time may repeat, and a node's HTTP port that is another's
+    transport port answers "This is not an HTTP port"."""
+    with contextlib.ExitStack() as held:
+        socks = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
 
 
 @dataclass
@@ -179,15 +186,20 @@ class Cluster:
             raise ClusterError(f"OpenSearch {VERSION} needs Java {MIN_JAVA}+; {jdk} is older")
         self.folder = Path(tempfile.mkdtemp(prefix="scriptorium-opensearch-"))
         os.chmod(self.folder, 0o755)
+        ports = free_ports(2 * self.size)
         self.nodes = [
-            Node(f"node-{i}", free_port(), free_port(), self.folder / f"node-{i}")
+            Node(f"node-{i}", ports[2 * i], ports[2 * i + 1], self.folder / f"node-{i}")
             for i in range(self.size)
         ]
         seeds = ",".join(f"127.0.0.1:{n.transport_port}" for n in self.nodes)
         managers = ",".join(n.name for n in self.nodes)
-        for node in self.nodes:
-            self._launch(home, jdk, node, seeds, managers)
-        self.wait_for(lambda h: h.get("number_of_nodes") == self.size, "every node to join")
+        try:
+            for node in self.nodes:
+                self._launch(home, jdk, node, seeds, managers)
+            self.wait_for(lambda h: h.get("number_of_nodes") == self.size, "every node to join")
+        except BaseException:
+            self.stop()  # a cluster that never formed leaves no node running
+            raise
         return self
 
     def _launch(self, home: Path, jdk: Path, node: Node, seeds: str, managers: str) -> None:
@@ -235,7 +247,7 @@ class Cluster:
             try:
                 with urllib.request.urlopen(url, timeout=timeout) as reply:
                     return json.loads(reply.read())
-            except OSError:
+            except (OSError, http.client.HTTPException):
                 continue
         return {}
 
