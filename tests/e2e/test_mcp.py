@@ -14,7 +14,6 @@ import re
 import shutil
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, ListToolsResult
 
 from tests.support.daemon import CORPUS, Daemon, free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -713,10 +713,7 @@ def test_without_a_target_an_embedded_daemon_serves_the_paths_and_stops(tree, tm
         assert match, log.read_text()
         pid = int(match.group(1))
         assert _alive(pid)
-    deadline = time.monotonic() + 15
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(pid), "the embedded daemon outlived its bridge"
+    assert wait_for(lambda: not _alive(pid)), "the embedded daemon outlived its bridge"
 
 
 def test_the_embedded_daemon_starts_from_a_folder_that_holds_a_scriptorium_package(tree, tmp_path):
