@@ -276,9 +276,14 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
         "sandbox/src/worker-bundle.dist.js",
         "packages/ui/dist/index.mjs",
         "api/v1/service.pb.go",
+        # Hidden folders: a docs site's, CI's or an agent's configuration.
+        "docs/.vitepress/config.ts",
+        ".circleci/config.yml",
+        "pkg/.agents/skills/parse/SKILL.md",
+        ".changeset/brave-cats-parse.md",
     ):
         assert scored(path, "parse a header") == pytest.approx(0.8), path
-    for path in ("src/Contest.java", "lib/latest.kt", "src/attest.py", "pkg/build.ts"):
+    for path in ("src/Contest.java", "lib/latest.kt", "src/attest.py", "pkg/build.ts", ".parse.py"):
         assert scored(path, "parse a header") == 1.0, path
     assert scored("pkg/parse.py", "parse a header") == 1.0
     assert scored("docs/tutorial/testing.md", "parse a header") == 1.0
@@ -286,6 +291,8 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
     assert scored("pkg/tests/test_parse.py", "the parse test fails") == 1.0
     assert scored("CHANGES.md", "parse in the release notes") == 1.0
     assert scored("docs/blog/announcing-vite5.md", "the blog post on parse") == 1.0
+    assert scored("docs/.vitepress/config.ts", "parse in the vitepress config") == 1.0
+    assert scored("pkg/.agents/skills/parse/SKILL.md", "the agent's parse skill") == 1.0
     assert scored("pkg/tests/test_parse.py", "parse a header", 1.0) == 1.0
     # A class the source gives the page (class_rules, front matter) stands instead.
     cand = candidate(Corpus.CODE, "pkg/tests/test_parse.py", "def parse(text):\n", 1.0)

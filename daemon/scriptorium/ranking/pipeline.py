@@ -43,6 +43,7 @@ from scriptorium.ranking.settings import (  # noqa: F401 (also imported from her
     RankingSettings,
 )
 from scriptorium.ranking.signals import (
+    asked_folders,
     asked_kinds,
     asked_text,
     auxiliary_kind,
@@ -212,7 +213,10 @@ class Pipeline:
         document_evidence(settings, query, candidates)
         term_coverage(settings, query, candidates)
         auxiliary = settings.auxiliary_factor
-        asked = asked_kinds(asked_text(query.text, settings)) if auxiliary != 1.0 else frozenset()
+        asked: frozenset[str] = frozenset()
+        if auxiliary != 1.0:
+            asks = asked_text(query.text, settings)
+            asked = asked_kinds(asks) | asked_folders(asks)
         pasted = settings.is_pasted(query.text)
         translation = settings.translation_factor if query.text.isascii() else 1.0
         question_code = settings.question_code_factor

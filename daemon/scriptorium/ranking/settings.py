@@ -246,7 +246,8 @@ _HELP = {
     "prose (not in links, code or paths) or short (prose, none in queries over "
     "long_query_chars)",
     "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs "
-    "and .github files unless the query names that kind (1.0 is off)",
+    "and the files of hidden folders (.github/, .vitepress/) unless the query names that kind "
+    "(1.0 is off)",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
     "each corpus's best) or rrf (reciprocal rank fusion)",
     "rrf_k": "the k of reciprocal rank fusion, score 1 / (k + rank); used when fusion is rrf",

@@ -38,6 +38,7 @@ _AUX_DIRS = {
     "__tests__": "tests", "__test__": "tests", "e2e": "tests", "__mocks__": "fixtures",
     "__fixtures__": "fixtures", "__snapshots__": "fixtures", "testdata": "fixtures",
     "node_modules": "vendored", "bower_components": "vendored", "dist": "generated",
+    ".changeset": "changelog",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py"
@@ -85,13 +86,19 @@ _AUX_WORDS = {
 @functools.lru_cache(maxsize=65_536)
 def auxiliary_kind(path: str, tooling: bool = False) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
-    (dated posts, mostly release announcements), repository meta files or (with ``tooling``)
-    build and release scripts, and which; "" for library code and docs."""
+    (dated posts, mostly release announcements), repository meta files, a hidden folder's
+    files (``.vitepress``) or (with ``tooling``) build and release scripts, and which; "" for
+    library code and docs."""
     *dirs, name = path.casefold().split("/")
     for part in dirs:
         kind = _AUX_DIRS.get(part)
         if kind:
             return kind
+        if part.startswith(".") and part.strip("."):
+            # A hidden folder (``.vitepress/``, ``.circleci/``, ``.agents/``): the repository's
+            # site, editor, CI or agent configuration, not what it ships. Its kind is its name
+            # (stemmed as query words are), so a query naming it asks for it.
+            return "." + "".join(tokenize(part, stem=True, drop_stopwords=False)[:1])
     match = _AUX_FILES.match(name)
     if match:
         return match.lastgroup or ""
@@ -189,6 +196,12 @@ def asked_kinds(text: str) -> frozenset[str]:
         for kind, names in _AUX_WORDS.items()
         if words & {t for n in names for t in tokenize(n, stem=True, drop_stopwords=False)}
     )
+
+
+def asked_folders(text: str) -> frozenset[str]:
+    """The hidden folders a query names (``.vitepress`` for "the vitepress config"): the kind
+    :func:`auxiliary_kind` gives their files."""
+    return frozenset("." + word for word in tokenize(text, stem=True))
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
