@@ -436,4 +436,7 @@ def test_translations_yield_to_an_english_question_only():
     assert scored("docs/en/docs/deps.md", "dependencies with yield") == 1.0
     # A query with letters beyond ASCII may be in that language: it is not judged.
     assert scored("docs/de/docs/deps.md", "Abhängigkeiten mit yield") == 1.0
+    # Nor is one in another language's words, typed without its accents.
+    assert scored("docs/de/docs/deps.md", "wie kann ich abhaengigkeiten mit yield nutzen") == 1.0
+    assert scored("docs/es/docs/deps.md", "como usar dependencias con yield") == 1.0
     assert scored("docs/de/docs/deps.md", "dependencies with yield", translation_factor=1.0) == 1.0

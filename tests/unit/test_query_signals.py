@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.suffixes import PathSuffixes
 from scriptorium.ranking.pipeline import Pipeline
@@ -12,6 +14,7 @@ from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
+    foreign_question,
     last_named,
     named_files,
     path_mentions,
@@ -224,3 +227,20 @@ def test_a_pasted_texts_title_terms_weigh_more_when_asked():
     assert title_line("one line only, however long it is", 200) == ""
     assert title_line("x" * 201 + "\nbody", 200) == ""
     assert title_line("\n  Title here \nbody", 200) == "Title here"
+
+
+@pytest.mark.parametrize(
+    ("text", "foreign"),
+    [
+        ("wie kann ich abhaengigkeiten mit yield nutzen", True),
+        ("comment utiliser les dependances avec yield", True),
+        ("como usar dependencias con yield", True),
+        ("hoe kan ik een dependency met yield maken", True),
+        ("dependencies with yield", False),
+        ("how do I use the os module with em units", False),
+        ("die with an error when the mit license is missing", False),
+        ("why does my component render twice in development", False),
+    ],
+)
+def test_a_question_in_another_language_is_told_by_its_function_words(text, foreign):
+    assert foreign_question(text) is foreign

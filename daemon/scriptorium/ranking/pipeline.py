@@ -47,6 +47,7 @@ from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
     auxiliary_kind,
+    foreign_question,
     plain_question,
     qualifies,
     query_names,
@@ -218,7 +219,9 @@ class Pipeline:
             asks = asked_text(query.text, settings)
             asked = asked_kinds(asks) | asked_folders(asks)
         pasted = settings.is_pasted(query.text)
-        translation = settings.translation_factor if query.text.isascii() else 1.0
+        # A query beyond ASCII, or in another language's words, may want the translation.
+        english = query.text.isascii() and not foreign_question(query.text)
+        translation = settings.translation_factor if english else 1.0
         question_code = settings.question_code_factor
         # A ranking mode is the caller's word on what it wants ("implementation": the code).
         if question_code != 1.0 and (

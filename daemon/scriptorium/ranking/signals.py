@@ -168,6 +168,43 @@ def translated(path: str) -> bool:
     return False
 
 
+# Function words that mark a question typed in ASCII as written in another language than
+# English: common in questions, and none of them an English word a developer types ("die",
+# "come", "es" and "per" are left out for that reason).
+_FOREIGN_WORDS = {
+    "de": ("wie", "ich", "und", "nicht", "ist", "das", "der", "mit", "eine", "einen", "kann",
+           "wird", "werden", "mein", "meine", "warum", "wo", "fuer", "ueber", "auf", "bei"),
+    "fr": ("comment", "je", "les", "des", "une", "est", "pour", "avec", "dans", "pas", "mon",
+           "ma", "mes", "du", "au", "aux", "pourquoi", "ou", "faire", "utiliser"),
+    "es": ("como", "que", "los", "las", "una", "para", "con", "por", "mi", "puedo", "del",
+           "hacer", "usar", "cuando", "donde", "porque"),
+    "pt": ("como", "que", "os", "uma", "para", "com", "nao", "meu", "minha", "posso", "fazer",
+           "usar", "quando", "onde", "porque", "em", "do", "da"),
+    "it": ("che", "gli", "una", "per", "con", "non", "il", "posso", "fare", "usare", "quando",
+           "dove", "perche", "della", "del"),
+    "nl": ("hoe", "ik", "het", "een", "niet", "mijn", "kan", "voor", "met", "van", "waarom",
+           "gebruik", "maken"),
+}  # fmt: skip
+_ENGLISH_WORDS = frozenset({
+    "the", "a", "an", "how", "do", "i", "to", "is", "my", "with", "for", "in", "of", "on",
+    "what", "why", "when", "where", "can", "use", "and", "not", "does", "from", "should",
+})  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1024)
+def foreign_question(text: str) -> bool:
+    """Whether a query reads as written in another language than English though typed in
+    ASCII ("wie kann ich abhaengigkeiten mit yield nutzen"): two of one language's function
+    words, more than the English ones it holds."""
+    words = re.findall(r"[a-z]+", text.casefold())
+    english = sum(1 for word in words if word in _ENGLISH_WORDS)
+    for names in _FOREIGN_WORDS.values():
+        found = sum(1 for word in words if word in names)
+        if found >= 2 and found > english:
+            return True
+    return False
+
+
 # The words of a question that ask for code rather than its documentation.
 _CODE_WORDS = (
     "code", "function", "functions", "class", "classes", "method", "methods", "implementation",
