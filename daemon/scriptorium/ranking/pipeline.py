@@ -3,9 +3,10 @@
 Each stage records what it kept and dropped so ``explain`` can answer "why this result?".
 Every lever has a setting in ``RankingSettings`` (ranking/settings.py); the defaults are the
 ones the evaluation suite supports (see docs/ranking.md for the measurements). The order the
-stages run in is ``Ranker``'s (ranking/ranker.py); what a query and a path say about each other
-is in ranking/signals.py, which query terms a candidate covers in ranking/coverage.py. One
-method per stage, sharing the helpers below them.
+stages run in is ``Ranker``'s (ranking/ranker.py); what a query says is in ranking/signals.py
+and what it decides for the priors in ranking/query_priors.py, what a path says in
+ranking/paths.py, which query terms a candidate covers in ranking/coverage.py. One method per
+stage, sharing the helpers below them.
 """
 
 from __future__ import annotations
@@ -37,22 +38,14 @@ from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also 
 )
 from scriptorium.ranking.coverage import document_evidence, term_coverage
 from scriptorium.ranking.modes import RankingMode
+from scriptorium.ranking.paths import auxiliary_kind, translated
+from scriptorium.ranking.query_priors import QueryPriors
 from scriptorium.ranking.settings import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
     RANKING_KEYS,
     RankingSettings,
 )
-from scriptorium.ranking.signals import (
-    asked_folders,
-    asked_kinds,
-    asked_text,
-    auxiliary_kind,
-    foreign_question,
-    plain_question,
-    qualifies,
-    query_names,
-    translated,
-)
+from scriptorium.ranking.signals import qualifies
 from scriptorium.ranking.twins import near_duplicate
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.features import CJK as _CJK
@@ -213,32 +206,10 @@ class Pipeline:
         classes: dict[str, str] = {}  # source -> class, asked once per source per search
         document_evidence(settings, query, candidates)
         term_coverage(settings, query, candidates)
-        auxiliary = settings.auxiliary_factor
-        asked: frozenset[str] = frozenset()
-        if auxiliary != 1.0:
-            asks = asked_text(query.text, settings)
-            asked = asked_kinds(asks) | asked_folders(asks)
-        pasted = settings.is_pasted(query.text)
-        # A query beyond ASCII, or in another language's words, may want the translation.
-        english = query.text.isascii() and not foreign_question(query.text)
-        translation = settings.translation_factor if english else 1.0
-        question_code = settings.question_code_factor
-        # A ranking mode is the caller's word on what it wants ("implementation": the code).
-        if question_code != 1.0 and (
-            query.mode != "default" or pasted or not plain_question(query.text)
-        ):
-            question_code = 1.0
-        named = (
-            query_names(
-                query.text,
-                identifiers_only=settings.definition_identifiers(query.text),
-                identifiers_first=settings.identifier_terms_first and pasted,
-                limit=settings.max_query_terms,
-            )
-            if settings.definition_factor != 1.0
-            else frozenset()
-        )
-        pasted_docs = settings.long_query_docs_factor if pasted else 1.0
+        decided = QueryPriors.of(query, settings)
+        auxiliary, asked, named = decided.auxiliary, decided.asked, decided.named
+        translation, question_code = decided.translation, decided.question_code
+        pasted_docs = decided.pasted_docs
         qualified = settings.qualified_definition_factor
         kept = []
         for cand in candidates:

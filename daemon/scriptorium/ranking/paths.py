@@ -1,0 +1,113 @@
+"""What a path says about its file: an auxiliary kind (tests, fixtures, vendored or generated
+code, a changelog, a blog, repository meta files, a hidden folder's configuration, build
+tooling) or a translation. Memoised per path: every search asks about the same few thousand.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from scriptorium.text import tokenize
+
+_AUX_DIRS = {
+    "tests": "tests", "test": "tests", "testing": "tests", "fixtures": "fixtures",
+    "fixture": "fixtures", "vendor": "vendored", "vendored": "vendored", "_vendor": "vendored",
+    "third_party": "vendored", "extern": "vendored", "generated": "generated",
+    "_generated": "generated", "changelog": "changelog", "releases": "changelog",
+    "release-notes": "changelog", "whatsnew": "changelog", "whats_new": "changelog",
+    "whats-new": "changelog", "announce": "changelog", "changelog.d": "changelog",
+    "newsfragments": "changelog", ".github": "meta", ".gitlab": "meta",
+    "blog": "blog", "blogs": "blog", "_posts": "blog",
+    # The same kinds as other languages' trees name them.
+    "__tests__": "tests", "__test__": "tests", "e2e": "tests", "__mocks__": "fixtures",
+    "__fixtures__": "fixtures", "__snapshots__": "fixtures", "testdata": "fixtures",
+    "node_modules": "vendored", "bower_components": "vendored", "dist": "generated",
+    ".changeset": "changelog",
+}  # fmt: skip
+_AUX_FILES = re.compile(
+    r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py"
+    r"|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*_test\.(?:go|rb)|.*_spec\.rb)"
+    r"|(?P<generated>.*_pb2(?:_grpc)?\.pyi?|.*\.pb(?:\.gw)?\.go"
+    r"|.*\.(?:min|dist|bundle)\.(?:[cm]?js|css)"
+    r"|package-lock\.json|npm-shrinkwrap\.json|pnpm-lock\.yaml|yarn\.lock|bun\.lockb?"
+    r"|cargo\.lock|poetry\.lock|pdm\.lock|uv\.lock|pipfile\.lock|go\.sum|composer\.lock"
+    r"|gemfile\.lock)"
+    r"|(?P<changelog>(?:changelog|changes|history|news|release[-_]?notes|whats[-_]?new)"
+    r"(?:\..*)?))$",
+    re.I,
+)
+# JVM, .NET and Swift test classes, told by case (``FooTest.java``, ``TestFoo.kt``, not
+# ``Contest.java``).
+_CASED_TESTS = re.compile(
+    r"^(?:\w*[a-z0-9](?:Tests?|IT)|Tests?[A-Z]\w*)\.(?:java|kt|scala|cs|swift)$"
+)
+# Repository tooling: build, release and maintenance scripts beside the code they ship. The
+# folders count at the top of the tree only (``pkg/utils`` is library code, ``utils/`` beside
+# ``pkg/`` is not); benchmark folders anywhere; a docs folder's ``conf.py`` is its build's.
+_TOOLING_TOP = {"tools", "scripts", "utils", "bin", "ci", "release", "bench"}
+_TOOLING_DIRS = {"benchmarks", "asv_bench"}
+_TOOLING_FILES = {
+    "setup.py", "noxfile.py", "fabfile.py", "pavement.py", "gulpfile.js", "gruntfile.js",
+    "pnpm-workspace.yaml", "lerna.json", "turbo.json", "nx.json", "renovate.json",
+}  # fmt: skip
+# A JavaScript tool's configuration module (``eslint.config.js``, ``rollup.config.ts``,
+# ``vitest.config.mts``): how the repository is built and checked, not what it ships.
+_TOOL_CONFIG = re.compile(r"^[\w.-]+\.config\.[cm]?[jt]s$|^\.?[\w-]+rc\.[cm]?js$")
+_DOCS_DIRS = {"doc", "docs"}
+
+
+@functools.lru_cache(maxsize=65_536)
+def auxiliary_kind(path: str, tooling: bool = False) -> str:
+    """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
+    (dated posts, mostly release announcements), repository meta files, a hidden folder's
+    files (``.vitepress``) or (with ``tooling``) build and release scripts, and which; "" for
+    library code and docs."""
+    *dirs, name = path.casefold().split("/")
+    for part in dirs:
+        kind = _AUX_DIRS.get(part)
+        if kind:
+            return kind
+        if part.startswith(".") and part.strip("."):
+            # A hidden folder (``.vitepress/``, ``.circleci/``, ``.agents/``): the repository's
+            # site, editor, CI or agent configuration, not what it ships. Its kind is its name
+            # (stemmed as query words are), so a query naming it asks for it.
+            return "." + "".join(tokenize(part, stem=True, drop_stopwords=False)[:1])
+    match = _AUX_FILES.match(name)
+    if match:
+        return match.lastgroup or ""
+    if _CASED_TESTS.match(path.rpartition("/")[2]):
+        return "tests"
+    if tooling and _is_tooling(dirs, name):
+        return "tooling"
+    return ""
+
+
+def _is_tooling(dirs: list[str], name: str) -> bool:
+    if (dirs and dirs[0] in _TOOLING_TOP) or _TOOLING_DIRS.intersection(dirs):
+        return True
+    if name in _TOOLING_FILES or _TOOL_CONFIG.match(name):
+        return True
+    return name == "conf.py" and bool(_DOCS_DIRS.intersection(dirs))
+
+
+# ISO 639-1 codes a documentation tree names its translations' folders by (English aside),
+# with an optional region or script (``pt-br``, ``zh-hant``).
+_LANGUAGES = frozenset({
+    "af", "ar", "az", "be", "bg", "bn", "bs", "ca", "cs", "cy", "da", "de", "el", "eo", "es",
+    "et", "eu", "fa", "fi", "fr", "ga", "gl", "gu", "he", "hi", "hr", "hu", "hy", "id", "is",
+    "it", "ja", "ka", "kk", "km", "kn", "ko", "ky", "lt", "lv", "mk", "ml", "mn", "mr", "ms",
+    "my", "nb", "ne", "nl", "nn", "no", "pa", "pl", "pt", "ro", "ru", "si", "sk", "sl", "sq",
+    "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi", "zh",
+})  # fmt: skip
+_LANGUAGE_DIR = re.compile(r"^([a-z]{2})(?:[-_][a-z]{2,4})?$")
+
+
+@functools.lru_cache(maxsize=65_536)
+def translated(path: str) -> bool:
+    """Whether a folder of ``path`` names a language other than English (``docs/de/docs/``)."""
+    for part in path.casefold().split("/")[:-1]:
+        match = _LANGUAGE_DIR.match(part)
+        if match and match.group(1) in _LANGUAGES:
+            return True
+    return False

@@ -1,0 +1,68 @@
+"""What a query decides about the priors, once per search, before any candidate is weighed.
+
+The priors stage (``Pipeline.priors``) applies factors candidate by candidate; which of them
+apply at all is the query's to say: whether it is a pasted text, a plain question, English,
+which auxiliary kinds and hidden folders it asks for, which definitions it names. Each
+decision is here, next to the setting that switches it off, so the stage itself is only the
+loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scriptorium.domain.model import Query
+from scriptorium.ranking.settings import RankingSettings
+from scriptorium.ranking.signals import (
+    asked_folders,
+    asked_kinds,
+    asked_text,
+    foreign_question,
+    plain_question,
+    query_names,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPriors:
+    """The factors a query's candidates take by corpus and path (1.0: the prior is off for
+    this query), and the kinds and names it asks for."""
+
+    auxiliary: float
+    asked: frozenset[str]
+    translation: float
+    question_code: float
+    pasted_docs: float
+    named: frozenset[str]
+
+    @classmethod
+    def of(cls, query: Query, settings: RankingSettings) -> QueryPriors:
+        text = query.text
+        auxiliary = settings.auxiliary_factor
+        asked: frozenset[str] = frozenset()
+        if auxiliary != 1.0:
+            asks = asked_text(text, settings)
+            asked = asked_kinds(asks) | asked_folders(asks)
+        pasted = settings.is_pasted(text)
+        # A query beyond ASCII, or in another language's words, may want the translation.
+        english = text.isascii() and not foreign_question(text)
+        question_code = settings.question_code_factor
+        # A ranking mode is the caller's word on what it wants ("implementation": the code).
+        if question_code != 1.0 and (query.mode != "default" or pasted or not plain_question(text)):
+            question_code = 1.0
+        named: frozenset[str] = frozenset()
+        if settings.definition_factor != 1.0:
+            named = query_names(
+                text,
+                identifiers_only=settings.definition_identifiers(text),
+                identifiers_first=settings.identifier_terms_first and pasted,
+                limit=settings.max_query_terms,
+            )
+        return cls(
+            auxiliary=auxiliary,
+            asked=asked,
+            translation=settings.translation_factor if english else 1.0,
+            question_code=question_code,
+            pasted_docs=settings.long_query_docs_factor if pasted else 1.0,
+            named=named,
+        )
