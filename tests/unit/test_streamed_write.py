@@ -201,3 +201,26 @@ def test_a_lost_helper_result_is_loaded_here(tmp_path, monkeypatch):
     loaded = parallel.load_shared(items, **with_one_helper(engine, source, fallbacks))
     assert [r.doc.path for r in loaded] == [p for _, p in items]
     assert len(fallbacks) == 1 and "No such file" in fallbacks[0], fallbacks
+
+
+def test_a_lost_helper_result_is_loaded_here_when_streaming(tmp_path, monkeypatch):
+    """A push's load: the chunk whose result is lost, and those the helper still held, are
+    loaded here, each file handed back once."""
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 2)
+    engine, source, items = pages(tmp_path, 12)
+    taken = parallel._Helpers.result
+
+    def lost(future):
+        Path(future.result()).unlink()
+        return taken(future)
+
+    monkeypatch.setattr(parallel._Helpers, "result", staticmethod(lost))
+    fallbacks: list[str] = []
+    streamed = [
+        item
+        for chunk in parallel.load_streaming(items, **with_one_helper(engine, source, fallbacks))
+        for item, loaded in chunk
+        if loaded.doc is not None
+    ]
+    assert sorted(streamed) == sorted(items)
+    assert len(fallbacks) == 1 and "No such file" in fallbacks[0], fallbacks

@@ -208,14 +208,11 @@ def load_in_order(
                         del pending[future]
                         on_loaded(chunks[index])
                 except _LOST as exc:
-                    on_fallback(str(exc))
-                    pool.shutdown()
-                    pool = None
-                    for index in pending.values():
+                    for index in _give_up(pool, pending, exc, on_fallback):
                         build_checkpoint(stop)
                         results[index] = load_files(sources, chunks[index], options)
                         on_loaded(chunks[index])
-                    pending.clear()
+                    pool = None
             if pool is not None:
                 front = pool.hand_out(chunks, front, last, pending)
             if results[ready] is not None:
@@ -302,6 +299,21 @@ class _Helpers:
 _LOST = (BrokenProcessPool, _ForeignPlugins, OSError)
 
 
+def _give_up(
+    pool: _Helpers,
+    pending: dict[Future, int],
+    exc: BaseException,
+    on_fallback: Callable[[str], None],
+) -> list[int]:
+    """The helpers are lost (``exc``): say why, stop them, and return the chunks they still
+    held, for this process to load."""
+    on_fallback(str(exc))
+    pool.shutdown()
+    lost = list(pending.values())
+    pending.clear()
+    return lost
+
+
 def _helper_pool(
     items: Sequence[Item],
     sources: Mapping[str, Source],
@@ -370,12 +382,8 @@ def load_streaming(
                 try:
                     yield list(zip(chunks[index], pool.result(future), strict=True))
                 except _LOST as exc:
-                    on_fallback(str(exc))
-                    if pool is not None:
-                        pool.shutdown()
-                        pool = None
-                    lost = [index, *pending.values()]
-                    pending.clear()
+                    lost = [index, *_give_up(pool, pending, exc, on_fallback)]
+                    pool = None
                     for left in lost:
                         yield here(left)
                     break
