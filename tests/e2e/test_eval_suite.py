@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.trees import write_tree
+
 REPO_NAME = "acme/tiny"
 
 FILES = {
@@ -68,10 +70,7 @@ def _git(cwd: Path, *args: str) -> str:
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
     root = tmp_path_factory.mktemp("suite")
     clone = root / "repos" / "acme+tiny"  # the owner+name layout, a clone with a work tree
-    clone.mkdir(parents=True)
-    for path, text in FILES.items():
-        (clone / path).parent.mkdir(parents=True, exist_ok=True)
-        (clone / path).write_text(text, encoding="utf-8")
+    write_tree(clone, FILES)
     _git(clone, "init", "-q")
     _git(clone, "add", "-A")
     _git(clone, "commit", "-q", "-m", "tiny")

@@ -10,7 +10,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
-from tests.support.trees import write
+from tests.support.trees import write, write_tree
 
 pytestmark = pytest.mark.e2e
 
@@ -83,9 +83,7 @@ ValueError: frames do not align
 
 def serving(root: Path, files: dict[str, str], config: Callable[[Path], str]) -> Iterator:
     """A daemon over ``files`` written under ``root/repo``, configured by ``config(repo)``."""
-    repo = root / "repo"
-    for path, text in files.items():
-        write(repo / path, text)
+    repo = write_tree(root / "repo", files)
     path = write(root / "config.toml", "[server]\nwatch = false\n\n" + config(repo))
     with running(["--config", str(path)], root / "state") as d:
         yield d

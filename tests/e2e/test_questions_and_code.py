@@ -8,7 +8,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
-from tests.support.trees import write
+from tests.support.trees import write, write_tree
 
 pytestmark = pytest.mark.e2e
 
@@ -28,9 +28,7 @@ FILES = {
 @pytest.fixture(scope="module", params=[None, 1.0], ids=["shipped", "factor-off"])
 def served(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("questions")
-    repo = root / "repo"
-    for path, text in FILES.items():
-        write(repo / path, text)
+    repo = write_tree(root / "repo", FILES)
     args = [str(repo)]
     if request.param is not None:
         config = write(root / "config.toml", f"[ranking]\nquestion_code_factor = {request.param}\n")

@@ -7,7 +7,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
-from tests.support.trees import write
+from tests.support.trees import write_tree
 
 pytestmark = pytest.mark.e2e
 
@@ -33,9 +33,7 @@ QUESTION = "writing a gizmo plugin"
 @pytest.fixture(scope="module", params=[None, 0.0], ids=["shipped", "coverage-off"])
 def served(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("coverage")
-    docs = root / "docs"
-    for path, text in PAGES.items():
-        write(docs / path, text)
+    docs = write_tree(root / "docs", PAGES)
     ranking = "" if request.param is None else f"[ranking]\nterm_coverage = {request.param}\n\n"
     config = root / "config.toml"
     config.write_text(

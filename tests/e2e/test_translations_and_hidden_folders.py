@@ -9,7 +9,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
-from tests.support.trees import write
+from tests.support.trees import write_tree
 
 pytestmark = pytest.mark.e2e
 
@@ -28,9 +28,8 @@ FILES = {
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     root = tmp_path_factory.mktemp("priors")
-    for path, text in FILES.items():
-        write(root / "repo" / path, text)
-    with running([str(root / "repo")], root / "state") as served:
+    repo = write_tree(root / "repo", FILES)
+    with running([str(repo)], root / "state") as served:
         yield served
 
 

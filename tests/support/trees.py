@@ -12,6 +12,13 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write each ``files`` entry (relative path -> text) under ``root``; returns ``root``."""
+    for path, text in files.items():
+        write(root / path, text)
+    return root
+
+
 def markdown_config(path: Path, sources: dict[str, Path], server: str = "watch = false") -> Path:
     """A configuration of Markdown sources (name -> root, the first one default)."""
     blocks = [f"[server]\n{server}\n"]

@@ -183,13 +183,8 @@ def test_helper_results_come_back_through_files_that_are_removed(tmp_path, monke
     assert list(spools.iterdir()) == []  # the spool directory went with the helpers
 
 
-def test_a_lost_helper_result_is_loaded_here(tmp_path, monkeypatch):
-    """A result file that cannot be read (removed under the build) is said, then loaded here.
-
-    One chunk only: the helper is handed it first, so this process cannot take it from the
-    back and must wait for the helper's result."""
-    engine, source, items = pages(tmp_path, 8)
-    assert len(items) <= parallel.CHUNK_FILES
+def lose_helper_results(monkeypatch) -> None:
+    """Every helper result file is removed before it is read, as if under the build."""
     taken = parallel._Helpers.result
 
     def lost(future):
@@ -197,6 +192,16 @@ def test_a_lost_helper_result_is_loaded_here(tmp_path, monkeypatch):
         return taken(future)
 
     monkeypatch.setattr(parallel._Helpers, "result", staticmethod(lost))
+
+
+def test_a_lost_helper_result_is_loaded_here(tmp_path, monkeypatch):
+    """A result file that cannot be read (removed under the build) is said, then loaded here.
+
+    One chunk only: the helper is handed it first, so this process cannot take it from the
+    back and must wait for the helper's result."""
+    engine, source, items = pages(tmp_path, 8)
+    assert len(items) <= parallel.CHUNK_FILES
+    lose_helper_results(monkeypatch)
     fallbacks: list[str] = []
     loaded = parallel.load_shared(items, **with_one_helper(engine, source, fallbacks))
     assert [r.doc.path for r in loaded] == [p for _, p in items]
@@ -208,13 +213,7 @@ def test_a_lost_helper_result_is_loaded_here_when_streaming(tmp_path, monkeypatc
     loaded here, each file handed back once."""
     monkeypatch.setattr(parallel, "CHUNK_FILES", 2)
     engine, source, items = pages(tmp_path, 12)
-    taken = parallel._Helpers.result
-
-    def lost(future):
-        Path(future.result()).unlink()
-        return taken(future)
-
-    monkeypatch.setattr(parallel._Helpers, "result", staticmethod(lost))
+    lose_helper_results(monkeypatch)
     fallbacks: list[str] = []
     streamed = [
         item
