@@ -90,6 +90,9 @@ _ENGLISH_WORDS = frozenset({
 })  # fmt: skip
 
 
+_FOREIGN_SETS = tuple(frozenset(words) for words in _FOREIGN_WORDS.values())
+
+
 @functools.lru_cache(maxsize=1024)
 def foreign_question(text: str) -> bool:
     """Whether a query reads as written in another language than English though typed in
@@ -97,7 +100,7 @@ def foreign_question(text: str) -> bool:
     words, more than the English ones it holds."""
     words = re.findall(r"[a-z]+", text.casefold())
     english = sum(1 for word in words if word in _ENGLISH_WORDS)
-    for names in _FOREIGN_WORDS.values():
+    for names in _FOREIGN_SETS:
         found = sum(1 for word in words if word in names)
         if found >= 2 and found > english:
             return True
@@ -134,6 +137,7 @@ def asked_kinds(text: str) -> frozenset[str]:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def asked_folders(text: str) -> frozenset[str]:
     """The hidden folders a query names (``.vitepress`` for "the vitepress config"): the kind
     :func:`auxiliary_kind` gives their files."""
