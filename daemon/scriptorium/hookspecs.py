@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from scriptorium.blocks.extractors import BlockExtractor
     from scriptorium.domain.model import Candidate, Query
     from scriptorium.ranking.modes import RankingMode
+    from scriptorium.semantic.encoder import Encoder
 
 hookspec = pluggy.HookspecMarker("scriptorium")
 
@@ -77,4 +78,22 @@ def scriptorium_rerank(
     score of the rank it lands on, so the rest of the pipeline (candidates past the depth,
     diversification, abstention) sees the scale it expects. Raising, or returning something
     else, keeps the pipeline's order and logs a warning; the search still answers.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# The semantic retriever: called once, when the daemon starts its vector thread.
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def scriptorium_embedder(model: str, tokens: int) -> Encoder | None:
+    """Supply the encoder of the semantic retriever instead of the built-in ONNX one.
+
+    ``model`` and ``tokens`` are ``[ranking] semantic_model`` and ``semantic_tokens``. Return an
+    object with ``name``, ``dimensions``, ``passages(texts) -> float32 array`` and
+    ``query(text) -> float32 vector`` (``scriptorium.plugin.Encoder``; unit-length vectors), or
+    ``None`` to leave it to the next plugin and finally the built-in model. ``name`` keys the
+    vectors kept on disk: a new name encodes every block again. Passages are encoded in a
+    background thread, queries in request threads.
     """

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from scriptorium.index.parallel import helper_count, load_streaming
     from scriptorium.index.searcher import FieldWeights, build_query
     from scriptorium.ranking.modes import RankingMode
+    from scriptorium.semantic.encoder import Encoder
     from scriptorium.sources.remote import (
         DEFAULT_COOLDOWN_SECONDS,
         Cooldown,
@@ -110,6 +111,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     **{n: ("scriptorium.index.parallel", n) for n in ("helper_count", "load_streaming")},
     **{n: ("scriptorium.index.searcher", n) for n in ("FieldWeights", "build_query")},
     "RankingMode": ("scriptorium.ranking.modes", "RankingMode"),
+    "Encoder": ("scriptorium.semantic.encoder", "Encoder"),
     **{
         n: ("scriptorium.sources.remote", n)
         for n in (
@@ -198,6 +200,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "wire",
     # ranking modes
     "RankingMode",
+    "Encoder",
     # tests hold a stage with SCRIPTORIUM_FAULT_PAUSE (see scriptorium.faults)
     "fault_pause",
     # text helpers

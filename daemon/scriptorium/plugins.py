@@ -42,6 +42,8 @@ class Registry:
     # scriptorium_rerank of each plugin implementing it, by plugin name (``[ranking] reranker``
     # selects one).
     rerankers: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    # scriptorium_embedder (first result wins): a plugin's encoder for the semantic retriever.
+    embedder: Callable[..., Any] | None = None
 
     @property
     def extractor_chain(self) -> ExtractorChain:
@@ -117,6 +119,7 @@ def collect(pm: pluggy.PluginManager) -> Registry:
     pm.hook.scriptorium_register_ranking_modes(register=register_mode)
     pm.hook.scriptorium_register_block_extractors(register=register_extractor)
     registry.rerankers = rerank_callers(pm)
+    registry.embedder = pm.hook.scriptorium_embedder
     return registry
 
 

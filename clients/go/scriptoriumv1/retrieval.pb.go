@@ -2986,8 +2986,16 @@ type SourceStatus struct {
 	// build of a large tree reports its progress here (the source is LOADING meanwhile).
 	BuildFilesTotal int64 `protobuf:"varint,14,opt,name=build_files_total,json=buildFilesTotal,proto3" json:"build_files_total,omitempty"`
 	BuildFilesDone  int64 `protobuf:"varint,15,opt,name=build_files_done,json=buildFilesDone,proto3" json:"build_files_done,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The semantic retriever's vectors of this source's blocks, made in the background once a
+	// generation serves: "off" (turned off, or no encoder: see vectors_detail), "waiting",
+	// "encoding" (vectors_done of vectors_total blocks have one), "ready" or "failed". Search
+	// mixes them in as soon as a generation's vectors are complete; until then it is lexical.
+	VectorsState  string `protobuf:"bytes,16,opt,name=vectors_state,json=vectorsState,proto3" json:"vectors_state,omitempty"`
+	VectorsDone   int64  `protobuf:"varint,17,opt,name=vectors_done,json=vectorsDone,proto3" json:"vectors_done,omitempty"`
+	VectorsTotal  int64  `protobuf:"varint,18,opt,name=vectors_total,json=vectorsTotal,proto3" json:"vectors_total,omitempty"`
+	VectorsDetail string `protobuf:"bytes,19,opt,name=vectors_detail,json=vectorsDetail,proto3" json:"vectors_detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SourceStatus) Reset() {
@@ -3123,6 +3131,34 @@ func (x *SourceStatus) GetBuildFilesDone() int64 {
 		return x.BuildFilesDone
 	}
 	return 0
+}
+
+func (x *SourceStatus) GetVectorsState() string {
+	if x != nil {
+		return x.VectorsState
+	}
+	return ""
+}
+
+func (x *SourceStatus) GetVectorsDone() int64 {
+	if x != nil {
+		return x.VectorsDone
+	}
+	return 0
+}
+
+func (x *SourceStatus) GetVectorsTotal() int64 {
+	if x != nil {
+		return x.VectorsTotal
+	}
+	return 0
+}
+
+func (x *SourceStatus) GetVectorsDetail() string {
+	if x != nil {
+		return x.VectorsDetail
+	}
+	return ""
 }
 
 type ListSourcesResponse struct {
@@ -3446,7 +3482,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x0ftopic_truncated\x18\t \x01(\bR\x0etopicTruncated\x12(\n" +
 	"\x10topic_chars_used\x18\n" +
 	" \x01(\x05R\x0etopicCharsUsed\"\x14\n" +
-	"\x12ListSourcesRequest\"\xab\x04\n" +
+	"\x12ListSourcesRequest\"\xbf\x05\n" +
 	"\fSourceStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x121\n" +
@@ -3468,7 +3504,11 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x06corpus\x18\f \x01(\x0e2\x16.scriptorium.v1.CorpusR\x06corpus\x12+\n" +
 	"\x11staleness_seconds\x18\r \x01(\x01R\x10stalenessSeconds\x12*\n" +
 	"\x11build_files_total\x18\x0e \x01(\x03R\x0fbuildFilesTotal\x12(\n" +
-	"\x10build_files_done\x18\x0f \x01(\x03R\x0ebuildFilesDone\"\x94\x01\n" +
+	"\x10build_files_done\x18\x0f \x01(\x03R\x0ebuildFilesDone\x12#\n" +
+	"\rvectors_state\x18\x10 \x01(\tR\fvectorsState\x12!\n" +
+	"\fvectors_done\x18\x11 \x01(\x03R\vvectorsDone\x12#\n" +
+	"\rvectors_total\x18\x12 \x01(\x03R\fvectorsTotal\x12%\n" +
+	"\x0evectors_detail\x18\x13 \x01(\tR\rvectorsDetail\"\x94\x01\n" +
 	"\x13ListSourcesResponse\x126\n" +
 	"\asources\x18\x01 \x03(\v2\x1c.scriptorium.v1.SourceStatusR\asources\x12%\n" +
 	"\x0eserver_version\x18\x02 \x01(\tR\rserverVersion\x12\x1e\n" +

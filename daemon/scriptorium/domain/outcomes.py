@@ -352,3 +352,9 @@ class SourceReport:
     # Files the build under way has to read for this source, and has read (0 and 0: none).
     build_files_total: int = 0
     build_files_done: int = 0
+    # The semantic retriever's vectors of this source's blocks: off, waiting, encoding, ready
+    # or failed, how many blocks have one of how many, and why (a missing model, ...).
+    vectors_state: str = "off"
+    vectors_done: int = 0
+    vectors_total: int = 0
+    vectors_detail: str = ""

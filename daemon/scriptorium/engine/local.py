@@ -55,6 +55,7 @@ from scriptorium.retrieval.answer import Answerer
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import LocalProvider, build_chain
 from scriptorium.retrieval.search import SearchService
+from scriptorium.semantic.service import semantic_for
 from scriptorium.settings.config import default_state_dir
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import RemoteContext
@@ -98,7 +99,12 @@ class LocalEngine(Engine):
         reranker = reranker_for(self.ranking, registry, self.indexer.lines_of)
         ranker = Ranker(pipeline, registry, self.catalog.source_class, hits.location_of, reranker)
         answers = Answerer(ranker, hits, self.catalog, self.indexer, self.ranking)
-        candidates = LocalCandidates(self.indexer, self.ranking, pipeline)
+        self.semantic = semantic_for(
+            self.ranking, state_dir, store.complete_generations, registry.embedder
+        )
+        if self.semantic is not None:
+            self.indexer.on_served.append(self.semantic.builder.served)
+        candidates = LocalCandidates(self.indexer, self.ranking, pipeline, self.semantic)
         content = LocalContent(self.catalog, self.indexer)
         self.chain = build_chain(
             self.catalog,
@@ -169,6 +175,8 @@ class LocalEngine(Engine):
     async def stop(self) -> None:
         self._stopping.set()
         self.indexer.cancel_builds()
+        if self.semantic is not None:
+            self.semantic.builder.stop()
         if self._catch_up_task is not None:
             # Not cancelled: its thread ends at the build's next checkpoint, then the task.
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -304,9 +312,22 @@ class LocalEngine(Engine):
                     staleness_seconds=round(staleness, 3),
                     build_files_total=state.build_files_total,
                     build_files_done=state.build_files_done,
+                    **self._vector_fields(source.name),
                 )
             )
         return reports
+
+    def _vector_fields(self, name: str) -> dict[str, object]:
+        """What ListSources says of a source's vectors (the semantic retriever)."""
+        if self.semantic is None:
+            return {"vectors_state": "off", "vectors_detail": "semantic = false"}
+        state, done, total, detail = self.semantic.builder.source_status(name)
+        return {
+            "vectors_state": state,
+            "vectors_done": done,
+            "vectors_total": total,
+            "vectors_detail": detail,
+        }
 
     @property
     def version(self) -> str:

@@ -567,6 +567,10 @@ def source_status_to_pb(report: SourceReport) -> pb.SourceStatus:
         staleness_seconds=report.staleness_seconds,
         build_files_total=report.build_files_total,
         build_files_done=report.build_files_done,
+        vectors_state=report.vectors_state,
+        vectors_done=report.vectors_done,
+        vectors_total=report.vectors_total,
+        vectors_detail=report.vectors_detail,
     )
     datetime_to_pb(report.indexed_at, status.indexed_at)
     return status

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -194,6 +194,8 @@ class Indexer:
         self._refused: set[str] = set()  # manifests refused while served (damaged texts)
         self._lines: LRUCache = LRUCache(maxsize=256)  # documents that are not served ones
         self._blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
+        # Called with each snapshot once it serves (the semantic retriever's vector thread).
+        self.on_served: list[Callable[[Snapshot], None]] = []
         # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
         self.index_fingerprint = (
             f"{extractors.fingerprint};tokenizer={TOKENIZER_VERSION};"
@@ -693,6 +695,8 @@ class Indexer:
             snapshot.docs.on_damage = lambda exc: self._refuse_served(served, exc)
             # One reference assignment each: readers see the old pair or the new pair.
             self._snapshot, self._resolver = snapshot, resolver
+        for listener in self.on_served:
+            listener(snapshot)
 
     def _steps(
         self,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import tantivy
 
-from scriptorium import telemetry
 from scriptorium.domain.model import Block, Corpus, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
@@ -48,6 +47,11 @@ class LexicalHit:
     block_index: int
     # The block's stored ranking features, read from the index when first asked for.
     features: BlockFeatures | None = None
+    bid: int = 0
+    # Set when the semantic retriever has mixed its score in: the block's cosine with the
+    # query, and the BM25 score ``score`` held before (0 for a block only it found).
+    dense: float = 0.0
+    lexical: float | None = None
 
     @property
     def block(self) -> Block:
@@ -133,7 +137,6 @@ def build_query(
     return tantivy.Query.boolean_query(must)
 
 
-@telemetry.traced(telemetry.RETRIEVE, telemetry.describe_retrieval)
 def lexical_search(
     snapshot: Snapshot,
     terms: Sequence[str],
@@ -230,7 +233,7 @@ def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
                 if len(memo) >= FEATURES_MEMO_LIMIT:
                     memo.clear()
                 memo[bid] = stored
-            hits.append(LexicalHit(float(score), entry[0], entry[1], stored))
+            hits.append(LexicalHit(float(score), entry[0], entry[1], stored, bid))
     return hits
 
 

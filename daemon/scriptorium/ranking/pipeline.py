@@ -87,8 +87,8 @@ class Pipeline:
                 hit.doc,
                 hit.block,
                 hit.score,
-                Scores(hit.score),
-                [Reason("bm25", round(hit.score, 4), "lexical score")] if explained else [],
+                Scores(hit.score if hit.lexical is None else hit.lexical, hit.dense),
+                _first_reasons(hit) if explained else [],
                 None,
                 False,
                 "",
@@ -391,6 +391,17 @@ class Pipeline:
                 if id(c) not in kept
             ]
         return final, dedup_drops, diversity_drops
+
+
+def _first_reasons(hit: LexicalHit) -> list[Reason]:
+    """What a candidate's first score was made of (explain only)."""
+    if hit.lexical is None:
+        return [Reason("bm25", round(hit.score, 4), "lexical score")]
+    return [
+        Reason("bm25", round(hit.lexical, 4), "lexical score"),
+        Reason("semantic", round(hit.dense, 4), "cosine with the query"),
+        Reason("hybrid", round(hit.score, 4), "lexical and semantic mixed"),
+    ]
 
 
 def _held_back(

@@ -170,6 +170,27 @@ class RankingSettings:
     # rerank_depth candidates after the scoring stages; "" is off (and costs nothing).
     reranker: str = ""
     rerank_depth: int = 50
+    # Whether docs and code each get their own lexical candidates (candidate_limit of each),
+    # fused after scoring; else one pool for both, where a code-heavy tree crowds docs out.
+    per_corpus_candidates: bool = True
+    # The semantic retriever (semantic/): block vectors made in the background after a
+    # generation serves, each corpus's nearest blocks added to its candidates, and every
+    # candidate's score a mix of BM25 and cosine. Off, or before the vectors exist, ranking is
+    # lexical alone.
+    semantic: bool = True
+    # The encoder: a model folder's name under the virtualenv's share/scriptorium/models, or
+    # a path to one ("" is the default model).
+    semantic_model: str = ""
+    # Tokens of each passage (and query) the encoder reads.
+    semantic_tokens: int = 256
+    # Nearest blocks added per corpus.
+    semantic_candidates: int = 50
+    # The cosine's share of a candidate's score: for questions (docs, code) and for pasted
+    # texts longer than long_query_chars (docs, code); 0 leaves that case lexical.
+    semantic_weight: float = 0.5
+    semantic_weight_code: float = 0.3
+    semantic_weight_long: float = 0.5
+    semantic_weight_long_code: float = 0.2
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = True
     stopwords: bool = True
@@ -248,6 +269,20 @@ _HELP = {
     "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs "
     "and the files of hidden folders (.github/, .vitepress/) unless the query names that kind "
     "(1.0 is off)",
+    "per_corpus_candidates": "give docs and code each their own lexical candidates, fused "
+    "after scoring (else one pool for both, where code can crowd docs out)",
+    "semantic": "the semantic retriever: block vectors made in the background once a generation "
+    "serves, nearest blocks added per corpus, scores mixed with BM25 (false: lexical only)",
+    "semantic_model": "the encoder: a model folder under the virtualenv's "
+    "share/scriptorium/models, or a path to one (empty: the default, bge-small-en-v1.5 int8)",
+    "semantic_tokens": "tokens of each passage and query the encoder reads (changing it "
+    "encodes every block again)",
+    "semantic_candidates": "nearest blocks by cosine added to each corpus's candidates",
+    "semantic_weight": "the cosine's share of a documentation candidate's score for a question",
+    "semantic_weight_code": "the cosine's share of a code candidate's score for a question",
+    "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
+    "pasted text (longer than long_query_chars)",
+    "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
     "each corpus's best) or rrf (reciprocal rank fusion)",
     "rrf_k": "the k of reciprocal rank fusion, score 1 / (k + rank); used when fusion is rrf",

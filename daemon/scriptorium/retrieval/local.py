@@ -1,30 +1,57 @@
-"""The locally indexed sources' side of a search: lexical candidates from the served generation."""
+"""The locally indexed sources' side of a search: candidates from the served generation.
+
+Docs and code each get their own lexical pool (a prose question over a code-heavy tree still
+finds its page; an identifier its definition), and, once vectors exist, each corpus's nearest
+blocks by meaning, every candidate then scored both ways (``semantic/retriever.py``).
+"""
 
 from __future__ import annotations
 
-from scriptorium.domain.model import Query
+from scriptorium import telemetry
+from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.builder import Indexer
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import LexicalHit, lexical_search
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import named_files, query_names
+from scriptorium.semantic.retriever import SemanticCandidates
 from scriptorium.sources.remote import SearchBatch
 
 
 class LocalCandidates:
     """Candidates for a query from the served generation (what the local provider offers)."""
 
-    def __init__(self, indexer: Indexer, ranking: RankingSettings, pipeline: Pipeline) -> None:
+    def __init__(
+        self,
+        indexer: Indexer,
+        ranking: RankingSettings,
+        pipeline: Pipeline,
+        semantic: SemanticCandidates | None = None,
+    ) -> None:
         self.indexer = indexer
         self.ranking = ranking
         self.pipeline = pipeline
+        self.semantic = semantic
 
     def batch(self, query: Query) -> SearchBatch:
         """The local provider's candidates (no listing: ``*`` has no terms)."""
         if not query.terms:
             return SearchBatch()
-        return SearchBatch(self.pipeline.candidates(query, self.lexical_hits(query)))
+        hits = retrieve(self, query, self.ranking.candidate_limit(query.top_k))
+        return SearchBatch(self.pipeline.candidates(query, hits))
+
+    def hits(self, query: Query) -> list[LexicalHit]:
+        """The lexical pools, then (once vectors exist) the nearest blocks, scores mixed."""
+        hits = self.lexical_hits(query)
+        if self.semantic is not None and self.ranking.semantic and self.semantic.ready:
+            sources = frozenset(query.sources)
+
+            def allowed(hit: LexicalHit) -> bool:
+                return not sources or hit.doc.source in sources
+
+            hits = self.semantic.mix(self.indexer.snapshot, query, hits, allowed)
+        return hits
 
     def named_files(self, text: str) -> frozenset[tuple[str, str]]:
         """The served files ``text`` names by path or module name (when that lever is on)."""
@@ -35,8 +62,19 @@ class LocalCandidates:
         )
 
     def lexical_hits(self, query: Query) -> list[LexicalHit]:
+        """BM25 candidates: one pool per corpus searched (or one for both when
+        ``per_corpus_candidates`` is off)."""
+        if len(query.corpora) == 1 or not self.ranking.per_corpus_candidates:
+            corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
+            return self._lexical(query, corpora)
+        hits: list[LexicalHit] = []
+        for corpus in Corpus:
+            hits += self._lexical(query, [str(corpus)])
+        return hits
+
+    def _lexical(self, query: Query, corpora: list[str]) -> list[LexicalHit]:
+        """One lexical pool (``corpora`` empty: both corpora in one)."""
         snapshot = self.indexer.snapshot
-        corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
         ranking = self.ranking
         return lexical_search(
             snapshot,
@@ -61,3 +99,10 @@ class LocalCandidates:
             else (),
             document_limit=ranking.named_file_candidates,
         )
+
+
+@telemetry.traced(telemetry.RETRIEVE, telemetry.describe_retrieval)
+def retrieve(local: LocalCandidates, query: Query, limit: int) -> list[LexicalHit]:
+    """The retrieve stage's span: every candidate of the local index for ``query`` (``limit``
+    per lexical pool)."""
+    return local.hits(query)

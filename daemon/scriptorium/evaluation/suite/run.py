@@ -50,6 +50,7 @@ class CorpusTiming:
     materialise_s: float = 0.0
     baselines_s: float = 0.0
     daemon_ready_s: float = 0.0
+    vectors_s: float = 0.0
     queries_s: float = 0.0
     cases: int = 0
     documents: int = 0
@@ -57,6 +58,31 @@ class CorpusTiming:
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 2) if isinstance(v, float) else v for k, v in vars(self).items()}
+
+
+# Vector states after which a source's vectors will not change without an edit.
+SETTLED = frozenset({"ready", "off", "failed", ""})
+VECTORS_TIMEOUT_S = 4 * 3600.0
+
+
+def wait_for_vectors(client: runner.RetrievalClient, log: Log) -> float:
+    """Wait until every source's vectors are made (or semantic ranking is off), so the run
+    scores the ranking a settled daemon gives; the seconds it took."""
+    started = time.perf_counter()
+    said = 0.0
+    while True:
+        sources = client.stub.ListSources(pb.ListSourcesRequest(), timeout=30.0).sources
+        if all(s.vectors_state in SETTLED for s in sources):
+            return time.perf_counter() - started
+        waited = time.perf_counter() - started
+        if waited > VECTORS_TIMEOUT_S:
+            raise SuiteError(f"vectors not made after {waited:.0f}s")
+        if waited - said >= 30.0:
+            said = waited
+            done = sum(s.vectors_done for s in sources)
+            total = sum(s.vectors_total for s in sources)
+            log(f"  waiting for vectors: {done} of {total} blocks ({waited:.0f}s)")
+        time.sleep(1.0)
 
 
 def _kinds(case: SuiteCase) -> list[int]:
@@ -173,6 +199,8 @@ def run_corpus(
         if "error" in ready:
             raise SuiteError(f"{spec.key}: the daemon did not start: {ready['error']}")
         client = runner.RetrievalClient(ready["target"])
+        began = time.perf_counter()
+        timing.vectors_s = wait_for_vectors(client, log)
         began = time.perf_counter()
         rows = []
         for case in cases:

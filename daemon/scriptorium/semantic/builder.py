@@ -1,0 +1,318 @@
+"""Vectors for every served generation, made in the background after it serves.
+
+The lexical generation serves first; this thread then gives each of its blocks a vector: those
+of blocks an earlier generation already had (a block id names a block's content) are copied,
+the rest are encoded, a chunk at a time, each chunk appended to a partial file so a restart
+resumes rather than starts over. Once every block has one, the generation's vector file is
+written and swapped in, and older ones are pruned. A newer generation arriving meanwhile is
+taken up at once, keeping what was encoded. The thread runs at a lowered priority: searches
+come first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scriptorium import faults
+from scriptorium.domain.model import Corpus
+from scriptorium.ranking.paths import translated
+from scriptorium.semantic import vectors as V
+from scriptorium.semantic.encoder import Encoder
+from scriptorium.semantic.passages import passage
+from scriptorium.text.features import CJK, CJK_HEAD
+
+if TYPE_CHECKING:
+    from scriptorium.index.catalog import Snapshot
+
+log = logging.getLogger(__name__)
+
+# Passages encoded between two looks at whether a newer generation serves.
+CHUNK = 64
+# The background thread's niceness (Linux applies it to the thread alone).
+NICENESS = 10
+_VEC_NAME = re.compile(r"^gen-(\d+)\.vec$")
+PARTIAL = "partial.vec"
+# A passage with this many CJK characters in its opening is not English.
+CJK_LETTERS = 20
+
+
+@dataclass(slots=True)
+class VectorStatus:
+    """What ListSources and the console say of the vectors."""
+
+    state: str = "off"  # off, waiting, encoding, ready, failed
+    model: str = ""
+    generation: int = 0  # the generation the served vectors were made for
+    done: int = 0
+    total: int = 0
+    detail: str = ""
+    seconds: float = 0.0  # how long the last complete pass took
+    # Per source: [blocks with a vector, blocks].
+    per_source: dict[str, list[int]] = field(default_factory=dict)
+
+
+class VectorBuilder:
+    """Keeps the served generation's vectors current; ``index`` is what Search reads."""
+
+    def __init__(
+        self,
+        make_encoder: Callable[[], Encoder],
+        folder: Path,
+        *,
+        generations: Callable[[], list[int]] = list,
+    ) -> None:
+        self._make_encoder = make_encoder
+        self.encoder: Encoder | None = None
+        self._root = folder
+        self.folder = folder
+        self._stop = threading.Event()
+        self._generations = generations
+        self.status = VectorStatus(state="waiting")
+        self.index: V.VectorIndex | None = None
+        self._wanted: Snapshot | None = None
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._writable = True
+        # Vectors encoded by this process and not yet in a served file: block id → row.
+        self._fresh: dict[int, tuple[int, np.ndarray]] = {}
+        self.completed = threading.Condition()
+
+    # -- what the indexer and the engine call ---------------------------------------------
+
+    def served(self, snapshot: Snapshot) -> None:
+        """A generation now serves: make its vectors (the newest one wins)."""
+        self._wanted = snapshot
+        self._wake.set()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="scriptorium-vectors", daemon=True
+            )
+            self._thread.start()
+
+    def stop(self) -> None:
+        """End the thread at its next chunk (a shutdown)."""
+        self._stop.set()
+        self._wake.set()
+
+    def source_status(self, source: str) -> tuple[str, int, int, str]:
+        """(state, vectors made, blocks, detail) for one source's blocks."""
+        status = self.status
+        done, total = status.per_source.get(source, (0, 0))
+        return status.state, done, total, status.detail
+
+    # -- the thread -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+        try:
+            self.encoder = self._make_encoder()
+        except Exception as exc:  # a missing model or runtime: lexical ranking only
+            self.status = VectorStatus(state="off", detail=str(exc))
+            log.warning("semantic ranking is off: %s", exc)
+            return
+        self.folder = self._root / re.sub(r"[^A-Za-z0-9._-]+", "-", self.encoder.name)
+        self.status.model = self.encoder.name
+        self._load_newest()
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            snapshot = self._wanted
+            if snapshot is None:
+                continue
+            try:
+                self._make(snapshot)
+            except _Superseded:
+                self._wake.set()
+            except Exception as exc:  # never takes the daemon down; said in ListSources
+                log.exception("vectors for generation %d failed", snapshot.generation)
+                self.status.state, self.status.detail = "failed", f"{type(exc).__name__}: {exc}"
+
+    def _load_newest(self) -> None:
+        """Serve the newest vector file on disk at once, and keep the partial file's rows."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            self._writable = False
+        assert self.encoder is not None
+        self._fresh.update(V.read_partial(self.folder / PARTIAL, self.encoder.dimensions))
+        for generation in sorted(self._files(), reverse=True):
+            path = self.folder / f"gen-{generation}.vec"
+            try:
+                index = V.read(path)
+            except V.CorruptVectorsError as exc:
+                log.error("vector file refused, made again: %s", exc)
+                self._remove(path)
+                continue
+            if index.matrix.shape[1:] == (self.encoder.dimensions,):
+                self.index = index
+                self.status.generation = index.generation
+                return
+
+    def _files(self) -> list[int]:
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return []
+        return [int(m.group(1)) for m in map(_VEC_NAME.match, names) if m]
+
+    def _make(self, snapshot: Snapshot) -> None:
+        assert self.encoder is not None
+        faults.pause("vectors.encode", self._stop.is_set)
+        started = time.monotonic()
+        bids, corpora, places = _blocks_of(snapshot)
+        total = len(bids)
+        matrix = np.zeros((total, self.encoder.dimensions), dtype=np.float32)
+        have = np.zeros(total, dtype=bool)
+        if self.index is not None and total:
+            rows = self.index.rows_of(bids)
+            known = rows >= 0
+            matrix[known] = self.index.matrix[rows[known]]
+            none = known.copy()
+            none[known] = self.index.corpora[rows[known]] == V.NONE
+            corpora[none] = V.NONE
+            have |= known
+        for at in np.flatnonzero(~have).tolist():
+            held = self._fresh.get(int(bids[at]))
+            if held is not None:
+                matrix[at] = held[1]
+                if held[0] == V.NONE:
+                    corpora[at] = V.NONE
+                have[at] = True
+        # In document order, so each document's text is read once.
+        missing = sorted(np.flatnonzero(~have).tolist(), key=places.__getitem__)
+        sources = [snapshot.docs.key_at(at)[0] for at, _ in places]
+        per_source: dict[str, list[int]] = {}
+        for name in sources:
+            per_source.setdefault(name, [0, 0])[1] += 1
+        for name, done in zip(sources, have.tolist(), strict=True):
+            per_source[name][0] += done
+        self.status.state = "encoding" if missing else self.status.state
+        self.status.total, self.status.done = total, total - len(missing)
+        self.status.per_source = per_source
+        self.status.detail = f"generation {snapshot.generation}"
+        for start in range(0, len(missing), CHUNK):
+            if self._stop.is_set():
+                raise _Superseded
+            if self._wanted is not snapshot:
+                raise _Superseded
+            chunk = missing[start : start + CHUNK]
+            texts = [_passage(snapshot, places[at]) for at in chunk]
+            read = [i for i, text in enumerate(texts) if text is not None]
+            rows = np.zeros((len(chunk), self.encoder.dimensions), dtype=np.float32)
+            if read:
+                rows[read] = self.encoder.passages([texts[i] for i in read])
+            for i, text in enumerate(texts):
+                if text is None:
+                    corpora[chunk[i]] = V.NONE
+            matrix[chunk] = rows
+            for at, row in zip(chunk, rows, strict=True):
+                self._fresh[int(bids[at])] = (int(corpora[at]), row)
+            if self._writable:
+                try:
+                    V.append_partial(self.folder / PARTIAL, bids[chunk], corpora[chunk], rows)
+                except OSError:
+                    self._writable = False
+            self.status.done += len(chunk)
+            for at in chunk:
+                per_source[sources[at]][0] += 1
+        if missing or self.index is None or self.index.generation != snapshot.generation:
+            index = V.VectorIndex(self.encoder.name, snapshot.generation, bids, corpora, matrix)
+            self.index = self._keep(index)
+        self._fresh.clear()
+        elapsed = time.monotonic() - started
+        self.status = VectorStatus(
+            state="ready",
+            model=self.encoder.name,
+            generation=snapshot.generation,
+            done=total,
+            total=total,
+            detail="" if self._writable else "state directory not writable: vectors kept in memory",
+            seconds=round(elapsed, 3),
+            per_source={name: [count, count] for name, (_, count) in per_source.items()},
+        )
+        log.info(
+            "vectors for generation %d ready: %d blocks, %d encoded, in %.1fs",
+            snapshot.generation,
+            total,
+            len(missing),
+            elapsed,
+        )
+        with self.completed:
+            self.completed.notify_all()
+
+    def _keep(self, index: V.VectorIndex) -> V.VectorIndex:
+        """Write ``index`` to its file and serve it mapped from there; prune older files."""
+        if not self._writable:
+            return index
+        path = self.folder / f"gen-{index.generation}.vec"
+        try:
+            V.write(path, index)
+            mapped = V.read(path, verify=False)
+        except (OSError, V.CorruptVectorsError) as exc:
+            log.warning("vectors kept in memory: %s", exc)
+            self._writable = False
+            return index
+        self._remove(self.folder / PARTIAL)
+        live = set(self._generations())
+        for generation in self._files():
+            if generation != index.generation and generation not in live:
+                self._remove(self.folder / f"gen-{generation}.vec")
+        return mapped
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+class _Superseded(Exception):
+    """A newer generation serves (or the daemon stops): the pass in hand is dropped."""
+
+
+def _blocks_of(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """Every block of ``snapshot`` sorted by id: ids, corpora, (document position, block)."""
+    docs = snapshot.docs
+    ids: list[np.ndarray] = []
+    corpora: list[np.ndarray] = []
+    places: list[tuple[int, int]] = []
+    for at in range(len(docs)):
+        bids = np.frombuffer(docs.bids_at(at), dtype=np.int64)
+        if not len(bids):
+            continue
+        corpus = V.CODE if docs.at(at).corpus is Corpus.CODE else V.DOCS
+        ids.append(bids)
+        corpora.append(np.full(len(bids), corpus, dtype=np.uint8))
+        places.extend((at, i) for i in range(len(bids)))
+    if not ids:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint8), []
+    all_ids = np.concatenate(ids)
+    order = np.argsort(all_ids, kind="stable")
+    return all_ids[order], np.concatenate(corpora)[order], [places[i] for i in order.tolist()]
+
+
+def _passage(snapshot: Snapshot, place: tuple[int, int]) -> str | None:
+    """A block's passage, or None for one the encoder does not read: a translation or CJK
+    text (the model reads English). A text that cannot be read (damage is the indexer's to
+    report) leaves its path alone."""
+    doc = snapshot.docs.at(place[0])
+    if translated(doc.path):
+        return None
+    try:
+        text = passage(doc.path, doc.blocks[place[1]])
+    except Exception:
+        return doc.path
+    return None if len(CJK.findall(text[:CJK_HEAD])) >= CJK_LETTERS else text

@@ -1,0 +1,136 @@
+"""The query side: a query's vector, its nearest blocks, and the hybrid score of every candidate.
+
+Each corpus gets its own nearest blocks, as it gets its own lexical pool, and every candidate of
+either list is scored both ways: its BM25 score divided by the corpus's best, its cosine with
+the query scaled between the corpus's lowest and highest among the candidates, mixed by a weight
+that depends on the corpus and on whether the query is a question or a pasted text (the suite
+decided them; docs/ranking.md). The mix is put back on the corpus's BM25 scale, so the stages
+after it (fusion across corpora, the priors) read it as they read a lexical score.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from cachetools import LRUCache
+
+from scriptorium.domain.model import Corpus, Query
+from scriptorium.index.searcher import LexicalHit
+from scriptorium.semantic import vectors as V
+from scriptorium.semantic.builder import VectorBuilder
+from scriptorium.text.features import CJK
+
+if TYPE_CHECKING:
+    from scriptorium.index.catalog import Snapshot
+    from scriptorium.ranking.settings import RankingSettings
+
+QUERY_MEMO = 512
+
+
+class SemanticCandidates:
+    """Nearest blocks and hybrid scores over the vectors the builder serves."""
+
+    def __init__(self, builder: VectorBuilder, ranking: RankingSettings) -> None:
+        self.builder = builder
+        self.ranking = ranking
+        self._queries: LRUCache = LRUCache(maxsize=QUERY_MEMO)
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        return self.builder.index is not None and self.builder.encoder is not None
+
+    def query_vector(self, text: str) -> np.ndarray:
+        """The query's vector (remembered: agents ask the same question again)."""
+        with self._lock:
+            held = self._queries.get(text)
+        if held is not None:
+            return held
+        encoder = self.builder.encoder
+        assert encoder is not None
+        vector = encoder.query(text)
+        with self._lock:
+            self._queries[text] = vector
+        return vector
+
+    def weight(self, text: str, corpus: Corpus) -> float:
+        ranking = self.ranking
+        if ranking.is_pasted(text):
+            return (
+                ranking.semantic_weight_long_code
+                if corpus is Corpus.CODE
+                else ranking.semantic_weight_long
+            )
+        return ranking.semantic_weight_code if corpus is Corpus.CODE else ranking.semantic_weight
+
+    def mix(
+        self,
+        snapshot: Snapshot,
+        query: Query,
+        hits: list[LexicalHit],
+        allowed: Callable[[LexicalHit], bool],
+    ) -> list[LexicalHit]:
+        """``hits`` with each corpus's nearest blocks added, every score the hybrid one."""
+        index = self.builder.index
+        if index is None or self.builder.encoder is None or CJK.search(query.text):
+            return hits  # a CJK query: the model reads English
+        vector = self.query_vector(query.text)
+        corpora = [c for c in Corpus if not query.corpora or c in query.corpora]
+        weights = {c: self.weight(query.text, c) for c in corpora}
+        seen = {hit.bid for hit in hits}
+        limit = self.ranking.semantic_candidates
+        for corpus in corpora:
+            if weights[corpus] <= 0 or limit <= 0:
+                continue
+            code = V.CODE if corpus is Corpus.CODE else V.DOCS
+            taken = 0
+            for bid, _ in index.nearest(vector, limit, code):
+                if taken >= limit:
+                    break
+                if bid in seen:
+                    taken += 1
+                    continue
+                entry = snapshot.blocks.get(bid)
+                if entry is None:
+                    continue  # a block of an older generation
+                hit = LexicalHit(0.0, entry[0], entry[1], None, bid)
+                if not allowed(hit):
+                    continue
+                hits.append(hit)
+                seen.add(bid)
+                taken += 1
+        cosines = index.similarity(vector, np.array([h.bid for h in hits], dtype=np.int64))
+        for corpus in corpora:
+            _rescore(
+                [i for i, h in enumerate(hits) if h.doc.corpus is corpus],
+                hits,
+                cosines,
+                weights[corpus],
+            )
+        return hits
+
+
+def _rescore(
+    members: Sequence[int], hits: list[LexicalHit], cosines: np.ndarray, weight: float
+) -> None:
+    """One corpus's hybrid scores, on its BM25 scale."""
+    if not members or weight <= 0:
+        return
+    best = max(hits[i].score for i in members)
+    known = [float(cosines[i]) for i in members if not np.isnan(cosines[i])]
+    if not known:
+        return
+    low, high = min(known), max(known)
+    span = high - low
+    scale = best if best > 0 else 1.0
+    for i in members:
+        hit = hits[i]
+        cosine = float(cosines[i])
+        semantic = 0.0 if np.isnan(cosine) or span <= 0 else (cosine - low) / span
+        lexical = hit.score / best if best > 0 else 0.0
+        hit.dense = 0.0 if np.isnan(cosine) else cosine
+        hit.lexical = hit.score
+        hit.score = scale * ((1.0 - weight) * lexical + weight * semantic)

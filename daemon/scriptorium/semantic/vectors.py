@@ -1,0 +1,217 @@
+"""Block vectors on disk: one checksummed, memory-mapped file per generation, and the partial
+file a build appends to so its progress outlives a restart.
+
+A vector file (``gen-<N>.vec``) is a header line of JSON (model, dimensions, count, the sha256
+of what follows), then the block ids (int64, sorted), one corpus byte per block (0 docs,
+1 code), and the unit vectors (float32, one row per block), each part starting at a multiple
+of 64 bytes. It is written whole to a temporary name and renamed, so a reader sees a whole file
+or none. Serving maps it: memory holds the pages a search touches, not the corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAGIC = b"scriptorium-vectors-1\n"
+ALIGN = 64
+DOCS, CODE = 0, 1
+# A block the encoder does not read (a translation, CJK text: the model is English), kept with
+# a zero row so later generations need not look at it again.
+NONE = 255
+
+
+class CorruptVectorsError(RuntimeError):
+    """A vector file does not decode or fails its checksum (it is removed and made again)."""
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // ALIGN) * ALIGN
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndex:
+    """The vectors of one generation's blocks: sorted ids, a corpus per block, unit rows."""
+
+    model: str
+    generation: int
+    bids: np.ndarray  # int64, sorted
+    corpora: np.ndarray  # uint8
+    matrix: np.ndarray  # float32 (count, dimensions), often a memory map
+
+    def __len__(self) -> int:
+        return len(self.bids)
+
+    def rows_of(self, bids: np.ndarray) -> np.ndarray:
+        """The row of each of ``bids`` (-1 where a block has no vector)."""
+        if not len(self.bids):
+            return np.full(len(bids), -1, dtype=np.int64)
+        at = np.searchsorted(self.bids, bids)
+        at = np.minimum(at, len(self.bids) - 1)
+        return np.where(self.bids[at] == bids, at, -1)
+
+    def similarity(self, query: np.ndarray, bids: np.ndarray) -> np.ndarray:
+        """The cosine of ``query`` with each of ``bids`` (NaN where a block has no vector)."""
+        rows = self.rows_of(bids)
+        out = np.full(len(bids), np.nan, dtype=np.float32)
+        have = rows >= 0
+        if have.any():
+            out[have] = self.matrix[rows[have]] @ query
+            out[have & (self.corpora[np.maximum(rows, 0)] == NONE)] = np.nan
+        return out
+
+    def nearest(
+        self, query: np.ndarray, limit: int, corpus: int | None = None
+    ) -> Iterator[tuple[int, float]]:
+        """Block ids by decreasing cosine with ``query`` (of one corpus when given), the first
+        ``limit`` of them first and the rest only if the caller reads on (a filter that
+        drops some still gets ``limit``)."""
+        if not len(self.bids):
+            return
+        scores = self.matrix @ query
+        wanted = self.corpora == corpus if corpus is not None else self.corpora != NONE
+        scores = np.where(wanted, scores, -np.inf)
+        count = len(scores)
+        step = max(limit, 1)
+        done = 0
+        order = np.argsort(-scores)
+        while done < count:
+            for row in order[done : done + step]:
+                value = float(scores[row])
+                if value == -np.inf:
+                    return
+                yield int(self.bids[row]), value
+            done += step
+
+
+def write(path: Path, index: VectorIndex) -> None:
+    """Write ``index`` to ``path`` atomically (a temporary name, fsync, rename)."""
+    bids = np.ascontiguousarray(index.bids, dtype=np.int64)
+    corpora = np.ascontiguousarray(index.corpora, dtype=np.uint8)
+    matrix = np.ascontiguousarray(index.matrix, dtype=np.float32)
+    parts = [bids.tobytes(), corpora.tobytes(), matrix.tobytes()]
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    header = (
+        MAGIC
+        + json.dumps(
+            {
+                "model": index.model,
+                "generation": index.generation,
+                "count": len(bids),
+                "dimensions": int(matrix.shape[1]) if matrix.ndim == 2 else 0,
+                "sha256": digest.hexdigest(),
+            }
+        ).encode()
+        + b"\n"
+    )
+    temporary = path.with_name(f".tmp-{path.name}-{os.getpid()}")
+    with temporary.open("wb") as handle:
+        offset = len(header)
+        handle.write(header)
+        for part in parts:
+            pad = _aligned(offset) - offset
+            handle.write(b"\0" * pad)
+            handle.write(part)
+            offset += pad + len(part)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def read(path: Path, *, verify: bool = True) -> VectorIndex:
+    """The vector file at ``path``, its arrays mapped from disk (checked first unless
+    ``verify`` is False). Raises CorruptVectorsError when it does not decode or match."""
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(len(MAGIC))
+            line = handle.readline(4096)
+        if magic != MAGIC or not line.endswith(b"\n"):
+            raise ValueError("not a vector file")
+        meta = json.loads(line)
+        count, dims = int(meta["count"]), int(meta["dimensions"])
+        offset = _aligned(len(MAGIC) + len(line))
+        sizes = (count * 8, count, count * dims * 4)
+        starts = []
+        for size in sizes:
+            starts.append(offset)
+            offset = _aligned(offset + size)
+        if path.stat().st_size < starts[-1] + sizes[-1]:
+            raise ValueError("truncated")
+        if verify and count:
+            digest = hashlib.sha256()
+            with path.open("rb") as handle:
+                for start, size in zip(starts, sizes, strict=True):
+                    handle.seek(start)
+                    left = size
+                    while left:
+                        chunk = handle.read(min(left, 1 << 20))
+                        if not chunk:
+                            raise ValueError("truncated")
+                        digest.update(chunk)
+                        left -= len(chunk)
+            if digest.hexdigest() != meta["sha256"]:
+                raise ValueError("checksum mismatch")
+        if not count:
+            empty = np.zeros((0, dims), dtype=np.float32)
+            return VectorIndex(
+                meta["model"],
+                int(meta["generation"]),
+                np.zeros(0, np.int64),
+                np.zeros(0, np.uint8),
+                empty,
+            )
+        bids = np.memmap(path, dtype=np.int64, mode="r", offset=starts[0], shape=(count,))
+        corpora = np.memmap(path, dtype=np.uint8, mode="r", offset=starts[1], shape=(count,))
+        matrix = np.memmap(path, dtype=np.float32, mode="r", offset=starts[2], shape=(count, dims))
+        return VectorIndex(str(meta["model"]), int(meta["generation"]), bids, corpora, matrix)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptVectorsError(f"{path.name}: {exc}") from None
+
+
+# -- the partial file: encoded rows appended as they are made -----------------------------------
+
+_CHUNK = struct.Struct("<II")  # rows, crc32 of the rows' bytes
+
+
+def append_partial(path: Path, bids: np.ndarray, corpora: np.ndarray, rows: np.ndarray) -> None:
+    """Append encoded rows to the partial file (a torn last chunk is dropped when read)."""
+    payload = (
+        np.ascontiguousarray(bids, dtype=np.int64).tobytes()
+        + np.ascontiguousarray(corpora, dtype=np.uint8).tobytes()
+        + np.ascontiguousarray(rows, dtype=np.float32).tobytes()
+    )
+    with path.open("ab") as handle:
+        handle.write(_CHUNK.pack(len(bids), zlib.crc32(payload)) + payload)
+
+
+def read_partial(path: Path, dimensions: int) -> dict[int, tuple[int, np.ndarray]]:
+    """Every whole, intact chunk of a partial file: block id → (corpus, vector)."""
+    found: dict[int, tuple[int, np.ndarray]] = {}
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return found
+    at = 0
+    while at + _CHUNK.size <= len(data):
+        count, crc = _CHUNK.unpack_from(data, at)
+        size = count * (8 + 1 + dimensions * 4)
+        payload = data[at + _CHUNK.size : at + _CHUNK.size + size]
+        if len(payload) < size or zlib.crc32(payload) != crc:
+            break
+        bids = np.frombuffer(payload, dtype=np.int64, count=count)
+        corpora = np.frombuffer(payload, dtype=np.uint8, count=count, offset=count * 8)
+        rows = np.frombuffer(payload, dtype=np.float32, offset=count * 9).reshape(count, dimensions)
+        for bid, corpus, row in zip(bids.tolist(), corpora.tolist(), rows, strict=True):
+            found[bid] = (corpus, row)
+        at += _CHUNK.size + size
+    return found

@@ -1,0 +1,94 @@
+"""The semantic retriever through a real daemon: the lexical answer serves while the vectors
+are made, and once they exist a question none of whose words the answer holds finds it;
+ListSources reports the vectors' progress, and a restart serves the vectors kept on disk."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.faults import times_reached
+from scriptorium.semantic.model import ModelMissing, find_model
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import running
+from tests.support.trees import markdown_config, write_tree
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.e2e
+
+PAGES = {
+    "retries.md": "# Retrying failed calls\n\nWhen a request fails because the network "
+    "dropped, the client tries again up to three times, waiting longer each time.\n",
+    "pool.md": "# Connection pool\n\nThe pool keeps up to ten connections open to each host "
+    "and reuses them for later requests.\n",
+    "tokens.md": "# Tokens\n\nSend a bearer token in the authorization header of every request.\n",
+    "cache.md": "# Caching responses\n\nResponses marked cacheable are stored on disk and "
+    "served without a round trip.\n",
+}
+# Not one of these words is in any page.
+MEANING = "automatic second attempt after an outage"
+
+
+def _model_or_skip() -> None:
+    try:
+        find_model()
+    except ModelMissing as exc:
+        import os
+
+        if os.environ.get("CI"):
+            raise  # make venv installs it: under CI a missing model is a failure
+        pytest.skip(str(exc))
+
+
+def _vectors(daemon) -> list[pb.SourceStatus]:
+    return list(daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=10).sources)
+
+
+def _paths(daemon, query: str) -> list[str]:
+    response = daemon.stub.Search(pb.SearchRequest(query=query, top_k=5), timeout=30)
+    return [r.location.split("#")[0] for r in response.results]
+
+
+def test_lexical_first_then_meaning(tmp_path):
+    _model_or_skip()
+    docs = write_tree(tmp_path / "docs", PAGES)
+    config = markdown_config(tmp_path / "config.toml", {"docs": docs})
+    release = tmp_path / "release-vectors"
+    env = {"SCRIPTORIUM_SEMANTIC": "on", "SCRIPTORIUM_FAULT_PAUSE": f"vectors.encode={release}"}
+    state = tmp_path / "state"
+    with running(["--config", str(config)], state, env=env) as daemon:
+        assert wait_for(lambda: times_reached(release) >= 1)
+        # Held before encoding: Search answers lexically, ListSources says so.
+        assert _paths(daemon, "connection pool")[0] == "pool"
+        assert _paths(daemon, MEANING) == []
+        (source,) = _vectors(daemon)
+        assert source.vectors_state in ("waiting", "encoding")
+        assert source.vectors_done < source.vectors_total or source.vectors_total == 0
+        release.touch()
+        assert wait_for(lambda: _vectors(daemon)[0].vectors_state == "ready")
+        (source,) = _vectors(daemon)
+        assert source.vectors_done == source.vectors_total == 4
+        assert _paths(daemon, MEANING)[0] == "retries"
+        assert _paths(daemon, "connection pool")[0] == "pool"
+        response = daemon.stub.Search(pb.SearchRequest(query=MEANING, explain=True), timeout=30)
+        first = response.results[0]
+        assert first.scores.dense > 0.5
+        assert "semantic" in {reason.name for reason in first.reasons}
+    assert any(p.name.startswith("gen-") for p in (state / "vectors").rglob("*.vec"))
+    # A restart serves the vectors on disk: nothing is encoded again.
+    with running(["--config", str(config)], state, env={"SCRIPTORIUM_SEMANTIC": "on"}) as again:
+        assert wait_for(lambda: _vectors(again)[0].vectors_state == "ready")
+        assert _paths(again, MEANING)[0] == "retries"
+        assert "0 encoded" in again.full_log()
+
+
+def test_turned_off(tmp_path):
+    docs = write_tree(tmp_path / "docs", PAGES)
+    config = markdown_config(tmp_path / "config.toml", {"docs": docs})
+    config.write_text(config.read_text() + "\n[ranking]\nsemantic = false\n")
+    with running(
+        ["--config", str(config)], tmp_path / "state", env={"SCRIPTORIUM_SEMANTIC": "on"}
+    ) as daemon:
+        (source,) = _vectors(daemon)
+        assert source.vectors_state == "off"
+        assert _paths(daemon, MEANING) == []
+        assert not (tmp_path / "state" / "vectors").exists()

@@ -1,0 +1,111 @@
+"""The semantic retriever's parts that need no model: vector files, the partial file, passages
+and the hybrid score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scriptorium.domain.model import Block, RefKind
+from scriptorium.semantic import vectors as V
+from scriptorium.semantic.passages import name_words, passage
+from scriptorium.semantic.retriever import _rescore
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _index(count: int = 6, dims: int = 8) -> V.VectorIndex:
+    rng = np.random.default_rng(7)
+    bids = np.arange(10, 10 + count, dtype=np.int64) * 3
+    corpora = np.array([V.DOCS, V.CODE] * (count // 2), dtype=np.uint8)
+    return V.VectorIndex("m", 4, bids, corpora, _unit(rng.normal(size=(count, dims))))
+
+
+def test_a_vector_file_reads_back_mapped(tmp_path):
+    index = _index()
+    path = tmp_path / "gen-4.vec"
+    V.write(path, index)
+    read = V.read(path)
+    assert read.generation == 4 and read.model == "m"
+    assert isinstance(read.matrix, np.memmap)
+    assert np.array_equal(read.bids, index.bids)
+    assert np.allclose(read.matrix, index.matrix)
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_a_flipped_byte_refuses_the_file(tmp_path):
+    path = tmp_path / "gen-4.vec"
+    V.write(path, _index())
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0x40
+    path.write_bytes(bytes(data))
+    with pytest.raises(V.CorruptVectorsError, match="checksum"):
+        V.read(path)
+    path.write_bytes(bytes(data[:100]))
+    with pytest.raises(V.CorruptVectorsError):
+        V.read(path)
+
+
+def test_nearest_and_similarity_follow_the_corpus_and_skip_unread_blocks():
+    index = _index()
+    query = index.matrix[2]
+    first, score = next(index.nearest(query, 3))
+    assert first == index.bids[2] and score == pytest.approx(1.0, abs=1e-5)
+    code_only = [bid for bid, _ in index.nearest(query, 10, V.CODE)]
+    assert set(code_only) == set(index.bids[index.corpora == V.CODE].tolist())
+    index.corpora[2] = V.NONE
+    assert index.bids[2] not in [bid for bid, _ in index.nearest(query, 10)]
+    sims = index.similarity(query, np.array([index.bids[2], index.bids[4], 1], dtype=np.int64))
+    assert np.isnan(sims[0]) and not np.isnan(sims[1]) and np.isnan(sims[2])
+
+
+def test_the_partial_file_keeps_whole_chunks_and_drops_a_torn_one(tmp_path):
+    path = tmp_path / "partial.vec"
+    index = _index()
+    V.append_partial(path, index.bids[:2], index.corpora[:2], index.matrix[:2])
+    V.append_partial(path, index.bids[2:4], index.corpora[2:4], index.matrix[2:4])
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-7])  # the second chunk torn by a crash
+    found = V.read_partial(path, 8)
+    assert sorted(found) == sorted(index.bids[:2].tolist())
+    corpus, row = found[int(index.bids[1])]
+    assert corpus == index.corpora[1] and np.allclose(row, index.matrix[1])
+
+
+def test_a_definition_is_spelled_out_in_words():
+    assert name_words("EmailStr") == "email str"
+    assert name_words("getUserName") == "get user name"
+    assert name_words("httpx/_client") == "httpx client"
+    block = Block(
+        RefKind.CODE,
+        10,
+        20,
+        "EmailStr",
+        ("networks",),
+        "EmailStr",
+        "class EmailStr:\n    ...",
+        symbol="EmailStr",
+        symbol_kind="class",
+    )
+    text = passage("pydantic/networks.py", block)
+    assert text.startswith("pydantic networks: class networks.EmailStr (networks email str)")
+    doc = Block(RefKind.DOC, 1, 5, "Extra data", ("Models", "Extra data"), "extra-data", "Body")
+    assert passage("docs/concepts/models.md", doc) == "Models > Extra data\nBody"
+
+
+class _Hit:
+    def __init__(self, score: float) -> None:
+        self.score, self.dense, self.lexical = score, 0.0, None
+
+
+def test_the_hybrid_score_mixes_on_the_corpus_bm25_scale():
+    hits = [_Hit(10.0), _Hit(5.0), _Hit(0.0)]
+    cosines = np.array([0.5, 0.7, 0.9], dtype=np.float32)
+    _rescore([0, 1, 2], hits, cosines, 0.5)  # type: ignore[arg-type]
+    assert [h.lexical for h in hits] == [10.0, 5.0, 0.0]
+    assert hits[0].score == pytest.approx(10 * 0.5)  # lexical best, lowest cosine
+    assert hits[1].score == pytest.approx(10 * (0.25 + 0.25))
+    assert hits[2].score == pytest.approx(10 * 0.5)  # found by meaning alone
+    assert hits[2].dense == pytest.approx(0.9)
