@@ -441,3 +441,24 @@ def test_translations_yield_to_an_english_question_only():
     assert scored("docs/de/docs/deps.md", "wie kann ich abhaengigkeiten mit yield nutzen") == 1.0
     assert scored("docs/es/docs/deps.md", "como usar dependencias con yield") == 1.0
     assert scored("docs/de/docs/deps.md", "dependencies with yield", translation_factor=1.0) == 1.0
+
+
+def test_legacy_code_yields_unless_the_query_asks_for_it():
+    def scored(path: str, text: str) -> float:
+        cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)
+        pipeline = Pipeline(lever_alone(legacy_factor=0.5), lambda d: [])
+        pipeline.priors(Query(text=text, terms=("pars",)), [cand], lambda s: "product")
+        return cand.score
+
+    for path in (
+        "pydantic/v1/main.py",
+        "pkg/deprecated/parse.py",
+        "lib/_compat/parse.py",
+        "src/legacy/parser.ts",
+    ):
+        assert scored(path, "parse a model") == pytest.approx(0.5), path
+    assert scored("pydantic/v1/main.py", "parse a model in pydantic v1") == pytest.approx(1.0)
+    assert scored("pkg/deprecated/parse.py", "the deprecated parser") == pytest.approx(1.0)
+    # Current code, and a Go service's api/v1/, which is its current API.
+    for path in ("pydantic/main.py", "api/v1/parse.go", "pkg/compatible.py"):
+        assert scored(path, "parse a model") == pytest.approx(1.0), path

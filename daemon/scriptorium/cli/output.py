@@ -228,10 +228,21 @@ def _build_progress(source: pb.SourceStatus) -> str:
     return f"{source.build_files_done}/{source.build_files_total}"
 
 
+def _vector_progress(source: pb.SourceStatus) -> str:
+    """The semantic retriever's vectors of a source: ``ready``, ``done/total`` while they are
+    made, or the state (off, waiting, failed)."""
+    state = source.vectors_state or "off"
+    if state == "encoding":
+        return f"{source.vectors_done}/{source.vectors_total}"
+    return state
+
+
 def format_sources(response: pb.ListSourcesResponse) -> str:
     """One row per source: its state, what the served generation holds of it, and how far a
     build under way has read (during a first build the counts are still 0: BUILD says why)."""
-    rows = [("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "BUILD", "GEN", "CLASS", "ROOT")]
+    rows = [
+        ("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "BUILD", "VECTORS", "GEN", "CLASS", "ROOT")
+    ]
     for s in response.sources:
         state = enum_word(pb.SourceState.DESCRIPTOR, s.state)
         rows.append(
@@ -242,6 +253,7 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
                 str(s.document_count),
                 str(s.block_count),
                 _build_progress(s),
+                _vector_progress(s),
                 str(s.generation),
                 s.source_class,
                 s.root,
@@ -251,6 +263,8 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
     if any(s.build_files_total for s in response.sources):
         out.append("BUILD: files read by the build under way (done/total)")
     out.extend(f"{s.name}: {s.last_error}" for s in response.sources if s.last_error)
+    details = {s.vectors_detail for s in response.sources if s.vectors_state in ("off", "failed")}
+    out.extend(f"vectors: {detail}" for detail in sorted(details) if detail)
     out.append(f"server {response.server_version}, generation {response.generation}")
     return "\n".join(out)
 

@@ -1,6 +1,7 @@
 """What a path says about its file: an auxiliary kind (tests, fixtures, vendored or generated
 code, a changelog, a blog, repository meta files, a hidden folder's configuration, build
-tooling) or a translation. Memoised per path: every search asks about the same few thousand.
+tooling, legacy code) or a translation. Memoised per path: every search asks about the same
+few thousand.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ _AUX_DIRS = {
     "__fixtures__": "fixtures", "__snapshots__": "fixtures", "testdata": "fixtures",
     "node_modules": "vendored", "bower_components": "vendored", "dist": "generated",
     ".changeset": "changelog",
+    # Code kept for older callers: a previous major version, a compatibility layer.
+    "legacy": "legacy", "deprecated": "legacy", "_deprecated": "legacy", "compat": "legacy",
+    "_compat": "legacy",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py"
@@ -73,6 +77,10 @@ def auxiliary_kind(path: str, tooling: bool = False) -> str:
             # site, editor, CI or agent configuration, not what it ships. Its kind is its name
             # (stemmed as query words are), so a query naming it asks for it.
             return "." + "".join(tokenize(part, stem=True, drop_stopwords=False)[:1])
+    if "v1" in dirs and name.endswith((".py", ".pyi")):
+        # A Python package's ``v1/`` is the previous major version kept importable
+        # (``pydantic/v1/``); elsewhere (``api/v1/`` of a Go service) it is current code.
+        return "legacy"
     match = _AUX_FILES.match(name)
     if match:
         return match.lastgroup or ""

@@ -248,7 +248,9 @@ class Pipeline:
             if auxiliary != 1.0 and not meta.source_class:
                 kind = auxiliary_kind(cand.document.path, settings.auxiliary_tooling)
                 if kind and kind not in asked:
-                    cand.adjust("auxiliary", auxiliary, kind)
+                    factor = settings.legacy_factor if kind == "legacy" else auxiliary
+                    if factor != 1.0:
+                        cand.adjust("auxiliary", factor, kind)
             if query.files and (cand.source, cand.document.path) in query.files:
                 cand.adjust("named-file", settings.named_file_factor, "the query names this file")
                 if (cand.source, cand.document.path) == query.last_file:

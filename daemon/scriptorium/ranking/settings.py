@@ -83,6 +83,10 @@ class RankingSettings:
     # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
     # weighed by that class instead. 1.0 is off.
     auxiliary_factor: float = 0.5
+    # Factor (instead of auxiliary_factor) for legacy code: a v1/, legacy/, deprecated/ or
+    # compat/ folder, unless the query names that kind ("pydantic v1", "deprecated"); 1.0 is
+    # off.
+    legacy_factor: float = 0.5
     # Build, release and maintenance scripts count as auxiliary too: ``setup.py``, a docs
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
@@ -283,6 +287,8 @@ _HELP = {
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
     "pasted text (longer than long_query_chars)",
     "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",
+    "legacy_factor": "factor, instead of auxiliary_factor, for legacy code (v1/, legacy/, "
+    "deprecated/, compat/ folders) unless the query names that kind; 1.0 is off",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
     "each corpus's best) or rrf (reciprocal rank fusion)",
     "rrf_k": "the k of reciprocal rank fusion, score 1 / (k + rank); used when fusion is rrf",

@@ -35,6 +35,7 @@ _AUX_WORDS = {
     "meta": ("github", "gitlab", "workflow", "workflows"),
     "blog": ("blog", "blogs", "announcement", "announcing", "announced"),
     "tooling": ("setup", "script", "scripts", "benchmark", "benchmarks", "tooling", "nox", "ci"),
+    "legacy": ("v1", "legacy", "deprecated", "deprecation", "compat", "compatibility", "old"),
 }
 
 

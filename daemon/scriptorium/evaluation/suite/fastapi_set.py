@@ -20,6 +20,7 @@ from scriptorium.evaluation.suite import baselines, metrics
 from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.evaluation.suite.run import DAEMON, INDEX_TIMEOUT_S, CorpusTiming, Log
 from scriptorium.evaluation.suite.sets import sample
+from scriptorium.evaluation.suite.settle import wait_for_vectors
 from scriptorium.plugins import Registry
 from scriptorium.settings.config import ConfigError, load_settings
 from scriptorium.sources.base import Source, SourceContext
@@ -139,6 +140,7 @@ def run_fastapi_set(
     client = runner.RetrievalClient(target)
     rows: list[dict[str, Any]] = []
     try:
+        timing.vectors_s = wait_for_vectors(client, log)
         began = time.perf_counter()
         for record in runner.run_cases(client, cases, TOP_K):
             case = next(c for c in cases if c.id == record["id"])

@@ -22,6 +22,7 @@ from scriptorium.evaluation.suite.corpus import CorpusView, load_documents, open
 from scriptorium.evaluation.suite.materialise import Materialised, materialise
 from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.evaluation.suite.sets import DOCS_SEARCH_SETS, CorpusSpec, SuiteCase
+from scriptorium.evaluation.suite.settle import wait_for_vectors
 from scriptorium.limits import TOP_K_MAX
 from scriptorium.plugins import Registry
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -58,31 +59,6 @@ class CorpusTiming:
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 2) if isinstance(v, float) else v for k, v in vars(self).items()}
-
-
-# Vector states after which a source's vectors will not change without an edit.
-SETTLED = frozenset({"ready", "off", "failed", ""})
-VECTORS_TIMEOUT_S = 4 * 3600.0
-
-
-def wait_for_vectors(client: runner.RetrievalClient, log: Log) -> float:
-    """Wait until every source's vectors are made (or semantic ranking is off), so the run
-    scores the ranking a settled daemon gives; the seconds it took."""
-    started = time.perf_counter()
-    said = 0.0
-    while True:
-        sources = client.stub.ListSources(pb.ListSourcesRequest(), timeout=30.0).sources
-        if all(s.vectors_state in SETTLED for s in sources):
-            return time.perf_counter() - started
-        waited = time.perf_counter() - started
-        if waited > VECTORS_TIMEOUT_S:
-            raise SuiteError(f"vectors not made after {waited:.0f}s")
-        if waited - said >= 30.0:
-            said = waited
-            done = sum(s.vectors_done for s in sources)
-            total = sum(s.vectors_total for s in sources)
-            log(f"  waiting for vectors: {done} of {total} blocks ({waited:.0f}s)")
-        time.sleep(1.0)
 
 
 def _kinds(case: SuiteCase) -> list[int]:

@@ -226,13 +226,19 @@ async function refreshSources() {
         ? el("progress", { max: String(total), value: String(done), "aria-label": `${s.name} build: ${done} of ${total} files` })
         : document.createTextNode("—");
       const buildCell = el("td", {}, build, total > 0 ? ` ${done}/${total}` : "");
+      const vectorsTotal = Number(s.vectorsTotal || 0);
+      const vectorsDone = Number(s.vectorsDone || 0);
+      const vectorState = s.vectorsState || "off";
+      const vectorsCell = vectorState === "encoding"
+        ? el("td", {}, el("progress", { max: String(vectorsTotal), value: String(vectorsDone), "aria-label": `${s.name} vectors: ${vectorsDone} of ${vectorsTotal} blocks` }), ` ${vectorsDone}/${vectorsTotal}`)
+        : el("td", { text: vectorState, title: s.vectorsDetail || "" });
       const state = s.state.replace("SOURCE_STATE_", "").toLowerCase();
       return el("tr", { "data-source": s.name },
         el("th", { scope: "row", text: s.name }), el("td", { text: s.kind }),
         el("td", { class: `state-${s.state}`, text: state + (s.lastError ? `: ${s.lastError}` : "") }),
         el("td", { class: "num", text: s.documentCount }), el("td", { class: "num", text: s.blockCount }),
         el("td", { class: "num", text: s.generation }),
-        el("td", { class: "num", text: ago(Number(s.stalenessSeconds || 0)) }), buildCell);
+        el("td", { class: "num", text: ago(Number(s.stalenessSeconds || 0)) }), buildCell, vectorsCell);
     });
     $("sources").tBodies[0].replaceChildren(...rows);
     setStatus($("sources-meta"), `server ${reply.serverVersion} · generation ${reply.generation}`);
