@@ -61,6 +61,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+# Every daemon here measures lexical serving unless it asks for the semantic retriever
+# (bench/semantic.py): vectors made in the background would share the cores with what is timed.
+os.environ.setdefault("SCRIPTORIUM_SEMANTIC", "off")
 
 from bench.cluster import cluster_bench, render_cluster  # noqa: E402
 from bench.corpus import make_scaled_corpus  # noqa: E402
@@ -82,6 +85,7 @@ from bench.memory import across_scales, cache_bound  # noqa: E402
 from bench.queries import QUERIES, eval_queries  # noqa: E402
 from bench.ranking_cost import ranking_cost, render_ranking_cost  # noqa: E402
 from bench.realtree import DEFAULT_MIRROR, real_tree, render_real_tree  # noqa: E402
+from bench.semantic import render_semantic, semantic_cost  # noqa: E402
 from bench.targets import check  # noqa: E402
 from bench.tracing import pb_stub, render_tracing, tracing_overhead  # noqa: E402
 from bench.turns import search_in_turns  # noqa: E402
@@ -206,6 +210,10 @@ def bench_scale(scale: int, work: Path, args: argparse.Namespace) -> dict:
     if scale in args.ranking_cost_scales:
         result["ranking_cost"] = ranking_cost(config, state, work, quick)
         log(f"x{scale}: ranking cost {result['ranking_cost']['ratios']}")
+    if scale in args.semantic_scales:
+        log(f"x{scale}: the semantic retriever against lexical ranking")
+        result["semantic"] = semantic_cost(config, state, work, quick)
+        log(f"x{scale}: semantic retriever {result['semantic'].get('ratios')}")
     if scale in args.tracing_scales:
         log(f"x{scale}: tracing overhead")
         result["tracing_overhead"] = tracing_overhead(config, state, quick)
@@ -421,6 +429,11 @@ def main(argv: list[str] | None = None) -> int:
         "--cache-scales", default="1,10", help="scales that compare text cache bounds"
     )
     parser.add_argument(
+        "--semantic-scales",
+        default="1",
+        help="scales that also measure the semantic retriever against lexical ranking",
+    )
+    parser.add_argument(
         "--markdown-build-max-scale",
         type=int,
         default=10,
@@ -455,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     args.ranking_cost_scales = set(_scales(args.ranking_cost_scales))
     args.cluster_scales = set(_scales(args.cluster_scales))
     args.cache_scales = set(_scales(args.cache_scales))
+    args.semantic_scales = set(_scales(args.semantic_scales))
     work = Path(tempfile.mkdtemp(prefix="scriptorium-bench-"))
     results = {
         "label": args.label,
@@ -577,6 +591,7 @@ def render_scale(r: dict) -> list[str]:
                 f" max {p['max_seconds']} s, idle CPU {p['idle_cpu']} cores"
             )
     lines.extend(render_ranking_cost(r.get("ranking_cost", {})))
+    lines.extend(render_semantic(r.get("semantic", {})))
     lines.extend(render_tracing(r.get("tracing_overhead", {})))
     lines.extend(render_http_cost(r.get("http_cost", {})))
     lines.extend(render_cluster(r.get("cluster", {})))

@@ -27,6 +27,24 @@ def _get(result: dict, *keys: str) -> float | None:
 
 TARGETS = (
     Target(
+        "semantic: time to SERVING / lexical",
+        "≤ 1.1",
+        lambda r: _get(r, "semantic", "ratios", "serving semantic/lexical"),
+        lambda v: v <= 1.1,
+    ),
+    Target(
+        "semantic: search p50 / lexical",
+        "≤ 1.3",
+        lambda r: _get(r, "semantic", "ratios", "search p50 semantic/lexical"),
+        lambda v: v <= 1.3,
+    ),
+    Target(
+        "semantic: RSS / lexical",
+        "≤ 1.5",
+        lambda r: _get(r, "semantic", "ratios", "rss semantic/lexical"),
+        lambda v: v <= 1.5,
+    ),
+    Target(
         "search p50 / trivial p50",
         "≤ 2",
         lambda r: _get(r, "search_p50_over_trivial"),
