@@ -92,3 +92,35 @@ def test_turned_off(tmp_path):
         assert source.vectors_state == "off"
         assert _paths(daemon, MEANING) == []
         assert not (tmp_path / "state" / "vectors").exists()
+
+
+def test_an_edited_page_gets_its_vector_without_encoding_the_rest(tmp_path):
+    _model_or_skip()
+    docs = write_tree(tmp_path / "docs", PAGES)
+    config = markdown_config(tmp_path / "config.toml", {"docs": docs}, server="watch = true")
+    with running(
+        ["--config", str(config)], tmp_path / "state", env={"SCRIPTORIUM_SEMANTIC": "on"}
+    ) as daemon:
+        assert wait_for(lambda: _vectors(daemon)[0].vectors_state == "ready")
+        served = daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=10).generation
+        write_tree(
+            docs,
+            {
+                "offline.md": "# Working without a network\n\nQueue the calls "
+                "while the laptop has no signal and send them when it is back.\n"
+            },
+        )
+        query = "airplane mode"
+
+        def caught_up() -> bool:
+            (source,) = _vectors(daemon)
+            listed = daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=10)
+            return (
+                listed.generation > served
+                and source.vectors_state == "ready"
+                and (source.vectors_done == source.vectors_total == 5)
+            )
+
+        assert wait_for(caught_up)
+        assert _paths(daemon, query)[0] == "offline"
+        assert "5 blocks, 1 encoded" in daemon.full_log()
