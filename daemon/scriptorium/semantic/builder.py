@@ -251,6 +251,9 @@ class VectorBuilder:
             len(missing),
             elapsed,
         )
+        release = getattr(self.encoder, "release", None)
+        if release is not None:
+            release()
         with self.completed:
             self.completed.notify_all()
 

@@ -32,16 +32,21 @@ class Encoder(Protocol):
 
     def passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    def release(self) -> None:
+        """Drop the passage session (made again for the next pass): between passes the
+        daemon holds only what queries need."""
+        with self._lock:
+            self._sessions.pop("passages", None)
+
     def query(self, text: str) -> np.ndarray: ...
 
 
 class OnnxEncoder:
     """A BERT-style encoder run in-process by onnxruntime with its own tokenizer.
 
-    Two sessions: the background one (``background=True`` threads, made in the thread that
-    encodes passages, so its worker threads inherit that thread's lowered priority) and a
-    single-threaded one for queries, made on first use in a request thread, so a search is
-    never queued behind a batch of passages.
+    Two sessions: the one for passages, made in the thread that encodes them, so its worker
+    threads inherit that thread's lowered priority, and one for queries, made on first use in
+    a request thread, so a search is never queued behind a batch of passages.
     """
 
     def __init__(self, model: ModelFiles, *, passage_tokens: int = 256, threads: int = 0) -> None:
@@ -70,6 +75,9 @@ class OnnxEncoder:
                     options.intra_op_num_threads = threads
                     options.inter_op_num_threads = 1
                     options.log_severity_level = 3
+                    # A batch of passages needs tens of MB of activations once; an arena
+                    # would keep them for the daemon's life.
+                    options.enable_cpu_mem_arena = role != "passages"
                     session = ort.InferenceSession(
                         str(self.model.onnx), options, providers=["CPUExecutionProvider"]
                     )
@@ -116,7 +124,13 @@ class OnnxEncoder:
             out[chunk] = self._run(session, [texts[i] for i in chunk], self.passage_tokens)
         return out
 
+    def release(self) -> None:
+        """Drop the passage session (made again for the next pass): between passes the
+        daemon holds only what queries need."""
+        with self._lock:
+            self._sessions.pop("passages", None)
+
     def query(self, text: str) -> np.ndarray:
         """The unit vector of a query (with the model's query prefix)."""
-        session = self._session("queries", 1)
+        session = self._session("queries", self.threads)
         return self._run(session, [self.model.query_prefix + text], self.passage_tokens)[0]

@@ -77,9 +77,11 @@ class SemanticCandidates:
         index = self.builder.index
         if index is None or self.builder.encoder is None or CJK.search(query.text):
             return hits  # a CJK query: the model reads English
-        vector = self.query_vector(query.text)
         corpora = [c for c in Corpus if not query.corpora or c in query.corpora]
         weights = {c: self.weight(query.text, c) for c in corpora}
+        if not any(weight > 0 for weight in weights.values()):
+            return hits  # lexical for this kind of query: no vector to make
+        vector = self.query_vector(query.text)
         seen = {hit.bid for hit in hits}
         limit = self.ranking.semantic_candidates
         for corpus in corpora:
