@@ -46,6 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fastapi-set", type=Path, default=None, help="eval/fastapi.jsonl")
     parser.add_argument("--fastapi-config", type=Path, default=None, help="eval/fastapi.toml")
     parser.add_argument(
+        "--ds1000-source",
+        metavar="OWNER/NAME@COMMIT",
+        help="where ds1000's problems and pages are read (default the pinned code-rag-bench)",
+    )
+    parser.add_argument(
+        "--fastapi-repo-source",
+        metavar="OWNER/NAME@COMMIT",
+        help="the repository fastapi-repo asks over (default FastAPI at the docs-search commit)",
+    )
+    parser.add_argument(
         "--cache", type=Path, default=DEFAULT_CACHE, help=f"corpus cache (default {DEFAULT_CACHE})"
     )
     parser.add_argument("--out", type=Path, help="records folder (default eval/suite-runs/<time>)")
@@ -136,10 +146,44 @@ def _tree_files(corpus: Materialised) -> frozenset[str]:
     )
 
 
+def _need_repos(repos: Path | None) -> Path:
+    if repos is None:
+        raise SuiteError("give --repos DIR (a folder of git dirs) for the external sets")
+    return repos
+
+
+def _pinned_sets(
+    args: argparse.Namespace, steps: dict[str, int], chosen: Sequence[str]
+) -> list[SuiteCase]:
+    """The cases of ds1000 and fastapi-repo, whose answers are mapped once their corpus is
+    materialised (so a missing repository is named before anything else is built)."""
+    from scriptorium.evaluation.suite import ds1000, fastapi_repo
+
+    found: list[SuiteCase] = []
+    if "ds1000" in chosen:
+        source = (ds1000.REPO, ds1000.COMMIT)
+        if args.ds1000_source:
+            source = sets.parse_repo_at(args.ds1000_source, "--ds1000-source")
+        loaded = ds1000.load(_need_repos(args.repos), args.cache.expanduser(), source, _log)
+        found += sets.sample(loaded.cases, steps.get("ds1000"), args.limit)
+    if "fastapi-repo" in chosen:
+        other = args.fastapi_repo_source
+        repo_cases = fastapi_repo.load(
+            _in_repo(args.fastapi_set, "eval/fastapi.jsonl"),
+            _in_repo(args.fastapi_config, "eval/fastapi.toml"),
+            repos=_need_repos(args.repos),
+            cache=args.cache.expanduser(),
+            registry=load_registry(),
+            log=_log,
+            source=sets.parse_repo_at(other, "--fastapi-repo-source") if other else None,
+        )
+        found += sets.sample(repo_cases.cases, steps.get("fastapi-repo"), args.limit)
+    return found
+
+
 def _preflight(specs: Sequence[CorpusSpec], repos: Path | None, cache: Path) -> None:
     """Every repository and commit the chosen sets need, checked before anything is built."""
-    if repos is None:
-        raise SuiteError("give --repos DIR (a folder of git dirs) for docs-search and swebench")
+    _need_repos(repos)
     checked: dict[str, Path] = {}
     for spec in specs:
         if spec.repo not in checked:
@@ -203,6 +247,7 @@ def _run(args: argparse.Namespace) -> int:
             )
             docs_cases += sets.sample(found, steps.get(name), args.limit)
         external = docs_cases + external
+    external += _pinned_sets(args, steps, chosen)
 
     if "fastapi" in chosen:
         from scriptorium.evaluation.suite.fastapi_set import run_fastapi_set

@@ -4,6 +4,8 @@ Files are read straight from the git dir (``ls-tree`` + ``cat-file --batch``), s
 is needed. A tree is written once into a temporary folder and renamed into place, so an
 interrupted run never leaves a half tree that a later run would trust. The daemon's state dir
 sits beside the tree, so its index generations are reused by the next run on the same commit.
+A blob the git dir lacks (a partial clone or snapshot leaves out its largest files) is skipped
+and counted: the corpus is what the git dir holds.
 """
 
 from __future__ import annotations
@@ -75,8 +77,9 @@ def list_blobs(git_dir: Path, commit: str, selection: Selection) -> list[tuple[s
     return blobs
 
 
-def read_blobs(git_dir: Path, shas: list[str]) -> Iterator[bytes]:
-    """Contents of ``shas`` in order, from one ``git cat-file --batch`` process.
+def read_blobs(git_dir: Path, shas: list[str]) -> Iterator[bytes | None]:
+    """Contents of ``shas`` in order (None for a blob the git dir lacks), from one
+    ``git cat-file --batch`` process.
 
     The requests are written from a thread so neither pipe can fill while the other waits.
     """
@@ -99,6 +102,9 @@ def read_blobs(git_dir: Path, shas: list[str]) -> Iterator[bytes]:
     try:
         for _ in shas:
             header = stdout.readline().split()
+            if len(header) == 2 and header[1] == b"missing":
+                yield None
+                continue
             if len(header) != 3:
                 raise SuiteError(f"git cat-file: unexpected answer {header!r}")
             data = stdout.read(int(header[2]))
@@ -136,8 +142,12 @@ def materialise(
     log(f"materialising {repo}@{commit[:12]} ({selection.name}: {len(blobs)} files)")
     where.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix="tree-", dir=where))
+    missing = 0
     try:
         for (_, path), data in zip(blobs, read_blobs(git_dir, [s for s, _ in blobs]), strict=True):
+            if data is None:
+                missing += 1
+                continue
             target = partial / path
             if not target.resolve().is_relative_to(partial.resolve()):
                 continue  # a hostile path must not leave the tree
@@ -146,9 +156,11 @@ def materialise(
         if tree.exists():
             shutil.rmtree(tree)
         os.replace(partial, tree)
-        marker.write_text(f"{len(blobs)}\n")
+        marker.write_text(f"{len(blobs) - missing}\n")
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
+    if missing:
+        log(f"{repo}@{commit[:12]}: skipped {missing} file(s) whose blob the git dir lacks")
     state.mkdir(parents=True, exist_ok=True)
-    return Materialised(repo, commit, tree, state, len(blobs))
+    return Materialised(repo, commit, tree, state, len(blobs) - missing)

@@ -82,6 +82,17 @@ def docs_search_metrics(results: Sequence[Result], gains: Mapping[str, int]) -> 
     return out
 
 
+def page_metrics(
+    results: Sequence[Result], gains: Mapping[str, int], cutoffs: Sequence[int], mrr_cutoff: int
+) -> dict[str, float]:
+    """Hit@k for ``cutoffs`` and MRR counted within the first ``mrr_cutoff`` pages (MRR@10, as
+    the project set's top-10 MRR and DS-1000's own figure are)."""
+    rank = first_rank(collapse(results), gains)
+    out = {f"hit@{k}": float(rank is not None and rank <= k) for k in cutoffs}
+    out["mrr"] = 0.0 if rank is None or rank > mrr_cutoff else 1.0 / rank
+    return out
+
+
 def swebench_metrics(
     results: Sequence[Result],
     gains: Mapping[str, int],

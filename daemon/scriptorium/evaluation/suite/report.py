@@ -24,7 +24,14 @@ SET_TITLES = {
     "docs-search-repo": "docs-search-repo (the same 36 questions over each whole repository: "
     "docs, code, tests and translations; page level)",
     "swebench": "swebench (SWE-bench Verified subset, file level)",
+    "ds1000": "ds1000 (CodeRAG-Bench DS-1000 problems with a reference page, DevDocs pages, "
+    "page level, MRR@10)",
+    "fastapi-repo": "fastapi-repo (the project's questions over the whole FastAPI repository, "
+    "page level, MRR@10)",
 }
+# What a clipped query was cut to, per set: the daemon's own limit unless the set says less.
+CLIP_NOTES = {"ds1000": "to the set's first 2,000 characters"}
+DEFAULT_CLIP_NOTE = "to the daemon's 8,192-character limit"
 # Metrics averaged over sets: the ones every set has.
 MACRO_METRICS = ("hit@1", "hit@3", "hit@5", "mrr")
 BOOTSTRAP_RESAMPLES = 2000
@@ -106,7 +113,7 @@ def format_set(set_name: str, rows: Sequence[Mapping[str, Any]]) -> str:
     notes = []
     if truncated:
         noun = "query" if truncated == 1 else "queries"
-        notes.append(f"{truncated} {noun} clipped to the daemon's 8,192-character limit")
+        notes.append(f"{truncated} {noun} clipped {CLIP_NOTES.get(set_name, DEFAULT_CLIP_NOTE)}")
     if errors:
         notes.append(f"{errors} searches failed (scored as misses)")
     text = [f"### {title}", ""]

@@ -32,6 +32,12 @@ SYSTEMS = (DAEMON, baselines.WHOLE_FILE, baselines.BLOCK)
 # Block results asked of the baselines: collapsed to files, they must still fill 10 files.
 BLOCK_DEPTH = 100
 INDEX_TIMEOUT_S = 3600.0  # the daemon reports SERVING only once its first generation is built
+# Sets asked with ``kinds: docs`` (the daemon and the baselines alike).
+DOCS_ONLY_SETS = frozenset({"docs-search", "ds1000"})
+# Sets scored by page Hit@k at these cutoffs and MRR@10 (Hit@3 as well as DS-1000's own
+# Hit@1/5/10, so the macro over sets averages every metric over the same sets).
+PAGE_CUTOFFS = {"ds1000": (1, 3, 5, 10), "fastapi-repo": (1, 3, 5, 10)}
+MRR_CUTOFF = 10
 
 Log = Callable[[str], None]
 
@@ -62,12 +68,18 @@ class CorpusTiming:
 
 
 def _kinds(case: SuiteCase) -> list[int]:
-    return [pb.CORPUS_DOCS] if case.set_name == "docs-search" else []
+    return [pb.CORPUS_DOCS] if case.set_name in DOCS_ONLY_SETS else []
 
 
 def ask_daemon(client: runner.RetrievalClient, view: CorpusView, case: SuiteCase) -> Answer:
     """Search the daemon with the case's (clipped) query; map its locations to files."""
-    request = pb.SearchRequest(query=case.query, top_k=TOP_K_MAX, kinds=_kinds(case))
+    request = pb.SearchRequest(
+        query=case.query,
+        top_k=TOP_K_MAX,
+        kinds=_kinds(case),
+        mode=case.mode,
+        surface=case.surface,
+    )
     started = time.perf_counter()
     try:
         response = client.stub.Search(request, timeout=120.0)
@@ -87,7 +99,7 @@ def ask_baseline(
     index: baselines.Bm25Index, view: CorpusView, case: SuiteCase, depth: int
 ) -> Answer:
     started = time.perf_counter()
-    corpora = frozenset({"docs"}) if case.set_name == "docs-search" else frozenset()
+    corpora = frozenset({"docs"}) if case.set_name in DOCS_ONLY_SETS else frozenset()
     hits = index.search(baselines.query_tokens(case.query), depth, corpora)
     results = [metrics.Result(view.repo_path(h.source, h.path), h.definition) for h in hits]
     return Answer(results=results, latency_ms=_ms(started))
@@ -100,6 +112,9 @@ def _ms(started: float) -> float:
 def score(case: SuiteCase, system: str, answer: Answer) -> dict[str, float]:
     if case.set_name in DOCS_SEARCH_SETS:
         return metrics.docs_search_metrics(answer.results, case.gains)
+    if case.set_name in PAGE_CUTOFFS:
+        cutoffs = PAGE_CUTOFFS[case.set_name]
+        return metrics.page_metrics(answer.results, case.gains, cutoffs, MRR_CUTOFF)
     with_spans = system != baselines.WHOLE_FILE  # a whole file defines nothing in particular
     return metrics.swebench_metrics(answer.results, case.gains, case.spans, with_spans=with_spans)
 

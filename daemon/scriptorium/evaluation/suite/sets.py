@@ -20,7 +20,7 @@ from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.limits import SEARCHED_QUERY_CHARS
 from scriptorium.text import clip_at_whitespace
 
-SET_NAMES = ("fastapi", "docs-search", "docs-search-repo", "swebench")
+SET_NAMES = ("fastapi", "docs-search", "docs-search-repo", "swebench", "ds1000", "fastapi-repo")
 DOCS_SEARCH_FILE = "docs-search-eval/dataset.yaml"
 SWEBENCH_FILE = "swebench-verified/instances.jsonl"
 # Span names that are not definitions: a result can never "be" them, so they only count as files.
@@ -67,13 +67,26 @@ class SuiteCase:
     query_chars: int = 0
     truncated: bool = False
     intent: str = ""
+    # The request's ranking mode and topical prior, as the project set asks (fastapi-repo).
+    mode: str = ""
+    surface: str = ""
 
 
-def clip_query(text: str) -> tuple[str, bool]:
-    """The query the daemon searches (its first SEARCHED_QUERY_CHARS characters, cut at a
-    whitespace boundary) and whether it had to be cut; every system is given the same text."""
-    clipped = clip_at_whitespace(text, SEARCHED_QUERY_CHARS)
+def clip_query(text: str, limit: int = SEARCHED_QUERY_CHARS) -> tuple[str, bool]:
+    """The query the daemon searches (its first ``limit`` characters, cut at a whitespace
+    boundary; by default all the daemon would search) and whether it had to be cut; every
+    system is given the same text."""
+    clipped = clip_at_whitespace(text, limit)
     return clipped, len(clipped) < len(text)
+
+
+def parse_repo_at(raw: str, flag: str) -> tuple[str, str]:
+    """``owner/name@commit`` → (repository, commit): another repository or commit for a set
+    whose corpus is pinned (a test's own repository, a later snapshot)."""
+    repo, sep, commit = raw.partition("@")
+    if not sep or repo.count("/") != 1 or not commit:
+        raise SuiteError(f"{flag} {raw}: give OWNER/NAME@COMMIT")
+    return repo, commit
 
 
 # ------------------------------------------------------------------------------ docs-search
