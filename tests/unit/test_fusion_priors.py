@@ -462,3 +462,14 @@ def test_legacy_code_yields_unless_the_query_asks_for_it():
     # Current code, and a Go service's api/v1/, which is its current API.
     for path in ("pydantic/main.py", "api/v1/parse.go", "pkg/compatible.py"):
         assert scored(path, "parse a model") == pytest.approx(1.0), path
+
+
+def test_generated_documentation_is_reference_not_build_output():
+    def scored(corpus: Corpus, path: str) -> float:
+        cand = candidate(corpus, path, "numpy.linalg.norm\n", 1.0)
+        pipeline = Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: [])
+        pipeline.priors(Query(text="vector norm", terms=("norm",)), [cand], lambda s: "product")
+        return cand.score
+
+    assert scored(Corpus.DOCS, "numpy/reference/generated/numpy.linalg.norm.txt") == 1.0
+    assert scored(Corpus.CODE, "pkg/generated/norm.py") == pytest.approx(0.5)

@@ -247,6 +247,10 @@ class Pipeline:
             # source's own word on it and stands instead of the path's.
             if auxiliary != 1.0 and not meta.source_class:
                 kind = auxiliary_kind(cand.document.path, settings.auxiliary_tooling)
+                # A documentation page under ``generated/`` is API reference a site build
+                # wrote from docstrings (Sphinx autosummary): the page a lookup wants.
+                if kind == "generated" and cand.document.corpus is Corpus.DOCS:
+                    kind = ""
                 if kind and kind not in asked:
                     factor = settings.legacy_factor if kind == "legacy" else auxiliary
                     if factor != 1.0:
