@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 CHUNK = 64
 # The background thread's niceness (Linux applies it to the thread alone).
 NICENESS = 10
+# An evaluation harness that waits for the vectors sets it to 0 (``scriptorium eval --suite``).
+NICENESS_ENV = "SCRIPTORIUM_VECTOR_NICENESS"
 _VEC_NAME = re.compile(r"^gen-(\d+)\.vec$")
 PARTIAL = "partial.vec"
 # A passage with this many CJK characters in its opening is not English.
@@ -114,8 +116,9 @@ class VectorBuilder:
     # -- the thread -----------------------------------------------------------------------
 
     def _run(self) -> None:
-        with contextlib.suppress(AttributeError, OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            niceness = int(os.environ.get(NICENESS_ENV, NICENESS))
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
         try:
             self.encoder = self._make_encoder()
         except Exception as exc:  # a missing model or runtime: lexical ranking only

@@ -1,13 +1,20 @@
-"""Waiting for a daemon to settle before it is measured: its vectors made (or off)."""
+"""Waiting for a daemon to settle before it is measured: its vectors made (or off).
+
+The suite waits on the vectors rather than racing them, so its daemons make them at the
+priority of the suite itself (``make eval-suite`` runs under ``nice``), not below it.
+"""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
 from scriptorium.evaluation import runner
 from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.v1 import retrieval_pb2 as pb
+
+os.environ.setdefault("SCRIPTORIUM_VECTOR_NICENESS", "0")
 
 # Vector states after which a source's vectors will not change without an edit.
 SETTLED = frozenset({"ready", "off", "failed", ""})
