@@ -48,12 +48,13 @@ class RepairBudget:
     limit: int = MAX_REPAIRS
     window: float = WINDOW_SECONDS
     first_backoff: float = FIRST_BACKOFF_SECONDS
+    clock: Callable[[], float] = time.monotonic  # injected by tests
     _started: list[float] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take(self) -> float | None:
         """Seconds to wait before the next repair (0 for the first), or None: no more."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             self._started = [t for t in self._started if now - t < self.window]
             done = len(self._started)
