@@ -23,6 +23,7 @@ from scriptorium.faults import reached_marker
 from scriptorium.index.generation import GenerationStore
 from scriptorium.index.repair import MAX_REPAIRS
 from scriptorium.index.store import BlobStore
+from scriptorium.index.verify import EAGER_VERIFY_BYTES
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.blobs import flip_blob_bit, flip_table_bit
 from tests.support.daemon import Daemon, running
@@ -179,3 +180,51 @@ def _served_blob(daemon: Daemon, state: Path) -> str:
     generation = daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=15).generation
     manifest = GenerationStore(state).load_manifest(generation, verify=False)
     return manifest.sources["docs"].files["p0.md"].blob
+
+
+def test_a_damaged_index_file_an_older_generation_links_is_rebuilt_from_the_roots_once(
+    tmp_path,
+):
+    """A large segment file is hashed once its generation serves; generation 2 links it
+    from generation 1, so serving generation 1 instead would serve the same damage (and an
+    update from it would link it again): the index is built again from the roots, once."""
+    import random
+
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# Alpha\n\nThe aardvark page.\n")
+    rng = random.Random(7)  # words that compress badly: index files past the eager check
+    for i in range(2):
+        lines = (" ".join(f"w{rng.getrandbits(48):x}" for _ in range(12)) for _ in range(5_000))
+        write(docs / f"bulk{i}.md", f"# Bulk {i}\n\n" + "\n\n".join(lines) + "\n")
+    config = markdown_config(tmp_path / "scriptorium.toml", {"docs": docs})
+    state = tmp_path / "state"
+    build(config, state)
+    write(docs / "b.md", "# Beta\n\nThe bandicoot page.\n")
+    build(config, state)
+    first, second = (state / "generations" / g / "index" for g in ("gen-000001", "gen-000002"))
+    shared = [
+        p
+        for p in second.iterdir()
+        if (first / p.name).exists() and (first / p.name).stat().st_ino == p.stat().st_ino
+    ]
+    victim = max(shared, key=lambda p: p.stat().st_size)
+    assert victim.stat().st_size > EAGER_VERIFY_BYTES
+    with open(victim, "r+b") as handle:  # in place: both generations' link sees it
+        handle.seek(victim.stat().st_size // 2)
+        byte = handle.read(1)
+        handle.seek(-1, 1)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    with running(["--config", str(config)], state) as daemon:
+        ready = pb.SOURCE_STATE_READY
+        assert wait_for(lambda: "holds the damaged" in daemon.full_log()), daemon.log()
+        assert wait_for(
+            lambda: _generation(daemon) == 3 and docs_source(daemon.stub).state == ready
+        ), daemon.log()
+        reply = daemon.stub.Search(pb.SearchRequest(query="bandicoot"), timeout=30)
+        assert [r.location for r in reply.results] == ["b#beta"]
+        assert daemon.full_log().count(REFUSING) == 1
+    assert not (state / "generations" / "gen-000002").exists()
+
+
+def _generation(daemon: Daemon) -> int:
+    return daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=15).generation

@@ -309,13 +309,19 @@ class Indexer(Repairing):
             return False
         return source.root.is_dir()
 
-    def _serve_newest(self, below: int | None = None) -> bool:
-        """Serve the newest generation (older than ``below``) that verifies; False if none."""
+    def _serve_newest(
+        self, below: int | None = None, avoid: tuple[str, list] | None = None
+    ) -> bool:
+        """Serve the newest generation (older than ``below``, not holding the index file
+        ``avoid`` names) that verifies; False if none."""
         for generation in self.store.complete_generations():
             if below is not None and generation >= below:
                 continue
             try:
                 manifest = self.store.load_manifest(generation)
+                if avoid is not None and manifest.index_files.get(avoid[0]) == avoid[1]:
+                    log.info("generation %d holds the damaged %s; skipping", generation, avoid[0])
+                    continue
                 if not self._compatible(manifest):
                     log.info(
                         "generation %d was built by another index format; skipping", generation
@@ -361,7 +367,7 @@ class Indexer(Repairing):
         recorded = snapshot.manifest.index_files.get(rel)
         # An update since may have landed: it holds this generation's index files as links.
         if current is snapshot or (recorded and current.manifest.index_files.get(rel) == recorded):
-            self._refuse(current, why)
+            self._refuse(current, why, avoid=(rel, recorded) if recorded else None)
 
     def _read_own_pack(self, docs: DocTable, generation: int) -> None:
         """Have ``docs`` read from the pack just written for them (``DocTable.read_from``)."""

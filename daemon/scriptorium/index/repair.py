@@ -70,6 +70,19 @@ class RepairBudget:
             return len(self._started)
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One refused generation and how to repair it."""
+
+    generation: int
+    blob: str | None  # the damaged blob, removed from the store first
+    fresh: bool  # build the search index again from nothing
+    delay: float  # seconds to wait first (the backoff)
+    # An index file found damaged (its path and recorded [size, sha256]): no generation
+    # holding it serves instead.
+    avoid: tuple[str, list] | None = None
+
+
 class Repairing:
     """The ``Indexer``'s handling of damage found while serving (see the module's docstring).
 
@@ -127,9 +140,10 @@ class Repairing:
         *,
         sources: tuple[str, ...] = (),
         fresh: bool = False,
+        avoid: tuple[str, list] | None = None,
     ) -> None:
         """Refuse the served ``snapshot`` (once) and repair it in a thread of its own, within
-        the repair budget (``index/repair.py``): past it, the damage is only reported."""
+        the ``RepairBudget``: past it, the damage is only reported."""
         if self._snapshot is not snapshot:
             return
         with self._refusing:
@@ -157,7 +171,7 @@ class Repairing:
         self._report_damage(touched, f"{why}; repairing it from the source root")
         threading.Thread(
             target=self._fall_back,
-            args=(snapshot.generation, blob, fresh, delay),
+            args=(Refusal(snapshot.generation, blob, fresh, delay, avoid),),
             name="scriptorium-fallback",
             daemon=True,
         ).start()
@@ -169,25 +183,27 @@ class Repairing:
             if state is not None:
                 state.state, state.last_error = "stale", f"damaged index: {why}"
 
-    def _fall_back(self, refused: int, blob: str | None, fresh: bool, delay: float) -> None:
+    def _fall_back(self, refusal: Refusal) -> None:
         """Set the refused generation aside and repair from the roots (after ``delay``).
 
         Holdable by the ``repair.start`` pause (``faults.py``). A damaged text: the previous
-        valid generation serves and the roots are reconciled, every file whose blob is
-        damaged or missing read again. A damaged search index (``fresh``): the refused
+        valid generation (one without the damaged index file, if one was found) serves and the
+        roots are reconciled, every file whose blob is damaged or missing read again. A
+        damaged search index (``fresh``), or no valid previous generation: the refused
         generation keeps answering what it can until a new index, built from the roots
         without its files, has landed.
         """
         try:
-            self._repair(refused, blob, fresh, delay)
+            self._repair(refusal)
         finally:
             with self._refusing:
                 self._repairing = False
 
-    def _repair(self, refused: int, blob: str | None, fresh: bool, delay: float) -> None:
+    def _repair(self, refusal: Refusal) -> None:
         faults.pause("repair.start", self._build_stopped)
-        if delay and self._build_stop.wait(delay):
+        if refusal.delay and self._build_stop.wait(refusal.delay):
             return
+        refused, blob, fresh = refusal.generation, refusal.blob, refusal.fresh
         with self._write_lock:
             if self._build_stopped():
                 return
@@ -198,9 +214,10 @@ class Repairing:
                 if blob is not None:
                     self.store.blobs.remove([blob])
                 self.store.discard(refused)
-            if not fresh and not self._serve_newest(below=refused):
+            if not fresh and not self._serve_newest(below=refused, avoid=refusal.avoid):
+                # The refused generation answers what it can until the rebuild lands.
                 log.error("no earlier index generation is valid; rebuilding from the roots")
-                self._snapshot, self._resolver = None, None
+                fresh = True
         try:
             self.reconcile(repair=True, fresh=fresh)
         except (BuildCancelled, GenerationWriteError) as exc:
