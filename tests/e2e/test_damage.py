@@ -4,8 +4,10 @@ A flipped bit in a blob bundle's table (every blob of the bundle lost at once) o
 (one text undecodable): the call that finds it is UNAVAILABLE, ListSources and
 ``scriptorium health`` say so while the repair is held at its pause point, the texts are read
 again from the root once (older generations name the same blobs, so falling back to them
-alone would find the damage again), and a restart serves. Every wait is on an event: a file,
-a log line, a state the daemon reports.
+alone would find the damage again), and a restart serves. Damage that keeps coming back is
+repaired a bounded number of times; a damaged index file an older generation links is not
+served again through it. Every wait is on an event: a file, a log line, a state the daemon
+reports.
 """
 
 from __future__ import annotations
