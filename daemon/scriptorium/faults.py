@@ -18,7 +18,17 @@ Stages: ``build.write`` (a generation's files are read and its blocks written, b
 ``start.verify`` (a daemon serves the generation it opened, before its large files are hashed),
 ``vectors.encode`` (a generation serves, before the semantic retriever makes its vectors),
 ``rpc.search``, ``rpc.get_content``, ``rpc.guide`` (inside the handler's worker thread, before
-the work starts).
+the work starts), ``repair.start`` (damage was found while serving, before the repair that
+re-reads it from the roots runs).
+
+``SCRIPTORIUM_FAULT_PANIC`` names stages that raise instead, the way a Rust panic reaches
+Python through pyo3 (a ``BaseException``, not an ``Exception``), while a file exists::
+
+    SCRIPTORIUM_FAULT_PANIC="index.search=/tmp/t/panic"
+
+``panic("index.search")`` (every call into the served tantivy searcher) then raises
+:class:`InjectedPanic` for as long as ``/tmp/t/panic`` exists, and adds a line to
+``/tmp/t/panic.reached`` each time it does.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ENV = "SCRIPTORIUM_FAULT_PAUSE"
+PANIC_ENV = "SCRIPTORIUM_FAULT_PANIC"
 _POLL_SECONDS = 0.01
 
 
@@ -42,6 +53,11 @@ def _parse(spec: str) -> dict[str, Path]:
 
 
 _POINTS: dict[str, Path] = _parse(os.environ.get(ENV, ""))
+_PANICS: dict[str, Path] = _parse(os.environ.get(PANIC_ENV, ""))
+
+
+class InjectedPanic(BaseException):
+    """What ``panic`` raises: like pyo3's ``PanicException``, not an ``Exception``."""
 
 
 def reached_marker(release: Path) -> Path:
@@ -74,3 +90,13 @@ def pause(stage: str, stop: Callable[[], bool] | None = None) -> None:
         if stop is not None and stop():
             return
         waiter.wait(_POLL_SECONDS)
+
+
+def panic(stage: str) -> None:
+    """Raise :class:`InjectedPanic` while the test's file for ``stage`` exists."""
+    armed_by = _PANICS.get(stage)
+    if armed_by is None or not armed_by.exists():
+        return
+    with reached_marker(armed_by).open("a", encoding="utf-8") as marker:
+        marker.write(f"{stage}\n")
+    raise InjectedPanic(f"injected panic at {stage}")

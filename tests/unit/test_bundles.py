@@ -106,6 +106,8 @@ def test_a_damaged_table_is_not_read_so_its_blobs_are_missing(tmp_path, caplog):
     with caplog.at_level(logging.WARNING), pytest.raises(CorruptBlobError):
         fresh.texts(names[1])  # read again: said once
     assert "damaged" not in caplog.text
+    fresh.prune(set(names))  # nothing of the damaged bundle is left, its table neither
+    assert files(fresh)[1] == []
 
 
 def test_a_damaged_blob_in_a_bundle_is_refused_on_read(tmp_path):

@@ -45,6 +45,7 @@ from scriptorium.domain.outcomes import (
     UnderstoodQuery,
 )
 from scriptorium.engine.base import Engine
+from scriptorium.faults import InjectedPanic
 from scriptorium.grpc import convert
 from scriptorium.grpc.server import (
     Shutdown,
@@ -442,6 +443,25 @@ def test_unimplemented_invalid_and_internal_statuses(tmp_path: Path, start, capl
         with pytest.raises(grpc.RpcError) as invalid:
             stub.GetContent(pb.GetContentRequest(location="x", mode=42), timeout=WAIT)
     assert invalid.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+class PanickingEngine(FakeEngine):
+    """Its searches fail as a Rust panic reaches Python: a ``BaseException``."""
+
+    async def search(self, params: SearchParams) -> SearchOutcome:
+        raise InjectedPanic("injected panic at the engine")
+
+
+def test_a_panic_under_a_call_ends_it_with_internal_rather_than_a_hang(
+    tmp_path: Path, start
+) -> None:
+    port = start(PanickingEngine(tmp_path))
+    with Client(f"127.0.0.1:{port}", timeout=WAIT, attempts=1) as client:
+        with pytest.raises(ScriptoriumError) as failed:
+            client.search("anything")
+        assert failed.value.code is grpc.StatusCode.INTERNAL
+        assert "InjectedPanic" in failed.value.message
+        assert client.list_sources().sources  # the server goes on serving
 
 
 def test_loading_engine_answers_unavailable_but_lists_sources(tmp_path: Path, start) -> None:

@@ -29,6 +29,26 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 LOADING_MESSAGE = "sources are still loading"
+# What ends the process or a generator: never turned into a status. Anything else a call
+# raises, ``BaseException`` or not, ends the call with one: a panic in a native library
+# (pyo3's ``PanicException``) would otherwise escape every handler and leave the call hanging.
+_NEVER_CAUGHT = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+def _unexpected(method: str, exc: BaseException) -> Exception:
+    """Log an unexpected failure (its type and stack: its message may quote the request) and
+    say what the caller is told: INTERNAL, with a sentence when it was not an Exception."""
+    log.error(
+        "%s failed with %s\n%s",
+        method,
+        type(exc).__name__,
+        "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
+    )
+    if isinstance(exc, Exception):
+        return exc
+    return RetrievalError(
+        f"the index failed underneath this call ({type(exc).__name__}); it was not completed"
+    )
 
 
 class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
@@ -60,17 +80,11 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                 code = exc.code
                 failure: Exception = exc
                 log.debug("%s answered %s", method, exc.code)
-            except Exception as exc:
+            except _NEVER_CAUGHT:
+                raise
+            except BaseException as exc:  # a Rust panic (pyo3) is not an Exception
                 code = "INTERNAL"
-                failure = exc
-                # The message of an unexpected exception may quote the request: log the type
-                # and the stack only.
-                log.error(
-                    "%s failed with %s\n%s",
-                    method,
-                    type(exc).__name__,
-                    "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
-                )
+                failure = _unexpected(method, exc)
             # Aborting outside the handlers leaves the failure out of the abort's exception
             # context, which tracing records with its message.
             await abort_with(context, failure)

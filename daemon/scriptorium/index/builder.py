@@ -49,9 +49,10 @@ from scriptorium.index.native import release_free_memory
 from scriptorium.index.pack import encode_pack, stored
 from scriptorium.index.parallel import helper_count, load_in_order
 from scriptorium.index.progress import BuildProgress
+from scriptorium.index.repair import Repairing
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
-from scriptorium.index.texts import DamagedText, StoredDocument, TextCache
+from scriptorium.index.texts import StoredDocument, TextCache
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.sources.base import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import TOKENIZER_VERSION, split_lines
@@ -145,6 +146,13 @@ class _Scan:
     old_files: dict[str, FileEntry]
     stats: list[FileStat]
     only: frozenset[str] | None = None
+    # Blobs found damaged or missing: their files are read again from the root even when
+    # the listing says they are unchanged (a repair, see ``Indexer._refuse``).
+    reread: frozenset[str] = frozenset()
+
+    def unchanged(self, entry: FileEntry | None, stat: FileStat) -> bool:
+        """Whether ``stat``'s file can keep ``entry`` as it is (not changed, not damaged)."""
+        return _unchanged(entry, stat) and entry.blob not in self.reread
 
 
 @dataclass(slots=True)
@@ -158,7 +166,7 @@ def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
     return entry is not None and entry.size == stat.size and entry.mtime_ns == stat.mtime_ns
 
 
-class Indexer:
+class Indexer(Repairing):
     """Loads the newest valid generation and lands every change as a new one."""
 
     def __init__(
@@ -190,8 +198,7 @@ class Indexer:
         # Texts of the served documents, read from their blobs on demand, bounded in bytes.
         self.cache = TextCache(store.blobs.texts, settings.text_cache_bytes)
         self.cache.on_damage = self._damaged
-        self._refusing = threading.Lock()
-        self._refused: set[str] = set()  # manifests refused while served (damaged texts)
+        self._init_repairs()
         self._lines: LRUCache = LRUCache(maxsize=256)  # documents that are not served ones
         self._blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
         # Called with each snapshot once it serves (the semantic retriever's vector thread).
@@ -304,13 +311,19 @@ class Indexer:
             return False
         return source.root.is_dir()
 
-    def _serve_newest(self, below: int | None = None) -> bool:
-        """Serve the newest generation (older than ``below``) that verifies; False if none."""
+    def _serve_newest(
+        self, below: int | None = None, avoid: tuple[str, list] | None = None
+    ) -> bool:
+        """Serve the newest generation (older than ``below``, not holding the index file
+        ``avoid`` names) that verifies; False if none."""
         for generation in self.store.complete_generations():
             if below is not None and generation >= below:
                 continue
             try:
                 manifest = self.store.load_manifest(generation)
+                if avoid is not None and manifest.index_files.get(avoid[0]) == avoid[1]:
+                    log.info("generation %d holds the damaged %s; skipping", generation, avoid[0])
+                    continue
                 if not self._compatible(manifest):
                     log.info(
                         "generation %d was built by another index format; skipping", generation
@@ -356,24 +369,7 @@ class Indexer:
         recorded = snapshot.manifest.index_files.get(rel)
         # An update since may have landed: it holds this generation's index files as links.
         if current is snapshot or (recorded and current.manifest.index_files.get(rel) == recorded):
-            self._refuse(current, why)
-
-    def _damaged(self, damage: DamagedText) -> None:
-        """A served document's text fails to read back: refuse the served generation.
-
-        Texts are verified when read (each against its content hash), not all at start-up;
-        a damaged one is handled as a corrupt generation is at start-up: it is refused (its
-        directory goes, the damaged blob too, so a rebuild writes it again), the previous
-        valid generation serves, and the roots are reconciled. Runs in its own thread.
-        """
-        snapshot = self._snapshot
-        if snapshot is not None:
-            self._refuse(snapshot, str(damage), damage.blob)
-
-    def _refuse_served(self, served: weakref.ref[Snapshot], damage: Exception) -> None:
-        snapshot = served()
-        if snapshot is not None:
-            self._refuse(snapshot, str(damage))
+            self._refuse(current, why, avoid=(rel, recorded) if recorded else None)
 
     def _read_own_pack(self, docs: DocTable, generation: int) -> None:
         """Have ``docs`` read from the pack just written for them (``DocTable.read_from``)."""
@@ -384,41 +380,6 @@ class Indexer:
             return
         if records is not None and not docs.read_from(records, self.cache):
             records.close()
-
-    def _refuse(self, snapshot: Snapshot, why: str, blob: str | None = None) -> None:
-        """Refuse the served ``snapshot`` (once) and fall back in a thread of its own."""
-        if self._snapshot is not snapshot:
-            return
-        with self._refusing:
-            if snapshot.manifest.checksum in self._refused:
-                return
-            self._refused.add(snapshot.manifest.checksum)
-        log.error("refusing index generation %d: %s", snapshot.generation, why)
-        threading.Thread(
-            target=self._fall_back,
-            args=(snapshot.generation, blob),
-            name="scriptorium-fallback",
-            daemon=True,
-        ).start()
-
-    def _fall_back(self, refused: int, blob: str | None) -> None:
-        with self._write_lock:
-            if self._build_stopped():
-                return
-            current = self._snapshot
-            if current is None or current.generation != refused:
-                return  # a newer generation has landed meanwhile
-            with self.store.writing():
-                if blob is not None:
-                    self.store.blobs.remove([blob])
-                self.store.discard(refused)
-            if not self._serve_newest(below=refused):
-                log.error("no earlier index generation is valid; rebuilding from the roots")
-                self._snapshot, self._resolver = None, None
-        try:
-            self.reconcile()
-        except (BuildCancelled, GenerationWriteError) as exc:
-            log.error("catching up after a refused generation failed: %s", exc)
 
     def _compatible(self, manifest: Manifest) -> bool:
         return (
@@ -438,7 +399,13 @@ class Indexer:
     def _build_stopped(self) -> bool:
         return self._build_stop.is_set()
 
-    def reconcile(self, changed: Mapping[str, Iterable[str]] | None = None) -> BuildSummary | None:
+    def reconcile(
+        self,
+        changed: Mapping[str, Iterable[str]] | None = None,
+        *,
+        repair: bool = False,
+        fresh: bool = False,
+    ) -> BuildSummary | None:
         """Bring the index in line with the source roots; a new generation only if needed.
 
         Without ``changed`` every root is listed. With it (from a file-system watcher: source
@@ -449,10 +416,14 @@ class Indexer:
         Raises ``BuildCancelled`` after :meth:`cancel_builds`, and ``GenerationWriteError``
         when the new generation cannot be written (the sources it carried say so in their
         state; whatever generation was served still is).
+
+        ``repair`` reads again every file whose blob the served generation names but the blob
+        store cannot find (or finds damaged: those were removed from it); ``fresh`` builds the
+        index again from nothing rather than from the served generation's files.
         """
         with self._write_lock:
             try:
-                return self._reconcile(changed)
+                return self._reconcile(changed, repair, fresh)
             except BuildCancelled:
                 log.warning(
                     "index build cancelled: its partial generation was removed and no "
@@ -465,10 +436,13 @@ class Indexer:
                     state.build_files_total = state.build_files_done = 0
                     state.build_bytes_total = state.build_bytes_done = 0
 
-    def _reconcile(self, changed: Mapping[str, Iterable[str]] | None) -> BuildSummary | None:
+    def _reconcile(
+        self, changed: Mapping[str, Iterable[str]] | None, repair: bool, fresh: bool
+    ) -> BuildSummary | None:
         started = time.perf_counter()
-        current = self._snapshot
+        current = None if fresh else self._snapshot
         base = current.manifest if current else None
+        reread = self._missing_blobs(base) if repair and base is not None else frozenset()
         change = Change()
         tables: dict[str, SourceEntry] = {}
         scans: list[_Scan] = []
@@ -514,7 +488,7 @@ class Indexer:
                 tables[source.name] = table
                 continue
             tables[source.name] = table
-            scans.append(_Scan(source, table, old_files, stats))
+            scans.append(_Scan(source, table, old_files, stats, reread=reread))
         # The write starts with the first changed file: each is indexed as soon as it and
         # every file before it are loaded, while the build helpers load the next ones.
         prepared = _Prepared()
@@ -693,6 +667,7 @@ class Indexer:
             # keep its pack open) until a full collection, never if the table was frozen.
             served = weakref.ref(snapshot)
             snapshot.docs.on_damage = lambda exc: self._refuse_served(served, exc)
+            snapshot.searcher.on_damage = lambda exc: self._index_damaged(served, exc)
             # One reference assignment each: readers see the old pair or the new pair.
             self._snapshot, self._resolver = snapshot, resolver
         for listener in self.on_served:
@@ -733,7 +708,7 @@ class Indexer:
                 entry = old_files.get(stat.path)
                 if scan.only is None:
                     seen.add(stat.path)
-                if _unchanged(entry, stat):
+                if scan.unchanged(entry, stat):
                     table.files[stat.path] = entry
                     continue
                 key, doc = next(loaded)
@@ -745,7 +720,11 @@ class Indexer:
                         change.removed.append(key)
                         yield key
                     continue
-                if entry is not None and entry.hash == doc.content_hash:
+                if (
+                    entry is not None
+                    and entry.hash == doc.content_hash
+                    and entry.blob not in scan.reread
+                ):
                     tally.metadata_changed = True
                     table.files[stat.path] = FileEntry(
                         entry.hash, stat.size, stat.mtime_ns, entry.blob, entry.blocks
@@ -796,7 +775,7 @@ class Indexer:
             (scan.source.name, stat.path)
             for scan in scans
             for stat in scan.stats
-            if not _unchanged(scan.old_files.get(stat.path), stat)
+            if not scan.unchanged(scan.old_files.get(stat.path), stat)
         ]
         sizes = {(scan.source.name, stat.path): stat.size for scan in scans for stat in scan.stats}
         progress = BuildProgress(self.states, wanted, sizes)

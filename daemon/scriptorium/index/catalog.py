@@ -17,6 +17,7 @@ from scriptorium.domain.model import Corpus, SourceDocument
 from scriptorium.index.blocktable import BlockTable, CorruptBlockTableError
 from scriptorium.index.doctable import DocTable
 from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
+from scriptorium.index.guard import GuardedSearcher
 from scriptorium.index.pack import document_record, from_record, stored
 from scriptorium.index.store import CorruptBlobError
 from scriptorium.index.suffixes import PathSuffixes
@@ -34,7 +35,9 @@ class Snapshot:
 
     manifest: Manifest
     index: tantivy.Index
-    searcher: tantivy.Searcher
+    # Every call into tantivy goes through the guard: a panic or a read error underneath
+    # becomes ``DamagedIndex`` (``index/guard.py``).
+    searcher: GuardedSearcher
     docs: DocTable
     blocks: BlockTable
     # Values derived from blocks at request time (locations, ref ids, URLs in ``memo``; texts
@@ -121,7 +124,8 @@ class Snapshot:
     ) -> Snapshot:
         """The snapshot of a written generation whose tables are already made."""
         index = store.open_index(manifest.generation)
-        return cls(manifest, index, index.searcher(), docs, blocks, cache=cache)
+        searcher = GuardedSearcher(index.searcher(), manifest.generation)
+        return cls(manifest, index, searcher, docs, blocks, cache=cache)
 
 
 def served(doc: SourceDocument, manifest: Manifest, cache: TextCache) -> StoredDocument:

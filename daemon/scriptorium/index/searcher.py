@@ -16,6 +16,7 @@ import tantivy
 from scriptorium.domain.model import Block, Corpus, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
+from scriptorium.index.guard import DamagedIndex, GuardedSearcher
 from scriptorium.text.features import BlockFeatures
 
 
@@ -241,10 +242,10 @@ def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
 # same blocks are candidates of search after search, and a few thousand entries of about a
 # kilobyte each are cheaper than a document-store read and a decode per candidate per search.
 FEATURES_MEMO_LIMIT = 4096
-_memo: tuple[tantivy.Searcher | None, dict[int, BlockFeatures]] = (None, {})
+_memo: tuple[GuardedSearcher | None, dict[int, BlockFeatures]] = (None, {})
 
 
-def _features_memo(searcher: tantivy.Searcher) -> dict[int, BlockFeatures]:
+def _features_memo(searcher: GuardedSearcher) -> dict[int, BlockFeatures]:
     """The memo of ``searcher`` (a new generation starts an empty one, so none is kept
     alive by the features of blocks read from it)."""
     global _memo
@@ -255,10 +256,10 @@ def _features_memo(searcher: tantivy.Searcher) -> dict[int, BlockFeatures]:
     return memo
 
 
-def _stored_features(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> bytes | None:
+def _stored_features(searcher: GuardedSearcher, address: tantivy.DocAddress) -> bytes | None:
     """A block's stored features (None when its document holds none or cannot be read:
     the ranking then reads the body, which a damaged generation refuses in its own way)."""
     try:
         return searcher.doc(address).get_first(S.FEATURES)
-    except (ValueError, OSError):
+    except (ValueError, OSError, DamagedIndex):
         return None

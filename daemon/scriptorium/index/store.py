@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -418,12 +418,22 @@ class BlobStore:
             else:
                 self._rewrite(table, live)
         tables = {f"{t.ident}{BUNDLE_SUFFIX}" for t in self.refresh()}
+        self._unlink_in_bundles(lambda name: name.endswith(BUNDLE_SUFFIX) and name not in tables)
+        # Then the tables left without their bundle (a damaged table's bundle went above).
+        self._unlink_in_bundles(
+            lambda name: (
+                name.endswith(TABLE_SUFFIX)
+                and not os.path.exists(self.bundles / (name[: -len(TABLE_SUFFIX)] + BUNDLE_SUFFIX))
+            )
+        )
+        return removed
+
+    def _unlink_in_bundles(self, doomed: Callable[[str], bool]) -> None:
         with contextlib.suppress(OSError):
             for entry in os.scandir(self.bundles):
-                if entry.name.endswith(BUNDLE_SUFFIX) and entry.name not in tables:
+                if doomed(entry.name):
                     with contextlib.suppress(OSError):
                         os.unlink(entry.path)
-        return removed
 
 
 def _size(path: Path) -> int:
