@@ -80,7 +80,7 @@ class LocalEngine(Engine):
         state_dir = Path(
             settings.state_dir or default_state_dir([s.config for s in self.catalog.local])
         )
-        store = GenerationStore(state_dir)
+        store = GenerationStore(state_dir, read_only=settings.read_only)
         # Held while this engine lives: ``scriptorium state prune`` never removes the directory.
         self._state_claim = statedirs.claim(state_dir, settings)
         for remote in self.catalog.remote:
@@ -163,6 +163,10 @@ class LocalEngine(Engine):
             self._start_watch()
 
     def _start_watch(self) -> None:
+        if self.indexer.store.read_only:
+            if self.settings.watch:
+                log.info("read-only state directory: the roots are not watched")
+            return
         if self.settings.watch:
             self._watch_task = asyncio.create_task(self.watch.run(), name="scriptorium-watch")
 

@@ -277,6 +277,8 @@ class Indexer:
         are served. Holdable by the ``start.catch_up`` pause (``faults.py``).
         """
         faults.pause("start.catch_up", self._build_stopped)
+        if self.store.read_only:
+            return self._served_as_built()
         try:
             summary = self.reconcile()
         except BaseException as exc:
@@ -294,6 +296,19 @@ class Indexer:
         if self._snapshot is not None:
             self.resolver  # noqa: B018 (made now, so the first location asked for does not wait)
         return summary
+
+    def _served_as_built(self) -> None:
+        """A reader's catch-up: what it serves is all it will serve (it writes nothing), so
+        its sources are ready as the generation holds them."""
+        for state in self.states.values():
+            if state.last_error.startswith(CATCHING_UP):
+                state.state, state.last_error = "ready", ""
+        served = self._snapshot.generation if self._snapshot else 0
+        log.info(
+            "caught up with disk: generation %d served as built (read-only state directory: "
+            "the roots are not compared with it)",
+            served,
+        )
 
     @staticmethod
     def _listed_at_start(source: Source) -> bool:
@@ -406,6 +421,10 @@ class Indexer:
             current = self._snapshot
             if current is None or current.generation != refused:
                 return  # a newer generation has landed meanwhile
+            if self.store.read_only:  # a reader sets nothing aside and builds nothing
+                if not self._serve_newest(below=refused):
+                    log.error("no earlier index generation is valid; a reader cannot rebuild")
+                return
             with self.store.writing():
                 if blob is not None:
                     self.store.blobs.remove([blob])
@@ -448,6 +467,8 @@ class Indexer:
         when the new generation cannot be written (the sources it carried say so in their
         state; whatever generation was served still is).
         """
+        if self.store.read_only:
+            return self._read_only_reconcile()
         with self._write_lock:
             try:
                 return self._reconcile(changed)
@@ -462,6 +483,20 @@ class Indexer:
                 for state in self.states.values():
                     state.build_files_total = state.build_files_done = 0
                     state.build_bytes_total = state.build_bytes_done = 0
+
+    def _read_only_reconcile(self) -> None:
+        """A reader never writes: it serves a generation that is there, or fails to start."""
+        if self._snapshot is not None:
+            return
+        names = tuple(s.name for s in self.sources)
+        for name in names:
+            self.states[name].state = "failed"
+            self.states[name].last_error = "read-only state directory holds no usable generation"
+        raise GenerationWriteError(
+            f"the state directory {self.store.state_dir} is read only and holds no usable "
+            "index generation: build one with `scriptorium index build` where it is writable",
+            names,
+        )
 
     def _reconcile(self, changed: Mapping[str, Iterable[str]] | None) -> BuildSummary | None:
         started = time.perf_counter()

@@ -52,6 +52,7 @@ from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     TableFragments,
 )
 from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
+from scriptorium.index.readonly import open_read_only, writable
 from scriptorium.index.store import BlobStore, blob_name
 
 log = logging.getLogger(__name__)
@@ -131,8 +132,11 @@ WRITER_HEAP_BYTES = 1_000_000_000
 class GenerationStore:
     """All generations and the shared blob store under one state directory."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, read_only: bool = False) -> None:
         self.state_dir = state_dir
+        # A reader: it serves what is there and writes no generation, blob or partial. So is
+        # any store whose directory this process cannot write (a read-only mount).
+        self.read_only = read_only or (state_dir.is_dir() and not writable(state_dir))
         self.generations_dir = state_dir / "generations"
         self.blobs = BlobStore(state_dir / "blobs")
         # Manifests this process wrote or read, by generation (generations are immutable):
@@ -188,7 +192,7 @@ class GenerationStore:
 
         Skipped while another process holds the writer lock: its partial generation is alive.
         """
-        if not self.generations_dir.is_dir():
+        if self.read_only or not self.generations_dir.is_dir():
             return 0
         with self.writing(wait=False) as held:
             if not held:
@@ -281,7 +285,10 @@ class GenerationStore:
             return None
 
     def open_index(self, generation: int) -> tantivy.Index:
-        return tantivy.Index.open(str(self.generation_dir(generation) / "index"))
+        index_dir = self.generation_dir(generation) / "index"
+        if not writable(index_dir):  # tantivy would make its lock file there
+            return open_read_only(index_dir)
+        return tantivy.Index.open(str(index_dir))
 
     # -- writing --------------------------------------------------------------------------
 

@@ -67,6 +67,9 @@ class Settings:
     max_concurrent_rpcs: int = 64
     max_receive_message_bytes: int = 4 * 1024 * 1024
     watch: bool = True
+    # A reader: serves the generations in ``state_dir`` as they are and never writes one
+    # there (no build, no catch-up, no watch). Implied when the directory cannot be written.
+    read_only: bool = False
     # "events": file-system notifications (inotify and its kin), falling back to listing the
     # roots every ``watch_interval`` seconds where the platform has none; "poll": always list.
     watch_mode: str = "events"
@@ -203,6 +206,7 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("max_concurrent_rpcs", "integer", 64, "calls in flight before refusing", minimum=1),
     Key("max_receive_message_bytes", "integer", 4 * 1024 * 1024, "request size cap", minimum=1024),
     Key("watch", "bool", True, "re-index when files change"),
+    Key("read_only", "bool", False, "serve state_dir's generations, never write one there"),
     Key("watch_mode", "string", "events", "file-system events or listing", choices=WATCH_MODES),
     Key("watch_interval", "number", 0.5, "seconds between listings", minimum=0, strict=True),
     Key("rescan_interval", "number", 300.0, "seconds between safety listings", minimum=0),
@@ -222,6 +226,7 @@ _PLAIN_KEYS = frozenset(
         "max_concurrent_rpcs",
         "max_receive_message_bytes",
         "watch",
+        "read_only",
         "watch_mode",
         "build_workers",
         "text_cache_bytes",
