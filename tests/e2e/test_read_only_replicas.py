@@ -131,3 +131,43 @@ def test_a_read_only_mount_without_a_generation_says_so_and_exits_1(tmp_path, mo
     assert daemon.proc.wait(120) == 1
     assert "is read only and holds no usable index generation" in daemon.full_log()
     assert not any(empty.iterdir())
+
+
+def test_a_reader_keeps_answering_while_a_writer_prunes_and_writes_nothing(tmp_path):
+    """The writer (one ``index build`` per edit) drops generations past the newest three and
+    the blobs only they named; the reader's generation, older than those, is kept because the
+    reader holds a lease on it, so its texts still read back and it never rebuilds."""
+    docs = write_tree(tmp_path / "docs", PAGES)
+    config = markdown_config(tmp_path / "scriptorium.toml", {"docs": docs})
+    state = tmp_path / "state"
+    build(config, state)
+
+    reader = Daemon(["--config", str(config)], state, log_path=tmp_path / "reader.log")
+    try:
+        reader.start()
+        reader.wait_caught_up()
+        for n in range(1, 5):  # generations 2..5: generation 1 is past the newest three
+            (docs / "guide/install.md").write_text(f"# Install\n\nRevision {n} of the page.\n")
+            build(config, state)
+        assert not (state / "generations/gen-000002").exists(), "the writer pruned"
+
+        found = reader.stub.Search(pb.SearchRequest(query="quokka installer"), timeout=30)
+        assert found.results and found.results[0].location.startswith("guide/install")
+        content = reader.stub.GetContent(
+            pb.GetContentRequest(location="guide/install", mode=pb.CONTENT_MODE_FULL),
+            timeout=30,
+        )
+        assert "marsupial flag" in content.content
+        sources = reader.stub.ListSources(pb.ListSourcesRequest(), timeout=30)
+        assert sources.generation == 1
+        assert [s.state for s in sources.sources] == [pb.SOURCE_STATE_READY]
+        log = reader.full_log()
+    finally:
+        reader.terminate()
+    assert "refusing index generation" not in log, log
+    assert "index generation 6" not in log and "indexing:" not in log, log
+    assert sorted(p.name for p in (state / "generations").iterdir())[-1] == "gen-000005"
+    # Once the reader is gone, its lease holds nothing: the next write drops generation 1.
+    (docs / "guide/usage.md").write_text("# Usage\n\nThe endpoint moved.\n")
+    build(config, state)
+    assert not (state / "generations/gen-000001").exists()

@@ -182,6 +182,7 @@ class LocalEngine(Engine):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._watch_task
         await self._builds_ended()
+        self.indexer.store.release()
         await self.chain.aclose()
 
     async def _builds_ended(self) -> None:

@@ -323,6 +323,7 @@ class Indexer:
             if below is not None and generation >= below:
                 continue
             try:
+                self.store.hold(generation)  # before it is opened: no writer prunes it now
                 manifest = self.store.load_manifest(generation)
                 if not self._compatible(manifest):
                     log.info(
@@ -728,6 +729,7 @@ class Indexer:
             snapshot.docs.on_damage = lambda exc: self._refuse_served(served, exc)
             # One reference assignment each: readers see the old pair or the new pair.
             self._snapshot, self._resolver = snapshot, resolver
+        self.store.hold(snapshot.generation)
 
     def _steps(
         self,

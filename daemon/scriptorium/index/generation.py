@@ -42,6 +42,7 @@ from scriptorium.index.failures import (
     write_failure,
 )
 from scriptorium.index.files import fsync_dir, linked_digest, sha256_file
+from scriptorium.index.leases import Lease, leased
 from scriptorium.index.locks import exclusive_lock
 from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     FILES_TABLE,
@@ -137,6 +138,8 @@ class GenerationStore:
         # A reader: it serves what is there and writes no generation, blob or partial. So is
         # any store whose directory this process cannot write (a read-only mount).
         self.read_only = read_only or (state_dir.is_dir() and not writable(state_dir))
+        # The generation this process serves, named for other processes' pruning.
+        self._lease = Lease(state_dir)
         self.generations_dir = state_dir / "generations"
         self.blobs = BlobStore(state_dir / "blobs")
         # Manifests this process wrote or read, by generation (generations are immutable):
@@ -168,6 +171,16 @@ class GenerationStore:
             return
         with exclusive_lock(self.state_dir / WRITER_LOCK, wait=wait) as held:
             yield held
+
+    def hold(self, generation: int) -> None:
+        """Name ``generation`` as the one this process serves: no writer prunes it (or the
+        blobs it names) while this process lives. Taken before the generation is opened."""
+        if self.state_dir.is_dir():
+            self._lease.hold([generation])
+
+    def release(self) -> None:
+        """This process serves nothing from here any more (its shutdown)."""
+        self._lease.release()
 
     # -- discovery ------------------------------------------------------------------------
 
@@ -559,7 +572,8 @@ class GenerationStore:
 
     def _prune(self, keep: int, in_use: Iterable[int], *, blobs: bool) -> None:
         generations = self.complete_generations()
-        protected = set(generations[:keep]) | set(in_use)
+        # Besides the newest: what this process and every live reader serve (``leases.py``).
+        protected = set(generations[:keep]) | set(in_use) | leased(self.state_dir)
         for generation in generations:
             if generation not in protected:
                 shutil.rmtree(self.generation_dir(generation), ignore_errors=True)
