@@ -118,12 +118,18 @@ class LocalEngine(Engine):
         self._watch_task: asyncio.Task | None = None
         self._catch_up_task: asyncio.Task | None = None
         self._ready = False
+        self._current = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
     def ready(self) -> bool:
         return self._ready
+
+    @property
+    def current(self) -> bool:
+        """True once the first build or the start-up catch-up has landed (see Engine)."""
+        return self._current
 
     async def start(self) -> None:
         """Ready as soon as a generation serves; the roots are compared with it afterwards.
@@ -137,7 +143,7 @@ class LocalEngine(Engine):
             self._catch_up_task = asyncio.create_task(self._catch_up(), name="scriptorium-catch-up")
             return
         await self._shielded(self.indexer.reconcile)
-        self._ready = True
+        self._ready = self._current = True
         self._start_watch()
 
     async def _shielded(self, work):
@@ -154,6 +160,7 @@ class LocalEngine(Engine):
         """The start-up reconcile after serving, then the watch (which follows its listing)."""
         try:
             await asyncio.to_thread(self.indexer.catch_up)
+            self._current = True
         except BuildCancelled:
             return  # a shutdown; reconcile has said so
         except Exception as exc:
