@@ -206,6 +206,9 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
         interceptors=[*telemetry.server_interceptors(), *ours],
         options=[
             ("grpc.max_receive_message_length", settings.max_receive_message_bytes),
+            # What a client that never reads can pin: streams per connection, bytes each.
+            ("grpc.max_send_message_length", settings.max_send_message_bytes),
+            ("grpc.max_concurrent_streams", settings.max_concurrent_streams),
             # Two daemons must not silently share a port.
             ("grpc.so_reuseport", 0),
         ],
