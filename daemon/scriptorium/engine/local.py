@@ -333,7 +333,10 @@ def build_index(
     Setting ``stop`` cancels the build (``BuildCancelled``; nothing it wrote is kept).
     """
     engine = LocalEngine(settings, registry, build_stop=stop)
-    summary = engine.indexer.load_or_build()
+    try:
+        summary = engine.indexer.load_or_build()
+    finally:
+        engine.indexer.store.release()  # it serves nothing: its lease would only linger
     snapshot = engine.indexer.snapshot
     return {
         "generation": snapshot.generation,
