@@ -118,7 +118,6 @@ class LocalEngine(Engine):
         self._watch_task: asyncio.Task | None = None
         self._catch_up_task: asyncio.Task | None = None
         self._ready = False
-        self._current = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -128,8 +127,9 @@ class LocalEngine(Engine):
 
     @property
     def current(self) -> bool:
-        """True once the first build or the start-up catch-up has landed (see Engine)."""
-        return self._current
+        """True once the first build, the start-up catch-up or a later listing of every root
+        has landed (see Engine)."""
+        return self._ready and self.indexer.caught_up
 
     async def start(self) -> None:
         """Ready as soon as a generation serves; the roots are compared with it afterwards.
@@ -143,7 +143,7 @@ class LocalEngine(Engine):
             self._catch_up_task = asyncio.create_task(self._catch_up(), name="scriptorium-catch-up")
             return
         await self._shielded(self.indexer.reconcile)
-        self._ready = self._current = True
+        self._ready = True
         self._start_watch()
 
     async def _shielded(self, work):
@@ -160,7 +160,6 @@ class LocalEngine(Engine):
         """The start-up reconcile after serving, then the watch (which follows its listing)."""
         try:
             await asyncio.to_thread(self.indexer.catch_up)
-            self._current = True
         except BuildCancelled:
             return  # a shutdown; reconcile has said so
         except Exception as exc:

@@ -194,6 +194,9 @@ class Indexer:
         self._refused: set[str] = set()  # manifests refused while served (damaged texts)
         self._lines: LRUCache = LRUCache(maxsize=256)  # documents that are not served ones
         self._blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
+        # Whether a reconcile of every root has landed (or a reader serves as built): from
+        # then on answers reflect the roots, not only an older generation (health "current").
+        self.caught_up = False
         # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
         self.index_fingerprint = (
             f"{extractors.fingerprint};tokenizer={TOKENIZER_VERSION};"
@@ -303,6 +306,7 @@ class Indexer:
         for state in self.states.values():
             if state.last_error.startswith(CATCHING_UP):
                 state.state, state.last_error = "ready", ""
+        self.caught_up = True
         served = self._snapshot.generation if self._snapshot else 0
         log.info(
             "caught up with disk: generation %d served as built (read-only state directory: "
@@ -472,7 +476,10 @@ class Indexer:
             return self._read_only_reconcile()
         with self._write_lock:
             try:
-                return self._reconcile(changed)
+                summary = self._reconcile(changed)
+                if changed is None:
+                    self.caught_up = True
+                return summary
             except BuildCancelled:
                 log.warning(
                     "index build cancelled: its partial generation was removed and no "
