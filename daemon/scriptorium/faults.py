@@ -14,7 +14,8 @@ A pause can be given a ``stop`` callable (a cancellation flag): it then returns 
 says true, so a paused stage still honours cancellation.
 
 Stages: ``build.write`` (a generation's files are read and its blocks written, before its commit),
-``start.catch_up`` (a daemon serves the generation it opened, before its start-up reconcile),
+``build.helper`` (a build helper process, before it loads a chunk of files), ``start.catch_up``
+(a daemon serves the generation it opened, before its start-up reconcile),
 ``start.verify`` (a daemon serves the generation it opened, before its large files are hashed),
 ``vectors.encode`` (a generation serves, before the semantic retriever makes its vectors),
 ``rpc.search``, ``rpc.get_content``, ``rpc.guide`` (inside the handler's worker thread, before

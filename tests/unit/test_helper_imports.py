@@ -23,7 +23,7 @@ SERVER_ONLY = ("grpc", "google", "tantivy", "opentelemetry", "asyncio", "aiohttp
 
 SCRIPT = textwrap.dedent(
     """
-    import json, sys
+    import json, os, sys
     from pathlib import Path
 
     from scriptorium.cli import main  # what the console script imports
@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent(
             max_workers=1,
             mp_context=parallel.multiprocessing.get_context("spawn"),
             initializer=parallel._start_helper,
-            initargs=([config], {}, fingerprint, str(root.parent)),
+            initargs=([config], {}, fingerprint, str(root.parent), os.getpid()),
         )
         try:
             chunk = pool.submit(parallel._load_chunk, [("docs", "index.md")], True)

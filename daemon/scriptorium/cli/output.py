@@ -240,9 +240,7 @@ def _vector_progress(source: pb.SourceStatus) -> str:
 def format_sources(response: pb.ListSourcesResponse) -> str:
     """One row per source: its state, what the served generation holds of it, and how far a
     build under way has read (during a first build the counts are still 0: BUILD says why)."""
-    rows = [
-        ("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "BUILD", "VECTORS", "GEN", "CLASS", "ROOT")
-    ]
+    rows = [("NAME", "KIND", "STATE", "DOCS", "BLOCKS", "BUILD", "VECTORS", "GEN", "CLASS", "ROOT")]
     for s in response.sources:
         state = enum_word(pb.SourceState.DESCRIPTOR, s.state)
         rows.append(

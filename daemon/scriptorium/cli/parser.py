@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--tls-cert", type=Path, default=None, help="client certificate for mutual TLS"
     )
     remote.add_argument("--tls-key", type=Path, default=None, help="client key for mutual TLS")
+    remote.add_argument(
+        "--wait-current",
+        action="store_true",
+        help="first wait (up to --timeout, default 600 s) until the daemon's answers are "
+        "current: it has caught up with the roots it found at start-up",
+    )
     local = _Parser(add_help=False)
     local.add_argument("paths", nargs="*", metavar="PATH", help="directories to index")
     local.add_argument("--config", type=Path, default=None, help="TOML configuration file")

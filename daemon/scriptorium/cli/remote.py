@@ -43,7 +43,23 @@ def _pem(path: Path | None, flag: str) -> bytes | None:
     return data
 
 
+# How long ``--wait-current`` waits without a ``--timeout``: a catch-up re-reads what changed.
+WAIT_CURRENT_S = 600.0
+
+
 def _client(args: argparse.Namespace, *, attempts: int = 3) -> Client:
+    """The client for ``args``; with ``--wait-current``, once the daemon's answers are current."""
+    client = _connect(args, attempts)
+    if getattr(args, "wait_current", False):
+        try:
+            client.wait_current(args.timeout or WAIT_CURRENT_S)
+        except BaseException:
+            client.close()
+            raise
+    return client
+
+
+def _connect(args: argparse.Namespace, attempts: int) -> Client:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UsageError("--tls-cert and --tls-key must be given together")
     return Client(
@@ -160,8 +176,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    """An exec probe: 0 only when SERVING, 1 for any other answer, 2 when unreachable."""
-    if args.timeout is None:
+    """An exec probe: 0 only when SERVING, 1 for any other answer, 2 when unreachable.
+    With ``--wait-current`` it first waits (up to ``--timeout``, default 600 s) until the
+    answers are current: a CI job's gate before it asks."""
+    if args.timeout is None and not args.wait_current:
         args.timeout = 5.0
     with _client(args, attempts=1) as client:
         response = client.health(args.service)

@@ -25,6 +25,9 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 
 DEFAULT_TARGET = "127.0.0.1:50051"
+# The health entry that is SERVING once the daemon's answers are current (it has caught up
+# with the roots it found at start-up); the server's ``grpc.server.CURRENT_NAME``.
+CURRENT_HEALTH = "scriptorium.v1.current"
 TARGET_ENV = "SCRIPTORIUM_TARGET"
 T = TypeVar("T")
 
@@ -319,6 +322,26 @@ class Client(_Base):
     ) -> health_pb2.HealthCheckResponse:
         request = health_pb2.HealthCheckRequest(service=service)
         return self._call(self._health.Check, request, timeout)
+
+    def wait_current(self, timeout: float) -> None:
+        """Block until the daemon's answers are current (health ``CURRENT_HEALTH`` SERVING),
+        following Health/Watch; a daemon not up yet is waited for too. Raises
+        ``ScriptoriumError`` (DEADLINE_EXCEEDED) when ``timeout`` seconds pass first."""
+        deadline = time.monotonic() + timeout
+        request = health_pb2.HealthCheckRequest(service=CURRENT_HEALTH)
+        serving = health_pb2.HealthCheckResponse.SERVING
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                for reply in self._health.Watch(request, timeout=left, metadata=self._metadata):
+                    if reply.status == serving:
+                        return
+            except grpc.RpcError as err:
+                if err.code() != grpc.StatusCode.UNAVAILABLE:  # not up yet, or going away
+                    raise error_from_rpc(err) from None
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+        raise ScriptoriumError(
+            grpc.StatusCode.DEADLINE_EXCEEDED, f"answers were not current after {timeout:g}s"
+        )
 
 
 class AsyncClient(_Base):

@@ -41,6 +41,14 @@ class Engine:
     def ready(self) -> bool:
         raise NotImplementedError
 
+    @property
+    def current(self) -> bool:
+        """Whether answers reflect the roots as found at start-up: a daemon serves an older
+        generation at once and catches up after, so a client that must not score the older
+        tree waits for this (health ``scriptorium.v1.current``). An engine that does not
+        catch up is current once ready."""
+        return self.ready
+
     def unserviceable(self) -> str | None:
         """Why no call can be answered now (every source failed), or None when some can.
 

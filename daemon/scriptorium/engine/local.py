@@ -81,7 +81,7 @@ class LocalEngine(Engine):
         state_dir = Path(
             settings.state_dir or default_state_dir([s.config for s in self.catalog.local])
         )
-        store = GenerationStore(state_dir)
+        store = GenerationStore(state_dir, read_only=settings.read_only)
         # Held while this engine lives: ``scriptorium state prune`` never removes the directory.
         self._state_claim = statedirs.claim(state_dir, settings)
         for remote in self.catalog.remote:
@@ -131,6 +131,12 @@ class LocalEngine(Engine):
     def ready(self) -> bool:
         return self._ready
 
+    @property
+    def current(self) -> bool:
+        """True once the first build, the start-up catch-up or a later listing of every root
+        has landed (see Engine)."""
+        return self._ready and self.indexer.caught_up
+
     async def start(self) -> None:
         """Ready as soon as a generation serves; the roots are compared with it afterwards.
 
@@ -169,6 +175,10 @@ class LocalEngine(Engine):
             self._start_watch()
 
     def _start_watch(self) -> None:
+        if self.indexer.store.read_only:
+            if self.settings.watch:
+                log.info("read-only state directory: the roots are not watched")
+            return
         if self.settings.watch:
             self._watch_task = asyncio.create_task(self.watch.run(), name="scriptorium-watch")
 
@@ -186,6 +196,7 @@ class LocalEngine(Engine):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._watch_task
         await self._builds_ended()
+        self.indexer.store.release()
         await self.chain.aclose()
 
     async def _builds_ended(self) -> None:
@@ -342,7 +353,10 @@ def build_index(
     Setting ``stop`` cancels the build (``BuildCancelled``; nothing it wrote is kept).
     """
     engine = LocalEngine(settings, registry, build_stop=stop)
-    summary = engine.indexer.load_or_build()
+    try:
+        summary = engine.indexer.load_or_build()
+    finally:
+        engine.indexer.store.release()  # it serves nothing: its lease would only linger
     snapshot = engine.indexer.snapshot
     return {
         "generation": snapshot.generation,

@@ -38,6 +38,10 @@ from scriptorium.v1 import retrieval_pb2, retrieval_pb2_grpc
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+# A health entry, not a service: SERVING only once answers reflect the roots as the daemon
+# found them at start-up (its catch-up has landed), for clients that must not get an older
+# tree's answers (the engine's ``current``).
+CURRENT_NAME = "scriptorium.v1.current"
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 # The exit status of a daemon stopped before it was ready, when no signal is known (SIGINT's).
@@ -82,6 +86,8 @@ class RunningServer:
     servicer: RetrievalServicer | None = None
     # The health status last set, for a sidecar that reports it (HTTP /healthz, /readyz).
     status: int = NOT_SERVING
+    # And that of CURRENT_NAME (HTTP /readyz?current).
+    current_status: int = NOT_SERVING
 
 
 class Sidecar(Protocol):
@@ -200,6 +206,9 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
         interceptors=[*telemetry.server_interceptors(), *ours],
         options=[
             ("grpc.max_receive_message_length", settings.max_receive_message_bytes),
+            # What a client that never reads can pin: streams per connection, bytes each.
+            ("grpc.max_send_message_length", settings.max_send_message_bytes),
+            ("grpc.max_concurrent_streams", settings.max_concurrent_streams),
             # Two daemons must not silently share a port.
             ("grpc.so_reuseport", 0),
         ],
@@ -209,6 +218,7 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
     health_servicer = health.aio.HealthServicer()
     await health_servicer.set("", NOT_SERVING)
     await health_servicer.set(SERVICE_NAME, NOT_SERVING)
+    await health_servicer.set(CURRENT_NAME, NOT_SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
@@ -266,6 +276,7 @@ async def _follow_health(engine: Engine, running: RunningServer, ready_file: Pat
     serving: bool | None = None
     announced = False
     while True:
+        await _follow_current(engine, running)
         why = _unserviceable(engine)
         if (why is None) != serving:
             if why is None and serving is False:
@@ -278,6 +289,14 @@ async def _follow_health(engine: Engine, running: RunningServer, ready_file: Pat
                 _write_ready_file(ready_file, running.port)
                 announced = True
         await asyncio.sleep(HEALTH_RECHECK_S)
+
+
+async def _follow_current(engine: Engine, running: RunningServer) -> None:
+    """CURRENT_NAME turns SERVING once the engine is current (and stays so until the drain)."""
+    if running.current_status != SERVING and engine.current:
+        log.info("answers are current: health %s SERVING", CURRENT_NAME)
+        running.current_status = SERVING
+        await running.health.set(CURRENT_NAME, SERVING)
 
 
 def _unserviceable(engine: Engine) -> str | None:
@@ -365,7 +384,7 @@ async def _drain(
     if ready_file is not None:
         with contextlib.suppress(OSError):
             ready_file.unlink()
-    running.status = NOT_SERVING
+    running.status = running.current_status = NOT_SERVING
     await running.health.enter_graceful_shutdown()
     side = [asyncio.create_task(s.stop(settings.grace_seconds, shutdown.forced)) for s in sidecars]
     stopping = asyncio.create_task(_stop_when_drained(running, settings.grace_seconds))

@@ -154,8 +154,11 @@ class HttpApi:
         return JSONResponse({"status": self._status()})
 
     async def readyz(self, request: Request) -> Response:
-        """Ready: 200 only while SERVING (loaded, not draining), 503 otherwise."""
+        """Ready: 200 only while SERVING (loaded, not draining), 503 otherwise. With
+        ``?current``, 200 only once answers are current too (the start-up catch-up landed)."""
         status = self._status()
+        if "current" in request.query_params and self._running.current_status != SERVING:
+            status = "NOT_SERVING"
         return JSONResponse({"status": status}, status_code=200 if status == "SERVING" else 503)
 
     def _status(self) -> str:

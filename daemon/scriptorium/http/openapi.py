@@ -219,6 +219,16 @@ def openapi_document(
     paths["/readyz"] = {
         "get": {
             "summary": "Ready to serve",
+            "parameters": [
+                {
+                    "name": "current",
+                    "in": "query",
+                    "required": False,
+                    "description": "present: ready only once answers are current (the start-up "
+                    "catch-up with the roots has landed)",
+                    "schema": {"type": "string"},
+                }
+            ],
             "responses": {
                 "200": {"description": "SERVING", "content": health},
                 "503": {"description": "NOT_SERVING: loading or draining", "content": health},

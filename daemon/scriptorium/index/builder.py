@@ -203,6 +203,9 @@ class Indexer(Repairing):
         self._blobs_pruned_at = float("-inf")  # monotonic time of the last blob pruning
         # Called with each snapshot once it serves (the semantic retriever's vector thread).
         self.on_served: list[Callable[[Snapshot], None]] = []
+        # Whether a reconcile of every root has landed (or a reader serves as built): from
+        # then on answers reflect the roots, not only an older generation (health "current").
+        self.caught_up = False
         # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
         self.index_fingerprint = (
             f"{extractors.fingerprint};tokenizer={TOKENIZER_VERSION};"
@@ -286,6 +289,8 @@ class Indexer(Repairing):
         are served. Holdable by the ``start.catch_up`` pause (``faults.py``).
         """
         faults.pause("start.catch_up", self._build_stopped)
+        if self.store.read_only:
+            return self._served_as_built()
         try:
             summary = self.reconcile()
         except BaseException as exc:
@@ -304,6 +309,20 @@ class Indexer(Repairing):
             self.resolver  # noqa: B018 (made now, so the first location asked for does not wait)
         return summary
 
+    def _served_as_built(self) -> None:
+        """A reader's catch-up: what it serves is all it will serve (it writes nothing), so
+        its sources are ready as the generation holds them."""
+        for state in self.states.values():
+            if state.last_error.startswith(CATCHING_UP):
+                state.state, state.last_error = "ready", ""
+        self.caught_up = True
+        served = self._snapshot.generation if self._snapshot else 0
+        log.info(
+            "caught up with disk: generation %d served as built (read-only state directory: "
+            "the roots are not compared with it)",
+            served,
+        )
+
     @staticmethod
     def _listed_at_start(source: Source) -> bool:
         """Whether a reconcile lists ``source`` although a generation holds it."""
@@ -320,6 +339,7 @@ class Indexer(Repairing):
             if below is not None and generation >= below:
                 continue
             try:
+                self.store.hold(generation)  # before it is opened: no writer prunes it now
                 manifest = self.store.load_manifest(generation)
                 if avoid is not None and manifest.index_files.get(avoid[0]) == avoid[1]:
                     log.info("generation %d holds the damaged %s; skipping", generation, avoid[0])
@@ -421,9 +441,14 @@ class Indexer(Repairing):
         store cannot find (or finds damaged: those were removed from it); ``fresh`` builds the
         index again from nothing rather than from the served generation's files.
         """
+        if self.store.read_only:
+            return self._read_only_reconcile()
         with self._write_lock:
             try:
-                return self._reconcile(changed, repair, fresh)
+                summary = self._reconcile(changed, repair, fresh)
+                if changed is None:
+                    self.caught_up = True
+                return summary
             except BuildCancelled:
                 log.warning(
                     "index build cancelled: its partial generation was removed and no "
@@ -435,6 +460,20 @@ class Indexer(Repairing):
                 for state in self.states.values():
                     state.build_files_total = state.build_files_done = 0
                     state.build_bytes_total = state.build_bytes_done = 0
+
+    def _read_only_reconcile(self) -> None:
+        """A reader never writes: it serves a generation that is there, or fails to start."""
+        if self._snapshot is not None:
+            return
+        names = tuple(s.name for s in self.sources)
+        for name in names:
+            self.states[name].state = "failed"
+            self.states[name].last_error = "read-only state directory holds no usable generation"
+        raise GenerationWriteError(
+            f"the state directory {self.store.state_dir} is read only and holds no usable "
+            "index generation: build one with `scriptorium index build` where it is writable",
+            names,
+        )
 
     def _reconcile(
         self, changed: Mapping[str, Iterable[str]] | None, repair: bool, fresh: bool
@@ -672,6 +711,7 @@ class Indexer(Repairing):
             self._snapshot, self._resolver = snapshot, resolver
         for listener in self.on_served:
             listener(snapshot)
+        self.store.hold(snapshot.generation)
 
     def _steps(
         self,

@@ -42,6 +42,7 @@ from scriptorium.index.failures import (
     write_failure,
 )
 from scriptorium.index.files import fsync_dir, linked_digest, sha256_file
+from scriptorium.index.leases import Lease, leased
 from scriptorium.index.locks import exclusive_lock
 from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     FILES_TABLE,
@@ -52,6 +53,7 @@ from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     TableFragments,
 )
 from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
+from scriptorium.index.readonly import open_read_only, writable
 from scriptorium.index.store import BlobStore, blob_name
 
 log = logging.getLogger(__name__)
@@ -131,8 +133,13 @@ WRITER_HEAP_BYTES = 1_000_000_000
 class GenerationStore:
     """All generations and the shared blob store under one state directory."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, read_only: bool = False) -> None:
         self.state_dir = state_dir
+        # A reader: it serves what is there and writes no generation, blob or partial. So is
+        # any store whose directory this process cannot write (a read-only mount).
+        self.read_only = read_only or (state_dir.is_dir() and not writable(state_dir))
+        # The generation this process serves, named for other processes' pruning.
+        self._lease = Lease(state_dir)
         self.generations_dir = state_dir / "generations"
         self.blobs = BlobStore(state_dir / "blobs")
         # Manifests this process wrote or read, by generation (generations are immutable):
@@ -165,6 +172,16 @@ class GenerationStore:
         with exclusive_lock(self.state_dir / WRITER_LOCK, wait=wait) as held:
             yield held
 
+    def hold(self, generation: int) -> None:
+        """Name ``generation`` as the one this process serves: no writer prunes it (or the
+        blobs it names) while this process lives. Taken before the generation is opened."""
+        if self.state_dir.is_dir():
+            self._lease.hold([generation])
+
+    def release(self) -> None:
+        """This process serves nothing from here any more (its shutdown)."""
+        self._lease.release()
+
     # -- discovery ------------------------------------------------------------------------
 
     def generation_dir(self, generation: int) -> Path:
@@ -188,7 +205,7 @@ class GenerationStore:
 
         Skipped while another process holds the writer lock: its partial generation is alive.
         """
-        if not self.generations_dir.is_dir():
+        if self.read_only or not self.generations_dir.is_dir():
             return 0
         with self.writing(wait=False) as held:
             if not held:
@@ -281,7 +298,10 @@ class GenerationStore:
             return None
 
     def open_index(self, generation: int) -> tantivy.Index:
-        return tantivy.Index.open(str(self.generation_dir(generation) / "index"))
+        index_dir = self.generation_dir(generation) / "index"
+        if not writable(index_dir):  # tantivy would make its lock file there
+            return open_read_only(index_dir)
+        return tantivy.Index.open(str(index_dir))
 
     # -- writing --------------------------------------------------------------------------
 
@@ -552,7 +572,8 @@ class GenerationStore:
 
     def _prune(self, keep: int, in_use: Iterable[int], *, blobs: bool) -> None:
         generations = self.complete_generations()
-        protected = set(generations[:keep]) | set(in_use)
+        # Besides the newest: what this process and every live reader serve (``leases.py``).
+        protected = set(generations[:keep]) | set(in_use) | leased(self.state_dir)
         for generation in generations:
             if generation not in protected:
                 shutil.rmtree(self.generation_dir(generation), ignore_errors=True)

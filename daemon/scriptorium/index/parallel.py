@@ -31,9 +31,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from scriptorium import faults
 from scriptorium.cancel import build_checkpoint
 from scriptorium.domain.model import SourceDocument, pickled_as_call
 from scriptorium.index.fields import Indexed, document_fields
+from scriptorium.index.lifeline import die_with_parent
 from scriptorium.index.store import encode_document
 from scriptorium.sources.base import PathEscapeError, Source, SourceConfig, SourceContext
 
@@ -123,9 +125,16 @@ class _ForeignPlugins(RuntimeError):
 
 
 def _start_helper(
-    configs: list[SourceConfig], options: dict[str, bool], fingerprint: str, spool: str
+    configs: list[SourceConfig],
+    options: dict[str, bool],
+    fingerprint: str,
+    spool: str,
+    parent: int,
 ) -> None:
     from scriptorium.plugins import load_registry
+
+    # A building process killed outright must not leave its helpers waiting for work forever.
+    die_with_parent(parent)
 
     # Ctrl-C reaches the whole process group: the building process decides what stops (it
     # cancels the build and shuts the pool down); a helper must not die mid-chunk with a
@@ -150,6 +159,7 @@ def _load_chunk(items: Sequence[Item], encode: bool) -> str:
     written to (see ``_Helpers``)."""
     if "refusal" in _helper:
         raise _ForeignPlugins(_helper["refusal"])
+    faults.pause("build.helper")
     loaded = load_files(_helper["sources"], items, _helper["options"], encode)
     path = os.path.join(_helper["spool"], f"{uuid.uuid4().hex}.pickle")
     with open(path, "wb") as handle:
@@ -344,6 +354,7 @@ def _helper_pool(
                 dict(options),
                 fingerprint,
                 spool,
+                os.getpid(),
             ),
         )
     except (OSError, ValueError) as exc:

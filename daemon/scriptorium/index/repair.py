@@ -210,6 +210,10 @@ class Repairing:
             current = self._snapshot
             if current is None or current.generation != refused:
                 return  # a newer generation has landed meanwhile
+            if self.store.read_only:  # a reader sets nothing aside and builds nothing
+                if not self._serve_newest(below=refused, avoid=refusal.avoid):
+                    log.error("no earlier index generation is valid; a reader cannot rebuild")
+                return
             with self.store.writing():
                 if blob is not None:
                     self.store.blobs.remove([blob])

@@ -66,7 +66,16 @@ class Settings:
     grace_seconds: float = 10.0
     max_concurrent_rpcs: int = 64
     max_receive_message_bytes: int = 4 * 1024 * 1024
+    # A larger response is RESOURCE_EXHAUSTED: what one stream can hold while its client does
+    # not read (a GetContent of a whole 2 MB file is about 3 MB on the wire).
+    max_send_message_bytes: int = 16 * 1024 * 1024
+    # Streams one connection may have open (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client
+    # queues the rest. With the above, it bounds what one connection can make the daemon hold.
+    max_concurrent_streams: int = 32
     watch: bool = True
+    # A reader: serves the generations in ``state_dir`` as they are and never writes one
+    # there (no build, no catch-up, no watch). Implied when the directory cannot be written.
+    read_only: bool = False
     # "events": file-system notifications (inotify and its kin), falling back to listing the
     # roots every ``watch_interval`` seconds where the platform has none; "poll": always list.
     watch_mode: str = "events"
@@ -202,7 +211,10 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("grace_seconds", "number", 10.0, "how long in-flight calls may finish", minimum=0),
     Key("max_concurrent_rpcs", "integer", 64, "calls in flight before refusing", minimum=1),
     Key("max_receive_message_bytes", "integer", 4 * 1024 * 1024, "request size cap", minimum=1024),
+    Key("max_send_message_bytes", "integer", 16 * 1024 * 1024, "response size cap", minimum=1024),
+    Key("max_concurrent_streams", "integer", 32, "calls in flight per connection", minimum=1),
     Key("watch", "bool", True, "re-index when files change"),
+    Key("read_only", "bool", False, "serve state_dir's generations, never write one there"),
     Key("watch_mode", "string", "events", "file-system events or listing", choices=WATCH_MODES),
     Key("watch_interval", "number", 0.5, "seconds between listings", minimum=0, strict=True),
     Key("rescan_interval", "number", 300.0, "seconds between safety listings", minimum=0),
@@ -221,7 +233,10 @@ _PLAIN_KEYS = frozenset(
     {
         "max_concurrent_rpcs",
         "max_receive_message_bytes",
+        "max_send_message_bytes",
+        "max_concurrent_streams",
         "watch",
+        "read_only",
         "watch_mode",
         "build_workers",
         "text_cache_bytes",
