@@ -85,6 +85,7 @@ class VectorBuilder:
         self._wanted: Snapshot | None = None
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._starting = threading.Lock()
         self._writable = True
         # Vectors encoded by this process and not yet in a served file: block id → row.
         self._fresh: dict[int, tuple[int, np.ndarray]] = {}
@@ -96,11 +97,12 @@ class VectorBuilder:
         """A generation now serves: make its vectors (the newest one wins)."""
         self._wanted = snapshot
         self._wake.set()
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run, name="scriptorium-vectors", daemon=True
-            )
-            self._thread.start()
+        with self._starting:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="scriptorium-vectors", daemon=True
+                )
+                self._thread.start()
 
     def stop(self) -> None:
         """End the thread at its next chunk (a shutdown)."""
