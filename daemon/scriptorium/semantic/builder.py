@@ -26,7 +26,7 @@ import numpy as np
 
 from scriptorium import faults
 from scriptorium.domain.model import Corpus
-from scriptorium.ranking.paths import translated
+from scriptorium.ranking.paths import auxiliary_kind, translated
 from scriptorium.semantic import vectors as V
 from scriptorium.semantic.encoder import Encoder
 from scriptorium.semantic.passages import passage
@@ -314,10 +314,15 @@ def _blocks_of(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray, list[tuple[i
 
 def _passage(snapshot: Snapshot, place: tuple[int, int]) -> str | None:
     """A block's passage, or None for one the encoder does not read: a translation or CJK
-    text (the model reads English). A text that cannot be read (damage is the indexer's to
+    text (the model reads English), or a file of an auxiliary kind (tests, fixtures, vendored
+    or generated code, changelogs, tooling: in a library repository often half its blocks,
+    and ranked below its code in any case). A text that cannot be read (damage is the indexer's to
     report) leaves its path alone."""
     doc = snapshot.docs.at(place[0])
-    if translated(doc.path):
+    kind = auxiliary_kind(doc.path, True)
+    if kind == "generated" and doc.corpus is Corpus.DOCS:
+        kind = ""  # API reference a site build wrote (as the priors read it)
+    if kind or translated(doc.path):
         return None
     try:
         text = passage(doc.path, doc.blocks[place[1]])
