@@ -18,10 +18,11 @@ from typing import TypeVar
 import grpc
 
 from scriptorium import __version__, telemetry
-from scriptorium.domain.outcomes import RetrievalError, Unavailable
+from scriptorium.domain.outcomes import DeadlineExceeded, RetrievalError, Unavailable
 from scriptorium.engine.base import Engine
 from scriptorium.grpc import convert
 from scriptorium.grpc.status import abort_with
+from scriptorium.limits import EXPIRED_DEADLINE_SECONDS
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 
@@ -29,6 +30,13 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 LOADING_MESSAGE = "sources are still loading"
+
+
+def _expired(context: grpc.aio.ServicerContext) -> bool:
+    """Whether the call's deadline has passed (or all but passed) before its work starts."""
+    remaining = getattr(context, "time_remaining", None)
+    left = remaining() if remaining is not None else None
+    return left is not None and left <= EXPIRED_DEADLINE_SECONDS
 
 
 class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
@@ -50,6 +58,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         code = "OK"
         try:
             try:
+                if _expired(context):
+                    raise DeadlineExceeded("Deadline Exceeded")
                 if needs_ready and not self._engine.ready:
                     raise Unavailable(LOADING_MESSAGE)
                 return await call()
