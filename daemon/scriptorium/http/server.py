@@ -18,6 +18,8 @@ import uvicorn
 
 from scriptorium.grpc.server import BindError, RunningServer, listen_host
 from scriptorium.http.app import HttpApi
+from scriptorium.http.guard import HostGuard
+from scriptorium.http.protocol import DoorLimits, guarded_protocol
 from scriptorium.settings.config import Settings
 
 log = logging.getLogger(__name__)
@@ -75,9 +77,14 @@ async def http_sidecar(settings: Settings, running: RunningServer) -> HttpSideca
     assert settings.http_listen is not None
     sock = _bind(settings.http_listen)
     tls = settings.tls_cert is not None
+    limits = DoorLimits(
+        header_seconds=settings.http_header_timeout_seconds,
+        body_seconds=settings.http_body_timeout_seconds,
+        max_connections=settings.http_max_connections,
+    )
     config = uvicorn.Config(
-        HttpApi(settings, running).application(),
-        http="h11",
+        HostGuard(HttpApi(settings, running).application(), settings),
+        http=guarded_protocol(limits),
         lifespan="off",
         log_config=None,
         access_log=False,

@@ -66,6 +66,11 @@ class Settings:
     grace_seconds: float = 10.0
     max_concurrent_rpcs: int = 64
     max_receive_message_bytes: int = 4 * 1024 * 1024
+    # The HTTP door's guards against slow and numerous clients, and the Host names it answers.
+    http_header_timeout_seconds: float = 10.0
+    http_body_timeout_seconds: float = 30.0
+    http_max_connections: int = 256
+    http_allowed_hosts: list[str] = field(default_factory=list)
     watch: bool = True
     # "events": file-system notifications (inotify and its kin), falling back to listing the
     # roots every ``watch_interval`` seconds where the platform has none; "poll": always list.
@@ -202,6 +207,24 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("grace_seconds", "number", 10.0, "how long in-flight calls may finish", minimum=0),
     Key("max_concurrent_rpcs", "integer", 64, "calls in flight before refusing", minimum=1),
     Key("max_receive_message_bytes", "integer", 4 * 1024 * 1024, "request size cap", minimum=1024),
+    Key(
+        "http_header_timeout_seconds",
+        "number",
+        10.0,
+        "HTTP: a request's headers must arrive within this, or the connection is closed",
+        minimum=0,
+        strict=True,
+    ),
+    Key(
+        "http_body_timeout_seconds",
+        "number",
+        30.0,
+        "HTTP: a request's body must arrive within this after its headers",
+        minimum=0,
+        strict=True,
+    ),
+    Key("http_max_connections", "integer", 256, "HTTP connections open at once", minimum=1),
+    Key("http_allowed_hosts", "strings", [], "HTTP Host names answered beside loopback's"),
     Key("watch", "bool", True, "re-index when files change"),
     Key("watch_mode", "string", "events", "file-system events or listing", choices=WATCH_MODES),
     Key("watch_interval", "number", 0.5, "seconds between listings", minimum=0, strict=True),
@@ -221,6 +244,8 @@ _PLAIN_KEYS = frozenset(
     {
         "max_concurrent_rpcs",
         "max_receive_message_bytes",
+        "http_max_connections",
+        "http_allowed_hosts",
         "watch",
         "watch_mode",
         "build_workers",
@@ -228,7 +253,15 @@ _PLAIN_KEYS = frozenset(
         "provider_chain",
     }
 )
-_FLOAT_KEYS = frozenset({"grace_seconds", "watch_interval", "rescan_interval"})
+_FLOAT_KEYS = frozenset(
+    {
+        "grace_seconds",
+        "watch_interval",
+        "rescan_interval",
+        "http_header_timeout_seconds",
+        "http_body_timeout_seconds",
+    }
+)
 _PATH_KEYS = ("state_dir", "tls_cert", "tls_key", "tls_client_ca")
 
 
