@@ -1,8 +1,9 @@
-"""What the HTTP door refuses, against a real daemon: clients too slow to finish a request, more
-connections than the cap, a Host it does not answer to (DNS rebinding), a body not declared
-JSON (a cross-origin simple request), a deadline already past; and what a caller cannot make
-it do: grow the log by the line (bad tokens, bodies abandoned midway) or the error message by
-the name (a huge list of unknown sources, on both doors).
+"""What the HTTP door refuses, against a real daemon (and the gRPC door, where it shares the
+finding): clients too slow to finish a request, more connections than the cap, a Host it does
+not answer to (DNS rebinding), a body not declared JSON (a cross-origin simple request), a
+deadline already past; and what a caller cannot make it do: grow the log by the line (bad
+tokens, bodies abandoned midway, gRPC answers left unread) or the error message by the name (a
+huge list of unknown sources, on both doors).
 """
 
 from __future__ import annotations
@@ -308,3 +309,22 @@ def test_a_deadline_in_nanoseconds_is_exceeded_at_once(door, timeout):
     # A deadline with room is kept as before.
     reply = h2raw.call(door.port, method, message, {"grpc-timeout": "60S", **AUTH}, GENEROUS)
     assert reply.answered, reply
+
+
+def test_grpc_clients_that_leave_their_answers_unread_are_a_few_lines_without_tracebacks(door):
+    offset = door.log_path.stat().st_size
+    method = "/scriptorium.v1.RetrievalService/Search"
+    message = pb.SearchRequest(query="path parameters").SerializeToString()
+    for _ in range(40):
+        h2raw.leave_unread(door.port, method, message, AUTH, GENEROUS)
+    gone = "went away before its answer was sent"
+
+    def noticed() -> bool:
+        since = _log_since(door, offset)
+        return gone in since or "ExecuteBatchError" in since
+
+    assert wait_for(noticed, GENEROUS), door.log()
+    since = _log_since(door, offset)
+    assert "Traceback" not in since and "ExecuteBatchError" not in since, since[-3000:]
+    assert gone in since
+    assert since.count(gone) <= 15  # five a minute, however many clients leave

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7
 END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
+INITIAL_WINDOW_SIZE = 0x4
 STREAM = 1
 
 
@@ -53,8 +54,8 @@ class Reply:
         return len(self.data) > 5  # a gRPC message: flag, length, then the message itself
 
 
-def call(port: int, method: str, message: bytes, headers: dict[str, str], timeout: float) -> Reply:
-    """POST ``message`` to ``method`` on 127.0.0.1:``port``; the frames until the stream ends."""
+def _request(port: int, method: str, message: bytes, headers: dict[str, str]) -> bytes:
+    """The HEADERS and DATA frames of one unary call on stream 1."""
     fields = [
         (":method", "POST"),
         (":scheme", "http"),
@@ -66,17 +67,30 @@ def call(port: int, method: str, message: bytes, headers: dict[str, str], timeou
     ]
     block = b"".join(_literal(k, v) for k, v in fields)
     body = b"\x00" + struct.pack(">I", len(message)) + message
+    return _frame(HEADERS, END_HEADERS, STREAM, block) + _frame(DATA, END_STREAM, STREAM, body)
+
+
+def call(port: int, method: str, message: bytes, headers: dict[str, str], timeout: float) -> Reply:
+    """POST ``message`` to ``method`` on 127.0.0.1:``port``; the frames until the stream ends."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(
-            PREFACE
-            + _frame(SETTINGS, 0, 0, b"")
-            + _frame(HEADERS, END_HEADERS, STREAM, block)
-            + _frame(DATA, END_STREAM, STREAM, body)
+            PREFACE + _frame(SETTINGS, 0, 0, b"") + _request(port, method, message, headers)
         )
         return _read(sock)
 
 
-def _read(sock: socket.socket) -> Reply:
+def leave_unread(port: int, method: str, message: bytes, headers: dict[str, str], timeout: float):
+    """Call with a receive window of zero, and leave once the answer's headers arrive: the
+    daemon is then sending a message its client will never read."""
+    no_window = struct.pack(">HI", INITIAL_WINDOW_SIZE, 0)
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(
+            PREFACE + _frame(SETTINGS, 0, 0, no_window) + _request(port, method, message, headers)
+        )
+        _read(sock, until=HEADERS)
+
+
+def _read(sock: socket.socket, until: int | None = None) -> Reply:
     reply = Reply()
     buffer = b""
     while True:
@@ -98,6 +112,8 @@ def _read(sock: socket.socket) -> Reply:
                 return reply
             continue
         reply.kinds.append(kind)
+        if kind == until:
+            return reply
         if kind == DATA:
             reply.data += payload
         if kind == RST_STREAM or flags & END_STREAM:
