@@ -293,6 +293,9 @@ def test_a_huge_unknown_source_list_is_invalid_argument_with_a_short_message(doo
     assert reply.status_code == 400
     assert reply.json()["status"] == "INVALID_ARGUMENT"
     assert reply.json()["message"] == message
+    with door.client(headers=AUTH) as client:
+        odd = client.get("/v1/search", params={"q": "x", "k" * 8000: "1"})
+    assert odd.status_code == 400 and len(odd.json()["message"]) < 1000, odd.text
 
 
 @pytest.mark.parametrize("timeout", ["1n", "1u", "1m"])
