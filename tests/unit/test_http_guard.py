@@ -76,3 +76,17 @@ def test_quoted_names_are_bounded():
     many = some_of([f"n{i}" for i in range(100_000)])
     assert many.startswith("'n0', 'n1'") and many.endswith("and 99995 more")
     assert len(some_of(["x" * 10_000] * 3)) < 300
+
+
+def test_serving_beyond_loopback_without_allowed_hosts_says_which_names_are_answered(caplog):
+    from scriptorium.grpc.server import check_http_address
+
+    caplog.set_level("WARNING", logger="scriptorium.grpc.server")
+    check_http_address(Settings(http_listen="0.0.0.0:8080", auth_token="t"))
+    assert "http_allowed_hosts" in caplog.text
+    caplog.clear()
+    check_http_address(
+        Settings(http_listen="0.0.0.0:8080", auth_token="t", http_allowed_hosts=["a"])
+    )
+    check_http_address(Settings(http_listen="127.0.0.1:8080"))
+    assert "http_allowed_hosts" not in caplog.text

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.domain.model import SourceClass
+from scriptorium.settings.listen import allowed_hosts as _allowed_hosts
 from scriptorium.settings.listen import http_listen as _http_listen
 from scriptorium.settings.schema import (
     ConfigError,
@@ -245,7 +246,6 @@ _PLAIN_KEYS = frozenset(
         "max_concurrent_rpcs",
         "max_receive_message_bytes",
         "http_max_connections",
-        "http_allowed_hosts",
         "watch",
         "watch_mode",
         "build_workers",
@@ -280,6 +280,9 @@ def _parse_server(value: Any, base: Path) -> dict[str, Any]:
         out["listen_explicit"] = True
     if "http_listen" in table:
         out["http_listen"] = _http_listen(table["http_listen"], "[server] http_listen")
+    if "http_allowed_hosts" in table:
+        where = "[server] http_allowed_hosts"
+        out["http_allowed_hosts"] = _allowed_hosts(table["http_allowed_hosts"], where)
     if "log_level" in table:
         level = table["log_level"].upper()
         if level not in _LOG_LEVELS:
