@@ -147,27 +147,64 @@ def test_a_client_leaving_mid_body_is_one_line_without_a_traceback(door):
     assert "Traceback" not in since and " ERROR " not in since, since
 
 
-def test_connections_beyond_the_cap_are_refused_and_health_holds(tree, tmp_path):
-    server = "watch = false\nhttp_max_connections = 3\nhttp_header_timeout_seconds = 600"
+@pytest.fixture
+def capped(tree: Path, tmp_path: Path) -> Iterator[HttpDaemon]:
+    """Three connections at most, and deadlines long enough never to end one here."""
+    server = "\n".join(
+        [
+            "watch = false",
+            "http_max_connections = 3",
+            "http_header_timeout_seconds = 600",
+            "http_body_timeout_seconds = 600",
+        ]
+    )
     config = write(tmp_path / "c.toml", config_text(tree, server))
     d = HttpDaemon(["--config", str(config)], tmp_path / "state")
     d.start()
+    yield d
+    d.terminate()
+
+
+def _closed_answer(sock: socket.socket) -> bytes:
+    """All the daemon sends until it closes the connection."""
+    sock.settimeout(GENEROUS)
+    return b"".join(iter(lambda: sock.recv(4096), b""))
+
+
+def test_at_the_cap_a_new_client_pushes_out_the_longest_waiting_one(capped):
+    held = [_connect(capped) for _ in range(3)]
     try:
-        held = [_connect(d) for _ in range(3)]
         for sock in held:
-            sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n")
-        with _connect(d) as extra:
-            extra.settimeout(GENEROUS)
-            answer = b"".join(iter(lambda: extra.recv(4096), b""))
-        assert answer.startswith(b"HTTP/1.1 503"), answer
-        # gRPC health is another door and keeps answering while HTTP is full.
-        assert d.stub.ListSources(pb.ListSourcesRequest(), timeout=GENEROUS).sources
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n")  # never finished
+        with capped.client() as client:
+            assert client.get("/healthz").json() == {"status": "SERVING"}
+        assert _closed_answer(held[0]).startswith(b"HTTP/1.1 503"), "the oldest made room"
+    finally:
         for sock in held:
             sock.close()
-        with d.client() as client:
-            assert wait_for(lambda: _healthz(client) == 200, GENEROUS), d.log()
+
+
+def test_connections_beyond_the_cap_are_refused_when_all_have_a_request(capped):
+    body_under_way = (
+        b"POST /v1/Search HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        b"content-length: 100\r\nexpect: 100-continue\r\n\r\n"
+    )
+    held = [_connect(capped) for _ in range(3)]
+    try:
+        for sock in held:
+            sock.sendall(body_under_way)
+            sock.settimeout(GENEROUS)
+            # The app asks for the body: the request is under way on this connection.
+            assert sock.recv(4096).startswith(b"HTTP/1.1 100")
+        with _connect(capped) as extra:
+            assert _closed_answer(extra).startswith(b"HTTP/1.1 503")
+        # gRPC is another door and keeps answering while HTTP is full.
+        assert capped.stub.ListSources(pb.ListSourcesRequest(), timeout=GENEROUS).sources
     finally:
-        d.terminate()
+        for sock in held:
+            sock.close()
+    with capped.client() as client:
+        assert wait_for(lambda: _healthz(client) == 200, GENEROUS), capped.log()
 
 
 def _healthz(client) -> int:
