@@ -8,8 +8,10 @@ huge list of unknown sources, on both doors).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import resource
 import shutil
 import socket
 from collections.abc import Iterator
@@ -205,6 +207,52 @@ def test_connections_beyond_the_cap_are_refused_when_all_have_a_request(capped):
             sock.close()
     with capped.client() as client:
         assert wait_for(lambda: _healthz(client) == 200, GENEROUS), capped.log()
+
+
+@contextlib.contextmanager
+def _descriptor_limit(soft: int) -> Iterator[None]:
+    """This process's soft descriptor limit lowered to ``soft`` (a daemon started meanwhile
+    inherits it), then put back."""
+    before, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (before, hard))
+
+
+def test_a_flood_of_half_sent_requests_under_a_1024_descriptor_limit_leaves_health_up(
+    tree, tmp_path
+):
+    """The probe's finding: 1,100 half-sent requests against a daemon allowed 1,024 files."""
+    flood = 1100
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < flood + 200:
+        pytest.skip(f"needs a descriptor limit of {flood + 200} for the flood's own sockets")
+    config = write(tmp_path / "c.toml", config_text(tree))
+    d = HttpDaemon(["--config", str(config)], tmp_path / "state")
+    with _descriptor_limit(1024):
+        d.start_process()
+    try:
+        d.wait_serving()
+        offset = d.log_path.stat().st_size
+        wanted = flood + 200 if hard == resource.RLIM_INFINITY else hard
+        with _descriptor_limit(max(wanted, resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
+            held = []
+            try:
+                for _ in range(flood):
+                    held.append(_connect(d))
+                    held[-1].sendall(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+                with d.client() as client:
+                    assert client.get("/healthz").json() == {"status": "SERVING"}
+            finally:
+                for sock in held:
+                    sock.close()
+        since = _log_since(d, offset)
+        assert "out of system resource" not in since, since[-3000:]
+        assert len(since.splitlines()) < 100, len(since.splitlines())
+    finally:
+        d.terminate()
 
 
 def _healthz(client) -> int:
