@@ -19,6 +19,9 @@ SNIPPET_DEFAULT, SNIPPET_MAX = 8, 40  # snippet lines per search result
 # GetContent
 MAX_LOCATION_CHARS = 2048
 MAX_REF_CHARS = 4096
+# A deadline with no more than this left when a call starts has expired: grpc rounds a timeout
+# below a millisecond (``Grpc-Timeout: 1n``) up to one, and no call answers within it anyway.
+EXPIRED_DEADLINE_SECONDS = 0.001
 CONTENT_MAX_LINES_DEFAULT = 2000  # lines of one GetContent answer unless max_lines says otherwise
 CONTENT_MAX_LINES_CAP = 50_000
 CONTENT_SNIPPET_LINES = 20  # lines of a SNIPPET-mode answer

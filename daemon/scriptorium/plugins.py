@@ -20,6 +20,7 @@ from scriptorium.blocks.extractors import BlockExtractor, ExtractorChain
 from scriptorium.ranking.modes import DefaultMode, RankingMode
 from scriptorium.settings.schema import Key
 from scriptorium.sources.base import SourceFactory
+from scriptorium.text.quoting import clipped
 
 ENTRY_POINT_GROUP = "scriptorium"
 hookimpl = pluggy.HookimplMarker("scriptorium")
@@ -54,7 +55,8 @@ class Registry:
             return self.modes[name or "default"]
         except KeyError:
             known = ", ".join(sorted(self.modes))
-            raise PluginError(f"unknown ranking mode {name!r}; known modes: {known}") from None
+            message = f"unknown ranking mode {clipped(name)}; known modes: {known}"
+            raise PluginError(message) from None
 
     def source_factory(self, kind: str) -> SourceFactory:
         try:

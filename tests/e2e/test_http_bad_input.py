@@ -20,7 +20,7 @@ from scriptorium.http.errors import HTTP_STATUS
 from scriptorium.limits import SEARCHED_QUERY_CHARS
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.e2e.test_bad_input import SECRET, Tree, forge, tree, tree_config  # noqa: F401
-from tests.support.http import HttpDaemon, post
+from tests.support.http import JSON_TYPE, HttpDaemon, post
 
 pytestmark = pytest.mark.e2e
 
@@ -175,7 +175,7 @@ def test_a_body_over_the_limit_without_a_length_is_refused(http):
             yield b"a" * 10_000
         yield b'"}'
 
-    reply = http.post("/v1/Search", content=chunks())
+    reply = http.post("/v1/Search", content=chunks(), headers=JSON_TYPE)
     assert reply.status_code == 413
     assert_serving(http)
 

@@ -109,7 +109,7 @@ def test_a_client_that_goes_away_cancels_its_call(tree, tmp_path):
         with socket.create_connection(("127.0.0.1", d.http_port)) as sock:
             body = json.dumps(GUIDE).encode()
             sock.sendall(
-                b"POST /v1/GuideImplementation HTTP/1.1\r\nhost: x\r\n"
+                b"POST /v1/GuideImplementation HTTP/1.1\r\nhost: 127.0.0.1\r\n"
                 b"content-type: application/json\r\ncontent-length: "
                 + str(len(body)).encode()
                 + b"\r\n\r\n"

@@ -299,7 +299,7 @@ def test_concurrency_limit_refuses_the_excess_and_stays_healthy(limited):
         ]
         assert all(f.result(timeout=60).trace_id for f in pair)
     assert service_health(limited) == SERVING
-    assert "refused" in limited.log()
+    assert "refused" in limited.full_log()
 
 
 # -- the soak (make soak) --------------------------------------------------------------------------

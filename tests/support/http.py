@@ -29,11 +29,16 @@ class HttpDaemon(Daemon):
         return httpx.Client(base_url=self.base, timeout=CALL_TIMEOUT, **kw)
 
 
+JSON_TYPE = {"content-type": "application/json"}
+
+
 def post(client: httpx.Client, rpc: str, body: Any = None, **kw: Any) -> httpx.Response:
-    """``POST /v1/<rpc>`` with ``body`` as JSON (a dict), or raw bytes/str as given."""
+    """``POST /v1/<rpc>`` with ``body`` as JSON (a dict), or raw bytes/str as given, declared
+    ``application/json`` either way (the door takes no other type)."""
     if body is None or isinstance(body, dict | list):
         return client.post(f"/v1/{rpc}", json=body if body is not None else {}, **kw)
-    return client.post(f"/v1/{rpc}", content=body, **kw)
+    headers = {**JSON_TYPE, **kw.pop("headers", {})}
+    return client.post(f"/v1/{rpc}", content=body, headers=headers, **kw)
 
 
 def write(path: Path, text: str) -> Path:

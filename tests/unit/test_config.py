@@ -268,6 +268,12 @@ def test_tls_paths_resolve_against_the_config_file(tree: Path, tmp_path: Path) -
         ("[[sources]]\nname='a'\nkind='code'\nroot='.'\nclass='gold'\n", "class must be one of"),
         ("[[sources]]\nkind='code'\nroot='.'\n", "name is required"),
         ("[[sources]]\nname='a'\nroot='.'\n", "kind is required"),
+        ("[server]\nhttp_header_timeout_seconds = 0\n", "must be greater than 0"),
+        ("[server]\nhttp_body_timeout_seconds = -1\n", "must be greater than 0"),
+        ("[server]\nhttp_max_connections = 0\n", "http_max_connections must be at least 1"),
+        ("[server]\nhttp_allowed_hosts = 'a'\n", "http_allowed_hosts must be a list of strings"),
+        ("[server]\nhttp_allowed_hosts = ['http://a/']\n", "entries must be host names"),
+        ("[server]\nhttp_allowed_hosts = ['']\n", "entries must be host names"),
         ("[server]\nlisten = 'x'\n", "no [[sources]] configured"),
         ("[server\n", "invalid TOML"),
     ],
@@ -284,6 +290,22 @@ def test_missing_config_file_and_bad_path(tmp_path: Path) -> None:
         load_settings(tmp_path / "absent.toml")
     with pytest.raises(ConfigError, match="not a directory"):
         load_settings(None, [str(tmp_path / "absent")])
+
+
+def test_the_http_doors_guards(tree: Path, tmp_path: Path) -> None:
+    source = f'[[sources]]\nname = "d"\nkind = "markdown"\nroot = "{tree}"\n'
+    default = load_settings(write(tmp_path / "a.toml", source))
+    assert (default.http_header_timeout_seconds, default.http_body_timeout_seconds) == (10, 30)
+    assert default.http_max_connections == 256 and default.http_allowed_hosts == []
+    server = (
+        "[server]\nhttp_header_timeout_seconds = 2\nhttp_body_timeout_seconds = 5\n"
+        'http_max_connections = 50\nhttp_allowed_hosts = ["Docs.Internal", "p.internal:8443"]\n'
+    )
+    given = load_settings(write(tmp_path / "b.toml", server + source))
+    assert given.http_header_timeout_seconds == 2.0
+    assert isinstance(given.http_header_timeout_seconds, float)
+    assert given.http_body_timeout_seconds == 5.0 and given.http_max_connections == 50
+    assert given.http_allowed_hosts == ["docs.internal", "p.internal:8443"]
 
 
 def test_provider_chain_is_first_or_fuse(tree: Path, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
+from scriptorium import logfilters
 from scriptorium.cli.output import format_state_dirs, print_json, size_text, when_text
 from scriptorium.cli.status import EXIT_FAILED, EXIT_OK
 from scriptorium.index import progress, statedirs
@@ -20,6 +21,7 @@ def _configure_logging(level: str) -> None:
         level=getattr(logging, level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logfilters.install(logging.getLogger().handlers)
 
 
 def _apply_build_workers(settings: Settings, args: argparse.Namespace) -> None:

@@ -44,6 +44,7 @@ from scriptorium.retrieval.providers import ProviderChain, miss_error
 from scriptorium.sources.base import PathEscapeError
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import FetchMiss, FetchRequest, FetchResult
+from scriptorium.text.quoting import clipped
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ class LocalContent:
                     Resolution("not_found", "ref", detail="docs-only configuration"),
                 )
             raise NotFound(
-                f"unknown source {ref.source!r}",
+                f"unknown source {clipped(ref.source)}",
                 Resolution(
                     "unknown_site", "ref", detail="the ref names a source that is not configured"
                 ),

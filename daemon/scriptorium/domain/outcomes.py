@@ -52,6 +52,10 @@ class Unavailable(RetrievalError):
     code = "UNAVAILABLE"
 
 
+class DeadlineExceeded(RetrievalError):
+    code = "DEADLINE_EXCEEDED"
+
+
 class Unimplemented(RetrievalError):
     code = "UNIMPLEMENTED"
 

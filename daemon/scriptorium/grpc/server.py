@@ -170,6 +170,13 @@ def check_http_address(settings: Settings) -> None:
             "every indexed source",
             listen,
         )
+    if not is_loopback(listen) and not settings.http_allowed_hosts:
+        log.warning(
+            "HTTP on %s answers only the Host names 127.0.0.1, localhost, [::1] and %s: list "
+            "the names clients reach it by in [server] http_allowed_hosts",
+            listen,
+            listen_host(listen),
+        )
 
 
 def _read(path: Path, what: str) -> bytes:

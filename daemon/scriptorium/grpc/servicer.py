@@ -18,10 +18,11 @@ from typing import TypeVar
 import grpc
 
 from scriptorium import __version__, telemetry
-from scriptorium.domain.outcomes import RetrievalError, Unavailable
+from scriptorium.domain.outcomes import DeadlineExceeded, RetrievalError, Unavailable
 from scriptorium.engine.base import Engine
 from scriptorium.grpc import convert
 from scriptorium.grpc.status import abort_with
+from scriptorium.limits import EXPIRED_DEADLINE_SECONDS
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 
@@ -51,6 +52,13 @@ def _unexpected(method: str, exc: BaseException) -> Exception:
     )
 
 
+def _expired(context: grpc.aio.ServicerContext) -> bool:
+    """Whether the call's deadline has passed (or all but passed) before its work starts."""
+    remaining = getattr(context, "time_remaining", None)
+    left = remaining() if remaining is not None else None
+    return left is not None and left <= EXPIRED_DEADLINE_SECONDS
+
+
 class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     """Maps every RPC of ``scriptorium.v1.RetrievalService`` onto the engine."""
 
@@ -70,6 +78,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         code = "OK"
         try:
             try:
+                if _expired(context):
+                    raise DeadlineExceeded("Deadline Exceeded")
                 if needs_ready and not self._engine.ready:
                     raise Unavailable(LOADING_MESSAGE)
                 return await call()

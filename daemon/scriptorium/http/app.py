@@ -22,15 +22,18 @@ import grpc
 from google.protobuf.message import Message
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from scriptorium.grpc.server import SERVING, RunningServer
 from scriptorium.http.calls import RPCS, bind, parse_request, to_json
 from scriptorium.http.errors import RpcFailure
+from scriptorium.http.guard import check_content_type
 from scriptorium.http.openapi import openapi_document
 from scriptorium.http.query import request_from_query
+from scriptorium.limits import EXPIRED_DEADLINE_SECONDS
+from scriptorium.logfilters import REPEATS
 from scriptorium.settings.config import Settings
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,8 @@ class HttpApi:
                 f"server is at its concurrency limit ({limiter.limit})",
             )
         timeout = deadline_seconds(request.headers.get("grpc-timeout"))
+        if timeout is not None and timeout <= EXPIRED_DEADLINE_SECONDS:
+            raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
         if limiter is not None:
             limiter.in_flight += 1
         try:
@@ -136,7 +141,10 @@ class HttpApi:
                 grpc.StatusCode.NOT_FOUND, f"no RPC named {name[:60]!r}{hint}", http_status=404
             )
         self._check_token(request)
+        declared = request.headers.get("content-type")
+        check_content_type(declared)
         body = await self._body(request)
+        check_content_type(declared, body)
         return await self._admitted(request, name, parse_request(rpc, body))
 
     def get_rpc(self, name: str) -> Callable[[Request], Awaitable[Response]]:
@@ -190,6 +198,7 @@ class HttpApi:
         ]
         handlers: dict[Any, Callable[..., Any]] = {
             RpcFailure: _on_failure,
+            ClientDisconnect: _on_client_gone,
             HTTPException: _on_http_exception,
             Exception: _on_unexpected,
         }
@@ -261,6 +270,16 @@ async def _disconnected(request: Request) -> None:
 async def _on_failure(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RpcFailure)
     return failure_response(exc)
+
+
+async def _on_client_gone(request: Request, exc: Exception) -> Response:
+    """A client that leaves mid-body is its own business: one line, no traceback."""
+    log.info(
+        "the HTTP client of %s went away before its request body was in",
+        request.url.path[:80],
+        extra={REPEATS: True},
+    )
+    return Response(status_code=499)
 
 
 async def _on_http_exception(request: Request, exc: Exception) -> Response:

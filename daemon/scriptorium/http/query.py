@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 
 from scriptorium.http.calls import Rpc, parse_dict
 from scriptorium.http.errors import invalid
+from scriptorium.text.quoting import clipped
 
 ALIASES = {"q": "query"}
 _TRUE = {"", "1", "true", "yes", "on"}
@@ -50,7 +51,7 @@ def request_from_query(rpc: Rpc, params: Iterable[tuple[str, str]]) -> Message:
             known = sorted({f.name for f in fields.values()} | set(ALIASES))
             close = difflib.get_close_matches(key, known, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise invalid(f"unknown parameter {key!r}; {hint}known: {', '.join(known)}")
+            raise invalid(f"unknown parameter {clipped(key)}; {hint}known: {', '.join(known)}")
         values.setdefault(field.name, []).append(value)
     data: dict[str, Any] = {}
     for name, given in values.items():

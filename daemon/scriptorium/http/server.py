@@ -18,9 +18,12 @@ import uvicorn
 
 from scriptorium.grpc.server import BindError, RunningServer, listen_host
 from scriptorium.http.app import HttpApi
+from scriptorium.http.guard import HostGuard
+from scriptorium.http.protocol import DoorLimits, guarded_protocol
 from scriptorium.settings.config import Settings
 
 log = logging.getLogger(__name__)
+BACKLOG = 128
 
 
 class _Server(uvicorn.Server):
@@ -42,7 +45,7 @@ def _bind(address: str) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(sockaddr)
-        sock.listen(128)
+        sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
         raise BindError(f"cannot listen for HTTP on {address}: {exc.strerror}") from None
@@ -75,14 +78,22 @@ async def http_sidecar(settings: Settings, running: RunningServer) -> HttpSideca
     assert settings.http_listen is not None
     sock = _bind(settings.http_listen)
     tls = settings.tls_cert is not None
+    limits = DoorLimits(
+        header_seconds=settings.http_header_timeout_seconds,
+        body_seconds=settings.http_body_timeout_seconds,
+        max_connections=settings.http_max_connections,
+    )
     config = uvicorn.Config(
-        HttpApi(settings, running).application(),
-        http="h11",
+        HostGuard(HttpApi(settings, running).application(), settings),
+        http=guarded_protocol(limits),
         lifespan="off",
         log_config=None,
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=settings.grace_seconds,
+        # Also how many connections asyncio accepts at a time before any is admitted or pushed
+        # out: uvicorn's 2048 would take descriptors in bursts far past the connection cap.
+        backlog=BACKLOG,
         ssl_certfile=str(settings.tls_cert) if tls else None,
         ssl_keyfile=str(settings.tls_key) if tls else None,
         ssl_ca_certs=str(settings.tls_client_ca) if settings.tls_client_ca else None,

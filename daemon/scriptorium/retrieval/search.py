@@ -27,6 +27,7 @@ from scriptorium.retrieval.providers import ProviderChain
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import is_listing
 from scriptorium.text import clip_at_whitespace, without_html_comments
+from scriptorium.text.quoting import some_of
 
 
 class SearchService:
@@ -68,7 +69,7 @@ class SearchService:
         unknown = [s for s in params.sources if not self.catalog.knows(s)]
         if unknown:
             known = ", ".join(sorted(self.catalog.names()))
-            raise InvalidArgument(f"unknown source(s) {', '.join(unknown)}; known sources: {known}")
+            raise InvalidArgument(f"unknown source(s) {some_of(unknown)}; known sources: {known}")
         if params.token_budget < 0:
             raise InvalidArgument("token_budget must not be negative")
         top_k = TOP_K_DEFAULT if params.top_k <= 0 else min(params.top_k, TOP_K_MAX)

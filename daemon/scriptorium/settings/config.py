@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.domain.model import SourceClass
+from scriptorium.settings.listen import allowed_hosts as _allowed_hosts
 from scriptorium.settings.listen import http_listen as _http_listen
 from scriptorium.settings.schema import (
     ConfigError,
@@ -72,6 +73,11 @@ class Settings:
     # Streams one connection may have open (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client
     # queues the rest. With the above, it bounds what one connection can make the daemon hold.
     max_concurrent_streams: int = 32
+    # The HTTP door's guards against slow and numerous clients, and the Host names it answers.
+    http_header_timeout_seconds: float = 10.0
+    http_body_timeout_seconds: float = 30.0
+    http_max_connections: int = 256
+    http_allowed_hosts: list[str] = field(default_factory=list)
     watch: bool = True
     # A reader: serves the generations in ``state_dir`` as they are and never writes one
     # there (no build, no catch-up, no watch). Implied when the directory cannot be written.
@@ -213,6 +219,24 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("max_receive_message_bytes", "integer", 4 * 1024 * 1024, "request size cap", minimum=1024),
     Key("max_send_message_bytes", "integer", 16 * 1024 * 1024, "response size cap", minimum=1024),
     Key("max_concurrent_streams", "integer", 32, "calls in flight per connection", minimum=1),
+    Key(
+        "http_header_timeout_seconds",
+        "number",
+        10.0,
+        "HTTP: a request's headers must arrive within this, or the connection is closed",
+        minimum=0,
+        strict=True,
+    ),
+    Key(
+        "http_body_timeout_seconds",
+        "number",
+        30.0,
+        "HTTP: a request's body must arrive within this after its headers",
+        minimum=0,
+        strict=True,
+    ),
+    Key("http_max_connections", "integer", 256, "HTTP connections open at once", minimum=1),
+    Key("http_allowed_hosts", "strings", [], "HTTP Host names answered beside loopback's"),
     Key("watch", "bool", True, "re-index when files change"),
     Key("read_only", "bool", False, "serve state_dir's generations, never write one there"),
     Key("watch_mode", "string", "events", "file-system events or listing", choices=WATCH_MODES),
@@ -235,6 +259,7 @@ _PLAIN_KEYS = frozenset(
         "max_receive_message_bytes",
         "max_send_message_bytes",
         "max_concurrent_streams",
+        "http_max_connections",
         "watch",
         "read_only",
         "watch_mode",
@@ -243,7 +268,15 @@ _PLAIN_KEYS = frozenset(
         "provider_chain",
     }
 )
-_FLOAT_KEYS = frozenset({"grace_seconds", "watch_interval", "rescan_interval"})
+_FLOAT_KEYS = frozenset(
+    {
+        "grace_seconds",
+        "watch_interval",
+        "rescan_interval",
+        "http_header_timeout_seconds",
+        "http_body_timeout_seconds",
+    }
+)
 _PATH_KEYS = ("state_dir", "tls_cert", "tls_key", "tls_client_ca")
 
 
@@ -262,6 +295,9 @@ def _parse_server(value: Any, base: Path) -> dict[str, Any]:
         out["listen_explicit"] = True
     if "http_listen" in table:
         out["http_listen"] = _http_listen(table["http_listen"], "[server] http_listen")
+    if "http_allowed_hosts" in table:
+        where = "[server] http_allowed_hosts"
+        out["http_allowed_hosts"] = _allowed_hosts(table["http_allowed_hosts"], where)
     if "log_level" in table:
         level = table["log_level"].upper()
         if level not in _LOG_LEVELS:
