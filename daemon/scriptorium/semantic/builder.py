@@ -26,6 +26,7 @@ import numpy as np
 
 from scriptorium import faults
 from scriptorium.domain.model import Corpus
+from scriptorium.index.native import release_free_memory
 from scriptorium.ranking.paths import auxiliary_kind, translated
 from scriptorium.semantic import vectors as V
 from scriptorium.semantic.encoder import Encoder
@@ -259,6 +260,8 @@ class VectorBuilder:
         release = getattr(self.encoder, "release", None)
         if release is not None:
             release()
+        # The pass's activations were freed into glibc's arenas: give them back.
+        release_free_memory()
         with self.completed:
             self.completed.notify_all()
 
