@@ -90,6 +90,8 @@ lint: venv node
 	echo "lint passed"
 
 # Every stage runs even when an earlier one fails, so one run shows everything that is broken.
+# The clients' daemons serve lexically (SCRIPTORIUM_SEMANTIC=off), as pytest's do
+# (tests/conftest.py): vectors made in the background would only take the cores the tests use.
 test: venv node browser
 	@status=0; summary=""; \
 	stage() { \
@@ -102,9 +104,9 @@ test: venv node browser
 	stage lint $(MAKE) --no-print-directory lint; \
 	stage cluster $(PY) -m tests.support.opensearch_cluster fetch; \
 	stage pytest $(PYTEST) -q -m "not slow" tests; \
-	stage node npm --prefix $(CLIENT_DIR) test; \
-	stage go $(MAKE) --no-print-directory go-test; \
-	stage java $(MAKE) --no-print-directory java-test; \
+	stage node env SCRIPTORIUM_SEMANTIC=off npm --prefix $(CLIENT_DIR) test; \
+	stage go env SCRIPTORIUM_SEMANTIC=off $(MAKE) --no-print-directory go-test; \
+	stage java env SCRIPTORIUM_SEMANTIC=off $(MAKE) --no-print-directory java-test; \
 	echo; echo "== make test summary =="; printf '%s' "$$summary"; \
 	if [ $$status -eq 0 ]; then echo "all stages passed"; else echo "FAILED"; fi; \
 	exit $$status
