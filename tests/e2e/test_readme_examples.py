@@ -6,6 +6,7 @@ page, a heading that moved) fails here rather than in a new user's first minutes
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -61,3 +62,32 @@ def test_every_readme_example_answers_from_this_repository(tmp_path):
             assert "Traceback" not in done.stdout + done.stderr
             if command in ("get", "related", "flow"):
                 assert "not_found" not in done.stdout, (command, argument, done.stdout[:500])
+
+
+def test_the_first_search_example_answers_with_the_page_in_default_mode(tmp_path):
+    """Docs and code each get their own candidates: the README's first question finds the
+    page that answers it though this repository's code says "search" many times more."""
+    (command, argument), *_ = readme_examples()
+    assert (command, argument) == ("search", "when does search abstain")
+    with running([str(REPO)], tmp_path / "state") as daemon:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "scriptorium",
+                "search",
+                argument,
+                "--target",
+                daemon.address,
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    locations = [r["location"] for r in json.loads(done.stdout)["results"]]
+    assert "docs/ranking#abstention" in locations[:3], locations
+    assert locations[0].startswith("docs/"), locations
