@@ -75,3 +75,44 @@ def test_a_deferred_factory_imports_its_module_when_called(tmp_path):
     config = SourceConfig(name="p", kind="peer", root=None, options={"target": "127.0.0.1:1"})
     context = SourceContext(extractors=collect(build_plugin_manager()).extractor_chain)
     assert isinstance(factory(config, context), PeerSource)
+
+
+def test_a_plugin_supplies_the_semantic_retrievers_encoder(tmp_path):
+    import numpy as np
+
+    from scriptorium.plugin import Encoder, hookimpl
+    from scriptorium.ranking.settings import RankingSettings
+    from scriptorium.semantic.service import semantic_for
+
+    class Letters:
+        """Vectors of letter counts: enough to tell the hook's encoder is the one used."""
+
+        name = "letters"
+        dimensions = 26
+
+        def passages(self, texts):
+            return np.stack([self.query(t) for t in texts])
+
+        def query(self, text):
+            row = np.zeros(26, dtype=np.float32)
+            for ch in text.lower():
+                if "a" <= ch <= "z":
+                    row[ord(ch) - 97] += 1
+            return row / max(float(np.linalg.norm(row)), 1e-6)
+
+    class Plugin:
+        @hookimpl
+        def scriptorium_embedder(self, model, tokens):
+            return Letters() if model == "letters" else None
+
+    pm = build_plugin_manager(load_entry_points=False)
+    pm.register(Plugin(), name="letters")
+    registry = collect(pm)
+    assert isinstance(Letters(), Encoder)
+    semantic = semantic_for(
+        RankingSettings(semantic_model="letters"), tmp_path, list, registry.embedder
+    )
+    assert semantic is not None
+    encoder = semantic.builder._make_encoder()
+    assert encoder.name == "letters"
+    assert semantic_for(RankingSettings(semantic=False), tmp_path, list, registry.embedder) is None

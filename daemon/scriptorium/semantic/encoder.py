@@ -32,12 +32,6 @@ class Encoder(Protocol):
 
     def passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
-    def release(self) -> None:
-        """Drop the passage session (made again for the next pass): between passes the
-        daemon holds only what queries need."""
-        with self._lock:
-            self._sessions.pop("passages", None)
-
     def query(self, text: str) -> np.ndarray: ...
 
 
