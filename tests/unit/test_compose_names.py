@@ -52,3 +52,23 @@ def test_the_related_sets_parse_and_every_case_is_a_related_case() -> None:
         assert cases and all(c.related and c.acceptable and c.query is None for c in cases)
     with pytest.raises(EvalSetError, match="related case needs"):
         parse_lines(['{"id": "r", "related": "docs/x#y", "acceptable": [], "tag": "t"}'])
+
+
+def test_a_name_defined_in_many_places_is_counted_not_loaded() -> None:
+    from types import SimpleNamespace
+
+    from scriptorium.compose.names import MAX_CANDIDATES, NameResolver
+
+    class View:
+        def definitions_of(self, snapshot, name: str) -> int:
+            return MAX_CANDIDATES + 1
+
+        def symbols(self, snapshot):
+            raise AssertionError("the definitions of a common name were loaded")
+
+        def code_by_suffix(self, snapshot) -> dict:
+            return {}  # no module client.py
+
+    resolver = NameResolver(SimpleNamespace(view=View(), snapshot=None))
+    assert resolver.resolve("__init__") == []
+    assert resolver.resolve("Client.send") == []

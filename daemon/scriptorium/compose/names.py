@@ -29,6 +29,8 @@ NAMED_BY_WEIGHT = 1.4
 # A name defined in more places than this is not a pointer to one of them.
 MAX_DEFINITIONS = 3
 MAX_NAMES = 40
+# Definitions of one name worth reading to pick the ones the section means (see _narrowed).
+MAX_CANDIDATES = 24
 _SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CALL = re.compile(r"^(@?[\w.:/#-]+)\s*\(.*\)?$", re.DOTALL)
@@ -126,6 +128,10 @@ class NameResolver:
         return self._shared(files) + self._definitions(qualified.split("."))
 
     def _definitions(self, parts: list[str]) -> list[Named]:
+        # A name defined in many places (``__init__``, ``run``) is counted, not loaded: the
+        # documents of its definitions would be made only to be dropped.
+        if self.view.definitions_of(self.snapshot, parts[-1]) > MAX_CANDIDATES:
+            return []
         defined = self.view.symbols(self.snapshot).get(parts[-1], [])
         if len(parts) > 1:
             qualified = ".".join(parts)
