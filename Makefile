@@ -127,6 +127,8 @@ bench: venv
 
 eval: venv
 	$(PY) -m scriptorium eval --config eval/fastapi.toml --label $(LABEL)
+	$(PY) -m scriptorium eval --set eval/related.jsonl --config eval/fastapi.toml --label $(LABEL)
+	$(PY) -m scriptorium eval --set eval/related-self.jsonl --config eval/self.toml --label $(LABEL)
 
 # Not part of `make test`: it indexes every corpus of the external sets (cached after the first run).
 eval-suite: venv

@@ -1,6 +1,6 @@
 // Drives the web console in headless Chromium (Debian's /usr/bin/chromium) with playwright-core.
 //
-//   node tests/browser/console.mjs SCENARIO BASE_URL OUT_DIR [RELEASE_FILE]
+//   node tests/browser/console.mjs SCENARIO BASE_URL OUT_DIR [RELEASE_FILE | LOCATIONS...]
 //
 // It does what a person does, saves a screenshot of each page under OUT_DIR and prints one JSON
 // object of what it saw; the pytest side (tests/e2e/test_console_browser.py) judges it.
@@ -49,7 +49,8 @@ try {
     await shot("search");
 
     await page.locator(".result-title").first().click();
-    await page.locator("#content .line").first().waitFor();
+    // A doc section opens rendered; its numbered source is in the page, behind "Source".
+    await page.locator("#content .line").first().waitFor({ state: "attached" });
     seen.content = {
       url: page.url(),
       title: await page.locator("#content-title").textContent(),
@@ -121,6 +122,115 @@ try {
       lang: document.documentElement.lang,
     }));
     await shot("search-narrow");
+  } else if (scenario === "reading") {
+    // A definition, a rendered section and its source, explain, a miss, long lines.
+    const [definition, section, unsafe, longDoc] = process.argv.slice(5);
+    const visible = (selector) => page.locator(selector).isVisible();
+    const noOverflow = () => page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      clientWidth: document.documentElement.clientWidth,
+      // The boxes on the page (a code block or a table may scroll inside its own box).
+      widest: Math.max(...[...document.querySelectorAll(
+        "main > section:not([hidden]) > *:not([hidden]), #rendered > *")]
+        .map((n) => n.getBoundingClientRect().right)),
+      mainRight: document.querySelector("main").getBoundingClientRect().right,
+    }));
+
+    await page.goto(`${base}/?${new URLSearchParams({ location: definition })}`);
+    await page.locator("#content .line").first().waitFor();
+    seen.definition = {
+      meta: await page.locator("#content-meta").textContent(),
+      firstNumber: await page.locator("#content .no").first().textContent(),
+      lastNumber: await page.locator("#content .no").last().textContent(),
+      lines: await page.locator("#content .line").count(),
+      marks: await page.locator("#content mark").evaluateAll((ms) => ms.map((m) => m.title)),
+      text: await page.locator("#content").textContent(),
+      links: await page.locator("#parts a").allTextContents(),
+      rendered: await visible("#rendered"),
+    };
+    await shot("definition");
+
+    await page.goto(`${base}/?${new URLSearchParams({ location: section })}`);
+    await page.locator("#rendered").waitFor();
+    seen.rendered = {
+      sourceVisible: await visible("#content"),
+      pressed: await page.getByRole("button", { name: "Source" }).getAttribute("aria-pressed"),
+      headings: await page.locator("#rendered h1, #rendered h2, #rendered h3").allTextContents(),
+      codeBlocks: await page.locator("#rendered pre code").count(),
+      inlineCode: await page.locator("#rendered p code").count(),
+      text: await page.locator("#rendered").innerText(),
+    };
+    await shot("rendered");
+    await page.getByRole("button", { name: "Source" }).click();
+    await page.locator("#content .line").first().waitFor();
+    seen.source = {
+      renderedVisible: await visible("#rendered"),
+      pressed: await page.getByRole("button", { name: "Source" }).getAttribute("aria-pressed"),
+      firstNumber: await page.locator("#content .no").first().textContent(),
+      text: await page.locator("#content").textContent(),
+    };
+    await shot("source");
+    await page.getByRole("button", { name: "Source" }).click();
+    await page.locator("#rendered").waitFor();
+
+    await page.goto(`${base}/?${new URLSearchParams({ location: unsafe })}`);
+    await page.locator("#rendered").waitFor();
+    seen.unsafe = {
+      scripts: await page.locator("#rendered script, #rendered img, #rendered iframe").count(),
+      handlers: await page.locator("#rendered [onerror], #rendered [onclick]").count(),
+      hrefs: await page.locator("#rendered a").evaluateAll((as) => as.map((a) => a.getAttribute("href"))),
+      text: await page.locator("#rendered").innerText(),
+      alerted: await page.evaluate(() => window.__alerted === true),
+    };
+    await shot("sanitised");
+
+    await page.goto(`${base}/?q=declare+path+parameters&kinds=docs&explain=true`);
+    await page.locator(".result").first().waitFor();
+    const first = page.locator(".result").first();
+    seen.explain = {
+      folds: await first.locator("details.stages-fold").count(),
+      summary: await first.locator("details.stages-fold summary").textContent(),
+      visibleStages: await first.locator(".stages li").evaluateAll((lis) =>
+        lis.filter((li) => li.checkVisibility()).length),
+      stages: await first.locator(".stages li").allTextContents(),
+      decided: await first.locator(".decided").textContent(),
+      previewCode: await page.locator(".result .preview code").count(),
+      previewText: await first.locator(".preview").textContent(),
+    };
+    await shot("explain");
+    await first.locator("details.stages-fold summary").click();
+    await first.locator(".stages li").first().waitFor();
+    seen.explain.openedStages = await first.locator(".stages li").evaluateAll((lis) =>
+      lis.filter((li) => li.checkVisibility()).length);
+    await shot("explain-open");
+
+    for (const [name, query] of [["not-found", ""], ["not-found-from-results", "declare path parameters"]]) {
+      const params = { location: "tutorial/nowhere-at-all" };
+      if (query) params.q = query;
+      await page.goto(`${base}/?${new URLSearchParams(params)}`);
+      await page.locator("#content-status.error").waitFor();
+      seen[name] = {
+        status: await page.locator("#content-status").textContent(),
+        contentVisible: await visible("#content"),
+        renderedVisible: await visible("#rendered"),
+        sourceButton: await visible("#show-source"),
+        back: await page.locator("#back").textContent(),
+        backHref: await page.locator("#back").getAttribute("href"),
+      };
+      await shot(name);
+    }
+
+    await page.goto(`${base}/?${new URLSearchParams({ location: longDoc })}`);
+    await page.locator("#rendered").waitFor();
+    seen.long = { rendered: await noOverflow() };
+    await shot("long-rendered");
+    await page.getByRole("button", { name: "Source" }).click();
+    await page.locator("#content .line").first().waitFor();
+    seen.long.source = await noOverflow();
+    await shot("long-source");
+    await page.setViewportSize({ width: 360, height: 740 });
+    seen.long.narrow = await noOverflow();
+    await shot("long-source-narrow");
   } else if (scenario === "sources-live") {
     // The daemon is held in its first build: the page shows it loading, then, refreshing by
     // itself, ready once the test's release file lets the build finish.

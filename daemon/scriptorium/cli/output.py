@@ -111,7 +111,8 @@ def _flow_lines(steps: Sequence[pb.FlowStep]) -> list[str]:
     for step in steps:
         out.append(f"{step.index}. {step.title}  ({step.origin})")
         if step.description and step.description != step.title:
-            out.append(f"   {step.description}")
+            # A description may end with the code block its sentence introduces.
+            out.extend(f"   {line}".rstrip() for line in step.description.splitlines())
         out.extend(f"   from {location}" for location in step.locations)
     return out
 

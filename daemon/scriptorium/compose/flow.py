@@ -65,9 +65,17 @@ def _steps_from_seed(seed: Seed) -> list[tuple[str, str, str, int]]:
             for line, origin, title, description in code_flow_candidates(lines, seed.doc.language)
         ]
     return [
-        (i.origin, i.title, i.description, i.line_no)
+        (i.origin, i.title, f"{i.description}\n\n{i.code}" if i.code else i.description, i.line_no)
         for i in flow_candidates(lines, seed.start_line)
     ]
+
+
+def _describe(description: str, limit: int) -> str:
+    """A step's prose on one line, cut to ``limit``; the code block its sentence introduces
+    (after a blank line) is kept as written: collapsed, code would not read as code."""
+    prose, blank, code = description.partition("\n\n")
+    shown = _shorten(prose, limit)
+    return f"{shown}\n\n{code}" if blank and code else shown
 
 
 def summarize(
@@ -105,7 +113,7 @@ def summarize(
                 FlowStep(
                     index=len(steps) + 1,
                     title=_shorten(title, 80 if compact else 160),
-                    description="" if compact else _shorten(description, 400),
+                    description="" if compact else _describe(description, 400),
                     ref_ids=[seed.ref_id],
                     locations=[location],
                     origin=origin,

@@ -7,6 +7,8 @@ Signals, each a named reason with its weight:
   the files and definitions that provide them;
 * ``doc-link`` — Markdown links between documents, include directives from documents to code
   (``{* ../../docs_src/app.py *}``), and documents that include a code seed;
+* ``names`` — the files and definitions a doc seed names in code spans, and ``named-by``, the
+  doc sections that name a code seed's definition (``compose/names.py``);
 * ``path-proximity`` — files next to a seed;
 * ``framework`` — both mention the same framework;
 * in ``implementation`` mode, ``impl-*`` relations to route handlers, dependency injection,
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from scriptorium import limits
 from scriptorium.cancel import checkpoint
+from scriptorium.compose.names import lead_to_names, lead_to_sections
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.domain.model import Block, Corpus, Reason, RefKind, SourceDocument
 from scriptorium.domain.outcomes import RelatedHit, RelatedOutcome
@@ -411,6 +414,8 @@ def expand_related(
         checkpoint()
         finder.imports(seed)
         finder.doc_links(seed)
+        lead_to_names(finder, seed)
+        lead_to_sections(finder, seed, sorted(sources))
     for seed in seeds:
         finder.proximity(seed)
     checkpoint()

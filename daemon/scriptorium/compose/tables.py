@@ -94,6 +94,10 @@ class BlockLists(Mapping[str, list[tuple[SourceDocument, int]]]):
     def __getitem__(self, name: str) -> list[tuple[SourceDocument, int]]:
         return [(self._docs[key], index) for key, index in self._entries[name]]
 
+    def count(self, name: str) -> int:
+        """How many blocks define ``name``, without making their documents."""
+        return len(self._entries.get(name, ()))
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
 
@@ -125,6 +129,10 @@ class CorpusTables:
     def symbols(self, snapshot: Snapshot) -> Mapping[str, list[tuple[SourceDocument, int]]]:
         """Definition name → blocks defining it, for import resolution (cached per generation)."""
         return self._tables(snapshot).symbols
+
+    def symbol_count(self, snapshot: Snapshot, name: str) -> int:
+        """How many blocks define ``name`` (their documents are not made)."""
+        return self._tables(snapshot).symbols.count(name)
 
     def code_by_suffix(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         """A trailing run of path segments, lower-cased → the code files whose path ends so

@@ -92,6 +92,10 @@ class CorpusView:
     def symbols(self, snapshot: Snapshot) -> Mapping[str, list[tuple[SourceDocument, int]]]:
         return self._tables.symbols(snapshot)
 
+    def definitions_of(self, snapshot: Snapshot, name: str) -> int:
+        """How many blocks define ``name`` (no document is made to count them)."""
+        return self._tables.symbol_count(snapshot, name)
+
     def code_by_suffix(self, snapshot: Snapshot) -> Mapping[str, list[SourceDocument]]:
         return self._tables.code_by_suffix(snapshot)
 

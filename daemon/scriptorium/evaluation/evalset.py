@@ -34,6 +34,7 @@ KNOWN_KEYS = frozenset(
         "expect_fetch",
         "note",
         "expect_abstain",
+        "related",
     }
 )
 
@@ -61,6 +62,9 @@ class Case:
     note: str = ""
     # A question the corpus cannot answer: the search should abstain (scored separately).
     expect_abstain: bool = False
+    # A related case: ExpandRelated from this location (a doc section or a definition), scored
+    # against ``acceptable`` as a search is.
+    related: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -113,8 +117,13 @@ def parse_case(obj: Any, where: str = "case") -> Case:
         not isinstance(fetch_location, str) or not fetch_location.strip()
     ):
         raise EvalSetError(f"{where}: 'fetch_location' must be a non-empty string")
-    if query is None and fetch_location is None:
-        raise EvalSetError(f"{where}: a case needs a 'query', a 'fetch_location', or both")
+    related = obj.get("related")
+    if related is not None and (not isinstance(related, str) or not related.strip()):
+        raise EvalSetError(f"{where}: 'related' must be a non-empty location")
+    if query is None and fetch_location is None and related is None:
+        raise EvalSetError(
+            f"{where}: a case needs a 'query', a 'fetch_location' or a 'related' location"
+        )
 
     if "acceptable" not in obj:
         raise EvalSetError(f"{where}: 'acceptable' is required (it may be [] for fetch-only cases)")
@@ -126,6 +135,8 @@ def parse_case(obj: Any, where: str = "case") -> Case:
         raise EvalSetError(f"{where}: an abstention case has a query and no acceptable locations")
     if query is not None and not acceptable and not expect_abstain:
         raise EvalSetError(f"{where}: a search case needs at least one acceptable location")
+    if related is not None and not acceptable:
+        raise EvalSetError(f"{where}: a related case needs at least one acceptable location")
 
     expect_fetch = obj.get("expect_fetch")
     if fetch_location is not None:
@@ -160,6 +171,7 @@ def parse_case(obj: Any, where: str = "case") -> Case:
         expect_fetch=expect_fetch,
         note=_string(obj.get("note", ""), "note", where),
         expect_abstain=expect_abstain,
+        related=related,
         raw=dict(obj),
     )
 

@@ -143,6 +143,8 @@ TABLE_COLUMNS = (
     ("fetch", "fetch_success_rate", "rate"),
     ("stale", "stale_pass_rate", "rate"),
     ("redun", "redundant_share", "rate"),
+    ("rel@1", "related_hit@1", "rate"),
+    ("rel@3", "related_hit@3", "rate"),
     ("prev", "mean_preview_chars", "chars"),
     ("min", "min_preview_chars", "chars"),
 )
@@ -184,6 +186,12 @@ def format_misses(cases: Sequence[Mapping[str, Any]], limit: int = 60) -> str:
             rank = case.get("rank")
             got = (case.get("search") or {}).get("returned", [])[:1]
             problems.append(f"miss@5 (rank {rank or '-'}; top: {got[0] if got else 'none'})")
+        related = case.get("related_hits")
+        if related is not None and not related.get("3"):
+            got = (case.get("related_search") or {}).get("returned", [])[:3]
+            shown = ", ".join(got) or "none"
+            rank = case.get("related_rank") or "-"
+            problems.append(f"related miss@3 (rank {rank}; top: {shown})")
         if case.get("fetch_success") is False:
             fetch = case.get("fetch") or {}
             problems.append(f"fetch {fetch.get('status')} for {fetch.get('requested')!r}")

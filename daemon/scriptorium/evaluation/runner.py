@@ -204,6 +204,35 @@ class RetrievalClient:
             "provider": response.provider,
         }, results
 
+    def related(self, location: str, top_k: int) -> dict[str, Any]:
+        """ExpandRelated from ``location`` (resolved to its ref by GetContent, as the CLI does)."""
+        started = time.perf_counter()
+        try:
+            seed = self.stub.GetContent(
+                pb.GetContentRequest(location=location, max_lines=1), timeout=RPC_TIMEOUT_S
+            )
+            response = self.stub.ExpandRelated(
+                pb.ExpandRelatedRequest(ref_ids=[seed.ref_id], top_k=top_k),
+                timeout=RPC_TIMEOUT_S,
+            )
+        except grpc.RpcError as exc:
+            return {
+                "status": "error",
+                "code": _status_name(exc),
+                "error": _error_text(exc),
+                "latency_ms": _elapsed_ms(started),
+                "returned": [],
+            }
+        returned = [r.location for r in response.related]
+        return {
+            "status": "ok" if returned else "empty",
+            "code": "OK",
+            "error": "",
+            "latency_ms": _elapsed_ms(started),
+            "returned": returned,
+            "reasons": [[reason.name for reason in r.reasons] for r in response.related],
+        }
+
     def fetch(self, location: str) -> dict[str, Any]:
         """GetContent(location, FULL), reduced to what the record needs (never the content)."""
         started = time.perf_counter()
@@ -247,7 +276,7 @@ def _elapsed_ms(started: float) -> float:
 
 def _case_header(case: Case) -> dict[str, Any]:
     header: dict[str, Any] = {"id": case.id, "tag": case.tag, "lang": case.lang}
-    for name in ("query", "fetch_location", "expect_fetch"):
+    for name in ("query", "fetch_location", "expect_fetch", "related"):
         value = getattr(case, name)
         if value is not None:
             header[name] = value
@@ -312,10 +341,25 @@ def run_fetch_case(client: RetrievalClient, case: Case) -> dict[str, Any]:
     return fetched
 
 
+def run_related_case(client: RetrievalClient, case: Case, top_k: int) -> dict[str, Any]:
+    """ExpandRelated from the case's location, scored at page / file level like a search."""
+    assert case.related is not None
+    found = client.related(case.related, top_k)
+    score = scoring.score_search(found["returned"], case.acceptable, (), top_k)
+    return {
+        "related_search": found,
+        "related_rank": score.rank,
+        "related_hits": score.hits,
+        "related_rr": score.rr,
+    }
+
+
 def run_case(client: RetrievalClient, case: Case, top_k: int) -> dict[str, Any]:
     """One case's record; an unexpected failure is recorded instead of ending the run."""
     record = _case_header(case)
     try:
+        if case.related is not None:
+            record.update(run_related_case(client, case, top_k))
         if case.query is not None:
             record.update(run_search_case(client, case, top_k))
         if case.fetch_location is not None:

@@ -256,6 +256,15 @@ def aggregate_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     shown = sum(len(c.get("search", {}).get("returned", [])) for c in scored)
     summary["redundant_count"] = sum(c.get("redundant", 0) for c in scored)
     summary["redundant_share"] = _rate(summary["redundant_count"], shown)
+    related = [c for c in cases if c.get("related_hits") is not None]
+    summary["related_case_count"] = len(related)
+    related_block = _hit_block(related, "related_hits")
+    for cutoff in ("1", "3", "5"):
+        summary[f"related_hit@{cutoff}"] = related_block[f"hit@{cutoff}"]
+        summary[f"related_hit@{cutoff}_count"] = related_block[f"hit@{cutoff}_count"]
+    summary["related_mrr"] = (
+        sum(c.get("related_rr", 0.0) for c in related) / len(related) if related else None
+    )
     summary["mean_preview_chars"] = (sum(previews) / len(previews)) if previews else None
     summary["min_preview_chars"] = min(previews) if previews else None
     return summary

@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 CONSOLE_FILES = {
     "console.js": "text/javascript; charset=utf-8",
     "console.css": "text/css; charset=utf-8",
+    # Vendored from npm at the versions package.json pins (scripts/vendor_console.sh).
+    "marked.umd.js": "text/javascript; charset=utf-8",
+    "purify.min.js": "text/javascript; charset=utf-8",
 }
 # The console may load only its own files and talk only to this daemon.
 CONSOLE_HEADERS = {

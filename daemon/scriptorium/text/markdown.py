@@ -54,6 +54,9 @@ _LIST_FIRST = frozenset("-*+")
 _BLOCK_FIRST = frozenset("#=-*+_>/!?<{|")
 
 TITLE_CHARS = 80
+# A sentence that introduces code ends with a colon; the step carries that many of its lines.
+_INTRODUCES = re.compile(r"[:：]\s*$")
+INTRODUCED_CODE_LINES = 12
 DESCRIPTION_CHARS = 300
 MAX_PARAGRAPH_ITEMS = 8
 # Longer lines are minified or generated text; only their start is worth reading.
@@ -79,6 +82,8 @@ class FlowItem:
     title: str
     description: str
     line_no: int
+    # The fenced code block the item's sentence introduces ("" when none).
+    code: str = ""
 
 
 # -- small helpers ----------------------------------------------------------------------------
@@ -427,16 +432,54 @@ class _Structure:
         return [h for h in self.headings if h.line_no > self.first]
 
     def text(self, start: int, end: int) -> str:
-        """Prose of rows ``start..end`` on one line: no code, no markers, no markup."""
+        """Prose of rows ``start..end`` on one line: no code, no markers, no markup.
+
+        A paragraph's lines are joined before its markup is read: a code span or emphasis
+        that wraps a line is one span, not two halves that pair with their neighbours."""
         parts: list[str] = []
+        run: list[str] = []
+
+        def paragraph_ends() -> None:
+            if run:
+                parts.append(strip_inline_markup(" ".join(run)))
+                run.clear()
+
         for row in range(start, end + 1):
             line = self.lines[row]
             if row in self.heading_rows:
+                paragraph_ends()
                 heading = self.heading_rows[row]
                 parts.append(heading if _ENDS_SENTENCE.search(heading) else f"{heading}.")
             elif not (self.mask[row] or _blank(line) or _NON_PROSE.match(line)):
-                parts.append(strip_inline_markup(_clean(line[:MAX_LINE_CHARS])))
+                run.append(_clean(line[:MAX_LINE_CHARS]))
+            else:
+                paragraph_ends()
+        paragraph_ends()
         return collapse(" ".join(part for part in parts if part))
+
+    def introduced_code(self, start: int, end: int) -> str:
+        """The fenced code the prose of rows ``start..end`` introduces ("You can set timeouts
+        for an individual request:"), as a fenced block: the first fence inside the rows or
+        right after them (blank rows between) whose prose just before ends with a colon."""
+        for first, last in fenced_code_spans(self.lines):
+            if first <= start:
+                continue
+            if first > end + 1 and any(not _blank(self.lines[r]) for r in range(end + 1, first)):
+                break
+            before = first - 1
+            while before >= start and _blank(self.lines[before]):
+                before -= 1
+            if before < start or self.mask[before] or not _INTRODUCES.search(self.lines[before]):
+                continue
+            fence = self.lines[first].strip()
+            closed = last > first and self.lines[last].strip().startswith(fence[:3])
+            body = list(self.lines[first + 1 : last if closed else last + 1])
+            indent = min((_indent(b) for b in body if not _blank(b)), default=0)
+            body = [b[indent:].rstrip() for b in body]
+            if len(body) > INTRODUCED_CODE_LINES:
+                body = [*body[:INTRODUCED_CODE_LINES], "…"]
+            return "\n".join([fence, *body, fence[:3]])
+        return ""
 
     def paragraph_end(self, start: int) -> int:
         """Last row of the paragraph that starts at ``start``."""
@@ -516,10 +559,11 @@ def interesting_ranges(lines: Sequence[str], first_line_no: int) -> list[tuple[i
     return sorted((s + first_line_no, e + first_line_no, reason) for s, e, reason in ranges)
 
 
-def _flow_item(origin: str, title: str, text: str, line_no: int) -> FlowItem | None:
+def _flow_item(origin: str, title: str, text: str, line_no: int, code: str = "") -> FlowItem | None:
     if not text:
         return None
-    return FlowItem(origin, first_sentence(title or text), _cap(text, DESCRIPTION_CHARS), line_no)
+    title = first_sentence(title or text)
+    return FlowItem(origin, title, _cap(text, DESCRIPTION_CHARS), line_no, code)
 
 
 def flow_candidates(lines: Sequence[str], first_line_no: int) -> list[FlowItem]:
@@ -537,7 +581,13 @@ def flow_candidates(lines: Sequence[str], first_line_no: int) -> list[FlowItem]:
 
     def list_items(kind: str, origin: str) -> list[FlowItem]:
         return keep(
-            _flow_item(origin, "", doc.text(i.start, i.end), first_line_no + i.start)
+            _flow_item(
+                origin,
+                "",
+                doc.text(i.start, i.end),
+                first_line_no + i.start,
+                doc.introduced_code(i.start, i.end),
+            )
             for i in doc.items
             if i.kind == kind
         )
@@ -549,6 +599,7 @@ def flow_candidates(lines: Sequence[str], first_line_no: int) -> list[FlowItem]:
                 doc.heading_rows.get(s) or doc.text(s, doc.paragraph_end(s)),
                 doc.text(s, e),
                 first_line_no + s,
+                doc.introduced_code(s, e),
             )
             for s, e in doc.labelled_sections()
         )
@@ -565,6 +616,7 @@ def flow_candidates(lines: Sequence[str], first_line_no: int) -> list[FlowItem]:
                 h.text,
                 doc.text(h.line_no - first_line_no, stop - 1),
                 h.line_no,
+                doc.introduced_code(h.line_no - first_line_no, stop - 1),
             )
             for h, stop in zip(nested, stops, strict=True)
         )
@@ -579,7 +631,8 @@ def flow_candidates(lines: Sequence[str], first_line_no: int) -> list[FlowItem]:
         if len(candidates) >= 2:
             return candidates
     paragraphs = keep(
-        _flow_item("paragraph", "", doc.text(s, e), first_line_no + s) for s, e in doc.paragraphs()
+        _flow_item("paragraph", "", doc.text(s, e), first_line_no + s, doc.introduced_code(s, e))
+        for s, e in doc.paragraphs()
     )
     return paragraphs[:MAX_PARAGRAPH_ITEMS]
 

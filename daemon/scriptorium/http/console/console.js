@@ -2,12 +2,14 @@
 // No framework and no build step; every view is addressed by its URL, so links can be shared:
 //   /?q=…&kinds=docs&mode=…&surface=…&explain=true   a search
 //   /?location=…[&mode=full][&cursor=…]               a block or a page, part by part
+//                                                     (a definition, as `scriptorium get` cuts it)
 //   /?view=sources                                    the sources, refreshed every second
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const PART_CHARS = 8000;
 let sourcesTimer = null;
+let preferSource = false; // the reader asked for the Markdown source rather than the rendering
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -32,11 +34,77 @@ async function call(rpc, body) {
   });
   const data = await reply.json().catch(() => ({ status: "UNKNOWN", message: reply.statusText }));
   if (!reply.ok) {
-    const why = data.resolution && data.resolution.candidates && data.resolution.candidates.length
-      ? ` (candidates: ${data.resolution.candidates.join(", ")})` : "";
-    throw new Error(`${data.status}: ${data.message}${why}`);
+    const error = new Error(`${data.status}: ${data.message}`);
+    error.candidates = (data.resolution && data.resolution.candidates) || [];
+    throw error;
   }
   return data;
+}
+
+// -- Markdown ----------------------------------------------------------------------------------
+// Rendered by marked and sanitised by DOMPurify, both served by this daemon (vendored from npm
+// at the versions package.json pins), so the page still fetches nothing from elsewhere: images
+// become their alt text, embedded media and forms go, and links to other pages of the docs
+// open them here.
+
+const FORBID_TAGS = ["img", "picture", "source", "video", "audio", "iframe", "object", "embed",
+  "form", "input", "button", "textarea", "select", "style", "link", "meta", "svg", "math"];
+let markedReady = false;
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function resolvePage(page, href) {
+  const [path, fragment] = href.split("#");
+  const parts = path.startsWith("/") ? [] : page.split("/").slice(0, -1);
+  for (const part of path.split("/")) {
+    if (part === "..") parts.pop();
+    else if (part && part !== ".") parts.push(part);
+  }
+  const target = parts.join("/").replace(/\.md$/, "").replace(/\/index$/, "");
+  if (!target) return fragment ? `${page}#${fragment}` : page;
+  return fragment ? `${target}#${fragment}` : target;
+}
+
+function consoleLinks(root, page) {
+  for (const a of root.querySelectorAll("a[href]")) {
+    const href = a.getAttribute("href");
+    if (/^[a-z][a-z0-9+.-]*:/i.test(href)) {
+      a.setAttribute("target", "_blank");
+      a.setAttribute("rel", "noopener noreferrer");
+    } else {
+      a.setAttribute("href", `/?${new URLSearchParams({ location: resolvePage(page, href) })}`);
+    }
+  }
+}
+
+function markdown(text, page, inline = false) {
+  if (!window.marked || !window.DOMPurify) return document.createTextNode(text);
+  if (!markedReady) {
+    marked.use({ gfm: true, renderer: {
+      image: (token) => escapeHtml(token.text || ""),
+      // Event-handler attributes go before the browser parses the HTML at all: blocked by the
+      // page's policy, they would still be reported. DOMPurify does the real cleaning.
+      html: (token) => token.text.replace(/\son[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, ""),
+    } });
+    markedReady = true;
+  }
+  // Heading ids written as attribute lists (`## Title { #title }`) are anchors, not text; a
+  // preview shows a heading's words without its marks.
+  text = text.replace(/[ \t]*\{[ \t]*#[\w-]+[ \t]*\}[ \t]*$/gm, "");
+  if (inline) text = text.replace(/\{[ \t]*#[\w-]+[ \t]*\}/g, "").replace(/(^|\s)#{1,6}\s+/g, "$1");
+  const html = inline ? marked.parseInline(text) : marked.parse(text);
+  // Parsed into a template, whose content is inert (nothing in it loads or runs, not even
+  // while it is cleaned), and cleaned there in place before it joins the page.
+  const template = document.createElement("template");
+  template.innerHTML = `<div>${html}</div>`;
+  const root = template.content.firstElementChild;
+  DOMPurify.sanitize(root, { IN_PLACE: true, FORBID_TAGS, FORBID_ATTR: ["style", "srcset"] });
+  consoleLinks(root, page);
+  const fragment = document.createDocumentFragment();
+  fragment.append(...root.childNodes);
+  return fragment;
 }
 
 function link(params, text, cls) {
@@ -85,15 +153,34 @@ function formParams() {
   return params;
 }
 
+// Every stage a result went through, folded under one line: a result on the page was kept by
+// them all, which says little; the line opens onto the list.
 function stagesOf(result, stages) {
   const list = el("ul", { class: "stages", "aria-label": "Stages" });
+  let dropped = null;
   for (const stage of stages) {
     const drop = (stage.drops || []).find((d) => d.refId === result.refId);
+    if (drop && !dropped) dropped = stage.stage;
     const item = el("li", { class: drop ? "dropped" : "kept",
       text: drop ? `${stage.stage}: dropped (${drop.why})` : `${stage.stage}: kept` });
     list.append(item);
   }
-  return list;
+  const summary = dropped ? `Dropped at ${dropped}` : `Kept by all ${stages.length} stages`;
+  return el("details", { class: "stages-fold" }, el("summary", { text: summary }), list);
+}
+
+// What decided the rank: the reasons that weigh most and the scores of the stages that set it.
+function decidedBy(result) {
+  const reasons = [...(result.reasons || [])]
+    .sort((a, b) => Math.abs(Number(b.weight)) - Math.abs(Number(a.weight)))
+    .slice(0, 3)
+    .map((r) => r.name);
+  const scores = Object.entries(result.scores || {})
+    .filter(([, value]) => Number(value))
+    .map(([name, value]) => `${name} ${Number(value).toFixed(3)}`);
+  let text = `Rank decided by ${reasons.join(", ") || "the score"}`;
+  if (scores.length) text += ` (${scores.join(" · ")})`;
+  return el("div", { class: "decided", text });
 }
 
 function renderResult(result, stages, query) {
@@ -107,7 +194,10 @@ function renderResult(result, stages, query) {
   }
   item.append(el("div", { class: "meta",
     text: `${result.location} · ${result.source} · ${result.kind.replace("REF_KIND_", "").toLowerCase()}` }));
-  item.append(el("p", { class: "preview", text: result.preview || result.snippet || "" }));
+  const page = result.location.split("#")[0];
+  const preview = result.preview || result.snippet || "";
+  const isDoc = result.kind === "REF_KIND_DOC";
+  item.append(el("p", { class: "preview" }, isDoc ? markdown(preview, page, true) : preview));
   item.append(el("div", { class: "score", text: `score ${Number(result.score).toFixed(3)}` }));
   if (result.reasons && result.reasons.length) {
     const reasons = el("ul", { class: "reasons", "aria-label": "Reasons" });
@@ -116,7 +206,7 @@ function renderResult(result, stages, query) {
     }
     item.append(reasons);
   }
-  if (stages.length) item.append(stagesOf(result, stages));
+  if (stages.length) item.append(decidedBy(result), stagesOf(result, stages));
   return item;
 }
 
@@ -155,28 +245,42 @@ async function runSearch(params) {
 
 // -- content -----------------------------------------------------------------------------------
 
-function renderLines(reply) {
+function renderLines(reply, ranges) {
   const pre = $("content");
   pre.replaceChildren();
-  const ranges = reply.ranges || [];
   let number = reply.startLine || 1; // a part's own first line
-  for (const line of reply.content.split("\n")) {
+  const lines = reply.content.split("\n");
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop(); // the last line's end
+  for (const line of lines) {
     const range = ranges.find((r) => number >= r.startLine && number <= r.endLine);
     const row = el(range ? "mark" : "span", range ? { class: "line", title: range.reason } : { class: "line" },
-      el("span", { class: "no", "aria-hidden": "true", text: String(number) }), line);
+      el("span", { class: "no", "aria-hidden": "true", text: String(number) }),
+      el("span", { class: "text", text: line }));
     pre.append(row);
     number += 1;
   }
+}
+
+function showSource(source) {
+  $("rendered").hidden = source;
+  $("content").hidden = !source;
+  $("show-source").setAttribute("aria-pressed", String(source));
 }
 
 async function runContent(params) {
   show("content");
   const location = params.get("location");
   const query = params.get("q");
+  // Back to the results there are, else to an empty search.
   $("back").href = query ? `/?${new URLSearchParams({ q: query })}` : "/";
+  $("back").textContent = query ? "← Back to the results" : "← Search";
   $("content-title").textContent = location;
   document.title = `${location} · Scriptorium`;
   $("content").replaceChildren();
+  $("rendered").replaceChildren();
+  $("content").hidden = true;
+  $("rendered").hidden = true;
+  $("show-source").hidden = true;
   $("parts").replaceChildren();
   $("parts-after").replaceChildren();
   setStatus($("content-status"), "Loading…");
@@ -184,17 +288,32 @@ async function runContent(params) {
   const body = { location, mode: `CONTENT_MODE_${mode.toUpperCase()}`, maxChars: PART_CHARS };
   if (params.get("cursor")) body.cursor = params.get("cursor");
   try {
-    const reply = await call("GetContent", body);
+    let reply = await call("GetContent", body);
+    let ranges = reply.ranges || [];
+    const code = reply.kind === "REF_KIND_CODE";
+    if (code && location.includes("#") && !params.get("mode") && !reply.location.includes("#")) {
+      // A definition (path#name): the highlighted ranges cover the whole file and every def
+      // in it; what was asked for is that definition, as `scriptorium get` cuts it.
+      reply = await call("GetContent", { location, maxChars: PART_CHARS });
+      ranges = [{ startLine: reply.startLine, endLine: reply.endLine, reason: "definition" }];
+    }
     $("content-title").textContent = reply.title || reply.location;
     const crumbs = (reply.sectionPath || []).join(" › ");
     $("content-meta").textContent =
       `${reply.location} · ${reply.source} · lines ${reply.startLine}–${reply.endLine}` +
       (crumbs ? ` · ${crumbs}` : "");
-    renderLines(reply);
+    renderLines(reply, ranges);
+    const page = reply.location.split("#")[0];
+    if (reply.kind === "REF_KIND_DOC") {
+      $("rendered").replaceChildren(markdown(reply.content, page));
+      $("show-source").hidden = false;
+      showSource(preferSource);
+    } else {
+      $("content").hidden = false;
+    }
     const nav = [];
     const keep = query ? { q: query } : {};
-    const page = reply.location.split("#")[0];
-    if (page !== reply.location) nav.push(link({ location: page, ...keep }, "Whole page"));
+    if (page !== reply.location) nav.push(link({ location: page, ...keep }, code ? "Whole file" : "Whole page"));
     const part = reply.part;
     if (part && part.count > 1) nav.push(el("span", { text: `Part ${part.number} of ${part.count}` }));
     $("parts").replaceChildren(...nav);
@@ -204,7 +323,13 @@ async function runContent(params) {
     }
     setStatus($("content-status"), reply.revisionSkew ? "The page changed since it was found." : "");
   } catch (error) {
+    // Nothing to show: no empty box, but the message and the pages it may have meant.
     setStatus($("content-status"), error.message, true);
+    if (error.candidates && error.candidates.length) {
+      const keep = query ? { q: query } : {};
+      $("parts").replaceChildren(el("span", { text: "Did you mean" }),
+        ...error.candidates.map((c) => link({ location: c, ...keep }, c, "candidate")));
+    }
   }
 }
 
@@ -291,6 +416,10 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!a || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
     go(a.getAttribute("href"));
+  });
+  $("show-source").addEventListener("click", () => {
+    preferSource = $("show-source").getAttribute("aria-pressed") !== "true";
+    showSource(preferSource);
   });
   $("token").value = sessionStorage.getItem("scriptorium-token") || "";
   $("token").addEventListener("change", () => {

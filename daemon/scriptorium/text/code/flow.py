@@ -130,4 +130,17 @@ def code_flow_candidates(lines: Sequence[str], language: str | None) -> list[Flo
         title = _operation(line)
         if title:
             steps[number] = (number, "operation", title, _shorten(line))
-    return [steps[number] for number in sorted(steps)]
+    ordered = [steps[number] for number in sorted(steps)]
+    # A private helper (``_set_timeout``) is how the code does a step, not a step a reader
+    # takes: it stays only when nothing else in the range explains the topic.
+    public = [step for step in ordered if not _private(step)]
+    return public or ordered
+
+
+def _private(step: FlowCandidate) -> bool:
+    """A signature step whose definition is private by name (``_helper``, ``Class._helper``;
+    not ``__init__`` and the other dunders, which are how a class is used)."""
+    if step[1] != "signature":
+        return False
+    name = step[2].rsplit(" ", 1)[-1].rsplit(".", 1)[-1]
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
