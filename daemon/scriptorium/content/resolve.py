@@ -203,6 +203,10 @@ class Resolver:
         exact = [f for f in found if f[2] == "exact"]
         return exact or found
 
+    def python_files(self, module: str) -> list[tuple[Source, str, str]]:
+        """(source, path, rule) of the Python files a dotted module name names."""
+        return self._modules(module)
+
     def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:
         if outcome.reason == "ambiguous" or outcome.path is None:
             candidates = [self.qualify(source, source.page_location(c)) for c in outcome.candidates]
