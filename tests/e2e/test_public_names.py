@@ -153,3 +153,13 @@ def test_the_cli_prints_the_re_export_and_the_file_a_miss_looked_in(daemon):
     assert missed.returncode == 1
     assert "webby/__init__.py" in missed.stderr
     assert "candidate: webby.Client" in missed.stderr
+
+
+def test_a_location_as_search_returned_it_resolves_as_exact(daemon):
+    search = daemon.stub.Search(pb.SearchRequest(query="when does search abstain"), timeout=30)
+    location = next(r.location for r in search.results if "ranking" in r.location)
+    assert location == "docs/ranking#abstention"
+    reply = fetch(daemon, location)
+    assert reply.resolution.rule == "exact"
+    assert reply.location == location
+    assert reply.content.startswith("## Abstention")
