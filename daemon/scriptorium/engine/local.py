@@ -353,6 +353,7 @@ def build_index(
     Setting ``stop`` cancels the build (``BuildCancelled``; nothing it wrote is kept).
     """
     engine = LocalEngine(settings, registry, build_stop=stop)
+    engine.indexer.serves = False
     try:
         summary = engine.indexer.load_or_build()
     finally:
