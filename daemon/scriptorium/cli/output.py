@@ -269,6 +269,10 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
     if any(s.build_files_total for s in response.sources):
         out.append("BUILD: files read by the build under way (done/total)")
     out.extend(f"{s.name}: {s.last_error}" for s in response.sources if s.last_error)
+    for s in response.sources:
+        if s.skipped:
+            rules = ", ".join(f"{c.files} by {c.rule}" for c in s.skipped)
+            out.append(f"{s.name}: skipped {rules}")
     details = {s.vectors_detail for s in response.sources if s.vectors_state in ("off", "failed")}
     out.extend(f"vectors: {detail}" for detail in sorted(details) if detail)
     out.append(f"server {response.server_version}, generation {response.generation}")

@@ -323,6 +323,7 @@ class LocalEngine(Engine):
                     staleness_seconds=round(staleness, 3),
                     build_files_total=state.build_files_total,
                     build_files_done=state.build_files_done,
+                    skipped=_skipped(source),
                     **self._vector_fields(source.name),
                 )
             )
@@ -343,6 +344,12 @@ class LocalEngine(Engine):
     @property
     def version(self) -> str:
         return __version__
+
+
+def _skipped(source: object) -> dict[str, int]:
+    """The files a local tree's last listing left out, per rule (none for other kinds)."""
+    counts = getattr(source, "skipped_counts", None)
+    return counts() if callable(counts) else {}
 
 
 def build_index(
