@@ -282,6 +282,7 @@ class LocalTreeSource(Source):
         found.sort(key=lambda f: f.path)
         self.listed_dirs = frozenset(dirs)
         self.skips = tally.settled(self.skips)
+        self.skipped_counts()  # counted here, off the event loop that answers ListSources
         return found
 
     def stat_paths(self, relpaths: Iterable[str]) -> list[FileStat] | None:

@@ -12,8 +12,9 @@ per rule shows in ListSources (``skipped``). The rules:
   site (``sitemap.xml`` beside ``index.html``: Docusaurus, Hugo, MkDocs), a tagged cache
   (``CACHEDIR.TAG``).
 
-The walk only records the directories it did not enter (cheap); the files under them are
-counted when a caller asks, once per set of skipped directories.
+The walk records the directories it did not enter; the files under them are counted after
+the listing (in the thread that listed), once per set of skipped directories, so a poll tick
+that skips the same folders counts nothing again and ListSources only adds up.
 """
 
 from __future__ import annotations
