@@ -68,6 +68,11 @@ def test_a_failed_call_in_json_is_an_object_on_stdout(daemon):
     assert done.returncode == 2
     answer = json.loads(done.stdout)
     assert answer["code"] == "UNAVAILABLE" and answer["resolution"] is None
+    # A mistake in the input is an object too (exit 2), before any daemon is asked.
+    done = scriptorium("index", "build", "--config", "/nonexistent/x.toml", "--format", "json")
+    assert done.returncode == 2
+    answer = json.loads(done.stdout)
+    assert answer["code"] == "INVALID_ARGUMENT" and "/nonexistent/x.toml" in answer["message"]
     # Text stays as it was: nothing on stdout, the sentence on stderr.
     done = scriptorium("get", "pkg.Clinet", "--target", daemon.address)
     assert done.returncode == 1 and done.stdout == ""
