@@ -215,7 +215,8 @@ def _source_troubles(client: Client, timeout: float) -> list[dict[str, str]]:
     for s in reply.sources:
         state = enum_word(pb.SourceState.DESCRIPTOR, s.state)
         if state != "ready" or s.last_error:
-            detail = s.last_error or _progress_detail(s) or "no detail"
+            waiting = "no file read yet" if state == "loading" else "no detail"
+            detail = s.last_error or _progress_detail(s) or waiting
             troubles.append(
                 {"source": s.name, "state": state, "last_error": s.last_error, "detail": detail}
             )
