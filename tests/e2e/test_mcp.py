@@ -107,7 +107,8 @@ class McpSession:
 
 
 def text_json(result: CallToolResult) -> Any:
-    assert len(result.content) == 1 and result.content[0].type == "text"
+    """The answer's JSON text; any further content is a note in words (a cap that applied)."""
+    assert result.content and all(c.type == "text" for c in result.content)
     return json.loads(result.content[0].text)
 
 
@@ -245,6 +246,26 @@ def test_search_docs_clamps_max_results(mcp):
     default = ok(mcp.call("search_docs", {"query": "parameter"}))["result"]
     assert len(default) == 10
     assert 10 < len(many) <= 25
+
+
+def test_a_cap_that_applied_is_said(mcp):
+    capped = mcp.call("search_docs", {"query": "parameter", "maxResults": 50})
+    assert not capped.is_error
+    notes = [c.text for c in capped.content[1:]]
+    assert any("maxResults 50 is above the cap of 25" in n for n in notes), notes
+    plain = mcp.call("search_code", {"query": "APIRouter", "maxResults": 5})
+    assert not any("cap" in c.text for c in plain.content[1:])
+    code = mcp.call("search_code", {"query": "APIRouter", "maxResults": 40})
+    assert any("maxResults 40 is above the cap" in c.text for c in code.content[1:])
+
+
+def test_an_unknown_argument_is_refused_naming_the_accepted_ones(mcp):
+    refused = mcp.call("search_docs", {"query": "parameter", "top_k": 5})
+    assert refused.is_error
+    text = refused.content[0].text
+    assert "'top_k'" in text, text
+    assert "query" in text and "maxResults" in text and "tokenBudget" in text, text
+    assert mcp.call("get_doc", {"location": "tutorial/path-params", "mode": "full"}).is_error
 
 
 def test_search_docs_covers_docs_only_and_other_sites_keep_their_prefix(mcp):

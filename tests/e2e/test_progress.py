@@ -62,8 +62,9 @@ def test_index_build_prints_progress_and_a_summary_on_a_pipe(tutorial, tmp_path)
     percents = [int(m.group(3)) for m in periodic]
     assert percents == sorted(percents) and len(set(percents)) == len(percents)
     assert all(int(m.group(2)) == files for m in periodic)
-    # The summary is for people: stdout keeps the build's machine-readable report.
-    assert "indexing" not in build.stdout and f"documents: {files}" in build.stdout
+    # The progress is for people on stderr: stdout keeps the build's report, a table.
+    assert "indexing" not in build.stdout and f"{files} documents" in build.stdout
+    assert build.stdout.splitlines()[1].split() == ["NAME", "STATE", "DOCS"]
 
 
 def test_serve_reports_its_build_in_its_log(tutorial, tmp_path):

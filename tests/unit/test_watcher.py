@@ -66,7 +66,10 @@ def tree(tmp_path: Path) -> Path:
     write(root / "pkg.egg-info/info.md", "# Metadata\n")
     write(root / "big.md", "# Big\n" + "x" * 5000)
     write(root / "image.png", "not markdown")
+    # A built site (told by what it holds, not by its name).
     write(root / "site/built.md", "# Build output\n")
+    write(root / "site/index.html", "<html></html>\n")
+    write(root / "site/sitemap.xml", "<urlset/>\n")
     outside = write(tmp_path / "outside.md", "# Outside\n")
     (root / "escape.md").symlink_to(outside)
     (root / "alias.md").symlink_to(root / "index.md")
@@ -112,7 +115,7 @@ def test_a_listing_names_the_directories_it_walked_and_only_those(registry, tree
     assert source.listed_dirs == frozenset()
     source.list_files()
     walked = {os.path.relpath(d, tree) for d in source.listed_dirs}
-    # Skipped (node_modules, *.egg-info, site) and ignored (drafts/) trees are not walked.
+    # Skipped (node_modules, *.egg-info, a built site) and ignored (drafts/) trees are not walked.
     assert walked == {".", "guide", "guide/deep"}
 
 

@@ -2994,6 +2994,12 @@ type SourceStatus struct {
 	VectorsDone   int64  `protobuf:"varint,17,opt,name=vectors_done,json=vectorsDone,proto3" json:"vectors_done,omitempty"`
 	VectorsTotal  int64  `protobuf:"varint,18,opt,name=vectors_total,json=vectorsTotal,proto3" json:"vectors_total,omitempty"`
 	VectorsDetail string `protobuf:"bytes,19,opt,name=vectors_detail,json=vectorsDetail,proto3" json:"vectors_detail,omitempty"`
+	// Files this source would index that its last listing left out, per rule that left some
+	// out: "gitignore" (a .gitignore rule), "generated" (a folder a build wrote: Sphinx's
+	// .buildinfo, a built MkDocs site's search/search_index.json, sitemap.xml beside
+	// index.html, CACHEDIR.TAG), "skip_dirs" (configured) and "built-in" (node_modules,
+	// virtualenvs, caches). Empty when nothing was left out.
+	Skipped       []*SkipCount `protobuf:"bytes,20,rep,name=skipped,proto3" json:"skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3161,6 +3167,66 @@ func (x *SourceStatus) GetVectorsDetail() string {
 	return ""
 }
 
+func (x *SourceStatus) GetSkipped() []*SkipCount {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
+// How many files one rule kept out of a source's listing (counting stops at 100000).
+type SkipCount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rule          string                 `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	Files         int64                  `protobuf:"varint,2,opt,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkipCount) Reset() {
+	*x = SkipCount{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkipCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkipCount) ProtoMessage() {}
+
+func (x *SkipCount) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkipCount.ProtoReflect.Descriptor instead.
+func (*SkipCount) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SkipCount) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *SkipCount) GetFiles() int64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
 type ListSourcesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sources       []*SourceStatus        `protobuf:"bytes,1,rep,name=sources,proto3" json:"sources,omitempty"`
@@ -3172,7 +3238,7 @@ type ListSourcesResponse struct {
 
 func (x *ListSourcesResponse) Reset() {
 	*x = ListSourcesResponse{}
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3250,7 @@ func (x *ListSourcesResponse) String() string {
 func (*ListSourcesResponse) ProtoMessage() {}
 
 func (x *ListSourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3263,7 @@ func (x *ListSourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListSourcesResponse) Descriptor() ([]byte, []int) {
-	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{26}
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListSourcesResponse) GetSources() []*SourceStatus {
@@ -3482,7 +3548,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x0ftopic_truncated\x18\t \x01(\bR\x0etopicTruncated\x12(\n" +
 	"\x10topic_chars_used\x18\n" +
 	" \x01(\x05R\x0etopicCharsUsed\"\x14\n" +
-	"\x12ListSourcesRequest\"\xbf\x05\n" +
+	"\x12ListSourcesRequest\"\xf4\x05\n" +
 	"\fSourceStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x121\n" +
@@ -3508,7 +3574,11 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\rvectors_state\x18\x10 \x01(\tR\fvectorsState\x12!\n" +
 	"\fvectors_done\x18\x11 \x01(\x03R\vvectorsDone\x12#\n" +
 	"\rvectors_total\x18\x12 \x01(\x03R\fvectorsTotal\x12%\n" +
-	"\x0evectors_detail\x18\x13 \x01(\tR\rvectorsDetail\"\x94\x01\n" +
+	"\x0evectors_detail\x18\x13 \x01(\tR\rvectorsDetail\x123\n" +
+	"\askipped\x18\x14 \x03(\v2\x19.scriptorium.v1.SkipCountR\askipped\"5\n" +
+	"\tSkipCount\x12\x12\n" +
+	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x14\n" +
+	"\x05files\x18\x02 \x01(\x03R\x05files\"\x94\x01\n" +
 	"\x13ListSourcesResponse\x126\n" +
 	"\asources\x18\x01 \x03(\v2\x1c.scriptorium.v1.SourceStatusR\asources\x12%\n" +
 	"\x0eserver_version\x18\x02 \x01(\tR\rserverVersion\x12\x1e\n" +
@@ -3574,7 +3644,7 @@ func file_scriptorium_v1_retrieval_proto_rawDescGZIP() []byte {
 }
 
 var file_scriptorium_v1_retrieval_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_scriptorium_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_scriptorium_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_scriptorium_v1_retrieval_proto_goTypes = []any{
 	(RefKind)(0),                        // 0: scriptorium.v1.RefKind
 	(Corpus)(0),                         // 1: scriptorium.v1.Corpus
@@ -3609,19 +3679,20 @@ var file_scriptorium_v1_retrieval_proto_goTypes = []any{
 	(*GuideImplementationResponse)(nil), // 30: scriptorium.v1.GuideImplementationResponse
 	(*ListSourcesRequest)(nil),          // 31: scriptorium.v1.ListSourcesRequest
 	(*SourceStatus)(nil),                // 32: scriptorium.v1.SourceStatus
-	(*ListSourcesResponse)(nil),         // 33: scriptorium.v1.ListSourcesResponse
-	(*timestamppb.Timestamp)(nil),       // 34: google.protobuf.Timestamp
+	(*SkipCount)(nil),                   // 33: scriptorium.v1.SkipCount
+	(*ListSourcesResponse)(nil),         // 34: scriptorium.v1.ListSourcesResponse
+	(*timestamppb.Timestamp)(nil),       // 35: google.protobuf.Timestamp
 }
 var file_scriptorium_v1_retrieval_proto_depIdxs = []int32{
 	1,  // 0: scriptorium.v1.SearchRequest.kinds:type_name -> scriptorium.v1.Corpus
-	34, // 1: scriptorium.v1.SearchRequest.as_of:type_name -> google.protobuf.Timestamp
+	35, // 1: scriptorium.v1.SearchRequest.as_of:type_name -> google.protobuf.Timestamp
 	0,  // 2: scriptorium.v1.SearchResult.kind:type_name -> scriptorium.v1.RefKind
 	7,  // 3: scriptorium.v1.SearchResult.scores:type_name -> scriptorium.v1.Scores
 	8,  // 4: scriptorium.v1.SearchResult.reasons:type_name -> scriptorium.v1.Reason
-	34, // 5: scriptorium.v1.SearchResult.effective_from:type_name -> google.protobuf.Timestamp
-	34, // 6: scriptorium.v1.SearchResult.effective_to:type_name -> google.protobuf.Timestamp
+	35, // 5: scriptorium.v1.SearchResult.effective_from:type_name -> google.protobuf.Timestamp
+	35, // 6: scriptorium.v1.SearchResult.effective_to:type_name -> google.protobuf.Timestamp
 	1,  // 7: scriptorium.v1.UnderstoodQuery.kinds:type_name -> scriptorium.v1.Corpus
-	34, // 8: scriptorium.v1.UnderstoodQuery.as_of:type_name -> google.protobuf.Timestamp
+	35, // 8: scriptorium.v1.UnderstoodQuery.as_of:type_name -> google.protobuf.Timestamp
 	13, // 9: scriptorium.v1.StageReport.drops:type_name -> scriptorium.v1.StageDrop
 	10, // 10: scriptorium.v1.SearchResponse.results:type_name -> scriptorium.v1.SearchResult
 	2,  // 11: scriptorium.v1.SearchResponse.abstain_reason:type_name -> scriptorium.v1.AbstainReason
@@ -3649,26 +3720,27 @@ var file_scriptorium_v1_retrieval_proto_depIdxs = []int32{
 	10, // 33: scriptorium.v1.GuideImplementationResponse.sample_code:type_name -> scriptorium.v1.SearchResult
 	5,  // 34: scriptorium.v1.GuideImplementationResponse.confidence:type_name -> scriptorium.v1.Confidence
 	6,  // 35: scriptorium.v1.SourceStatus.state:type_name -> scriptorium.v1.SourceState
-	34, // 36: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
+	35, // 36: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
 	1,  // 37: scriptorium.v1.SourceStatus.corpus:type_name -> scriptorium.v1.Corpus
-	32, // 38: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
-	9,  // 39: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
-	17, // 40: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
-	23, // 41: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
-	27, // 42: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
-	29, // 43: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
-	31, // 44: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
-	16, // 45: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
-	20, // 46: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
-	25, // 47: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
-	28, // 48: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
-	30, // 49: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
-	33, // 50: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
-	45, // [45:51] is the sub-list for method output_type
-	39, // [39:45] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	33, // 38: scriptorium.v1.SourceStatus.skipped:type_name -> scriptorium.v1.SkipCount
+	32, // 39: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
+	9,  // 40: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
+	17, // 41: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
+	23, // 42: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
+	27, // 43: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
+	29, // 44: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
+	31, // 45: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
+	16, // 46: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
+	20, // 47: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
+	25, // 48: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
+	28, // 49: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
+	30, // 50: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
+	34, // 51: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
+	46, // [46:52] is the sub-list for method output_type
+	40, // [40:46] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_scriptorium_v1_retrieval_proto_init() }
@@ -3682,7 +3754,7 @@ func file_scriptorium_v1_retrieval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scriptorium_v1_retrieval_proto_rawDesc), len(file_scriptorium_v1_retrieval_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

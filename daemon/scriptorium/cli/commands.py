@@ -31,6 +31,7 @@ from scriptorium.cli.output import (
     format_search,
     format_sources,
     format_state_dirs,
+    print_error_json,
     report,
 )
 from scriptorium.cli.parser import build_parser
@@ -127,13 +128,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_index_build(args)
         return _COMMANDS[args.command](args)
     except (ConfigError, PluginError, UsageError) as exc:
+        if args.format == "json":
+            print_error_json("INVALID_ARGUMENT", str(exc))
         print(f"scriptorium: error: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     except ScriptoriumError as exc:
-        if args.command == "health":
+        if args.command == "health" and args.format != "json":
             print(exc.code.name if exc.code not in UNREACHABLE else "UNREACHABLE")
             return EXIT_UNAVAILABLE if exc.code in UNREACHABLE else EXIT_FAILED
-        return report(exc)
+        code = report(exc, args.format)
+        if args.command == "health":
+            return EXIT_UNAVAILABLE if exc.code in UNREACHABLE else EXIT_FAILED
+        return code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -10,7 +10,13 @@ import sys
 from pathlib import Path
 
 from scriptorium import logfilters
-from scriptorium.cli.output import format_state_dirs, print_json, size_text, when_text
+from scriptorium.cli.output import (
+    format_build_summary,
+    format_state_dirs,
+    print_json,
+    size_text,
+    when_text,
+)
 from scriptorium.cli.status import EXIT_FAILED, EXIT_OK
 from scriptorium.index import progress, statedirs
 from scriptorium.settings.config import ConfigError, Settings, load_settings
@@ -84,8 +90,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(dict(summary))
     else:
-        for key, value in dict(summary).items():
-            print(f"{key}: {value}")
+        print(format_build_summary(dict(summary)))
     return EXIT_OK
 
 

@@ -24,6 +24,14 @@ def print_json(value: Message | dict[str, Any]) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def print_error_json(code: str, message: str, resolution: Message | None = None) -> None:
+    """``{"status": "error", "code", "message", "resolution"}`` (resolution null when none)."""
+    detail = None
+    if resolution is not None:
+        detail = MessageToDict(resolution, preserving_proto_field_name=True)
+    print_json({"status": "error", "code": code, "message": message, "resolution": detail})
+
+
 def _lines(start: int, end: int) -> str:
     return f"line {start}" if start == end else f"lines {start}-{end}"
 
@@ -262,13 +270,35 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
     if any(s.build_files_total for s in response.sources):
         out.append("BUILD: files read by the build under way (done/total)")
     out.extend(f"{s.name}: {s.last_error}" for s in response.sources if s.last_error)
+    for s in response.sources:
+        if s.skipped:
+            rules = ", ".join(f"{c.files} by {c.rule}" for c in s.skipped)
+            out.append(f"{s.name}: skipped {rules}")
     details = {s.vectors_detail for s in response.sources if s.vectors_state in ("off", "failed")}
     out.extend(f"vectors: {detail}" for detail in sorted(details) if detail)
     out.append(f"server {response.server_version}, generation {response.generation}")
     return "\n".join(out)
 
 
-def report(err: ScriptoriumError) -> int:
+def format_build_summary(summary: dict[str, Any]) -> str:
+    """What ``index build`` wrote: the generation, where, its totals, and a row per source."""
+    rows = [("NAME", "STATE", "DOCS")]
+    for name, source in summary.get("sources", {}).items():
+        rows.append((name, str(source.get("state", "")), str(source.get("documents", 0))))
+    head = (
+        f"generation {summary['generation']} in {summary['state_dir']}: "
+        f"{summary['documents']} documents, {summary['blocks']} blocks "
+        f"({summary['changed']} changed, {summary['seconds']:.2f} s)"
+    )
+    return "\n".join([head, _table(rows)])
+
+
+def report(err: ScriptoriumError, fmt: str = "text") -> int:
+    """A failed call: the sentence on stderr; with ``--format json`` also an object on stdout,
+    so a script reads what happened from the same stream it reads answers from."""
+    if fmt == "json":
+        resolution = err.resolution if isinstance(err, ResolutionError) else None
+        print_error_json(err.code.name, err.message, resolution)
     print(f"scriptorium: {err.code.name}: {err.message}", file=sys.stderr)
     if isinstance(err, ResolutionError):
         print(f"  resolution: {err.reason} (rule {err.rule})", file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Any
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2
 
+from scriptorium import limits
 from scriptorium.cli.output import (
     format_content_header,
     format_flow,
@@ -73,7 +74,14 @@ def _connect(args: argparse.Namespace, attempts: int) -> Client:
     )
 
 
+def _say_cap(top_k: int, cap: int) -> None:
+    """A ``--top-k`` above what the daemon returns: say it was lowered, on stderr."""
+    if top_k > cap:
+        print(f"note: --top-k {top_k} is above the cap of {cap}: at most {cap}", file=sys.stderr)
+
+
 def cmd_search(args: argparse.Namespace) -> int:
+    _say_cap(args.top_k, limits.TOP_K_MAX)
     with _client(args) as client:
         response = client.search(
             args.query,
@@ -108,6 +116,7 @@ def _ref_ids(client: Client, refs: Sequence[str]) -> list[str]:
 
 
 def cmd_related(args: argparse.Namespace) -> int:
+    _say_cap(args.top_k, limits.RELATED_TOP_K_MAX)
     with _client(args) as client:
         response = client.expand_related(
             _ref_ids(client, args.refs),
@@ -190,7 +199,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     else:
         print(name)
         for item in details:
-            print(f"  {item['source']}: {item['state']}: {item['last_error'] or 'no detail'}")
+            print(f"  {item['source']}: {item['state']}: {item['detail']}")
     return EXIT_OK if response.status == health_pb2.HealthCheckResponse.SERVING else EXIT_FAILED
 
 
@@ -206,5 +215,17 @@ def _source_troubles(client: Client, timeout: float) -> list[dict[str, str]]:
     for s in reply.sources:
         state = enum_word(pb.SourceState.DESCRIPTOR, s.state)
         if state != "ready" or s.last_error:
-            troubles.append({"source": s.name, "state": state, "last_error": s.last_error})
+            waiting = "no file read yet" if state == "loading" else "no detail"
+            detail = s.last_error or _progress_detail(s) or waiting
+            troubles.append(
+                {"source": s.name, "state": state, "last_error": s.last_error, "detail": detail}
+            )
     return troubles
+
+
+def _progress_detail(s: pb.SourceStatus) -> str:
+    """What a source without an error is doing: how far its build has read."""
+    if s.build_files_total:
+        percent = 100 * s.build_files_done // s.build_files_total
+        return f"building: {s.build_files_done} of {s.build_files_total} files read ({percent}%)"
+    return ""

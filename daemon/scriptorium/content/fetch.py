@@ -20,6 +20,7 @@ from scriptorium.content.cut import (
     cut_file,
     find_doc_block,
 )
+from scriptorium.content.follow import follow_reexports
 from scriptorium.content.outline import as_outline
 from scriptorium.content.parts import fit, validate_max_chars
 from scriptorium.content.resolve import Resolved
@@ -213,6 +214,11 @@ class LocalContent:
 
     def by_location(self, location: str, mode: str, max_lines: int) -> ContentOutcome:
         resolved = self.indexer.resolver.resolve(location)
+        fragment = resolved.fragment
+        if resolved.doc.corpus is Corpus.CODE and fragment and resolved.symbol_only is False:
+            resolved.symbol_only = parse_line_range(fragment) is None
+        if resolved.doc.corpus is Corpus.CODE and fragment and resolved.symbol_only:
+            follow_reexports(self.indexer.resolver, resolved, self._text, location)
         source, doc, fragment = resolved.source, resolved.doc, resolved.fragment
         lines = self.indexer.lines_of(doc)
         page = source.page_location(doc.path)
@@ -249,6 +255,9 @@ class LocalContent:
         return self._outcome(
             source, doc, cut, qualified, location, resolved.resolution, ref.encode()
         )
+
+    def _text(self, doc: SourceDocument) -> str:
+        return "\n".join(self.indexer.lines_of(doc))
 
     def _code_cut(
         self, resolved: Resolved, lines: list[str], mode: str, max_lines: int, requested: str

@@ -28,6 +28,8 @@ from scriptorium.index.doctable import DocTable
 from scriptorium.sources.base import Source
 
 MAX_LOCATION_CHARS = limits.MAX_LOCATION_CHARS
+# The rules that read a location as written (no guess from its last segment).
+_STRICT = ("exact", "variant")
 _MODULE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 
 
@@ -114,6 +116,12 @@ class Resolver:
             outcome = self.pages[named.name].resolve(rest) if rest else None
             if outcome is None and not rest:
                 outcome = self.pages[named.name].resolve("index")
+            if outcome is None or outcome.rule not in _STRICT:
+                # ``docs/ranking`` in a source named ``docs`` rooted above its ``docs/`` folder:
+                # the whole path is the page's own location, so it resolves as exactly that.
+                whole = self._strict_default(path)
+                if whole is not None:
+                    return self._finish(raw, whole[0], whole[1], fragment)
             if outcome is None:
                 outcome = self.pages[named.name].resolve(path)
             if outcome is None:
@@ -166,6 +174,15 @@ class Resolver:
             raise shared
         raise self._miss(raw, "not_found", "no page at that location; search to find it")
 
+    def _strict_default(self, path: str) -> tuple[Source, Outcome] | None:
+        """The default source where ``path`` names one page exactly (or as a variant)."""
+        for source in self.sources:
+            if source.is_default:
+                outcome = self.pages[source.name].resolve(path)
+                if outcome is not None and outcome.rule in _STRICT and outcome.path is not None:
+                    return source, outcome
+        return None
+
     def _python_module(self, raw: str, path: str) -> Resolved | None:
         """``package.module.Class.method``: the longest prefix that names a Python file (default
         sources first, exact before canonical-leaf), the rest the definition in it; None when
@@ -202,6 +219,10 @@ class Resolver:
                 break
         exact = [f for f in found if f[2] == "exact"]
         return exact or found
+
+    def python_files(self, module: str) -> list[tuple[Source, str, str]]:
+        """(source, path, rule) of the Python files a dotted module name names."""
+        return self._modules(module)
 
     def _finish(self, raw: str, source: Source, outcome: Outcome, fragment: str) -> Resolved:
         if outcome.reason == "ambiguous" or outcome.path is None:

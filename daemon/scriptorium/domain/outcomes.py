@@ -362,3 +362,5 @@ class SourceReport:
     vectors_done: int = 0
     vectors_total: int = 0
     vectors_detail: str = ""
+    # Files the last listing left out, per rule ("gitignore", "generated", ...).
+    skipped: dict[str, int] = field(default_factory=dict)

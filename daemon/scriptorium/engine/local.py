@@ -323,6 +323,7 @@ class LocalEngine(Engine):
                     staleness_seconds=round(staleness, 3),
                     build_files_total=state.build_files_total,
                     build_files_done=state.build_files_done,
+                    skipped=_skipped(source),
                     **self._vector_fields(source.name),
                 )
             )
@@ -345,6 +346,12 @@ class LocalEngine(Engine):
         return __version__
 
 
+def _skipped(source: object) -> dict[str, int]:
+    """The files a local tree's last listing left out, per rule (none for other kinds)."""
+    counts = getattr(source, "skipped_counts", None)
+    return counts() if callable(counts) else {}
+
+
 def build_index(
     settings: Settings, registry: Registry, *, stop: threading.Event | None = None
 ) -> dict:
@@ -353,6 +360,7 @@ def build_index(
     Setting ``stop`` cancels the build (``BuildCancelled``; nothing it wrote is kept).
     """
     engine = LocalEngine(settings, registry, build_stop=stop)
+    engine.indexer.serves = False
     try:
         summary = engine.indexer.load_or_build()
     finally:

@@ -571,6 +571,7 @@ def source_status_to_pb(report: SourceReport) -> pb.SourceStatus:
         vectors_done=report.vectors_done,
         vectors_total=report.vectors_total,
         vectors_detail=report.vectors_detail,
+        skipped=[pb.SkipCount(rule=r, files=n) for r, n in report.skipped.items()],
     )
     datetime_to_pb(report.indexed_at, status.indexed_at)
     return status

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import errno
 import ipaddress
 import logging
 import os
 import signal
+import socket
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -231,6 +233,7 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     credentials = server_credentials(settings)
+    _check_address_free(settings.listen)
     try:
         if credentials is None:
             port = server.add_insecure_port(settings.listen)
@@ -242,6 +245,34 @@ async def start_server(settings: Settings, engine: Engine) -> RunningServer:
         raise BindError(f"cannot listen on {settings.listen}")
     await server.start()
     return RunningServer(server, health_servicer, port, limiter, servicer)
+
+
+def _check_address_free(listen: str) -> None:
+    """Refuse an address in use before gRPC tries it: its C core prints its own line on stderr
+    (an ``add_port.cc`` trace) before the sentence; this way the sentence is all there is."""
+    if listen.startswith(("unix:", "unix-abstract:")):
+        return
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]") or "0.0.0.0"
+    if not port.isdigit() or int(port) == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except OSError:
+        return  # gRPC says what is wrong with the name
+    for family, kind, proto, _, address in infos[:1]:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise BindError(
+                        f"cannot listen on {listen}: the address is already in use (another "
+                        "daemon? stop it, or pick another address with --listen)"
+                    ) from None
+                if exc.errno == errno.EACCES:
+                    raise BindError(f"cannot listen on {listen}: permission denied") from None
 
 
 def _write_ready_file(path: Path, port: int) -> None:

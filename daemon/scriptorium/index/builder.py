@@ -206,6 +206,8 @@ class Indexer(Repairing):
         # Whether a reconcile of every root has landed (or a reader serves as built): from
         # then on answers reflect the roots, not only an older generation (health "current").
         self.caught_up = False
+        # False for ``index build``, which writes generations and serves none.
+        self.serves = True
         # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
         self.index_fingerprint = (
             f"{extractors.fingerprint};tokenizer={TOKENIZER_VERSION};"
@@ -355,7 +357,10 @@ class Indexer(Repairing):
                 for name in manifest.sources:
                     if name in self.states:
                         self.states[name].indexed_at = manifest.created_at
-                log.info("serving index generation %d", generation)
+                if self.serves:
+                    log.info("serving index generation %d", generation)
+                else:
+                    log.info("found index generation %d; bringing it up to date", generation)
                 threading.Thread(
                     target=self._verify_served,
                     args=(snapshot,),

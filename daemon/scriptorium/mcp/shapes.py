@@ -499,6 +499,11 @@ class SourceOut(BaseModel):
     building: BuildOut | None = Field(
         default=None, description="Progress of the build under way; absent when none is."
     )
+    skipped: dict[str, int] | None = Field(
+        default=None,
+        description="Files the source would index that a rule left out, by rule (gitignore, "
+        "generated, skip_dirs, built-in); absent when none were.",
+    )
 
 
 SourcesOut = model_for(
@@ -522,6 +527,7 @@ def source_out(s: pb.SourceStatus) -> SourceOut:
         building=BuildOut(files_total=s.build_files_total, files_done=s.build_files_done)
         if s.build_files_total
         else None,
+        skipped={c.rule: c.files for c in s.skipped} or None,
     )
 
 

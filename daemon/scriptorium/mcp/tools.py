@@ -152,6 +152,31 @@ def _clamp(value: int) -> int:
     return max(1, min(MAX_RESULTS, value))
 
 
+def _cap_note(name: str, value: int, note: str | None = None) -> str | None:
+    """Says so when a count was lowered to the cap, so fewer results are not a mystery."""
+    if value <= MAX_RESULTS:
+        return note
+    said = f"{name} {value} is above the cap of {MAX_RESULTS}: at most {MAX_RESULTS} results."
+    return f"{said} {note}" if note else said
+
+
+class StrictServer(MCPServer):
+    """Refuses arguments a tool does not take, naming the ones it does: a misspelt argument
+    (``top_k`` for ``maxResults``) silently ignored reads to the caller as obeyed."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            accepted = list(tool.parameters.get("properties", {}))
+            unknown = sorted(set(arguments) - set(accepted))
+            if unknown:
+                raise ToolError(
+                    f"{name} takes no argument {', '.join(repr(u) for u in unknown)}; "
+                    f"it takes {', '.join(accepted)}"
+                )
+        return await super().call_tool(name, arguments, context)
+
+
 def _answer(payload: BaseModel, text: Any = None, note: str | None = None) -> CallToolResult:
     """The structured answer, its JSON as text (``text`` instead when given), and a note."""
     structured = payload.model_dump(mode="json", exclude_none=True)
@@ -234,7 +259,8 @@ class Tools:
         spent = shapes.fit_doc_hits(hits, tokenBudget)
         payload = shapes.DocHits(result=hits, TokensUsed=spent, **shapes.query_extent(response))
         shown = [h.model_dump(mode="json") for h in hits]
-        return _answer(payload, shown, shapes.truncation_note(response))
+        note = _cap_note("maxResults", maxResults, shapes.truncation_note(response))
+        return _answer(payload, shown, note)
 
     async def get_doc(
         self,
@@ -275,7 +301,8 @@ class Tools:
         hits = shapes.code_hits(response.results)
         payload = shapes.CodeHits(result=hits, **shapes.query_extent(response))
         shown = [h.model_dump(mode="json") for h in hits]
-        return _answer(payload, shown, shapes.truncation_note(response))
+        note = _cap_note("maxResults", maxResults, shapes.truncation_note(response))
+        return _answer(payload, shown, note)
 
     async def get_content(
         self,
@@ -373,7 +400,7 @@ class Tools:
             )
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
-        return _answer(shapes.expand_out(response, unresolved))
+        return _answer(shapes.expand_out(response, unresolved), note=_cap_note("top_k", top_k))
 
     async def summarize_flow(
         self,
@@ -428,7 +455,7 @@ TOOL_DESCRIPTIONS = {
 
 def build_server(backend: Backend) -> MCPServer:
     """An MCP server whose tools call ``backend``."""
-    server = MCPServer(
+    server = StrictServer(
         "scriptorium", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
     tools = Tools(backend)

@@ -29,8 +29,19 @@ from scriptorium.sources.paths import (
     read_inside,
     resolve_inside,
 )
+from scriptorium.sources.skips import (
+    BUILT_IN,
+    GENERATED,
+    GITIGNORE,
+    SKIP_DIRS,
+    SkipTally,
+    generated_output,
+)
 
-# Directories never worth indexing: VCS metadata, dependency and build output, caches.
+# Directories never worth indexing: VCS metadata, installed dependencies, caches. Folders
+# named like output (``site``, ``build``, ``dist``, ``vendor``, ``third_party``) are not among
+# them: a Docusaurus or Hugo tree keeps its sources in ``site/``. What a build wrote is told by
+# ``.gitignore`` and by the markers below instead.
 ALWAYS_SKIPPED_DIRS = frozenset(
     {
         ".git",
@@ -45,15 +56,12 @@ ALWAYS_SKIPPED_DIRS = frozenset(
         ".pytest_cache",
         ".ruff_cache",
         ".tox",
-        "dist",
-        "build",
-        "site",
-        "vendor",
-        "third_party",
         ".idea",
         ".vscode",
     }
 )
+# Not content at all: their files are not counted among the skipped ones.
+_UNCOUNTED_DIRS = frozenset({".git", ".hg", ".svn", ".scriptorium"})
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 # Keys every remote kind understands (its place in the provider chain).
 ORDER_KEY = Key("order", "number", None, "place in the provider chain (lower answers first)")
@@ -61,7 +69,12 @@ ORDER_KEY = Key("order", "number", None, "place in the provider chain (lower ans
 LOCAL_TREE_KEYS: tuple[Key, ...] = (
     Key("include", "strings", None, "gitignore-style patterns of the files to index"),
     Key("exclude", "strings", [], "patterns of files never to index"),
-    Key("skip_dirs", "strings", [], "directory names never entered, on top of the built-in ones"),
+    Key(
+        "skip_dirs",
+        "strings",
+        [],
+        "directory names never entered, on top of the built-in ones and generated output",
+    ),
     Key("max_file_bytes", "integer", DEFAULT_MAX_FILE_BYTES, "larger files are skipped", minimum=1),
     Key("class_rules", "string_table", {}, "per-path source classes: pattern = class"),
     Key("snapshot", "bool", False, "index once; never watch this root"),
@@ -184,7 +197,9 @@ class LocalTreeSource(Source):
         self._include = pathspec.PathSpec.from_lines("gitignore", include)
         self._exclude = pathspec.PathSpec.from_lines("gitignore", exclude)
         self._selection: dict[str, bool] = {}
-        self._skip_dirs = ALWAYS_SKIPPED_DIRS | frozenset(config.options.get("skip_dirs", ()))
+        self._configured_skips = frozenset(config.options.get("skip_dirs", ()))
+        #: What the last full listing left out, by rule (see ``sources.skips``).
+        self.skips = SkipTally()
         # Per-path source classes: {"release-notes.md" = "ledger", "reference/**" = "reference"}.
         self._class_rules = [
             (pathspec.PathSpec.from_lines("gitignore", [pattern]), str(cls))
@@ -197,6 +212,16 @@ class LocalTreeSource(Source):
             if spec.match_file(relpath):
                 return cls
         return None
+
+    def skipped_counts(self) -> dict[str, int]:
+        """Files this source would index that the last listing left out, by rule."""
+        root = self._root_str + os.sep
+
+        def admits(path: str) -> bool:
+            rel = path[len(root) :].replace(os.sep, "/")
+            return bool(self._include.match_file(rel)) and not self._exclude.match_file(rel)
+
+        return self.skips.counts(admits)
 
     def size_limit(self, relpath: str) -> int:
         """The largest file, in bytes, this source reads at ``relpath``; larger ones are skipped."""
@@ -228,6 +253,10 @@ class LocalTreeSource(Source):
                 return True
         return False
 
+    def _ignored_file(self, rel: str, matchers: list[tuple[str, Any]]) -> bool:
+        """A file the source would index that an ignore rule hides."""
+        return self._selected(rel) and self._ignored(rel, matchers, is_dir=False)
+
     def _selected(self, relpath: str) -> bool:
         """Whether ``include`` and ``exclude`` admit ``relpath`` (remembered: they never change)."""
         found = self._selection.get(relpath)
@@ -248,9 +277,12 @@ class LocalTreeSource(Source):
         """
         found: list[FileStat] = []
         dirs: list[str] = []
-        self._walk(str(self.root), "", [], found, dirs)
+        tally = SkipTally()
+        self._walk(str(self.root), "", [], found, dirs, tally)
         found.sort(key=lambda f: f.path)
         self.listed_dirs = frozenset(dirs)
+        self.skips = tally.settled(self.skips)
+        self.skipped_counts()  # counted here, off the event loop that answers ListSources
         return found
 
     def stat_paths(self, relpaths: Iterable[str]) -> list[FileStat] | None:
@@ -306,9 +338,19 @@ class LocalTreeSource(Source):
         return matchers
 
     def _skips_dir(self, name: str, rel: str, matchers: list[tuple[str, Any]]) -> bool:
-        if name in self._skip_dirs or name.endswith(".egg-info"):
-            return True
-        return self._ignored(rel, matchers, is_dir=True)
+        return self._skip_rule(name, rel, matchers) is not None or generated_output(
+            os.path.join(self._root_str, rel), None
+        )
+
+    def _skip_rule(self, name: str, rel: str, matchers: list[tuple[str, Any]]) -> str | None:
+        """Which rule keeps the walk out of directory ``rel``, by its name and ignore rules."""
+        if name in ALWAYS_SKIPPED_DIRS or name.endswith(".egg-info"):
+            return BUILT_IN
+        if name in self._configured_skips:
+            return SKIP_DIRS
+        if self._ignored(rel, matchers, is_dir=True):
+            return GITIGNORE
+        return None
 
     def _admitted_file(
         self,
@@ -340,10 +382,14 @@ class LocalTreeSource(Source):
         matchers: list,
         found: list[FileStat],
         dirs: list[str],
+        tally: SkipTally,
     ) -> None:
         try:
             entries = list(os.scandir(directory))
         except OSError:
+            return
+        if prefix and generated_output(directory, {e.name for e in entries}):
+            tally.skip_dir(GENERATED, directory)
             return
         dirs.append(directory)
         if self.respect_gitignore:
@@ -356,12 +402,17 @@ class LocalTreeSource(Source):
             rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not self._skips_dir(entry.name, rel, matchers):
-                        self._walk(entry.path, rel + "/", matchers, found, dirs)
+                    rule = self._skip_rule(entry.name, rel, matchers)
+                    if rule is None:
+                        self._walk(entry.path, rel + "/", matchers, found, dirs, tally)
+                    elif entry.name not in _UNCOUNTED_DIRS:
+                        tally.skip_dir(rule, entry.path)
                     continue
                 if not entry.is_file(follow_symlinks=True):
                     continue
                 stat = self._admitted_file(rel, entry.is_symlink(), matchers, entry)
+                if stat is None and matchers and self._ignored_file(rel, matchers):
+                    tally.skip_file(GITIGNORE)
             except OSError:
                 continue
             if stat is not None:

@@ -572,7 +572,7 @@ class ListSourcesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SourceStatus(_message.Message):
-    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds", "build_files_total", "build_files_done", "vectors_state", "vectors_done", "vectors_total", "vectors_detail")
+    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds", "build_files_total", "build_files_done", "vectors_state", "vectors_done", "vectors_total", "vectors_detail", "skipped")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -592,6 +592,7 @@ class SourceStatus(_message.Message):
     VECTORS_DONE_FIELD_NUMBER: _ClassVar[int]
     VECTORS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VECTORS_DETAIL_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     state: SourceState
@@ -611,7 +612,16 @@ class SourceStatus(_message.Message):
     vectors_done: int
     vectors_total: int
     vectors_detail: str
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ..., build_files_total: _Optional[int] = ..., build_files_done: _Optional[int] = ..., vectors_state: _Optional[str] = ..., vectors_done: _Optional[int] = ..., vectors_total: _Optional[int] = ..., vectors_detail: _Optional[str] = ...) -> None: ...
+    skipped: _containers.RepeatedCompositeFieldContainer[SkipCount]
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ..., build_files_total: _Optional[int] = ..., build_files_done: _Optional[int] = ..., vectors_state: _Optional[str] = ..., vectors_done: _Optional[int] = ..., vectors_total: _Optional[int] = ..., vectors_detail: _Optional[str] = ..., skipped: _Optional[_Iterable[_Union[SkipCount, _Mapping]]] = ...) -> None: ...
+
+class SkipCount(_message.Message):
+    __slots__ = ("rule", "files")
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    rule: str
+    files: int
+    def __init__(self, rule: _Optional[str] = ..., files: _Optional[int] = ...) -> None: ...
 
 class ListSourcesResponse(_message.Message):
     __slots__ = ("sources", "server_version", "generation")
