@@ -189,10 +189,14 @@ class RankingSettings:
     semantic_tokens: int = 256
     # Nearest blocks added per corpus.
     semantic_candidates: int = 50
-    # The cosine's share of a candidate's score: for questions (docs, code) and for pasted
-    # texts longer than long_query_chars (docs, code); 0 leaves that case lexical.
-    semantic_weight: float = 0.5
-    semantic_weight_code: float = 0.3
+    # The cosine's share of a candidate's score: for questions (docs, code) whose lexical
+    # candidates match all their terms, and for pasted texts longer than long_query_chars
+    # (docs, code); 0 leaves that case lexical.
+    semantic_weight: float = 0.2
+    semantic_weight_code: float = 0.2
+    # For a question, the share rises towards this as its lexical candidates match less of
+    # it (none of its terms: this share).
+    semantic_weight_uncovered: float = 0.7
     semantic_weight_long: float = 0.5
     semantic_weight_long_code: float = 0.2
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
@@ -284,6 +288,9 @@ _HELP = {
     "semantic_candidates": "nearest blocks by cosine added to each corpus's candidates",
     "semantic_weight": "the cosine's share of a documentation candidate's score for a question",
     "semantic_weight_code": "the cosine's share of a code candidate's score for a question",
+    "semantic_weight_uncovered": "for a question, the cosine's share when its best lexical "
+    "candidates match none of its terms, falling linearly to semantic_weight (or _code) as "
+    "one of them matches them all",
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
     "pasted text (longer than long_query_chars)",
     "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",

@@ -56,7 +56,12 @@ class SemanticCandidates:
             self._queries[text] = vector
         return vector
 
-    def weight(self, text: str, corpus: Corpus) -> float:
+    def weight(self, text: str, corpus: Corpus, covered: float = 1.0) -> float:
+        """The cosine's share for ``corpus``: fixed for a pasted text; for a question, from
+        ``semantic_weight_uncovered`` when the lexical candidates match none of its terms down
+        to the corpus's weight when one of them matches them all (``covered``, 0..1): where
+        the words already found the answer the meaning need not move it, and where they did
+        not, it is what is left."""
         ranking = self.ranking
         if ranking.is_pasted(text):
             return (
@@ -64,7 +69,9 @@ class SemanticCandidates:
                 if corpus is Corpus.CODE
                 else ranking.semantic_weight_long
             )
-        return ranking.semantic_weight_code if corpus is Corpus.CODE else ranking.semantic_weight
+        base = ranking.semantic_weight_code if corpus is Corpus.CODE else ranking.semantic_weight
+        top = max(base, ranking.semantic_weight_uncovered)
+        return base + (top - base) * (1.0 - covered)
 
     def mix(
         self,
@@ -78,7 +85,8 @@ class SemanticCandidates:
         if index is None or self.builder.encoder is None or CJK.search(query.text):
             return hits  # a CJK query: the model reads English
         corpora = [c for c in Corpus if not query.corpora or c in query.corpora]
-        weights = {c: self.weight(query.text, c) for c in corpora}
+        covered = _covered(query, hits)
+        weights = {c: self.weight(query.text, c, covered) for c in corpora}
         if not any(weight > 0 for weight in weights.values()):
             return hits  # lexical for this kind of query: no vector to make
         vector = self.query_vector(query.text)
@@ -113,6 +121,25 @@ class SemanticCandidates:
                 weights[corpus],
             )
         return hits
+
+
+# Lexical candidates read for how much of the query they match (the best few by BM25).
+COVERAGE_DEPTH = 5
+
+
+def _covered(query: Query, hits: Sequence[LexicalHit]) -> float:
+    """The largest share of the query's distinct terms one of the best lexical candidates
+    matches (0 with none; 1 when its stored features cannot say)."""
+    terms = frozenset(query.terms)
+    if not terms:
+        return 1.0
+    best = 0.0
+    for hit in sorted(hits, key=lambda h: -h.score)[:COVERAGE_DEPTH]:
+        features = hit.features
+        if features is None or not features.available:
+            return 1.0
+        best = max(best, len(features.matched(terms)) / len(terms))
+    return best
 
 
 def _rescore(

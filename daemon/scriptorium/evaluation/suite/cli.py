@@ -262,6 +262,7 @@ def _run(args: argparse.Namespace) -> int:
             log=_log,
             every=steps.get("fastapi"),
             limit=args.limit,
+            state_key=_in_repo(args.fastapi_config, "eval/fastapi.toml"),
         )
         rows += set_rows
         timings.append(timing)

@@ -106,15 +106,21 @@ def run_fastapi_set(
     log: Log,
     every: int | None = None,
     limit: int | None = None,
+    state_key: Path | None = None,
 ) -> tuple[list[dict[str, Any]], CorpusTiming]:
-    """The FastAPI set through a daemon on ``config`` and both baselines on its sources."""
+    """The FastAPI set through a daemon on ``config`` and both baselines on its sources.
+
+    The state directory is keyed by ``state_key`` (the configuration before any ``[ranking]``
+    override was added; default ``config``), so runs that only change ranking levers share one
+    index and its vectors (a lever that changes the index has the daemon build it again)."""
     try:
         cases = [c for c in load_eval_set(set_path) if searched(c)]
     except EvalSetError as exc:
         raise SuiteError(str(exc)) from exc
     cases = list(sample(cases, every, limit))  # type: ignore[arg-type]
     timing = CorpusTiming(corpus=f"{config.name} ({set_path.name})", cases=len(cases))
-    digest = hashlib.sha256(str(config.resolve()).encode() + config.read_bytes()).hexdigest()
+    keyed = state_key or config
+    digest = hashlib.sha256(str(keyed.resolve()).encode() + keyed.read_bytes()).hexdigest()
     state_dir = cache.expanduser() / "fastapi-eval" / digest[:16] / "state"
     state_dir.mkdir(parents=True, exist_ok=True)
 
