@@ -77,7 +77,8 @@ def test_a_deferred_factory_imports_its_module_when_called(tmp_path):
     assert isinstance(factory(config, context), PeerSource)
 
 
-def test_a_plugin_supplies_the_semantic_retrievers_encoder(tmp_path):
+def test_a_plugin_supplies_the_semantic_retrievers_encoder(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCRIPTORIUM_SEMANTIC", "on")
     import numpy as np
 
     from scriptorium.plugin import Encoder, hookimpl
