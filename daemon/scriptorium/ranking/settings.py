@@ -197,6 +197,9 @@ class RankingSettings:
     # For a question, the share rises towards this as its lexical candidates match less of
     # it (none of its terms: this share).
     semantic_weight_uncovered: float = 0.7
+    # Whether a question that names an identifier (``APIRouter``, ``include_router``, a code
+    # span) is ranked lexically: a lookup by name, where the exact name is the evidence.
+    semantic_names_lexical: bool = True
     semantic_weight_long: float = 0.5
     semantic_weight_long_code: float = 0.2
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
@@ -291,6 +294,8 @@ _HELP = {
     "semantic_weight_uncovered": "for a question, the cosine's share when its best lexical "
     "candidates match none of its terms, falling linearly to semantic_weight (or _code) as "
     "one of them matches them all",
+    "semantic_names_lexical": "rank a question that names an identifier (APIRouter, "
+    "include_router, a code span) lexically: a lookup by name",
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
     "pasted text (longer than long_query_chars)",
     "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",

@@ -10,6 +10,7 @@ after it (fusion across corpora, the priors) read it as they read a lexical scor
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from cachetools import LRUCache
 
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.searcher import LexicalHit
+from scriptorium.ranking.signals import identifier_words
 from scriptorium.semantic import vectors as V
 from scriptorium.semantic.builder import VectorBuilder
 from scriptorium.text.features import CJK
@@ -69,6 +71,8 @@ class SemanticCandidates:
                 if corpus is Corpus.CODE
                 else ranking.semantic_weight_long
             )
+        if ranking.semantic_names_lexical and _names_code(text):
+            return 0.0  # a lookup by name: the name is the evidence
         base = ranking.semantic_weight_code if corpus is Corpus.CODE else ranking.semantic_weight
         top = max(base, ranking.semantic_weight_uncovered)
         return base + (top - base) * (1.0 - covered)
@@ -121,6 +125,13 @@ class SemanticCandidates:
                 weights[corpus],
             )
         return hits
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_code(text: str) -> bool:
+    """Whether a question names an identifier (``APIRouter``, ``include_router``, a code
+    span): it looks a name up, and the words that match it exactly are the answer."""
+    return bool(identifier_words(text))
 
 
 # Lexical candidates read for how much of the query they match (the best few by BM25).
