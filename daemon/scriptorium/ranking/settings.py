@@ -201,7 +201,7 @@ class RankingSettings:
     # span) is ranked lexically: a lookup by name, where the exact name is the evidence.
     semantic_names_lexical: bool = True
     semantic_weight_long: float = 0.5
-    semantic_weight_long_code: float = 0.2
+    semantic_weight_long_code: float = 0.0
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = True
     stopwords: bool = True
