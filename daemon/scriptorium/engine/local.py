@@ -146,11 +146,18 @@ class LocalEngine(Engine):
         """
         if await self._shielded(self.indexer.open_newest):
             self._ready = True
+            self._begin_vectors()
             self._catch_up_task = asyncio.create_task(self._catch_up(), name="scriptorium-catch-up")
             return
         await self._shielded(self.indexer.reconcile)
         self._ready = True
+        self._begin_vectors()
         self._start_watch()
+
+    def _begin_vectors(self) -> None:
+        """Once serving, the semantic retriever may load its encoder and make vectors."""
+        if self.semantic is not None:
+            self.semantic.builder.begin()
 
     async def _shielded(self, work):
         """``work`` in a thread, shielded from cancellation: a cancelled task cannot stop the

@@ -7,6 +7,8 @@ blocks by meaning, every candidate then scored both ways (``semantic/retriever.p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scriptorium import telemetry
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.builder import Indexer
@@ -15,8 +17,10 @@ from scriptorium.index.searcher import LexicalHit, lexical_search
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import named_files, query_names
-from scriptorium.semantic.retriever import SemanticCandidates
 from scriptorium.sources.remote import SearchBatch
+
+if TYPE_CHECKING:
+    from scriptorium.semantic.retriever import SemanticCandidates
 
 
 class LocalCandidates:

@@ -87,6 +87,7 @@ class VectorBuilder:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._starting = threading.Lock()
+        self._go = threading.Event()
         self._writable = True
         # Vectors encoded by this process and not yet in a served file: block id → row.
         self._fresh: dict[int, tuple[int, np.ndarray]] = {}
@@ -109,6 +110,7 @@ class VectorBuilder:
         """End the thread at its next chunk (a shutdown)."""
         self._stop.set()
         self._wake.set()
+        self._go.set()
 
     def source_status(self, source: str) -> tuple[str, int, int, str]:
         """(state, vectors made, blocks, detail) for one source's blocks."""
@@ -118,7 +120,15 @@ class VectorBuilder:
 
     # -- the thread -----------------------------------------------------------------------
 
+    def begin(self) -> None:
+        """The daemon serves: the thread may load its model and start (until then it waits,
+        so loading the encoder never competes with the start-up)."""
+        self._go.set()
+
     def _run(self) -> None:
+        while not self._go.wait(1.0):
+            if self._stop.is_set():
+                return
         with contextlib.suppress(AttributeError, OSError, ValueError):
             niceness = int(os.environ.get(NICENESS_ENV, NICENESS))
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)

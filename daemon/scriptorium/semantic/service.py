@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scriptorium.ranking.settings import RankingSettings
-from scriptorium.semantic.builder import VectorBuilder
-from scriptorium.semantic.encoder import Encoder, OnnxEncoder
-from scriptorium.semantic.model import find_model
-from scriptorium.semantic.retriever import SemanticCandidates
+
+if TYPE_CHECKING:
+    from scriptorium.semantic.encoder import Encoder
+    from scriptorium.semantic.retriever import SemanticCandidates
 
 # Set to 0, off or false, turns the semantic retriever off whatever the configuration says
 # (a CI job that wants lexical ranking alone, a test suite that starts many daemons).
@@ -33,6 +33,11 @@ def semantic_for(
     vector thread: a missing model is said there (and in ListSources), never at start-up."""
     if not ranking.semantic or semantic_off():
         return None
+    # Imported only when it is on: numpy and the retriever cost a lexical start nothing.
+    from scriptorium.semantic.builder import VectorBuilder
+    from scriptorium.semantic.encoder import OnnxEncoder
+    from scriptorium.semantic.model import find_model
+    from scriptorium.semantic.retriever import SemanticCandidates
 
     def make_encoder() -> Encoder:
         if embedder is not None:
