@@ -135,6 +135,17 @@ def running_daemon(config: Path, startup_timeout_s: float = STARTUP_TIMEOUT_S) -
         daemon.stop()
 
 
+def _error_record(exc: grpc.RpcError, started: float) -> dict[str, Any]:
+    """A run record's fields for a call that failed."""
+    return {
+        "status": "error",
+        "code": _status_name(exc),
+        "error": _error_text(exc),
+        "latency_ms": _elapsed_ms(started),
+        "returned": [],
+    }
+
+
 def _status_name(exc: grpc.RpcError) -> str:
     code = exc.code() if hasattr(exc, "code") else None
     return code.name if code is not None else "UNKNOWN"
@@ -174,14 +185,7 @@ class RetrievalClient:
         try:
             response = self.stub.Search(request, timeout=RPC_TIMEOUT_S)
         except grpc.RpcError as exc:
-            return {
-                "status": "error",
-                "code": _status_name(exc),
-                "error": _error_text(exc),
-                "latency_ms": _elapsed_ms(started),
-                "returned": [],
-                "results": [],
-            }, []
+            return {**_error_record(exc, started), "results": []}, []
         results = list(response.results)
         return {
             "status": "ok" if results else "empty",
@@ -216,13 +220,7 @@ class RetrievalClient:
                 timeout=RPC_TIMEOUT_S,
             )
         except grpc.RpcError as exc:
-            return {
-                "status": "error",
-                "code": _status_name(exc),
-                "error": _error_text(exc),
-                "latency_ms": _elapsed_ms(started),
-                "returned": [],
-            }
+            return _error_record(exc, started)
         returned = [r.location for r in response.related]
         return {
             "status": "ok" if returned else "empty",
