@@ -200,6 +200,9 @@ class RankingSettings:
     # Whether a question that names an identifier (``APIRouter``, ``include_router``, a code
     # span) is ranked lexically: a lookup by name, where the exact name is the evidence.
     semantic_names_lexical: bool = True
+    # Whether the encoder reads a pasted text's sentences only (no fenced code, code lines,
+    # data rows or tracebacks).
+    semantic_prose: bool = False
     semantic_weight_long: float = 0.5
     semantic_weight_long_code: float = 0.0
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
@@ -296,6 +299,8 @@ _HELP = {
     "one of them matches them all",
     "semantic_names_lexical": "rank a question that names an identifier (APIRouter, "
     "include_router, a code span) lexically: a lookup by name",
+    "semantic_prose": "the encoder reads a pasted text's sentences only (no fenced code, code "
+    "lines, data rows or tracebacks)",
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
     "pasted text (longer than long_query_chars)",
     "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",

@@ -40,3 +40,31 @@ def passage(path: str, block: Block) -> str:
     if not trail:
         trail = name_words(_EXTENSION.sub("", path))
     return f"{trail}\n{body}"
+
+
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+_CODE_LINE = re.compile(
+    r"^(?:import\s|from\s+\S+\s+import\s|def\s|class\s|return\b|print\(|>>>|\.\.\.|[#@])"
+    r"|\s=\s|^\s*[\w.\[\]'\"]+\s*[+\-*/]?=\s"
+)
+# A data row: quoted values in a list, or columns laid out with runs of spaces.
+_DATA_LINE = re.compile(r"^['\"\[{(]|(?:['\"][^'\"]*['\"]\s*,\s*){2}|\S {3,}\S")
+# A pasted text's sentences are what the encoder reads when they come to at least this much.
+PROSE_CHARS = 40
+
+
+def prose(text: str) -> str:
+    """A pasted text's sentences, without its fenced code, code lines, data rows and
+    tracebacks: the encoder reads a bounded number of tokens, and a problem statement's data
+    table would spend them (the text itself when too little prose is left)."""
+    kept = []
+    for line in _FENCED.sub(" ", text).splitlines():
+        stripped = line.strip()
+        visible = [c for c in stripped if not c.isspace()]
+        if not visible or _CODE_LINE.search(stripped):
+            continue
+        if sum(c.isalpha() for c in visible) / len(visible) < 0.6 or _DATA_LINE.search(stripped):
+            continue
+        kept.append(stripped)
+    joined = " ".join(kept)
+    return joined if len(joined) >= PROSE_CHARS else text

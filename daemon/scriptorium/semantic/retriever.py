@@ -23,6 +23,7 @@ from scriptorium.index.searcher import LexicalHit
 from scriptorium.ranking.signals import identifier_words
 from scriptorium.semantic import vectors as V
 from scriptorium.semantic.builder import VectorBuilder
+from scriptorium.semantic.passages import prose
 from scriptorium.text.features import CJK
 
 if TYPE_CHECKING:
@@ -93,7 +94,10 @@ class SemanticCandidates:
         weights = {c: self.weight(query.text, c, covered) for c in corpora}
         if not any(weight > 0 for weight in weights.values()):
             return hits  # lexical for this kind of query: no vector to make
-        vector = self.query_vector(query.text)
+        text = query.text
+        if self.ranking.semantic_prose and self.ranking.is_pasted(text):
+            text = prose(text)
+        vector = self.query_vector(text)
         seen = {hit.bid for hit in hits}
         limit = self.ranking.semantic_candidates
         for corpus in corpora:
