@@ -187,6 +187,8 @@ class RankingSettings:
     semantic_model: str = ""
     # Tokens of each passage (and query) the encoder reads.
     semantic_tokens: int = 256
+    # Tokens of a query the encoder reads (0: as many as of a passage).
+    semantic_query_tokens: int = 0
     # Nearest blocks added per corpus.
     semantic_candidates: int = 50
     # The cosine's share of a candidate's score: for questions (docs, code) whose lexical
@@ -291,6 +293,8 @@ _HELP = {
     "share/scriptorium/models, or a path to one (empty: the default, bge-small-en-v1.5 int8)",
     "semantic_tokens": "tokens of each passage and query the encoder reads (changing it "
     "encodes every block again)",
+    "semantic_query_tokens": "tokens of a query the encoder reads, up to the model's 512 (0: "
+    "semantic_tokens)",
     "semantic_candidates": "nearest blocks by cosine added to each corpus's candidates",
     "semantic_weight": "the cosine's share of a documentation candidate's score for a question",
     "semantic_weight_code": "the cosine's share of a code candidate's score for a question",

@@ -43,13 +43,22 @@ class OnnxEncoder:
     a request thread, so a search is never queued behind a batch of passages.
     """
 
-    def __init__(self, model: ModelFiles, *, passage_tokens: int = 256, threads: int = 0) -> None:
+    def __init__(
+        self,
+        model: ModelFiles,
+        *,
+        passage_tokens: int = 256,
+        query_tokens: int = 0,
+        threads: int = 0,
+    ) -> None:
         from tokenizers import Tokenizer
 
         self.model = model
         self.name = f"{model.name}/{passage_tokens}"
         self.dimensions = model.dimensions
         self.passage_tokens = min(passage_tokens, model.max_tokens)
+        # A query may read more than a passage (a pasted problem); 0: as many as a passage.
+        self.query_tokens = min(query_tokens or self.passage_tokens, model.max_tokens)
         self.threads = threads or max(1, min(2, os.cpu_count() or 1))
         self._tokenizer = Tokenizer.from_file(str(model.tokenizer))
         self._tokenizer.no_padding()
@@ -127,4 +136,4 @@ class OnnxEncoder:
     def query(self, text: str) -> np.ndarray:
         """The unit vector of a query (with the model's query prefix)."""
         session = self._session("queries", self.threads)
-        return self._run(session, [self.model.query_prefix + text], self.passage_tokens)[0]
+        return self._run(session, [self.model.query_prefix + text], self.query_tokens)[0]

@@ -45,7 +45,9 @@ def semantic_for(
             if supplied is not None:
                 return supplied
         return OnnxEncoder(
-            find_model(ranking.semantic_model), passage_tokens=ranking.semantic_tokens
+            find_model(ranking.semantic_model),
+            passage_tokens=ranking.semantic_tokens,
+            query_tokens=ranking.semantic_query_tokens,
         )
 
     builder = VectorBuilder(make_encoder, state_dir / "vectors", generations=generations)
