@@ -54,11 +54,14 @@ def follow_reexports(
     detail = f"no definition of that name in {page} or in what it re-exports"
     if close:
         detail += "; the candidates are its closest public names"
+    # The file's own nearest definitions (language-qualified: ``Rack::Builder#use``) first,
+    # then the public names it re-exports.
+    own = list(first_miss.resolution.candidates if first_miss.resolution else [])
+    candidates = list(dict.fromkeys([*own, *(prefix + name for name in close)]))
     resolution = Resolution(
         reason="not_found",
         rule="none",
-        candidates=[prefix + name for name in close[:MAX_CANDIDATES]]
-        or list(first_miss.resolution.candidates if first_miss.resolution else []),
+        candidates=candidates[:MAX_CANDIDATES],
         detail=detail,
         requested_location=requested,
     )
