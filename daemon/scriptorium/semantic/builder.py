@@ -22,19 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from scriptorium import faults
 from scriptorium.domain.model import Corpus
 from scriptorium.index.native import release_free_memory
 from scriptorium.ranking.paths import auxiliary_kind, translated
-from scriptorium.semantic import vectors as V
-from scriptorium.semantic.encoder import Encoder
 from scriptorium.semantic.passages import passage
 from scriptorium.text.features import CJK, CJK_HEAD
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from scriptorium.index.catalog import Snapshot
+    from scriptorium.semantic import vectors as V
+    from scriptorium.semantic.encoder import Encoder
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +159,9 @@ class VectorBuilder:
 
     def _load_newest(self) -> None:
         """Serve the newest vector file on disk at once, and keep the partial file's rows."""
+
+        from scriptorium.semantic import vectors as V
+
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError:
@@ -186,6 +189,11 @@ class VectorBuilder:
         return [int(m.group(1)) for m in map(_VEC_NAME.match, names) if m]
 
     def _make(self, snapshot: Snapshot) -> None:
+
+        import numpy as np
+
+        from scriptorium.semantic import vectors as V
+
         assert self.encoder is not None
         faults.pause("vectors.encode", self._stop.is_set)
         started = time.monotonic()
@@ -277,6 +285,9 @@ class VectorBuilder:
 
     def _keep(self, index: V.VectorIndex) -> V.VectorIndex:
         """Write ``index`` to its file and serve it mapped from there; prune older files."""
+
+        from scriptorium.semantic import vectors as V
+
         if not self._writable:
             return index
         path = self.folder / f"gen-{index.generation}.vec"
@@ -306,6 +317,11 @@ class _Superseded(Exception):
 
 def _blocks_of(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
     """Every block of ``snapshot`` sorted by id: ids, corpora, (document position, block)."""
+
+    import numpy as np
+
+    from scriptorium.semantic import vectors as V
+
     docs = snapshot.docs
     ids: list[np.ndarray] = []
     corpora: list[np.ndarray] = []

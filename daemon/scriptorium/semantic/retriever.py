@@ -15,18 +15,18 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 from cachetools import LRUCache
 
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.searcher import LexicalHit
 from scriptorium.ranking.signals import identifier_words
-from scriptorium.semantic import vectors as V
 from scriptorium.semantic.builder import VectorBuilder
 from scriptorium.semantic.passages import prose
 from scriptorium.text.features import CJK
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from scriptorium.index.catalog import Snapshot
     from scriptorium.ranking.settings import RankingSettings
 
@@ -86,6 +86,11 @@ class SemanticCandidates:
         allowed: Callable[[LexicalHit], bool],
     ) -> list[LexicalHit]:
         """``hits`` with each corpus's nearest blocks added, every score the hybrid one."""
+
+        import numpy as np
+
+        from scriptorium.semantic import vectors as V
+
         index = self.builder.index
         if index is None or self.builder.encoder is None or CJK.search(query.text):
             return hits  # a CJK query: the model reads English
@@ -161,6 +166,9 @@ def _rescore(
     members: Sequence[int], hits: list[LexicalHit], cosines: np.ndarray, weight: float
 ) -> None:
     """One corpus's hybrid scores, on its BM25 scale."""
+
+    import numpy as np
+
     if not members or weight <= 0:
         return
     best = max(hits[i].score for i in members)
