@@ -8,6 +8,7 @@ there to be cleaned up, and the flag a shutdown sets is set between two document
 from __future__ import annotations
 
 import errno
+import shutil
 
 import pytest
 
@@ -48,13 +49,33 @@ def test_a_full_disk_is_one_sentence_and_leaves_no_blob_or_generation(tmp_path, 
     with pytest.raises(GenerationWriteError) as info:
         write_first(store, DOCS)
     message = str(info.value)
+    # This disk has room for far more than the text: the text is not what did not fit.
     assert message.startswith(
         f"cannot write index generation 1 for source 'docs' to {store.generations_dir}: "
-        "no space left on device (the new text of 5 files alone is "
+        "no space left on device ("
     ), message
-    assert message.endswith(" MB free)") and "\n" not in message, message
+    assert "free now, more than twice the" in message and "quota" in message, message
+    assert "\n" not in message, message
     assert info.value.sources == ("docs",)
     assert leftovers(store) == [], "the abandoned generation left files behind"
+
+
+def test_a_disk_too_small_for_the_text_names_the_text(tmp_path, monkeypatch):
+    store = GenerationStore(tmp_path / "state")
+
+    def put(self, name, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(BlobStore, "put", put)
+    monkeypatch.setattr(
+        "scriptorium.index.generation.shutil.disk_usage",
+        lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000),
+    )
+    with pytest.raises(GenerationWriteError) as info:
+        write_first(store, DOCS)
+    message = str(info.value)
+    assert "(the new text of 5 files alone is " in message, message
+    assert message.endswith(" MB free)"), message
 
 
 def test_a_cancelled_write_leaves_nothing(tmp_path):

@@ -513,18 +513,27 @@ class GenerationStore:
         )
         if disk_full:
             try:
-                free = megabytes(shutil.disk_usage(self.state_dir).free) + " free"
+                free_bytes: int | None = shutil.disk_usage(self.state_dir).free
+                free = megabytes(free_bytes) + " free"
             except OSError:
-                free = "free space unknown"
+                free_bytes, free = None, "free space unknown"
             text = sum(len(d.text.encode("utf-8")) for d in change.added)
             files = len(change.added)
-            needed = (
-                f"the new text of {files} file{'s' if files != 1 else ''} alone is "
-                f"{megabytes(text)}; "
-                if files
-                else ""
-            )
-            message += f" ({needed}{free})"
+            if free_bytes is not None and free_bytes > 2 * text:
+                # The text is not what did not fit: something else filled the disk for a
+                # moment, or a quota applies to the state directory.
+                message += (
+                    f" ({free} now, more than twice the {megabytes(text)} of new text: the disk "
+                    "filled up while writing, or a quota applies to the state directory)"
+                )
+            else:
+                needed = (
+                    f"the new text of {files} file{'s' if files != 1 else ''} alone is "
+                    f"{megabytes(text)}; "
+                    if files
+                    else ""
+                )
+                message += f" ({needed}{free})"
         return GenerationWriteError(message, names)
 
     def _index_dir(self, manifest: Manifest | None) -> Path | None:
