@@ -146,12 +146,12 @@ class LocalEngine(Engine):
         """
         if await self._shielded(self.indexer.open_newest):
             self._ready = True
-            self._begin_vectors()
             self._catch_up_task = asyncio.create_task(self._catch_up(), name="scriptorium-catch-up")
             return
         await self._shielded(self.indexer.reconcile)
         self._ready = True
-        self._begin_vectors()
+        # After the server has said SERVING (the next turn of the loop).
+        asyncio.get_running_loop().call_soon(self._begin_vectors)
         self._start_watch()
 
     def _begin_vectors(self) -> None:
@@ -180,6 +180,7 @@ class LocalEngine(Engine):
             log.error("catching up with disk failed, the served generation keeps serving: %s", exc)
         if not self._stopping.is_set():
             self._start_watch()
+            self._begin_vectors()  # for the generation the catch-up left serving
 
     def _start_watch(self) -> None:
         if self.indexer.store.read_only:
