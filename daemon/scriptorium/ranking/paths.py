@@ -62,11 +62,18 @@ _DOCS_DIRS = {"doc", "docs"}
 
 
 @functools.lru_cache(maxsize=65_536)
-def auxiliary_kind(path: str, tooling: bool = False) -> str:
+def auxiliary_kind(path: str, tooling: bool = False, docs: bool = False) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
     (dated posts, mostly release announcements), repository meta files, a hidden folder's
     files (``.vitepress``) or (with ``tooling``) build and release scripts, and which; "" for
-    library code and docs."""
+    library code and docs. For a documentation page (``docs``) "generated" is no kind: a page
+    under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
+    autosummary), the page a lookup wants."""
+    kind = _kind(path, tooling)
+    return "" if docs and kind == "generated" else kind
+
+
+def _kind(path: str, tooling: bool) -> str:
     *dirs, name = path.casefold().split("/")
     for part in dirs:
         kind = _AUX_DIRS.get(part)

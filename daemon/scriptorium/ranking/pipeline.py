@@ -246,11 +246,10 @@ class Pipeline:
             # A class given to the page (front matter, the source's ``class_rules``) is the
             # source's own word on it and stands instead of the path's.
             if auxiliary != 1.0 and not meta.source_class:
-                kind = auxiliary_kind(cand.document.path, settings.auxiliary_tooling)
-                # A documentation page under ``generated/`` is API reference a site build
-                # wrote from docstrings (Sphinx autosummary): the page a lookup wants.
-                if kind == "generated" and cand.document.corpus is Corpus.DOCS:
-                    kind = ""
+                document = cand.document
+                kind = auxiliary_kind(
+                    document.path, settings.auxiliary_tooling, document.corpus is Corpus.DOCS
+                )
                 if kind and kind not in asked:
                     factor = settings.legacy_factor if kind == "legacy" else auxiliary
                     if factor != 1.0:

@@ -48,7 +48,7 @@ class LocalCandidates:
     def hits(self, query: Query) -> list[LexicalHit]:
         """The lexical pools, then (once vectors exist) the nearest blocks, scores mixed."""
         hits = self.lexical_hits(query)
-        if self.semantic is not None and self.ranking.semantic and self.semantic.ready:
+        if self.semantic is not None:  # None when it is off; mix waits for the vectors
             sources = frozenset(query.sources)
 
             def allowed(hit: LexicalHit) -> bool:

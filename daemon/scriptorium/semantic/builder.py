@@ -55,12 +55,7 @@ class VectorStatus:
     """What ListSources and the console say of the vectors."""
 
     state: str = "off"  # off, waiting, encoding, ready, failed
-    model: str = ""
-    generation: int = 0  # the generation the served vectors were made for
-    done: int = 0
-    total: int = 0
     detail: str = ""
-    seconds: float = 0.0  # how long the last complete pass took
     # Per source: [blocks with a vector, blocks].
     per_source: dict[str, list[int]] = field(default_factory=dict)
 
@@ -91,7 +86,6 @@ class VectorBuilder:
         self._writable = True
         # Vectors encoded by this process and not yet in a served file: block id → row.
         self._fresh: dict[int, tuple[int, np.ndarray]] = {}
-        self.completed = threading.Condition()
 
     # -- what the indexer and the engine call ---------------------------------------------
 
@@ -139,7 +133,6 @@ class VectorBuilder:
             log.warning("semantic ranking is off: %s", exc)
             return
         self.folder = self._root / re.sub(r"[^A-Za-z0-9._-]+", "-", self.encoder.name)
-        self.status.model = self.encoder.name
         self._load_newest()
         while not self._stop.is_set():
             self._wake.wait()
@@ -159,7 +152,6 @@ class VectorBuilder:
 
     def _load_newest(self) -> None:
         """Serve the newest vector file on disk at once, and keep the partial file's rows."""
-
         from scriptorium.semantic import vectors as V
 
         try:
@@ -178,7 +170,6 @@ class VectorBuilder:
                 continue
             if index.matrix.shape[1:] == (self.encoder.dimensions,):
                 self.index = index
-                self.status.generation = index.generation
                 return
 
     def _files(self) -> list[int]:
@@ -189,7 +180,6 @@ class VectorBuilder:
         return [int(m.group(1)) for m in map(_VEC_NAME.match, names) if m]
 
     def _make(self, snapshot: Snapshot) -> None:
-
         import numpy as np
 
         from scriptorium.semantic import vectors as V
@@ -225,13 +215,10 @@ class VectorBuilder:
         for name, done in zip(sources, have.tolist(), strict=True):
             per_source[name][0] += done
         self.status.state = "encoding" if missing else self.status.state
-        self.status.total, self.status.done = total, total - len(missing)
         self.status.per_source = per_source
         self.status.detail = f"generation {snapshot.generation}"
         for start in range(0, len(missing), CHUNK):
-            if self._stop.is_set():
-                raise _Superseded
-            if self._wanted is not snapshot:
+            if self._stop.is_set() or self._wanted is not snapshot:
                 raise _Superseded
             chunk = missing[start : start + CHUNK]
             texts = [_passage(snapshot, places[at]) for at in chunk]
@@ -250,7 +237,6 @@ class VectorBuilder:
                     V.append_partial(self.folder / PARTIAL, bids[chunk], corpora[chunk], rows)
                 except OSError:
                     self._writable = False
-            self.status.done += len(chunk)
             for at in chunk:
                 per_source[sources[at]][0] += 1
         if missing or self.index is None or self.index.generation != snapshot.generation:
@@ -260,12 +246,7 @@ class VectorBuilder:
         elapsed = time.monotonic() - started
         self.status = VectorStatus(
             state="ready",
-            model=self.encoder.name,
-            generation=snapshot.generation,
-            done=total,
-            total=total,
             detail="" if self._writable else "state directory not writable: vectors kept in memory",
-            seconds=round(elapsed, 3),
             per_source={name: [count, count] for name, (_, count) in per_source.items()},
         )
         log.info(
@@ -280,12 +261,9 @@ class VectorBuilder:
             release()
         # The pass's activations were freed into glibc's arenas: give them back.
         release_free_memory()
-        with self.completed:
-            self.completed.notify_all()
 
     def _keep(self, index: V.VectorIndex) -> V.VectorIndex:
         """Write ``index`` to its file and serve it mapped from there; prune older files."""
-
         from scriptorium.semantic import vectors as V
 
         if not self._writable:
@@ -317,7 +295,6 @@ class _Superseded(Exception):
 
 def _blocks_of(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
     """Every block of ``snapshot`` sorted by id: ids, corpora, (document position, block)."""
-
     import numpy as np
 
     from scriptorium.semantic import vectors as V
@@ -348,10 +325,7 @@ def _passage(snapshot: Snapshot, place: tuple[int, int]) -> str | None:
     and ranked below its code in any case). A text that cannot be read (damage is the indexer's to
     report) leaves its path alone."""
     doc = snapshot.docs.at(place[0])
-    kind = auxiliary_kind(doc.path, True)
-    if kind == "generated" and doc.corpus is Corpus.DOCS:
-        kind = ""  # API reference a site build wrote (as the priors read it)
-    if kind or translated(doc.path):
+    if auxiliary_kind(doc.path, True, doc.corpus is Corpus.DOCS) or translated(doc.path):
         return None
     try:
         text = passage(doc.path, doc.blocks[place[1]])

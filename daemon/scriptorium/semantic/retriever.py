@@ -42,10 +42,6 @@ class SemanticCandidates:
         self._queries: LRUCache = LRUCache(maxsize=QUERY_MEMO)
         self._lock = threading.Lock()
 
-    @property
-    def ready(self) -> bool:
-        return self.builder.index is not None and self.builder.encoder is not None
-
     def query_vector(self, text: str) -> np.ndarray:
         """The query's vector (remembered: agents ask the same question again)."""
         with self._lock:
@@ -86,7 +82,6 @@ class SemanticCandidates:
         allowed: Callable[[LexicalHit], bool],
     ) -> list[LexicalHit]:
         """``hits`` with each corpus's nearest blocks added, every score the hybrid one."""
-
         import numpy as np
 
         from scriptorium.semantic import vectors as V
@@ -95,7 +90,8 @@ class SemanticCandidates:
         if index is None or self.builder.encoder is None or CJK.search(query.text):
             return hits  # a CJK query: the model reads English
         corpora = [c for c in Corpus if not query.corpora or c in query.corpora]
-        covered = _covered(query, hits)
+        # Only a question's weight follows how much of it the lexical candidates match.
+        covered = 1.0 if self.ranking.is_pasted(query.text) else _covered(query, hits)
         weights = {c: self.weight(query.text, c, covered) for c in corpora}
         if not any(weight > 0 for weight in weights.values()):
             return hits  # lexical for this kind of query: no vector to make
@@ -166,7 +162,6 @@ def _rescore(
     members: Sequence[int], hits: list[LexicalHit], cosines: np.ndarray, weight: float
 ) -> None:
     """One corpus's hybrid scores, on its BM25 scale."""
-
     import numpy as np
 
     if not members or weight <= 0:
