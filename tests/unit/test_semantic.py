@@ -61,6 +61,16 @@ def test_nearest_and_similarity_follow_the_corpus_and_skip_unread_blocks():
     assert np.isnan(sims[0]) and not np.isnan(sims[1]) and np.isnan(sims[2])
 
 
+def test_nearest_reads_on_past_its_limit_in_cosine_order():
+    index = _index(count=40)
+    query = index.matrix[5]
+    expected = np.argsort(-(index.matrix @ query), kind="stable")
+    read = [bid for bid, _ in index.nearest(query, 4)]
+    assert read == index.bids[expected].tolist()
+    scores = [score for _, score in index.nearest(query, 4)]
+    assert scores == sorted(scores, reverse=True)
+
+
 def test_the_partial_file_keeps_whole_chunks_and_drops_a_torn_one(tmp_path):
     path = tmp_path / "partial.vec"
     index = _index()
@@ -109,3 +119,21 @@ def test_the_hybrid_score_mixes_on_the_corpus_bm25_scale():
     assert hits[1].score == pytest.approx(10 * (0.25 + 0.25))
     assert hits[2].score == pytest.approx(10 * 0.5)  # found by meaning alone
     assert hits[2].dense == pytest.approx(0.9)
+
+
+def test_a_floor_at_the_nearest_blocks_sharpens_the_cosine():
+    hits = [_Hit(10.0), _Hit(5.0), _Hit(0.0)]
+    cosines = np.array([0.5, 0.7, 0.9], dtype=np.float32)
+    _rescore([0, 1, 2], hits, cosines, 0.5, floor=0.8)  # type: ignore[arg-type]
+    assert hits[0].score == pytest.approx(10 * 0.5)  # below the floor: its cosine counts 0
+    assert hits[1].score == pytest.approx(10 * 0.25)
+    assert hits[2].score == pytest.approx(10 * 0.5)
+
+
+def test_only_a_one_line_question_naming_an_identifier_is_a_lookup():
+    from scriptorium.semantic.retriever import _looks_up_name
+
+    assert _looks_up_name("what does include_router take")
+    assert not _looks_up_name("how do I add a router to an app")
+    problem = "How do I get the index of the minimum?\na = np.array([[1, 2], [3, 0]])\n"
+    assert not _looks_up_name(problem)

@@ -207,6 +207,9 @@ class RankingSettings:
     semantic_prose: bool = False
     semantic_weight_long: float = 0.5
     semantic_weight_long_code: float = 0.0
+    # Where a candidate's cosine counts from: "candidates" (the lowest among them) or
+    # "nearest" (the last of the corpus's nearest blocks; below it, 0).
+    semantic_floor: str = "candidates"
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = True
     stopwords: bool = True
@@ -243,6 +246,7 @@ class RankingSettings:
 # The string levers' values.
 _CHOICES = {
     "fusion": ("raw", "max", "rrf"),
+    "semantic_floor": ("candidates", "nearest"),
     "auxiliary_asks": ("words", "prose", "short"),
     "definition_words": ("any", "pasted"),
 }
@@ -308,6 +312,8 @@ _HELP = {
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
     "pasted text (longer than long_query_chars)",
     "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",
+    "semantic_floor": "where a candidate's cosine is scaled from: candidates (the lowest among "
+    "them) or nearest (the last of the corpus's nearest blocks; a candidate below it counts 0)",
     "legacy_factor": "factor, instead of auxiliary_factor, for legacy code (v1/, legacy/, "
     "deprecated/, compat/ folders) unless the query names that kind; 1.0 is off",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "

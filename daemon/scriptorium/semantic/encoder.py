@@ -81,6 +81,10 @@ class OnnxEncoder:
                     # A batch of passages needs tens of MB of activations once; an arena
                     # would keep them for the daemon's life.
                     options.enable_cpu_mem_arena = role != "passages"
+                    if role != "passages":
+                        # Pre-packed weights are a second copy of the model (~19 MB for
+                        # bge-small) kept for the daemon's life; one query does not need them.
+                        options.add_session_config_entry("session.disable_prepacking", "1")
                     session = ort.InferenceSession(
                         str(self.model.onnx), options, providers=["CPUExecutionProvider"]
                     )

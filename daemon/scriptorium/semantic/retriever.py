@@ -68,7 +68,7 @@ class SemanticCandidates:
                 if corpus is Corpus.CODE
                 else ranking.semantic_weight_long
             )
-        if ranking.semantic_names_lexical and _names_code(text):
+        if ranking.semantic_names_lexical and _looks_up_name(text):
             return 0.0  # a lookup by name: the name is the evidence
         base = ranking.semantic_weight_code if corpus is Corpus.CODE else ranking.semantic_weight
         top = max(base, ranking.semantic_weight_uncovered)
@@ -101,14 +101,16 @@ class SemanticCandidates:
         vector = self.query_vector(text)
         seen = {hit.bid for hit in hits}
         limit = self.ranking.semantic_candidates
+        floors: dict[Corpus, float] = {}
         for corpus in corpora:
             if weights[corpus] <= 0 or limit <= 0:
                 continue
             code = V.CODE if corpus is Corpus.CODE else V.DOCS
             taken = 0
-            for bid, _ in index.nearest(vector, limit, code):
+            for bid, cosine in index.nearest(vector, limit, code):
                 if taken >= limit:
                     break
+                floors[corpus] = cosine
                 if bid in seen:
                     taken += 1
                     continue
@@ -122,21 +124,25 @@ class SemanticCandidates:
                 seen.add(bid)
                 taken += 1
         cosines = index.similarity(vector, np.array([h.bid for h in hits], dtype=np.int64))
+        nearest_floor = self.ranking.semantic_floor == "nearest"
         for corpus in corpora:
             _rescore(
                 [i for i, h in enumerate(hits) if h.doc.corpus is corpus],
                 hits,
                 cosines,
                 weights[corpus],
+                floors.get(corpus) if nearest_floor else None,
             )
         return hits
 
 
 @functools.lru_cache(maxsize=1024)
-def _names_code(text: str) -> bool:
-    """Whether a question names an identifier (``APIRouter``, ``include_router``, a code
-    span): it looks a name up, and the words that match it exactly are the answer."""
-    return bool(identifier_words(text))
+def _looks_up_name(text: str) -> bool:
+    """Whether a question looks a name up: one line naming an identifier (``APIRouter``,
+    ``include_router``, a code span), where the words that match it exactly are the answer.
+    A short problem of several lines (a sentence, then the code it is about) names the
+    identifiers of its code, not the one it asks for."""
+    return "\n" not in text.strip() and bool(identifier_words(text))
 
 
 # Lexical candidates read for how much of the query they match (the best few by BM25).
@@ -159,9 +165,15 @@ def _covered(query: Query, hits: Sequence[LexicalHit]) -> float:
 
 
 def _rescore(
-    members: Sequence[int], hits: list[LexicalHit], cosines: np.ndarray, weight: float
+    members: Sequence[int],
+    hits: list[LexicalHit],
+    cosines: np.ndarray,
+    weight: float,
+    floor: float | None = None,
 ) -> None:
-    """One corpus's hybrid scores, on its BM25 scale."""
+    """One corpus's hybrid scores, on its BM25 scale. The cosine is scaled from ``floor``
+    (the last of the nearest blocks; a candidate below it counts 0) or, without one, from
+    the lowest among the candidates, up to the highest."""
     import numpy as np
 
     if not members or weight <= 0:
@@ -171,12 +183,14 @@ def _rescore(
     if not known:
         return
     low, high = min(known), max(known)
+    if floor is not None and floor < high:
+        low = floor
     span = high - low
     scale = best if best > 0 else 1.0
     for i in members:
         hit = hits[i]
         cosine = float(cosines[i])
-        semantic = 0.0 if np.isnan(cosine) or span <= 0 else (cosine - low) / span
+        semantic = 0.0 if np.isnan(cosine) or span <= 0 else max(0.0, cosine - low) / span
         lexical = hit.score / best if best > 0 else 0.0
         hit.dense = 0.0 if np.isnan(cosine) else cosine
         hit.lexical = hit.score

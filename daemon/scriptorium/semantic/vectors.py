@@ -81,9 +81,16 @@ class VectorIndex:
         scores = np.where(wanted, scores, -np.inf)
         count = len(scores)
         step = max(limit, 1)
+        if step < count:
+            # The first ``limit`` by a partial sort (most callers read no further).
+            head = np.argpartition(-scores, step - 1)[:step]
+            order = head[np.argsort(-scores[head], kind="stable")]
+        else:
+            order = np.argsort(-scores, kind="stable")
         done = 0
-        order = np.argsort(-scores)
         while done < count:
+            if done == len(order):  # the caller read on: the full order
+                order = np.argsort(-scores, kind="stable")
             for row in order[done : done + step]:
                 value = float(scores[row])
                 if value == -np.inf:
