@@ -119,6 +119,32 @@ def test_a_restart_continues_the_catch_up_a_shutdown_stopped(tmp_path: Path) -> 
     assert _kept(state) == []
 
 
+def test_a_file_edited_again_after_the_stop_is_read_again(tmp_path: Path) -> None:
+    config, state = _stopped_daemon_behind_its_tree(tmp_path)
+    held = _held(config, state, tmp_path / "release", after=12)
+    assert held.terminate() == 0
+    docs = tmp_path / "docs"
+    write(docs / "p00.md", "# Page 0 zebra\n\nThe zebra page, edited once more.\n")
+    (docs / "p01.md").unlink()  # and one the partial holds at its new version is deleted
+
+    with running(["--config", str(config)], state) as again:
+        again.wait_caught_up()
+        log = again.full_log()
+        assert "resumed: 12 of 37 files already done; reading the other 25" in log, log
+        stub = again.stub
+        found = stub.Search(pb.SearchRequest(query="zebra"), timeout=30).results
+        assert [r.location for r in found] == ["p00#page-0-zebra"]
+        assert stub.Search(pb.SearchRequest(query="aardvark revised"), timeout=30).results
+        locations = {
+            r.location
+            for query in ("aardvark", "badger", "page")
+            for r in stub.Search(pb.SearchRequest(query=query, top_k=25), timeout=30).results
+        }
+        assert not any(loc.startswith(("p00#page-0-aardvark", "p01#")) for loc in locations)
+        (source,) = stub.ListSources(pb.ListSourcesRequest(), timeout=15).sources
+        assert source.document_count == 35
+
+
 def test_a_kill_mid_catch_up_loses_nothing_kept_and_keeps_nothing_half_written(
     tmp_path: Path,
 ) -> None:
