@@ -21,7 +21,7 @@ import hashlib
 import json
 import logging
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -158,11 +158,13 @@ def find(
     served: Manifest | None,
     compatible,
     fingerprints: dict[str, str],
+    stop: Callable[[], bool] | None = None,
 ) -> Resumable | None:
     """The kept partial generation a build listing every root may continue from, verified
     whole; any other is discarded with a log line. ``compatible(manifest)`` says whether this
     process's index format and configuration wrote it; ``fingerprints`` are the configured
-    sources' (``builder.source_fingerprint``)."""
+    sources' (``builder.source_fingerprint``). A ``stop()`` during the verification leaves
+    it in place for the next start."""
     found = kept_dirs(store.generations_dir)
     for _, older in found[1:]:
         drop(older, "a newer one was kept")
@@ -177,7 +179,10 @@ def find(
         if why is None:
             store.locate(generation, path)
             manifest = store.load_manifest(generation)
-            failed = store.verify_rest(manifest)
+            failed = store.verify_rest(manifest, stop)
+            if stop is not None and stop():
+                store.forget(generation)
+                return None
             if failed is not None:
                 why = f"{failed[0]}: {failed[1]}"
             elif not compatible(manifest):

@@ -24,19 +24,20 @@ log = logging.getLogger(__name__)
 
 class Resuming:
     """Mixed into the ``Indexer``: it provides ``store``, ``cache``, ``_snapshot``,
-    ``index_fingerprint`` and ``_compatible``."""
+    ``index_fingerprint``, ``_compatible`` and ``_build_stopped``."""
 
     store: GenerationStore
     cache: TextCache
     _snapshot: Snapshot | None
     index_fingerprint: str
     _compatible: Callable[[Manifest], bool]
+    _build_stopped: Callable[[], bool]
 
     def _resumable(self, fingerprints: dict[str, str]) -> tuple[Snapshot, KeptRecord] | None:
         """The kept partial generation this reconcile continues from, opened (never served),
         or None; one that does not verify or fit is discarded with a log line."""
         served = self._snapshot.manifest if self._snapshot is not None else None
-        found = resume.find(self.store, served, self._compatible, fingerprints)
+        found = resume.find(self.store, served, self._compatible, fingerprints, self._build_stopped)
         if found is None:
             return None
         try:
