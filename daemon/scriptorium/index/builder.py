@@ -105,6 +105,8 @@ class BuildSummary:
     removed: int
     seconds: float
     files: dict[str, int] = field(default_factory=dict)
+    # Files an interrupted build had read, continued from (``index/resume.py``).
+    resumed: int = 0
 
 
 # Options that change how a source is served, not what its index holds.
@@ -651,6 +653,7 @@ class Indexer(Repairing, Resuming):
             removed=len(change.removed),
             seconds=time.perf_counter() - started,
             files={n: len(t.files) for n, t in tables.items()},
+            resumed=prepared.progress[0],
         )
         log.info(
             "index generation %d: %d documents, %d blocks (%d changed, %d removed) in %.2fs",
