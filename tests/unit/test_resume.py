@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 
 import pytest
 
+from scriptorium.cancel import BuildCancelled
 from scriptorium.index import resume
 from scriptorium.index.generation import Change, FileEntry, Finish, GenerationStore, SourceEntry
 from scriptorium.index.resume import Kept, KeptRecord, ProgressKept
@@ -122,3 +124,24 @@ def test_kept_tables_hold_only_what_was_applied(tmp_path):
     # A source whose settings changed keeps nothing while old files of it remain.
     other = {"s": SourceEntry("markdown", "/x", "changed", dict(tables["s"].files))}
     assert resume.kept_tables(first, other, [("s", "a.md"), new_a]) is None
+
+
+def test_a_partial_that_cannot_be_written_is_dropped_and_the_stop_still_stops(
+    tmp_path, monkeypatch, caplog
+):
+    store = GenerationStore(tmp_path)
+    first = write(store, None, [make_doc("a.md", "apple")])
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "_seal", full_disk)
+    with caplog.at_level("WARNING"), pytest.raises(BuildCancelled) as stopped:
+        _kept_after_two(store, first)
+    assert not isinstance(stopped.value, ProgressKept)
+    assert "could not keep the stopped build's progress: no space left on device" in caplog.text
+    assert sorted(p.name for p in store.generations_dir.iterdir()) == ["gen-000001"]
+    assert not any(
+        store.blobs.exists(blob_name(make_doc(f"n{i}.md", f"nectarine {i}"), FINGERPRINT))
+        for i in range(2)
+    )

@@ -426,6 +426,7 @@ class GenerationStore:
         blob_writer: BlobWriter | None = None
         writer = None
         kept: Kept | None = None
+        keeping = False  # a stop came, and what was applied is being kept
         try:
             index_dir.mkdir(parents=True)
             if parent is not None:
@@ -451,6 +452,7 @@ class GenerationStore:
                         stopped = True
                 if stopped:  # kept: ``keep`` says what its tables are
                     assert plan.keep is not None
+                    keeping = True
                     kept = plan.keep(applied)
                     if kept is None:
                         raise BuildCancelled()
@@ -486,6 +488,11 @@ class GenerationStore:
                 blob_writer.discard()
             if isinstance(exc, _NothingChanged):
                 return None
+            if keeping and not isinstance(exc, BuildCancelled):
+                # A stop still stops: what could not be kept goes, as it did before.
+                why = failure[0] if failure is not None else repr(exc)
+                log.warning("could not keep the stopped build's progress: %s", why)
+                raise BuildCancelled() from exc
             if failure is None:
                 raise
             raise self._write_error(generation, change, *failure) from exc
