@@ -35,7 +35,8 @@ class Cancelled(Exception):
 
 
 class BuildCancelled(Exception):
-    """An index build was asked to stop (a shutdown or an interrupt); it keeps nothing."""
+    """An index build was asked to stop (a shutdown or an interrupt); it adds no generation
+    (a build listing every root may keep its progress, ``index/resume.py``)."""
 
 
 def build_checkpoint(stop: Callable[[], bool] | None) -> None:

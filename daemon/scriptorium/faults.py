@@ -14,7 +14,9 @@ A pause can be given a ``stop`` callable (a cancellation flag): it then returns 
 says true, so a paused stage still honours cancellation.
 
 Stages: ``build.write`` (a generation's files are read and its blocks written, before its commit),
-``build.helper`` (a build helper process, before it loads a chunk of files), ``start.catch_up``
+``build.helper`` (a build helper process, before it loads a chunk of files), ``build.files.N``
+(a write has indexed its N-th document; a stop there keeps what a full listing applied),
+``start.catch_up``
 (a daemon serves the generation it opened, before its start-up reconcile),
 ``start.verify`` (a daemon serves the generation it opened, before its large files are hashed),
 ``vectors.encode`` (a generation serves, before the semantic retriever makes its vectors),
@@ -91,6 +93,16 @@ def pause(stage: str, stop: Callable[[], bool] | None = None) -> None:
         if stop is not None and stop():
             return
         waiter.wait(_POLL_SECONDS)
+
+
+# Stages held after a count (``build.files.3``: after the third document a write indexed).
+_COUNTED = {stage.rpartition(".")[0] for stage in _POINTS if stage.rpartition(".")[2].isdigit()}
+
+
+def pause_counted(stage: str, count: int, stop: Callable[[], bool] | None = None) -> None:
+    """``pause(f"{stage}.{count}")``, costing one set lookup when no count of it is held."""
+    if stage in _COUNTED:
+        pause(f"{stage}.{count}", stop)
 
 
 def panic(stage: str) -> None:

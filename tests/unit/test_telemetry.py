@@ -19,6 +19,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from scriptorium import telemetry as T
+from scriptorium.cancel import BuildCancelled
 from scriptorium.domain.model import Candidate, Query
 from scriptorium.domain.outcomes import ContentParams, NotFound, SearchParams
 from scriptorium.domain.refs import decode_ref
@@ -252,7 +253,38 @@ def test_index_builds_are_spans(tmp_path, otel):
     (build,) = named(exporter.get_finished_spans(), T.INDEX_BUILD)
     assert build.attributes[T.INDEX_DOCUMENTS] == 1
     assert build.attributes[T.INDEX_CHANGED] == 1
+    assert build.attributes[T.INDEX_RESUMED] == 0
     assert build.end_time > build.start_time
+
+
+def test_a_build_that_continued_a_stopped_one_says_how_many_files_it_found_done(
+    tmp_path, otel, monkeypatch
+):
+    exporter, _ = otel
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(5):
+        (docs / f"p{i}.md").write_text(f"# Page {i}\n\nText {i}.\n", encoding="utf-8")
+    settings = Settings(
+        sources=[SourceConfig("docs", "markdown", docs, default=True)],
+        state_dir=tmp_path / "state",
+        watch=False,
+    )
+    stop = threading.Event()
+
+    def stop_after_two(stage: str, count: int, _stop=None) -> None:
+        if count == 2:  # a shutdown arriving once two documents are indexed
+            stop.set()
+
+    monkeypatch.setattr("scriptorium.index.generation.faults.pause_counted", stop_after_two)
+    with pytest.raises(BuildCancelled):
+        LocalEngine(settings, load_registry(), build_stop=stop).indexer.load_or_build()
+    assert not named(exporter.get_finished_spans(), T.INDEX_BUILD)
+    LocalEngine(settings, load_registry()).indexer.load_or_build()
+    (build,) = named(exporter.get_finished_spans(), T.INDEX_BUILD)
+    assert build.attributes[T.INDEX_RESUMED] == 2
+    assert build.attributes[T.INDEX_CHANGED] == 3
+    assert build.attributes[T.INDEX_DOCUMENTS] == 5
 
 
 # -- tracing off --------------------------------------------------------------------------------

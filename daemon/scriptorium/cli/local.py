@@ -82,7 +82,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
             summary = build_index(settings, registry, stop=signals.event)
             if inspect.isawaitable(summary):
                 summary = asyncio.run(summary)
-        except BuildCancelled:  # the log has said so; nothing was written
+        except BuildCancelled:  # the log has said so (and what was kept, if anything)
             return 128 + signals.signal if signals.signal else EXIT_INTERRUPTED
         except GenerationWriteError as exc:
             print(f"scriptorium: error: {exc}", file=sys.stderr)

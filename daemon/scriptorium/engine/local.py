@@ -365,7 +365,8 @@ def build_index(
 ) -> dict:
     """Build (or bring up to date) the index generation for ``settings`` without serving.
 
-    Setting ``stop`` cancels the build (``BuildCancelled``; nothing it wrote is kept).
+    Setting ``stop`` cancels the build (``BuildCancelled``; what it had indexed is kept as a
+    partial generation the next build continues from, ``index/resume.py``).
     """
     engine = LocalEngine(settings, registry, build_stop=stop)
     engine.indexer.serves = False

@@ -50,6 +50,8 @@ from scriptorium.index.pack import encode_pack, stored
 from scriptorium.index.parallel import helper_count, load_in_order
 from scriptorium.index.progress import BuildProgress
 from scriptorium.index.repair import Repairing
+from scriptorium.index.resume import ProgressKept
+from scriptorium.index.resuming import Resuming
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.store import CorruptBlobError, blob_name
 from scriptorium.index.texts import StoredDocument, TextCache
@@ -103,6 +105,8 @@ class BuildSummary:
     removed: int
     seconds: float
     files: dict[str, int] = field(default_factory=dict)
+    # Files an interrupted build had read, continued from (``index/resume.py``).
+    resumed: int = 0
 
 
 # Options that change how a source is served, not what its index holds.
@@ -128,6 +132,8 @@ class _Prepared:
 
     tokens: dict[int, Indexed] = field(default_factory=dict)
     blobs: dict[int, bytes | None] = field(default_factory=dict)
+    # [files an interrupted build read before this reconcile continued it, files to read now]
+    progress: list[int] = field(default_factory=lambda: [0, 0])
 
     def blob_for(self, doc: SourceDocument) -> bytes | None:
         return self.blobs.pop(id(doc), None)
@@ -166,7 +172,7 @@ def _unchanged(entry: FileEntry | None, stat: FileStat) -> bool:
     return entry is not None and entry.size == stat.size and entry.mtime_ns == stat.mtime_ns
 
 
-class Indexer(Repairing):
+class Indexer(Repairing, Resuming):
     """Loads the newest valid generation and lands every change as a new one."""
 
     def __init__(
@@ -406,6 +412,9 @@ class Indexer(Repairing):
         if records is not None and not docs.read_from(records, self.cache):
             records.close()
 
+    def _fingerprints(self) -> dict[str, str]:
+        return {source.name: source_fingerprint(source) for source in self.sources}
+
     def _compatible(self, manifest: Manifest) -> bool:
         return (
             manifest.format_version == FORMAT_VERSION
@@ -454,6 +463,16 @@ class Indexer(Repairing):
                 if changed is None:
                     self.caught_up = True
                 return summary
+            except ProgressKept as kept:
+                log.warning(
+                    "index build cancelled: its progress was kept as partial generation %d "
+                    "(%d of %d files read), and a restart continues from there; no "
+                    "generation was added",
+                    kept.generation,
+                    kept.record.files_done,
+                    kept.record.files_total,
+                )
+                raise
             except BuildCancelled:
                 log.warning(
                     "index build cancelled: its partial generation was removed and no "
@@ -485,6 +504,13 @@ class Indexer(Repairing):
     ) -> BuildSummary | None:
         started = time.perf_counter()
         current = None if fresh else self._snapshot
+        prepared = _Prepared()
+        # A build listing every root may continue from the progress an interrupted one kept.
+        resumable = changed is None and not repair and not fresh
+        resumed = self._resumable(self._fingerprints()) if resumable else None
+        if resumed is not None:
+            current, record = resumed
+            prepared.progress[0] = record.files_done
         base = current.manifest if current else None
         reread = self._missing_blobs(base) if repair and base is not None else frozenset()
         change = Change()
@@ -535,8 +561,7 @@ class Indexer(Repairing):
             scans.append(_Scan(source, table, old_files, stats, reread=reread))
         # The write starts with the first changed file: each is indexed as soon as it and
         # every file before it are loaded, while the build helpers load the next ones.
-        prepared = _Prepared()
-        tally = _Tally()
+        tally = _Tally(metadata_changed=resumed is not None)  # a kept partial is never served
         made: dict[str, object] = {}
 
         def finish() -> Finish | None:
@@ -587,12 +612,15 @@ class Indexer(Repairing):
                 finish=finish,
                 stop=self._build_stopped,
                 encoded_for=prepared.blob_for,
+                keep=self._keeper(base, current, tables, prepared.progress) if resumable else None,
             )
         except GenerationWriteError as exc:
             self._write_failed(exc, scans, base)
             raise
         if manifest is None:
             self._scanned_ok(scans)
+            if resumable:
+                self.store.drop_kept()
             return None
         docs, blocks, added = made["docs"], made["blocks"], made["added"]
         changed_files = len(change.added)
@@ -600,6 +628,8 @@ class Indexer(Repairing):
         self._read_own_pack(docs, manifest.generation)
         snapshot = Snapshot.assemble(self.store, manifest, docs, blocks, self.cache)
         self._swap(snapshot, current, change.removed, added)
+        if resumable:  # what a kept partial held is served now, or it fitted no longer
+            self.store.drop_kept()
         now = time.time()
         for source in self.sources:
             if self.states[source.name].state in ("ready", "stale"):
@@ -623,6 +653,7 @@ class Indexer(Repairing):
             removed=len(change.removed),
             seconds=time.perf_counter() - started,
             files={n: len(t.files) for n, t in tables.items()},
+            resumed=prepared.progress[0],
         )
         log.info(
             "index generation %d: %d documents, %d blocks (%d changed, %d removed) in %.2fs",
@@ -779,7 +810,7 @@ class Indexer(Repairing):
                     change.removed.append(key)
                     yield key
                 change.added.append(doc)
-                yield doc
+                # Before the step: a stopped write keeps the entries of what it applied.
                 table.files[stat.path] = FileEntry(
                     doc.content_hash,
                     stat.size,
@@ -787,6 +818,7 @@ class Indexer(Repairing):
                     blob_name(doc, self.index_fingerprint),
                     len(doc.blocks),
                 )
+                yield doc
             for path in old_files:
                 if path not in seen:
                     change.removed.append((source.name, path))
@@ -824,6 +856,15 @@ class Indexer(Repairing):
         ]
         sizes = {(scan.source.name, stat.path): stat.size for scan in scans for stat in scan.stats}
         progress = BuildProgress(self.states, wanted, sizes)
+        prepared.progress[1] = len(wanted)
+        if prepared.progress[0]:
+            done = prepared.progress[0]
+            log.info(
+                "resumed: %d of %d files already done; reading the other %d",
+                done,
+                done + len(wanted),
+                len(wanted),
+            )
         helpers = helper_count(self.settings.build_workers, len(wanted))
         if helpers:
             keys = iter(wanted)

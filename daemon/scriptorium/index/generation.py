@@ -29,7 +29,7 @@ from pathlib import Path
 import tantivy
 
 from scriptorium import faults
-from scriptorium.cancel import build_checkpoint
+from scriptorium.cancel import BuildCancelled, build_checkpoint
 from scriptorium.domain.model import SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index import verify as checks
@@ -54,6 +54,7 @@ from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
 )
 from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
 from scriptorium.index.readonly import open_read_only, writable
+from scriptorium.index.resume import Kept, ProgressKept, kept_dirs, kept_name, write_record
 from scriptorium.index.store import BlobStore, blob_name
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,9 @@ class _Plan:
     tokens_for: Callable
     stop: Callable[[], bool] | None
     encoded_for: Callable[[SourceDocument], bytes | None]
+    # Given the steps applied when a stop came, what to keep of them (``index/resume.py``);
+    # None: a stopped write keeps nothing.
+    keep: Callable[[list[Step]], Kept | None] | None = None
 
 
 class _NothingChanged(Exception):
@@ -149,6 +153,9 @@ class GenerationStore:
         self._fragments = TableFragments()
         # The highest generation this process set aside: its number is not given again.
         self._retired = 0
+        # Generations that live under another name than ``gen-NNNNNN`` (a kept partial one
+        # a build continues from, ``index/resume.py``).
+        self._located: dict[int, Path] = {}
 
     # -- one writer at a time ---------------------------------------------------------------
 
@@ -185,7 +192,26 @@ class GenerationStore:
     # -- discovery ------------------------------------------------------------------------
 
     def generation_dir(self, generation: int) -> Path:
+        located = self._located.get(generation)
+        if located is not None:
+            return located
         return self.generations_dir / f"{_PREFIX}{generation:06d}"
+
+    def locate(self, generation: int, path: Path) -> None:
+        """Find ``generation`` at ``path`` (a kept partial generation, never served)."""
+        self._located[generation] = path
+
+    def forget(self, generation: int) -> None:
+        self._located.pop(generation, None)
+        self._manifests.pop(generation, None)
+
+    def drop_kept(self) -> None:
+        """Remove every kept partial generation (a build that lists every root has landed:
+        what they held is served, or continued a generation that no longer serves)."""
+        with self.writing():
+            for generation, path in kept_dirs(self.generations_dir):
+                self.forget(generation)
+                shutil.rmtree(path, ignore_errors=True)
 
     def complete_generations(self) -> list[int]:
         """Generation numbers with a directory in place, newest first."""
@@ -353,6 +379,7 @@ class GenerationStore:
         finish: Callable[[], Finish | None],
         stop: Callable[[], bool] | None = None,
         encoded_for: Callable[[SourceDocument], bytes | None] = lambda doc: None,
+        keep: Callable[[list[Step]], Kept | None] | None = None,
     ) -> Manifest | None:
         """Write a new generation from ``parent`` as ``steps`` arrive; returns its verified
         manifest, or None when there was nothing to write.
@@ -371,10 +398,12 @@ class GenerationStore:
         Written under the writer lock (see :meth:`writing`). When ``stop()`` turns true the
         write ends with ``BuildCancelled`` at its next step or before its commit, leaving
         nothing behind; a file-system failure ends it with ``GenerationWriteError``,
-        likewise.
+        likewise. Given ``keep``, a stopped write keeps what ``keep(applied)`` says of the
+        steps it had applied, as a partial generation (``index/resume.py``), and ends with
+        ``ProgressKept``.
         """
         steps = iter(steps)
-        plan = _Plan(parent, change, extractors, tokens_for, stop, encoded_for)
+        plan = _Plan(parent, change, extractors, tokens_for, stop, encoded_for, keep)
         try:
             with self.writing():
                 first = next(steps, _NO_STEP)
@@ -390,19 +419,14 @@ class GenerationStore:
     def _write(
         self, plan: _Plan, steps: Iterable[Step], finish: Callable[[], Finish | None]
     ) -> Manifest | None:
-        parent, change, extractors, tokens_for, stop = (
-            plan.parent,
-            plan.change,
-            plan.extractors,
-            plan.tokens_for,
-            plan.stop,
-        )
-        existing = self.complete_generations()
-        generation = max(existing[0] if existing else 0, self._retired) + 1
+        parent, change, stop = plan.parent, plan.change, plan.stop
+        generation = self._next_number()
         tmp = self.generations_dir / f"{_TMP_PREFIX}{generation:06d}-{uuid.uuid4().hex[:8]}"
         index_dir = tmp / "index"
         blob_writer: BlobWriter | None = None
         writer = None
+        kept: Kept | None = None
+        keeping = False  # a stop came, and what was applied is being kept
         try:
             index_dir.mkdir(parents=True)
             if parent is not None:
@@ -412,64 +436,43 @@ class GenerationStore:
                 index = tantivy.Index(S.build_schema(), path=str(index_dir))
             writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
             blob_writer = BlobWriter(self.blobs)
+            applied: list[Step] = []
             with blob_writer as blobs:
-                for step in steps:
-                    build_checkpoint(stop)
-                    if isinstance(step, tuple):
-                        writer.delete_documents_by_term(S.DOC, S.doc_term(*step))
-                    else:
-                        blobs.put(blob_name(step, extractors), step, plan.encoded_for(step))
-                        self._add_blocks(writer, step, tokens_for)
-                final = finish()
-                if final is None:
-                    raise _NothingChanged
-                faults.pause("build.write", stop)
-                build_checkpoint(stop)  # the last moment a build can stop cheaply
+                stopped = self._apply(writer, blobs, steps, plan, applied)
+                if not stopped:
+                    final = finish()
+                    if final is None:
+                        raise _NothingChanged
+                    try:
+                        faults.pause("build.write", stop)
+                        build_checkpoint(stop)  # the last moment a build can stop cheaply
+                    except BuildCancelled:
+                        if plan.keep is None:
+                            raise
+                        stopped = True
+                if stopped:  # kept: ``keep`` says what its tables are
+                    assert plan.keep is not None
+                    keeping = True
+                    kept = plan.keep(applied)
+                    if kept is None:
+                        raise BuildCancelled()
+                    final = kept.finish
                 # The commit runs without the GIL, so the last blobs are written meanwhile.
                 writer.commit()
                 finished, writer = writer, None
                 finished.wait_merging_threads()
-            if final.pack is not None:
-                (index_dir / PACK_FILE).write_bytes(final.pack())
-            if final.block_table is not None:
-                (index_dir / BLOCK_TABLE_FILE).write_bytes(final.block_table())
-            index_files = {}
-            for path in sorted(index_dir.rglob("*")):
-                if path.is_file() and path.name not in _LOCK_FILES:
-                    rel = path.relative_to(index_dir).as_posix()
-                    stat = path.stat()
-                    digest = linked_digest(stat, rel, parent, self._index_dir(parent))
-                    index_files[rel] = [stat.st_size, digest or sha256_file(path)]
-            manifest = Manifest(
-                generation=generation,
-                created_at=time.time(),
-                parent=parent.generation if parent else 0,
-                extractors=extractors,
-                sources=final.sources,
-                index_files=index_files,
-            )
-            text, tables = manifest.serialize(self._fragments)
-            manifest.checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            with (tmp / FILES_TABLE).open("wb") as handle:
-                handle.write(tables)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if change.added:
-                os.sync()  # blobs and index files reach the disk before the manifest names them
-            manifest_tmp = tmp / (MANIFEST + ".tmp")
-            with manifest_tmp.open("w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(manifest_tmp, tmp / MANIFEST)
-            with (tmp / MANIFEST_DIGEST).open("w", encoding="ascii") as handle:
-                handle.write(manifest.checksum + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            fsync_dir(tmp)
-            os.rename(tmp, self.generation_dir(generation))
+            manifest = self._seal(tmp, generation, plan, final, bool(change.added or kept))
+            if kept is not None:
+                write_record(tmp, kept.record)
+                fsync_dir(tmp)
+                for _, older in kept_dirs(self.generations_dir):
+                    shutil.rmtree(older, ignore_errors=True)
+                os.rename(tmp, self.generations_dir / kept_name(generation))
+            else:
+                os.rename(tmp, self.generation_dir(generation))
             fsync_dir(self.generations_dir)
-            self._manifests[generation] = manifest
+            if kept is None:
+                self._manifests[generation] = manifest
         except BaseException as exc:
             failure = write_failure(exc, self.generations_dir)  # before the partial goes
             if writer is not None:
@@ -485,9 +488,94 @@ class GenerationStore:
                 blob_writer.discard()
             if isinstance(exc, _NothingChanged):
                 return None
+            if keeping and not isinstance(exc, BuildCancelled):
+                # A stop still stops: what could not be kept goes, as it did before.
+                why = failure[0] if failure is not None else repr(exc)
+                log.warning("could not keep the stopped build's progress: %s", why)
+                raise BuildCancelled() from exc
             if failure is None:
                 raise
             raise self._write_error(generation, change, *failure) from exc
+        if kept is not None:
+            self._retired = max(self._retired, generation)
+            raise ProgressKept(generation, kept.record)
+        return manifest
+
+    def _next_number(self) -> int:
+        """The next generation's number: past every generation, kept partial or set aside."""
+        existing = self.complete_generations()
+        kept = kept_dirs(self.generations_dir)
+        return max(existing[0] if existing else 0, kept[0][0] if kept else 0, self._retired) + 1
+
+    def _apply(
+        self, writer, blobs: BlobWriter, steps: Iterable[Step], plan: _Plan, applied: list[Step]
+    ) -> bool:
+        """Index ``steps``; True when a stop came and ``plan`` keeps what was applied (listed
+        in ``applied``), else a stop raises ``BuildCancelled``."""
+        documents = 0
+        try:
+            for step in steps:
+                build_checkpoint(plan.stop)
+                if isinstance(step, tuple):
+                    writer.delete_documents_by_term(S.DOC, S.doc_term(*step))
+                else:
+                    blobs.put(blob_name(step, plan.extractors), step, plan.encoded_for(step))
+                    self._add_blocks(writer, step, plan.tokens_for)
+                    documents += 1
+                    faults.pause_counted("build.files", documents, plan.stop)
+                if plan.keep is not None:
+                    applied.append(step)
+        except BuildCancelled:
+            if plan.keep is None or not any(not isinstance(s, tuple) for s in applied):
+                raise
+            return True
+        return False
+
+    def _seal(
+        self, tmp: Path, generation: int, plan: _Plan, final: Finish, added: bool
+    ) -> Manifest:
+        """Write a committed generation's pack, block table, file tables and manifest into
+        ``tmp``, each durable before the manifest names it; ``added``: new blobs were written."""
+        parent = plan.parent
+        index_dir = tmp / "index"
+        if final.pack is not None:
+            (index_dir / PACK_FILE).write_bytes(final.pack())
+        if final.block_table is not None:
+            (index_dir / BLOCK_TABLE_FILE).write_bytes(final.block_table())
+        index_files = {}
+        for path in sorted(index_dir.rglob("*")):
+            if path.is_file() and path.name not in _LOCK_FILES:
+                rel = path.relative_to(index_dir).as_posix()
+                stat = path.stat()
+                digest = linked_digest(stat, rel, parent, self._index_dir(parent))
+                index_files[rel] = [stat.st_size, digest or sha256_file(path)]
+        manifest = Manifest(
+            generation=generation,
+            created_at=time.time(),
+            parent=parent.generation if parent else 0,
+            extractors=plan.extractors,
+            sources=final.sources,
+            index_files=index_files,
+        )
+        text, tables = manifest.serialize(self._fragments)
+        manifest.checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        with (tmp / FILES_TABLE).open("wb") as handle:
+            handle.write(tables)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if added:
+            os.sync()  # blobs and index files reach the disk before the manifest names them
+        manifest_tmp = tmp / (MANIFEST + ".tmp")
+        with manifest_tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(manifest_tmp, tmp / MANIFEST)
+        with (tmp / MANIFEST_DIGEST).open("w", encoding="ascii") as handle:
+            handle.write(manifest.checksum + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        fsync_dir(tmp)
         return manifest
 
     def _write_error(
@@ -590,6 +678,11 @@ class GenerationStore:
         if not blobs:
             return
         referenced: set[str] = set()
+        # A kept partial generation's blobs too: a restart continues from it.
+        for generation, path in kept_dirs(self.generations_dir):
+            if generation not in generations:
+                self._located.setdefault(generation, path)
+                protected.add(generation)
         for generation in protected:
             try:
                 manifest = self._manifests.get(generation)

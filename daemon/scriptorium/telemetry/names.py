@@ -72,6 +72,7 @@ INDEX_DOCUMENTS = "scriptorium.index.documents"
 INDEX_BLOCKS = "scriptorium.index.blocks"
 INDEX_CHANGED = "scriptorium.index.changed"
 INDEX_REMOVED = "scriptorium.index.removed"
+INDEX_RESUMED = "scriptorium.index.resumed"
 ERROR_CODE = "scriptorium.error.code"
 RETRIEVE_SOURCE_EVENT = "scriptorium.retrieve.source"
 

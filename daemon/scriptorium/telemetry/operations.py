@@ -37,6 +37,7 @@ from scriptorium.telemetry.names import (
     INDEX_DOCUMENTS,
     INDEX_GENERATION,
     INDEX_REMOVED,
+    INDEX_RESUMED,
     MIN_PREVIEW_CHARS,
     RESULT_COUNT,
     REVISION_SKEW,
@@ -215,6 +216,7 @@ def record_index_build(summary: Any) -> None:
             INDEX_BLOCKS: summary.blocks,
             INDEX_CHANGED: summary.changed,
             INDEX_REMOVED: summary.removed,
+            INDEX_RESUMED: summary.resumed,
         }
     )
     live.end(end_time=now)
