@@ -75,9 +75,7 @@ class RankingSettings:
     document_evidence: float = off(
         0.0, "fastapi 6 better / 9 worse, swebench 0 / 3, all within noise (journal rounds 5, 10)"
     )
-    document_evidence_code: float = off(
-        0.0, "off with document_evidence: no gain measured for code files"
-    )
+    document_evidence_code: float = off(0.0, "not measured on its own; off like document_evidence")
     # Term coverage: a block of a question (at most term_coverage_max_terms distinct terms) is
     # weighed by the share of the query's distinct terms it matches, to this power, so a
     # small section matching one word in its heading cannot outrank one matching them all;
