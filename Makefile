@@ -35,7 +35,7 @@ SUITE_BENCHMARKS ?= ../shared/benchmarks
 SUITE_ARGS ?=
 PIP_AUDIT_VERSION := 2.10.1
 
-.PHONY: help venv node browser gen lint test go-test java-test run bench eval eval-suite soak audit clean distclean
+.PHONY: help venv node browser gen lint test test-unit test-e2e go-test java-test run bench eval eval-suite soak audit clean distclean
 
 help:
 	@echo "make venv       create .venv and install the project with dev extras"
@@ -44,6 +44,8 @@ help:
 	@echo "make gen        regenerate the Python and Go stubs and the Node message types from proto/"
 	@echo "make lint       ruff check + format check, import contracts, buf lint, buf breaking, gofmt, go vet"
 	@echo "make test       lint, the cluster's distribution, pytest, Node, Go and Java client tests"
+	@echo "make test-unit  the unit tier (tests/unit): one module or service in process"
+	@echo "make test-e2e   the e2e and browser tiers: a real daemon on loopback"
 	@echo "make go-test    the Go client's tests (a real daemon on loopback)"
 	@echo "make java-test  the Java client's JUnit tests (a real daemon on loopback)"
 	@echo "make run        serve this repository on 127.0.0.1:50051"
@@ -110,6 +112,14 @@ test: venv node browser
 	echo; echo "== make test summary =="; printf '%s' "$$summary"; \
 	if [ $$status -eq 0 ]; then echo "all stages passed"; else echo "FAILED"; fi; \
 	exit $$status
+
+# The tiers are the folders under tests/ (tests/conftest.py marks each test with its own).
+test-unit: venv
+	$(PYTEST) -q -m unit
+
+test-e2e: venv node browser
+	$(PY) -m tests.support.opensearch_cluster fetch
+	$(PYTEST) -q -m "(e2e or browser) and not slow"
 
 # -count=1: the tests talk to a daemon, whose behaviour Go's test cache cannot see.
 go-test: venv

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium for the console's browser tests (tests/e2e/test_console_browser.py), when it
+# Debian's Chromium for the console's browser tests (tests/browser/test_console_browser.py), when it
 # is missing; playwright-core comes from the root package.json (`make node`).
 set -euo pipefail
 

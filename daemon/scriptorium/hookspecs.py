@@ -6,6 +6,12 @@ same ``scriptorium`` entry-point group as third-party plugins.
 
 Registration hooks receive a ``register`` callback rather than returning values, so one plugin
 can contribute several things and the manager can reject duplicates with a clear message.
+
+The hooks carry a version, :data:`HOOKS_VERSION` (``scriptorium.plugin.HOOKS_VERSION``): the
+minor number grows when a hook or a hook argument is added, the major one when a hook changes in
+a way an existing plugin would notice. Each hook says in which version it appeared
+(``versionadded``) and what changed since (``versionchanged``), so a plugin can require the
+version it was written for.
 """
 
 from __future__ import annotations
@@ -23,6 +29,10 @@ if TYPE_CHECKING:
 
 hookspec = pluggy.HookspecMarker("scriptorium")
 
+# 1.0 (2026-11-29): source kinds, ranking modes, block extractors. 1.1 (2026-12-01): a source
+# kind's declared settings, scriptorium_rerank. 1.2 (2026-12-04): scriptorium_embedder.
+HOOKS_VERSION = "1.2"
+
 # ---------------------------------------------------------------------------------------------
 # Registration: called once when the plugin manager is built.
 # ---------------------------------------------------------------------------------------------
@@ -35,16 +45,23 @@ def scriptorium_register_source_kinds(register: Callable[..., None]) -> None:
     ``factory(config: SourceConfig, context: SourceContext) -> Source`` builds one configured
     source. The kind name is what ``kind = "..."`` selects in the configuration file.
     ``settings`` declares the kind's own ``[[sources]]`` keys (a sequence of
-    ``scriptorium.schema.Key``; default: the factory's ``settings`` attribute): any other key in
+    ``scriptorium.plugin.Key``; default: the factory's ``settings`` attribute): any other key in
     a source of this kind is refused at start-up, naming the closest declared one, and values of
     the wrong type are refused with one sentence. A kind that declares nothing (``None``) gets
     its keys unchecked in ``config.options``.
+
+    .. versionadded:: 1.0
+    .. versionchanged:: 1.1
+       The ``settings`` argument of ``register``.
     """
 
 
 @hookspec
 def scriptorium_register_ranking_modes(register: Callable[[RankingMode], None]) -> None:
-    """Register ranking modes: ``register(mode)``; ``mode.name`` is what ``Search.mode`` selects."""
+    """Register ranking modes: ``register(mode)``; ``mode.name`` is what ``Search.mode`` selects.
+
+    .. versionadded:: 1.0
+    """
 
 
 @hookspec
@@ -54,6 +71,8 @@ def scriptorium_register_block_extractors(register: Callable[[BlockExtractor], N
     Extractors are consulted in ascending ``priority``; the first whose ``accepts(path,
     corpus)`` is true cuts the document. ``extractor.version`` is stored in the index so a
     changed extractor forces re-extraction.
+
+    .. versionadded:: 1.0
     """
 
 
@@ -78,6 +97,8 @@ def scriptorium_rerank(
     score of the rank it lands on, so the rest of the pipeline (candidates past the depth,
     diversification, abstention) sees the scale it expects. Raising, or returning something
     else, keeps the pipeline's order and logs a warning; the search still answers.
+
+    .. versionadded:: 1.1
     """
 
 
@@ -96,4 +117,6 @@ def scriptorium_embedder(model: str, tokens: int) -> Encoder | None:
     ``None`` to leave it to the next plugin and finally the built-in model. ``name`` keys the
     vectors kept on disk: a new name encodes every block again. Passages are encoded in a
     background thread, queries in request threads.
+
+    .. versionadded:: 1.2
     """

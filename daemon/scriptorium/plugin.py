@@ -35,6 +35,7 @@ from scriptorium.domain.model import (
 )
 from scriptorium.domain.refs import Ref
 from scriptorium.faults import pause as fault_pause
+from scriptorium.hookspecs import HOOKS_VERSION
 from scriptorium.plugins import hookimpl
 from scriptorium.settings.schema import Key
 from scriptorium.sources.base import (
@@ -150,6 +151,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     # hooks
     "hookimpl",
+    "HOOKS_VERSION",
     # the domain model a source produces
     "Block",
     "Candidate",

@@ -101,7 +101,7 @@ def collect(pm: pluggy.PluginManager) -> Registry:
         if settings is None:
             settings = getattr(factory, "settings", None)
         if settings is not None and not all(isinstance(k, Key) for k in settings):
-            raise PluginError(f"source kind {name!r}: settings must be scriptorium.schema.Key")
+            raise PluginError(f"source kind {name!r}: settings must be scriptorium.plugin.Key")
         registry.source_kinds[name] = factory
         registry.source_settings[name] = tuple(settings) if settings is not None else None
 

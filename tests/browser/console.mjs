@@ -3,7 +3,7 @@
 //   node tests/browser/console.mjs SCENARIO BASE_URL OUT_DIR [RELEASE_FILE | LOCATIONS...]
 //
 // It does what a person does, saves a screenshot of each page under OUT_DIR and prints one JSON
-// object of what it saw; the pytest side (tests/e2e/test_console_browser.py) judges it.
+// object of what it saw; the pytest side (tests/browser/test_console_browser.py) judges it.
 import fs from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";

@@ -11,7 +11,7 @@ from tests.support.daemon import CORPUS, Daemon, write_fastapi_config
 
 
 @pytest.fixture(scope="session")
-def corpus_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def corpus_copy(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("corpus") / "fastapi"
     shutil.copytree(CORPUS, target)
     return target

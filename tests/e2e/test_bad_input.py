@@ -22,10 +22,10 @@ from scriptorium.faults import reached_marker, times_reached
 from scriptorium.grpc.status import resolution_from_error
 from scriptorium.limits import MAX_TOPIC_CHARS, SEARCHED_QUERY_CHARS
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.calls import search
 from tests.support.daemon import CORPUS, Daemon
-from tests.support.waiting import wait_for as support_wait_for
-
-pytestmark = pytest.mark.e2e
+from tests.support.trees import write
+from tests.support.waiting import wait_for
 
 MAX_RECEIVE = 200_000
 CALL_TIMEOUT = 15.0
@@ -33,16 +33,6 @@ SECRET = "quuxplughsecret"
 
 
 # -- fixture ---------------------------------------------------------------------------------------
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
-    return support_wait_for(predicate, timeout)
 
 
 class Tree:
@@ -56,7 +46,7 @@ class Tree:
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Tree:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Tree:
     t = Tree(tmp_path_factory.mktemp("bad-input"))
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", t.docs / "tutorial")
     shutil.copytree(CORPUS / "fastapi", t.code / "fastapi")
@@ -109,10 +99,6 @@ def daemon(tree: Tree) -> Iterator[Daemon]:
 @pytest.fixture()
 def stub(daemon: Daemon):
     return daemon.stub
-
-
-def search(stub, query: str, **kw) -> pb.SearchResponse:
-    return stub.Search(pb.SearchRequest(query=query, **kw), timeout=CALL_TIMEOUT)
 
 
 def assert_serving(stub) -> None:

@@ -16,8 +16,6 @@ from tests.support.daemon import CORPUS, running, write_fastapi_config
 from tests.support.trees import markdown_config, write_tree
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 QUERIES = ["declare path parameters with types", "OAuth2PasswordBearer", "パスパラメータ"]
 
 
@@ -29,7 +27,9 @@ def answers(daemon) -> dict[str, list[tuple[str, float, str]]]:
     return out
 
 
-def test_a_daemon_building_with_helpers_serves_what_a_one_process_build_serves(tmp_path):
+def test_a_daemon_building_with_helpers_serves_what_a_one_process_build_serves(
+    fastapi_corpus, tmp_path
+):
     config = write_fastapi_config(tmp_path / "c.toml", CORPUS)  # 912 files: helpers start
     with running(["--config", str(config), "--build-workers", "2"], tmp_path / "two") as spread:
         with_helpers = answers(spread)

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -28,16 +28,10 @@ from scriptorium.v1 import retrieval_pb2_grpc
 from tests.support.daemon import CORPUS, free_port
 from tests.support.trees import markdown_config as config
 from tests.support.trees import write
-from tests.support.waiting import wait_for as support_wait_for
-
-pytestmark = pytest.mark.e2e
+from tests.support.waiting import wait_for
 
 EXIT_INTERRUPTED = 130  # what the CLI exits with for Ctrl-C (128 + SIGINT)
 WAIT_S = 120.0
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = WAIT_S) -> bool:
-    return support_wait_for(predicate, timeout)
 
 
 def docs_tree(root: Path) -> Path:
@@ -209,7 +203,7 @@ def big_docs(root: Path) -> Path:
 
 
 def test_index_build_on_a_full_disk_says_so_in_one_sentence(
-    tmp_path: Path, small_disk: Path
+    fastapi_corpus, tmp_path: Path, small_disk: Path
 ) -> None:
     docs = big_docs(tmp_path / "docs")
     cfg = config(tmp_path / "docs.toml", {"en": docs})
@@ -232,7 +226,7 @@ def test_index_build_on_a_full_disk_says_so_in_one_sentence(
 
 
 def test_a_full_disk_while_serving_keeps_the_previous_generation(
-    tmp_path: Path, small_disk: Path
+    fastapi_corpus, tmp_path: Path, small_disk: Path
 ) -> None:
     docs = docs_tree(tmp_path / "docs")
     cfg = config(

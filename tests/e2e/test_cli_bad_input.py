@@ -17,8 +17,6 @@ import pytest
 
 from tests.support.daemon import CORPUS, Daemon, free_port
 
-pytestmark = pytest.mark.e2e
-
 
 def run(
     *args: str, cwd: Path | None = None, env: dict | None = None
@@ -46,7 +44,7 @@ def assert_refused(done: subprocess.CompletedProcess, *expected: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cli-bad-input") / "project"
     (root / "docs").mkdir(parents=True)
     (root / "src").mkdir()

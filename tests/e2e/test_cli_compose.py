@@ -6,10 +6,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
-pytestmark = pytest.mark.e2e
-
 
 def cli(daemon, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(

@@ -13,8 +13,6 @@ from scriptorium.faults import ENV as FAULT_ENV
 from scriptorium.faults import reached_marker
 from tests.support.daemon import CORPUS, Daemon, cli
 
-pytestmark = pytest.mark.e2e
-
 
 def small_tree(root: Path) -> Path:
     (root / "docs").mkdir(parents=True)
@@ -27,7 +25,7 @@ def small_tree(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory):
+def daemon(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("cli-text")
     d = Daemon([str(small_tree(work / "project")), "--no-watch"], work / "state")
     d.start()
@@ -97,7 +95,7 @@ def _row(table: str, name: str) -> list[str]:
     raise AssertionError(f"no row for {name!r} in:\n{table}")
 
 
-def test_sources_shows_build_progress_and_counts(tmp_path: Path) -> None:
+def test_sources_shows_build_progress_and_counts(fastapi_corpus, tmp_path: Path) -> None:
     tree = small_tree(tmp_path / "project")
     release = tmp_path / "release"
     d = Daemon(

@@ -34,8 +34,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.e2e.test_mcp import McpSession, ok
 from tests.support.daemon import Daemon, copy_security_slice
 
-pytestmark = pytest.mark.e2e
-
 REPO = Path(__file__).resolve().parents[2]
 QUERY = "OAuth2PasswordBearer token url"
 MISSING = "tutorial/security/no-such-page"
@@ -109,7 +107,7 @@ def canonical_answer(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+def daemon(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     root = copy_security_slice(tmp_path_factory.mktemp("clients-agree"), langs=("en",))
     config = root / "scriptorium.toml"
     config.write_text(

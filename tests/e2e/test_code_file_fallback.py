@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
-
-pytestmark = pytest.mark.e2e
 
 
 def test_path_match_without_a_matching_line_is_a_file_level_result(tmp_path):

@@ -21,8 +21,6 @@ from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
 
-pytestmark = pytest.mark.e2e
-
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code_languages"
 RUST = "itoa/src/lib.rs"
 C = "sds/sds.c"

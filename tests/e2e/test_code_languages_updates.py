@@ -15,8 +15,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code_languages"
 RUST = "itoa/src/lib.rs"
 TOML = "flask/pyproject.toml"

@@ -23,8 +23,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon, running
 from tests.support.trees import write
 
-pytestmark = pytest.mark.e2e
-
 OAUTH2 = "fastapi/security/oauth2.py"
 TS = "web/client.ts"
 # Long enough (more than a 40-line snippet budget) that a snippet inside it is a window.
@@ -74,7 +72,7 @@ registry.set("default", defaultClient);
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("code-locations") / "repo"
     shutil.copytree(CORPUS / "fastapi", root / "fastapi")
     write(root / TS, CLIENT_TS)

@@ -6,16 +6,11 @@ import grpc
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
-
-pytestmark = pytest.mark.e2e
+from tests.support.calls import search
 
 
 def ref_for(stub, location: str) -> str:
     return stub.GetContent(pb.GetContentRequest(location=location), timeout=30).ref_id
-
-
-def search(stub, query: str, **kw) -> pb.SearchResponse:
-    return stub.Search(pb.SearchRequest(query=query, **kw), timeout=30)
 
 
 @pytest.mark.parametrize("query", ["OAuth2PasswordBearer", "oauth2 password bearer"])

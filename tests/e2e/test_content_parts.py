@@ -17,8 +17,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, running
 from tests.support.trees import docs_and_code_config
 
-pytestmark = pytest.mark.e2e
-
 WHOLE = 50_000  # max_lines large enough for any file of the tree
 
 
@@ -33,7 +31,7 @@ def _tree(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _tree(tmp_path_factory.mktemp("parts"))
 
 
@@ -172,7 +170,7 @@ def test_bad_cursors_and_caps_are_refused_clearly(daemon):
     assert second.part.number == 2 and second.part.start_char == first.part.end_char
 
 
-def test_a_cursor_is_stable_for_a_doc_version_and_refused_after_a_change(tmp_path):
+def test_a_cursor_is_stable_for_a_doc_version_and_refused_after_a_change(fastapi_corpus, tmp_path):
     config = _tree(tmp_path / "tree")
     request = pb.GetContentRequest(location="async", mode=pb.CONTENT_MODE_FULL, max_chars=3000)
     with running(["--config", str(config)], tmp_path / "state1") as first:

@@ -32,8 +32,6 @@ from tests.support.daemon import Daemon, running
 from tests.support.trees import markdown_config, write
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 PAGES = 30  # more than a bundle's threshold (BUNDLE_FROM): a build bundles their blobs
 REFUSING = "refusing index generation"
 

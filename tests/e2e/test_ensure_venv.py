@@ -15,11 +15,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.support.trees import write
-
-pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 

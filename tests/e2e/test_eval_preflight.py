@@ -11,11 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.support.daemon import REPO
-
-pytestmark = pytest.mark.e2e
 
 
 def run_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -29,17 +28,11 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.blobs import damage_blob
 from tests.support.daemon import Daemon, running
 from tests.support.trees import docs_and_code_config, markdown_config, write
-from tests.support.waiting import wait_for as support_wait_for
-
-pytestmark = pytest.mark.e2e
+from tests.support.waiting import wait_for
 
 SERVICE = "scriptorium.v1.RetrievalService"
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, step: float = 0.1) -> bool:
-    return support_wait_for(predicate, timeout, step=step)
 
 
 def build_command(config: Path, state: Path) -> list[str]:

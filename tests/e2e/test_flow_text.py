@@ -9,8 +9,6 @@ import pytest
 from tests.support.daemon import cli, running
 from tests.support.trees import write_tree
 
-pytestmark = pytest.mark.e2e
-
 FILES = {
     "docs/timeouts.md": """\
 # Timeouts

@@ -20,8 +20,6 @@ from tests.support import http2
 from tests.support.daemon import running
 from tests.support.trees import markdown_config, write_tree
 
-pytestmark = pytest.mark.e2e
-
 WATCH = "/grpc.health.v1.Health/Watch"
 
 

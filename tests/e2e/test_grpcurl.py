@@ -15,8 +15,6 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.e2e
-
 SERVICE = "scriptorium.v1.RetrievalService"
 RPCS = ("Search", "GetContent", "ExpandRelated", "SummarizeFlow", "GuideImplementation")
 # grpcurl exits 64 + the status code when a call fails.

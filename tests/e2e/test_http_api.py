@@ -30,14 +30,12 @@ from tests.support.daemon import CORPUS
 from tests.support.http import HttpDaemon, config_text, post, write
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 # Fields that differ between two calls of the same request.
 VOLATILE = {"traceId", "stalenessSeconds"}
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("http-tree")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs/tutorial")
     shutil.copytree(CORPUS / "fastapi", root / "code/fastapi")

@@ -22,8 +22,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.e2e.test_bad_input import SECRET, Tree, forge, tree, tree_config  # noqa: F401
 from tests.support.http import JSON_TYPE, HttpDaemon, post
 
-pytestmark = pytest.mark.e2e
-
 MAX_RECEIVE = 200_000
 
 

@@ -26,8 +26,6 @@ from tests.support.daemon import CORPUS
 from tests.support.http import HttpDaemon, config_text, post, write
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 TOKEN = "s3cret"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 # Bounds a broken daemon would hang on; nothing asserts how soon anything happened.
@@ -36,7 +34,7 @@ POLL = 0.25
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("http-door-tree")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs/tutorial")
     write(root / "code/app.py", "def handler():\n    return 1\n")

@@ -23,8 +23,6 @@ from tests.support.http import HttpDaemon, post
 from tests.support.trees import markdown_config, write
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 REFUSING = "refusing index generation"
 # A generous deadline: the call must end with the index's error long before it.
 DEADLINE = 60

@@ -12,8 +12,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 from tests.support.trees import write, write_tree
 
-pytestmark = pytest.mark.e2e
-
 MERGE = '''"""Joining two frames."""
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -15,25 +14,15 @@ from grpc_health.v1 import health_pb2
 from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
-from tests.support.waiting import wait_for as support_wait_for
+from tests.support.trees import write
+from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
 # The daemon says at debug level when its file-system watch is in place.
 DEBUG = ["--log-level", "debug"]
 
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def locations(stub, query: str) -> list[str]:
     return [r.location for r in stub.Search(pb.SearchRequest(query=query), timeout=30).results]
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
-    return support_wait_for(predicate, timeout)
 
 
 def test_edits_are_searchable_without_restart(tmp_path):

@@ -20,8 +20,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.e2e.test_mcp import McpSession
 from tests.support.daemon import CORPUS, Daemon, cli
 
-pytestmark = pytest.mark.e2e
-
 CALL_TIMEOUT = 60.0
 QUESTION = "How do I declare path parameters with types? The docs page on path parameters"
 FRAME = (
@@ -40,7 +38,7 @@ def issue_text(chars: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+def daemon(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     work = tmp_path_factory.mktemp("long-queries")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", work / "project/docs/tutorial")
     (work / "project/src").mkdir()

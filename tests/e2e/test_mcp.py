@@ -26,8 +26,6 @@ from mcp.types import CallToolResult, ListToolsResult
 from tests.support.daemon import CORPUS, Daemon, free_port
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 TOOLS = {
     "search_docs",
     "get_doc",
@@ -133,7 +131,7 @@ def write_site(root: Path, title: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mcp-tree")
     shutil.copytree(CORPUS / "docs" / "en" / "docs", root / "en")
     shutil.copytree(CORPUS / "fastapi", root / "code" / "fastapi")

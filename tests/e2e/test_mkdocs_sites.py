@@ -34,9 +34,8 @@ from scriptorium.plugins import load_registry
 from scriptorium.settings.config import Settings
 from scriptorium.sources.base import SourceConfig
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.calls import search
 from tests.support.daemon import CORPUS, Daemon, free_port, running
-
-pytestmark = pytest.mark.e2e
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mkdocs"
 SITES = ["guide", "deploy-notes", "ref-notes", "unpublished"]
@@ -133,7 +132,7 @@ def write_config(path: Path, body: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_sites(tmp_path_factory.mktemp("mkdocs-build"))
 
 
@@ -146,7 +145,7 @@ def site_server(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 @pytest.fixture(scope="module")
-def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def notes(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("notes")
     for page in ("tutorial/cors.md", "tutorial/first-steps.md"):
         (root / page).parent.mkdir(parents=True, exist_ok=True)
@@ -171,10 +170,6 @@ def daemon(site_server: SiteServer, notes: Path, tmp_path_factory: pytest.TempPa
 @pytest.fixture(scope="module")
 def stub(daemon: Daemon):
     return daemon.stub
-
-
-def search(stub, query: str, **kw) -> pb.SearchResponse:
-    return stub.Search(pb.SearchRequest(query=query, **kw), timeout=30)
 
 
 def fetch(stub, location: str = "", **kw) -> pb.GetContentResponse:

@@ -6,13 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.calls import content
 from tests.support.daemon import running
 from tests.support.waiting import wait_for
-
-pytestmark = pytest.mark.e2e
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures/notebooks/xarray"
 NOTEBOOK = "examples/area_weighted_temperature.ipynb"
@@ -21,11 +18,6 @@ NOTEBOOK = "examples/area_weighted_temperature.ipynb"
 def search(stub, query: str) -> list[pb.SearchResult]:
     reply = stub.Search(pb.SearchRequest(query=query, kinds=[pb.CORPUS_DOCS]), timeout=30)
     return list(reply.results)
-
-
-def content(stub, location: str) -> pb.GetContentResponse:
-    request = pb.GetContentRequest(location=location, mode=pb.CONTENT_MODE_FULL)
-    return stub.GetContent(request, timeout=30)
 
 
 def test_notebook_cells_are_found_read_and_kept_current(tmp_path: Path) -> None:

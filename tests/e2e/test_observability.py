@@ -21,8 +21,6 @@ from scriptorium.domain.refs import Ref
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon
 
-pytestmark = pytest.mark.e2e
-
 SECRET = "sk-live-TESTSECRET-0123456789"
 DOCS = ("background-tasks.md", "path-params.md", "query-params.md", "dependencies/index.md")
 
@@ -73,7 +71,7 @@ def json_objects(text: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def observed(tmp_path_factory: pytest.TempPathFactory):
+def observed(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory):
     """Run every call once against a traced daemon; return (responses, full output)."""
     work = tmp_path_factory.mktemp("observability")
     config = write_config(work / "scriptorium.toml", small_tree(work / "tree"))

@@ -31,7 +31,7 @@ from tests.support.waiting import wait_for
 
 # The module's first test also waits for the cluster to start (a minute or more on a busy
 # machine): the bound is generous, never a measurement.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 PAGES = 8
 QUERIES = ("query parameters validation", "path parameters types", "request body model")
@@ -127,7 +127,7 @@ def one_generation(response: pb.SearchResponse) -> tuple[str, int, str]:
 
 
 def test_cluster_answers_carry_local_refs_locations_and_content(
-    cluster: Cluster, tmp_path: Path
+    fastapi_corpus, cluster: Cluster, tmp_path: Path
 ) -> None:
     root = tree(tmp_path / "pages")
     summary = pushed(config(tmp_path / "c.toml", root, cluster.hosts, "t-same"))
@@ -163,7 +163,7 @@ def test_cluster_answers_carry_local_refs_locations_and_content(
 
 
 def test_two_daemons_read_one_alias_and_follow_new_generations(
-    cluster: Cluster, tmp_path: Path
+    fastapi_corpus, cluster: Cluster, tmp_path: Path
 ) -> None:
     cfg = config(tmp_path / "c.toml", tree(tmp_path / "pages"), cluster.hosts, "t-two")
     pushed(cfg)
@@ -190,7 +190,9 @@ def test_two_daemons_read_one_alias_and_follow_new_generations(
 # -- generations ---------------------------------------------------------------------------------
 
 
-def test_a_push_under_way_is_never_seen_half_written(cluster: Cluster, tmp_path: Path) -> None:
+def test_a_push_under_way_is_never_seen_half_written(
+    fastapi_corpus, cluster: Cluster, tmp_path: Path
+) -> None:
     root = tree(tmp_path / "pages", marker="alphamarker")
     cfg = config(
         tmp_path / "c.toml", root, cluster.hosts, "t-half", bulk_actions=10, keep_generations=1
@@ -240,7 +242,7 @@ def serving(cluster: Cluster, alias: str) -> list[str]:
 
 
 def test_a_second_pusher_of_the_same_source_is_refused_while_one_writes(
-    cluster: Cluster, tmp_path: Path
+    fastapi_corpus, cluster: Cluster, tmp_path: Path
 ) -> None:
     root = tree(tmp_path / "pages", marker="alphamarker")
     cfg = config(tmp_path / "c.toml", root, cluster.hosts, "t-lock", bulk_actions=10)
@@ -273,7 +275,9 @@ def test_a_second_pusher_of_the_same_source_is_refused_while_one_writes(
     assert pushed(cfg)["index"] != written["index"]
 
 
-def test_a_dead_pushers_lock_holds_until_it_expires(cluster: Cluster, tmp_path: Path) -> None:
+def test_a_dead_pushers_lock_holds_until_it_expires(
+    fastapi_corpus, cluster: Cluster, tmp_path: Path
+) -> None:
     cfg = config(tmp_path / "c.toml", tree(tmp_path / "pages"), cluster.hosts, "t-expiry")
     first = pushed(cfg)["index"]
     lock = "scriptorium_push_locks/_doc/t-expiry?refresh=true"
@@ -287,7 +291,9 @@ def test_a_dead_pushers_lock_holds_until_it_expires(cluster: Cluster, tmp_path: 
     assert pushed(cfg)["index"] != first
 
 
-def test_tls_and_auth_keys_reach_the_client(cluster: Cluster, tmp_path: Path) -> None:
+def test_tls_and_auth_keys_reach_the_client(
+    fastapi_corpus, cluster: Cluster, tmp_path: Path
+) -> None:
     """The test cluster has no security plugin, so this checks the keys are passed through, not
     a secured cluster: TLS spoken to its plain-HTTP nodes fails the push in one sentence, and a
     username without its password variable is refused before any call."""
@@ -311,7 +317,7 @@ def test_tls_and_auth_keys_reach_the_client(cluster: Cluster, tmp_path: Path) ->
 
 
 def test_a_node_killed_mid_load_loses_no_block_and_fails_no_search(
-    cluster: Cluster, tmp_path: Path
+    fastapi_corpus, cluster: Cluster, tmp_path: Path
 ) -> None:
     """Last in the module: it leaves the cluster one node short."""
     root = tree(tmp_path / "pages", marker="alphamarker")

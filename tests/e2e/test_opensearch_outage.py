@@ -10,15 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon, free_port
 
-pytestmark = pytest.mark.e2e
-
 
 def test_an_unreachable_cluster_falls_through_cools_down_and_degrades_health(
+    fastapi_corpus,
     tmp_path: Path,
 ) -> None:
     notes = tmp_path / "notes"
@@ -67,6 +64,7 @@ def _push(cfg: Path) -> subprocess.CompletedProcess:
 
 
 def test_a_push_to_an_unreachable_cluster_or_a_bad_source_says_so_in_one_sentence(
+    fastapi_corpus,
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "notes"

@@ -19,8 +19,6 @@ from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon, free_port, running
 
-pytestmark = pytest.mark.e2e
-
 TOKEN = "peer-secret-token"
 # The front daemon's deadline for a call to its peer: generous, so a busy machine never makes a
 # healthy peer look dead. The cool-down test, whose peer never answers, sets a short one.
@@ -70,20 +68,22 @@ def upstream_status(stub) -> pb.SourceStatus:
 
 
 @pytest.fixture(scope="module")
-def peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+def peer(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     work = tmp_path_factory.mktemp("peer")
     with running(["--config", str(peer_config(work))], work / "state") as daemon:
         yield daemon
 
 
 @pytest.fixture(scope="module")
-def front(peer: Daemon, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+def front(
+    fastapi_corpus, peer: Daemon, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Daemon]:
     work = tmp_path_factory.mktemp("front")
     with running(["--config", str(front_config(work, peer.address))], work / "state") as daemon:
         yield daemon
 
 
-def test_peer_results_are_reranked_and_qualified(front: Daemon) -> None:
+def test_peer_results_are_reranked_and_qualified(fastapi_corpus, front: Daemon) -> None:
     stub = front.stub
     assert upstream_status(stub).state == pb.SOURCE_STATE_LOADING
     response = search(stub, QUERY, explain=True)
@@ -162,7 +162,7 @@ def test_a_peer_miss_keeps_the_peers_resolution(front: Daemon) -> None:
     assert "upstream" in resolution.detail
 
 
-def test_a_wrong_token_falls_through(peer: Daemon, tmp_path: Path) -> None:
+def test_a_wrong_token_falls_through(fastapi_corpus, peer: Daemon, tmp_path: Path) -> None:
     config = front_config(tmp_path, peer.address, token="wrong-token")
     with running(["--config", str(config)], tmp_path / "state") as daemon:
         response = search(daemon.stub, QUERY)
@@ -177,7 +177,9 @@ def test_a_wrong_token_falls_through(peer: Daemon, tmp_path: Path) -> None:
         assert status.state == pb.SOURCE_STATE_FAILED and "unauthenticated" in status.last_error
 
 
-def test_a_stopped_peer_is_skipped_quickly_during_the_cool_down(tmp_path: Path) -> None:
+def test_a_stopped_peer_is_skipped_quickly_during_the_cool_down(
+    fastapi_corpus, tmp_path: Path
+) -> None:
     port = free_port()
     front_dir = tmp_path / "f"
     front_dir.mkdir()
@@ -252,7 +254,7 @@ class TlsDaemon(Daemon):
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
-def test_a_tls_peer_is_reached_with_the_configured_ca(tmp_path: Path) -> None:
+def test_a_tls_peer_is_reached_with_the_configured_ca(fastapi_corpus, tmp_path: Path) -> None:
     certs = certificates(tmp_path)
     tls = f'tls_cert = "{certs / "server.pem"}"\ntls_key = "{certs / "server.key"}"\n'
     peer = TlsDaemon(

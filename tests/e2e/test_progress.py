@@ -16,15 +16,13 @@ import pytest
 
 from tests.support.daemon import CORPUS, running
 
-pytestmark = pytest.mark.e2e
-
 START = re.compile(r"^indexing: (\d+) files, (\d+\.\d) MB to read$")
 LINE = re.compile(r"^indexing: (\d+) of (\d+) files \((\d+)%\), [\d.]+ of [\d.]+ MB read, ")
 SUMMARY = re.compile(r"^indexing: read (\d+) files, (\d+\.\d) MB in \d+\.\d s")
 
 
 @pytest.fixture
-def tutorial(tmp_path: Path) -> tuple[Path, int, str]:
+def tutorial(fastapi_corpus, tmp_path: Path) -> tuple[Path, int, str]:
     """A copy of the English tutorial, its Markdown file count and size as the renderer shows it."""
     root = tmp_path / "docs"
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "tutorial")

@@ -23,8 +23,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
 from tests.support.trees import write_tree
 
-pytestmark = pytest.mark.e2e
-
 TREE = {
     "webby/__init__.py": (
         '"""A facade: the public names live in private modules."""\n'

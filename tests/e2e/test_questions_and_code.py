@@ -10,8 +10,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 from tests.support.trees import write, write_tree
 
-pytestmark = pytest.mark.e2e
-
 FILES = {
     "docs/retries.md": "# Retries\n\nA failed request is retried on connection errors. Pass "
     "`retries=3` to the transport to retry a failed request three times before it gives up.\n",

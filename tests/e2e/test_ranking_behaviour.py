@@ -14,8 +14,6 @@ from scriptorium.text import estimate_tokens
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 
-pytestmark = pytest.mark.e2e
-
 PAGES = {
     "install.md": "---\ncanonical_key: install\n---\n# Install the gizmo\n\n"
     "Run gizmo-setup with the quokka flag to install the gizmo on a server.\n",

@@ -18,8 +18,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon
 from tests.support.trees import markdown_config, write_tree
 
-pytestmark = pytest.mark.e2e
-
 PAGES = {
     "guide/install.md": "# Install\n\nRun the quokka installer with the marsupial flag.\n",
     "guide/usage.md": "# Usage\n\nCall the wombat endpoint to list burrows.\n",

@@ -12,11 +12,7 @@ import shlex
 import subprocess
 import sys
 
-import pytest
-
 from tests.support.daemon import REPO, running
-
-pytestmark = pytest.mark.e2e
 
 ASKING = ("search", "get", "related", "flow", "guide")
 

@@ -13,8 +13,6 @@ import pytest
 from tests.support.daemon import cli, running
 from tests.support.trees import write_tree
 
-pytestmark = pytest.mark.e2e
-
 PLUGINS_MD = """\
 # Writing plugins
 

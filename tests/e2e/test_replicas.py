@@ -18,7 +18,6 @@ import threading
 import time
 import tomllib
 from collections import Counter
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,18 +30,12 @@ from scriptorium.index import leases, statedirs
 from scriptorium.settings.config import load_settings
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, REPO, Daemon
-from tests.support.trees import docs_and_code_config
-from tests.support.waiting import wait_for as support_wait_for
+from tests.support.trees import docs_and_code_config, write
+from tests.support.waiting import wait_for
 
 SERVICE = "scriptorium.v1.RetrievalService"
 DEPLOY = REPO / "deploy"
 REPLICAS = 3
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def tree_listing(root: Path) -> dict[str, tuple[int, int]]:
@@ -79,7 +72,9 @@ def balanced_options(addresses: list[str]) -> tuple[str, list[tuple[str, object]
 
 
 @pytest.fixture(scope="module")
-def shared_state(tmp_path_factory) -> tuple[Path, Path, float, dict[str, tuple[int, int]]]:
+def shared_state(
+    fastapi_corpus, tmp_path_factory
+) -> tuple[Path, Path, float, dict[str, tuple[int, int]]]:
     root = tmp_path_factory.mktemp("replicas")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs" / "tutorial")
     shutil.copytree(CORPUS / "fastapi", root / "code" / "fastapi")
@@ -123,7 +118,6 @@ def replicas(shared_state, tmp_path):
                 daemon.terminate()
 
 
-@pytest.mark.e2e
 def test_replicas_share_one_generation_without_writing_to_it(shared_state, replicas):
     _config, state, built_after, as_built = shared_state
     generations = set()
@@ -170,11 +164,6 @@ def served_calls(daemon: Daemon) -> int:
     return daemon.full_log().count("query understood")
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 120.0) -> bool:
-    return support_wait_for(predicate, timeout)
-
-
-@pytest.mark.e2e
 def test_round_robin_survives_a_replica_killed_mid_run(replicas):
     target, options = balanced_options([d.address for d in replicas])
     outcomes: Counter[str] = Counter()

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.calls import content
 from tests.support.daemon import running
 from tests.support.trees import write
 from tests.support.waiting import wait_for
-
-pytestmark = pytest.mark.e2e
 
 INSTALL = """\
 .. _install:
@@ -68,11 +65,6 @@ def tree(root: Path) -> Path:
 def search(stub, query: str) -> list[str]:
     reply = stub.Search(pb.SearchRequest(query=query, kinds=[pb.CORPUS_DOCS]), timeout=30)
     return [result.location for result in reply.results]
-
-
-def content(stub, location: str) -> pb.GetContentResponse:
-    request = pb.GetContentRequest(location=location, mode=pb.CONTENT_MODE_FULL)
-    return stub.GetContent(request, timeout=30)
 
 
 def test_rst_sections_are_found_read_and_kept_current(tmp_path: Path) -> None:

@@ -23,8 +23,6 @@ from tests.support.daemon import Daemon, free_port, running
 from tests.support.trees import markdown_config, write_tree
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 TREE = {
     "pkg/__init__.py": 'from ._client import Client\n\n__all__ = ["Client"]\n',
     "pkg/_client.py": "class Client:\n    pass\n",

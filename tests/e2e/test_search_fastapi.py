@@ -10,8 +10,6 @@ import pytest
 from scriptorium.grpc.status import resolution_from_error
 from scriptorium.v1 import retrieval_pb2 as pb
 
-pytestmark = pytest.mark.e2e
-
 
 def search(stub, query: str, **kw) -> pb.SearchResponse:
     return stub.Search(pb.SearchRequest(query=query, **kw), timeout=30)

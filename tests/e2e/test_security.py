@@ -26,12 +26,10 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from scriptorium.client import Client, ScriptoriumError
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, Daemon, running
-from tests.support.waiting import wait_for as support_wait_for
+from tests.support.trees import write
+from tests.support.waiting import wait_for
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command"),
-]
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 
 SERVICE = "scriptorium.v1.RetrievalService"
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -40,16 +38,6 @@ TOKEN_ENV = "SCRIPTORIUM_E2E_TOKEN"
 TOKEN = "tok-7f3a9c1e-d00d-4b1d-b00b-5ca1ab1e0001"
 WRONG_TOKEN = "tok-wrong-0000-1111-2222-333344445555"
 QUERY_MARKER = "zeppelin marmalade"
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
-    return support_wait_for(predicate, timeout)
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -63,7 +51,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 @pytest.fixture(scope="module")
-def docs(tmp_path_factory) -> Path:
+def docs(fastapi_corpus, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("security-docs")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "public" / "tutorial")
     write(root / "private" / "handbook.md", "# Handbook\n\n## Payroll\n\nThe payroll ledger.\n")

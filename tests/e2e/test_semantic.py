@@ -13,8 +13,6 @@ from tests.support.daemon import running
 from tests.support.trees import markdown_config, write_tree
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 PAGES = {
     "retries.md": "# Retrying failed calls\n\nWhen a request fails because the network "
     "dropped, the client tries again up to three times, waiting longer each time.\n",

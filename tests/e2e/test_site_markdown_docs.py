@@ -5,13 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.calls import content
 from tests.support.daemon import running
 from tests.support.waiting import wait_for
-
-pytestmark = pytest.mark.e2e
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/site_markdown"
 
@@ -19,11 +16,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/site_markdown"
 def search(stub, query: str) -> list[pb.SearchResult]:
     reply = stub.Search(pb.SearchRequest(query=query, kinds=[pb.CORPUS_DOCS]), timeout=30)
     return list(reply.results)
-
-
-def content(stub, location: str) -> pb.GetContentResponse:
-    request = pb.GetContentRequest(location=location, mode=pb.CONTENT_MODE_FULL)
-    return stub.GetContent(request, timeout=30)
 
 
 def test_site_pages_are_indexed_as_read_and_served_as_written(tmp_path: Path) -> None:

@@ -6,15 +6,11 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS, running
 
-pytestmark = pytest.mark.e2e
 
-
-def test_snapshot_code_source_serves_without_its_tree(tmp_path):
+def test_snapshot_code_source_serves_without_its_tree(fastapi_corpus, tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(CORPUS / "fastapi" / "security", tree / "fastapi" / "security")
     state = tmp_path / "state"

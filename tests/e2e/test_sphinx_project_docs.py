@@ -5,13 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 from tests.support.waiting import wait_for
-
-pytestmark = pytest.mark.e2e
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures/sphinx"
 

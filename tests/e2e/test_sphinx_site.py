@@ -11,12 +11,9 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.calls import content
 from tests.support.daemon import running
-
-pytestmark = pytest.mark.e2e
 
 BUILT = Path(__file__).resolve().parents[1] / "fixtures/sphinx_site/html"
 
@@ -56,11 +53,6 @@ def config(path: Path, url: str, cache: Path, refresh_hours: float = 24.0) -> Pa
 def search(stub, query: str) -> list[pb.SearchResult]:
     reply = stub.Search(pb.SearchRequest(query=query, kinds=[pb.CORPUS_DOCS]), timeout=30)
     return list(reply.results)
-
-
-def content(stub, location: str) -> pb.GetContentResponse:
-    request = pb.GetContentRequest(location=location, mode=pb.CONTENT_MODE_FULL)
-    return stub.GetContent(request, timeout=30)
 
 
 def test_a_published_sphinx_site_is_searched_and_read(tmp_path: Path) -> None:

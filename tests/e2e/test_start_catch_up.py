@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
 from grpc_health.v1 import health_pb2
 
 from scriptorium.client import CURRENT_HEALTH
@@ -24,7 +23,6 @@ from tests.support.daemon import cli, free_port, running
 from tests.support.trees import markdown_config, write
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 

@@ -19,7 +19,6 @@ import pytest
 
 from tests.support.daemon import CORPUS, Daemon
 
-pytestmark = pytest.mark.e2e
 DAY = 86400
 
 
@@ -69,7 +68,9 @@ def age(state_dir: Path, days: float) -> None:
         os.utime(gen, (then, then))
 
 
-def test_list_and_prune_default_state_directories(tmp_path: Path, home: dict[str, str]) -> None:
+def test_list_and_prune_default_state_directories(
+    fastapi_corpus, tmp_path: Path, home: dict[str, str]
+) -> None:
     alpha = tree(tmp_path / "alpha", "first-steps.md")
     beta = tree(tmp_path / "beta", "path-params.md")
     config = tmp_path / "gamma.toml"

@@ -9,8 +9,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 from tests.support.trees import write_tree
 
-pytestmark = pytest.mark.e2e
-
 HOOKS = "The hooks run once per module and may return a changed module or nothing. " * 10
 FILLER = (
     "It reads the project settings, checks the versions installed and reports what it found. " * 3

@@ -13,7 +13,6 @@ import pytest
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 
-pytestmark = pytest.mark.e2e
 DIST = Path(__file__).resolve().parents[1] / "fixtures" / "plugin_dist"
 
 

@@ -8,8 +8,6 @@ import pytest
 
 from tests.support.daemon import running
 
-pytestmark = pytest.mark.e2e
-
 
 def _tree(tmp_path):
     tree = tmp_path / "docs"

@@ -11,8 +11,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 from tests.support.trees import write_tree
 
-pytestmark = pytest.mark.e2e
-
 FILES = {
     "docs/en/dependencies.md": "# Dependencies with yield\n\nA dependency can yield a value "
     "and run its cleanup after the response: dependencies with yield.\n",

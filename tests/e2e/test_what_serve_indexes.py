@@ -21,8 +21,6 @@ from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
 from tests.support.trees import write_tree
 
-pytestmark = pytest.mark.e2e
-
 TREE = {
     # Sources in folders named like output: indexed.
     "site/docs/widgets.mdx": "# Widgets\n\nThe widget gallery explains frobnication.\n",

@@ -152,7 +152,7 @@ def test_percentile_is_nearest_rank():
 
 
 @pytest.fixture(scope="module")
-def small_tree(tmp_path_factory) -> Path:
+def small_tree(fastapi_corpus, tmp_path_factory) -> Path:
     """The FastAPI tutorial and the ``fastapi`` package, with one prebuilt generation."""
     root = tmp_path_factory.mktemp("soak-small")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs" / "tutorial")
@@ -312,7 +312,7 @@ def _soak_selected(config: pytest.Config) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.timeout(SOAK_SECONDS + 600)
-def test_soak_full_corpus(request, tmp_path):
+def test_soak_full_corpus(fastapi_corpus, request, tmp_path):
     if not (_soak_selected(request.config) or os.environ.get("SCRIPTORIUM_SOAK")):
         pytest.skip("the soak runs with `make soak` (pytest -m slow tests/soak)")
     corpus = tmp_path / "fastapi"

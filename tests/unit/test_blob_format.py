@@ -48,7 +48,7 @@ def test_bodies_that_are_slices_are_stored_as_spans_and_come_back_equal():
     assert decode_texts(blob) == (TEXT, tuple(bodies))
 
 
-def test_every_page_of_the_corpus_round_trips():
+def test_every_page_of_the_corpus_round_trips(fastapi_corpus):
     from scriptorium.plugins import load_registry
     from scriptorium.sources.base import SourceConfig, SourceContext
 

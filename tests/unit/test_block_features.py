@@ -21,7 +21,7 @@ from tests.support.daemon import CORPUS, write_fastapi_config
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory) -> LocalEngine:
+def engine(fastapi_corpus, tmp_path_factory) -> LocalEngine:
     root = tmp_path_factory.mktemp("features")
     corpus = root / "corpus"
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", corpus / "docs/en/docs/tutorial")

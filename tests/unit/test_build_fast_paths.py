@@ -135,7 +135,7 @@ def test_front_matter_is_found_only_at_the_very_start():
 # -- a build's per-document and per-file short cuts ------------------------------------------------
 
 
-def test_a_documents_tokens_are_each_blocks_own_on_the_fastapi_pages():
+def test_a_documents_tokens_are_each_blocks_own_on_the_fastapi_pages(fastapi_corpus):
     """A build tokenizes a page's path field and repeated heading texts once per document;
     every block must still get exactly what tokenizing it alone gives, features included."""
     from scriptorium.index.fields import (

@@ -201,7 +201,9 @@ def test_an_unknown_word_is_refused_with_the_accepted_ones() -> None:
 # -- retries -------------------------------------------------------------------------------------
 
 
-def test_sync_client_retries_unavailable_then_succeeds(tmp_path: Path, server) -> None:
+def test_sync_client_retries_unavailable_then_succeeds(
+    fastapi_corpus, tmp_path: Path, server
+) -> None:
     engine = FlakyEngine(tmp_path, failures=2)
     with Client(server(engine), attempts=3, **FAST) as client:
         response = client.search("root")
@@ -209,7 +211,9 @@ def test_sync_client_retries_unavailable_then_succeeds(tmp_path: Path, server) -
     assert response.results[0].anchor_line == 7
 
 
-def test_sync_client_gives_up_after_the_configured_attempts(tmp_path: Path, server) -> None:
+def test_sync_client_gives_up_after_the_configured_attempts(
+    fastapi_corpus, tmp_path: Path, server
+) -> None:
     engine = FlakyEngine(tmp_path, failures=10)
     client = Client(server(engine), attempts=2, **FAST)
     with client, pytest.raises(ScriptoriumError) as info:
@@ -219,7 +223,7 @@ def test_sync_client_gives_up_after_the_configured_attempts(tmp_path: Path, serv
     assert engine.search_calls == 2
 
 
-def test_sync_client_does_not_retry_not_found(tmp_path: Path, server) -> None:
+def test_sync_client_does_not_retry_not_found(fastapi_corpus, tmp_path: Path, server) -> None:
     engine = FlakyEngine(tmp_path)
     client = Client(server(engine), attempts=3, **FAST)
     with client, pytest.raises(ResolutionError) as info:
@@ -230,7 +234,9 @@ def test_sync_client_does_not_retry_not_found(tmp_path: Path, server) -> None:
     assert info.value.candidates == ["first_steps/main.py"]
 
 
-def test_async_client_retries_unavailable_but_not_not_found(tmp_path: Path, server) -> None:
+def test_async_client_retries_unavailable_but_not_not_found(
+    fastapi_corpus, tmp_path: Path, server
+) -> None:
     engine = FlakyEngine(tmp_path, failures=2)
     target = server(engine)
 
@@ -250,7 +256,7 @@ def test_async_client_retries_unavailable_but_not_not_found(tmp_path: Path, serv
     assert len(engine.content_calls) == 1
 
 
-def test_async_client_gives_up_on_unavailable(tmp_path: Path, server) -> None:
+def test_async_client_gives_up_on_unavailable(fastapi_corpus, tmp_path: Path, server) -> None:
     engine = FlakyEngine(tmp_path, failures=10)
     target = server(engine)
 
@@ -267,7 +273,7 @@ def test_async_client_gives_up_on_unavailable(tmp_path: Path, server) -> None:
     assert engine.search_calls == 3
 
 
-def test_retries_stop_at_the_deadline(tmp_path: Path, server) -> None:
+def test_retries_stop_at_the_deadline(fastapi_corpus, tmp_path: Path, server) -> None:
     engine = FlakyEngine(tmp_path, failures=10)
     client = Client(server(engine), attempts=50, backoff_initial=0.2, backoff_max=0.2, timeout=0.5)
     with client, pytest.raises(ScriptoriumError):
@@ -286,7 +292,7 @@ def test_unreachable_target_is_unavailable() -> None:
 # -- the command ---------------------------------------------------------------------------------
 
 
-def test_cli_search_json_and_text(tmp_path: Path, server, capsys) -> None:
+def test_cli_search_json_and_text(fastapi_corpus, tmp_path: Path, server, capsys) -> None:
     target = server(FlakyEngine(tmp_path))
     assert main(["--format", "json", "search", "root", "--target", target, "--kinds", "code"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -299,7 +305,9 @@ def test_cli_search_json_and_text(tmp_path: Path, server, capsys) -> None:
     assert "ref: r1.main-root" in text
 
 
-def test_cli_get_sends_ref_ids_and_locations(tmp_path: Path, server, capsys) -> None:
+def test_cli_get_sends_ref_ids_and_locations(
+    fastapi_corpus, tmp_path: Path, server, capsys
+) -> None:
     engine = FlakyEngine(tmp_path)
     target = server(engine)
     assert main(["get", "r1.main-root", "--target", target, "--mode", "full"]) == 0
@@ -314,7 +322,7 @@ def test_cli_get_sends_ref_ids_and_locations(tmp_path: Path, server, capsys) -> 
     assert "candidate: first_steps/main.py" in err
 
 
-def test_cli_sources_and_health_exit_codes(tmp_path: Path, server, capsys) -> None:
+def test_cli_sources_and_health_exit_codes(fastapi_corpus, tmp_path: Path, server, capsys) -> None:
     loading = server(FlakyEngine(tmp_path))
     serving = server(FlakyEngine(tmp_path), serving=True)
     assert main(["sources", "--target", loading]) == 0
@@ -371,7 +379,7 @@ def _certificates(tmp: Path) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
-def test_mutual_tls(tmp_path: Path, server) -> None:
+def test_mutual_tls(fastapi_corpus, tmp_path: Path, server) -> None:
     certs = _certificates(tmp_path)
     target = server(
         FlakyEngine(tmp_path),

@@ -29,8 +29,6 @@ from tests.support.daemon import CORPUS
 FASTAPI = CORPUS
 DOCS_SRC = FASTAPI / "docs_src"
 
-needs_corpus = pytest.mark.skipif(not FASTAPI.is_dir(), reason="FastAPI corpus not present")
-
 
 def extract(path: str, text: str) -> tuple[Block, ...]:
     return CodeExtractor().extract(path, text).blocks
@@ -407,8 +405,7 @@ def test_crlf_lines_have_no_carriage_returns() -> None:
 # -- the whole FastAPI corpus --------------------------------------------------------------
 
 
-@needs_corpus
-def test_whole_fastapi_corpus_parses_into_definitions() -> None:
+def test_whole_fastapi_corpus_parses_into_definitions(fastapi_corpus) -> None:
     extractor = CodeExtractor()
     files = sorted(p for d in ("fastapi", "docs_src") for p in (FASTAPI / d).rglob("*.py"))
     assert len(files) > 400
@@ -441,8 +438,7 @@ def make_source(root: Path, **options) -> CodeSource:
     return CodeSource(SourceConfig(name="app", kind="code", root=root, options=options), context)
 
 
-@needs_corpus
-def test_code_source_over_a_copy_of_the_fastapi_corpus(tmp_path: Path) -> None:
+def test_code_source_over_a_copy_of_the_fastapi_corpus(fastapi_corpus, tmp_path: Path) -> None:
     root = tmp_path / "repo"
     shutil.copytree(DOCS_SRC / "bigger_applications", root / "bigger_applications")
     shutil.copytree(FASTAPI / "fastapi" / "security", root / "fastapi" / "security")
@@ -524,8 +520,7 @@ def read_lines(relpath: str) -> list[str]:
     return split_lines((DOCS_SRC / relpath).read_text("utf-8"))
 
 
-@needs_corpus
-def test_route_and_signature_lines_on_a_real_app() -> None:
+def test_route_and_signature_lines_on_a_real_app(fastapi_corpus) -> None:
     lines = read_lines("sql_databases/tutorial002_an_py310.py")
     expected_routes = [
         i for i, line in enumerate(lines, 1) if line.startswith(("@app.get", "@app.post"))
@@ -538,8 +533,7 @@ def test_route_and_signature_lines_on_a_real_app() -> None:
     assert set(defs) <= set(signature_lines(lines, "python"))
 
 
-@needs_corpus
-def test_interesting_code_ranges_on_a_real_app() -> None:
+def test_interesting_code_ranges_on_a_real_app(fastapi_corpus) -> None:
     lines = read_lines("bigger_applications/app_an_py310/main.py")
     anchor = next(i for i, line in enumerate(lines, 1) if line.startswith("async def root"))
     ranges = interesting_code_ranges(lines, "python", anchor)
@@ -556,16 +550,14 @@ def test_interesting_code_ranges_on_a_real_app() -> None:
     assert any(r[2] == "configuration" for r in interesting_code_ranges(config, "python", 1))
 
 
-@needs_corpus
-def test_interesting_ranges_keep_far_route_handlers_but_not_far_imports() -> None:
+def test_interesting_ranges_keep_far_route_handlers_but_not_far_imports(fastapi_corpus) -> None:
     lines = read_lines("sql_databases/tutorial002_an_py310.py")
     ranges = interesting_code_ranges(lines, "python", len(lines), radius=5)
     assert sum(1 for r in ranges if r[2] == "route-handler") == 5
     assert not any(r[2] == "import" for r in ranges)
 
 
-@needs_corpus
-def test_code_flow_candidates_on_a_real_app() -> None:
+def test_code_flow_candidates_on_a_real_app(fastapi_corpus) -> None:
     lines = read_lines("sql_databases/tutorial002_an_py310.py")
     steps = code_flow_candidates(lines, "python")
     assert steps == code_flow_candidates(lines, "python")  # deterministic
@@ -589,8 +581,7 @@ def test_code_flow_candidates_on_a_real_app() -> None:
     ]
 
 
-@needs_corpus
-def test_import_targets_on_real_files() -> None:
+def test_import_targets_on_real_files(fastapi_corpus) -> None:
     main = (DOCS_SRC / "bigger_applications/app_an_py310/main.py").read_text("utf-8")
     targets = import_targets(main, "python")
     assert targets[:3] == ["fastapi", "fastapi.Depends", "fastapi.FastAPI"]
@@ -644,8 +635,7 @@ def test_import_targets_in_other_languages() -> None:
     assert import_targets(cs, "csharp") == ["System.Text", "System.Text.Json"]
 
 
-@needs_corpus
-def test_routes_inside_docstrings_are_examples_not_routes() -> None:
+def test_routes_inside_docstrings_are_examples_not_routes(fastapi_corpus) -> None:
     lines = split_lines((FASTAPI / "fastapi/exceptions.py").read_text("utf-8"))
     example = next(i for i, line in enumerate(lines, 1) if '@app.get("/items/{item_id}")' in line)
     assert route_lines(lines, "python") == []

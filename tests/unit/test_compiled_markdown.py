@@ -89,7 +89,7 @@ def test_whitespace_is_pythons() -> None:
     assert set(scriptorium_native.markdown_spaces()) == python
 
 
-def test_every_corpus_page_agrees() -> None:
+def test_every_corpus_page_agrees(fastapi_corpus) -> None:
     pages = sorted((CORPUS / "docs").rglob("*.md"))
     assert len(pages) > 400
     for page in pages:

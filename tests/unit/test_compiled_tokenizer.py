@@ -90,7 +90,7 @@ def _corpus_texts() -> list[tuple[str, str]]:
     return [(str(p.relative_to(CORPUS)), p.read_text("utf-8", errors="replace")) for p in files]
 
 
-def test_the_corpus_gives_the_same_tokens(compiled_tokenizer):
+def test_the_corpus_gives_the_same_tokens(fastapi_corpus, compiled_tokenizer):
     texts = _corpus_texts()
     assert len(texts) > 800  # en/ja/zh pages and the package's Python
     assert any("/ja/" in name for name, _ in texts) and any("/zh/" in name for name, _ in texts)
@@ -170,7 +170,7 @@ DIRECTIVE_BODIES = [
 ]
 
 
-def test_features_are_the_same_bytes(compiled_tokenizer):
+def test_features_are_the_same_bytes(fastapi_corpus, compiled_tokenizer):
     options = tuple(
         sorted(
             dict(
@@ -278,7 +278,7 @@ def test_compiled_tokens_share_one_string_object(compiled_tokenizer):
     assert tokens.count("索エ") == 2 and len({id(t) for t in tokens if t == "索エ"}) == 1
 
 
-def test_threads_tokenizing_at_once_get_the_reference_tokens(compiled_tokenizer):
+def test_threads_tokenizing_at_once_get_the_reference_tokens(fastapi_corpus, compiled_tokenizer):
     # A thread that finds the memo in use by another (one calling back into Python) takes
     # the Python path: every thread still gets the reference tokens, and none waits forever.
     texts = [text for _, text in _corpus_texts()[:120]]

@@ -12,7 +12,7 @@ from tests.support.daemon import CORPUS
 
 
 @pytest.fixture
-def tree(tmp_path: Path) -> Path:
+def tree(fastapi_corpus, tmp_path: Path) -> Path:
     """A small real docs + code tree copied from the FastAPI corpus."""
     root = tmp_path / "project"
     (root / "docs").mkdir(parents=True)

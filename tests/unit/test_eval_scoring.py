@@ -212,8 +212,7 @@ def heading_ids(markdown: str) -> set[str]:
     return ids
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared FastAPI corpus is not mounted")
-def test_every_acceptable_location_exists_in_the_corpus(shipped_cases) -> None:
+def test_every_acceptable_location_exists_in_the_corpus(fastapi_corpus, shipped_cases) -> None:
     missing = []
     for case in shipped_cases:
         for location in (*case.acceptable, *case.sections):
@@ -226,8 +225,7 @@ def test_every_acceptable_location_exists_in_the_corpus(shipped_cases) -> None:
     assert missing == []
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared FastAPI corpus is not mounted")
-def test_location_mapping_rules() -> None:
+def test_location_mapping_rules(fastapi_corpus) -> None:
     assert (
         location_file("tutorial/first-steps#check-it")
         == DOC_ROOTS["en"] / "tutorial/first-steps.md"

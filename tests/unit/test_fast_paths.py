@@ -155,7 +155,7 @@ def test_long_queries_preview_as_the_plain_computation():
         assert preview(prepare(text), query, width) == reference_preview(text, query, width)
 
 
-def test_preview_of_corpus_pages_matches_the_plain_computation(tmp_path: Path):
+def test_preview_of_corpus_pages_matches_the_plain_computation(fastapi_corpus, tmp_path: Path):
     page = tmp_path / "page.md"
     shutil.copyfile(CORPUS / "docs/en/docs/tutorial/dependencies/dependencies-with-yield.md", page)
     text = page.read_text("utf-8")[:4000]
@@ -243,7 +243,7 @@ def test_screen_memo_is_bounded_by_entries_and_by_line_numbers_held():
     assert [memo.get((k,)) for k in "cdef"] == [None, None, None, ()]
 
 
-def test_best_line_on_a_long_class_matches_tokenizing_every_line():
+def test_best_line_on_a_long_class_matches_tokenizing_every_line(fastapi_corpus):
     # fastapi/applications.py: the FastAPI class is one block of about 4,700 lines, with a few
     # non-ASCII lines; the answer is early for some queries, late or absent for others.
     lines = (CORPUS / "fastapi" / "applications.py").read_text("utf-8").split("\n")
@@ -299,7 +299,7 @@ def test_cache_turnover_keeps_results_and_bounds_memory(monkeypatch):
 
 
 @pytest.fixture
-def small_corpus(tmp_path: Path) -> Path:
+def small_corpus(fastapi_corpus, tmp_path: Path) -> Path:
     corpus = tmp_path / "corpus"
     shutil.copytree(CORPUS / "docs/en/docs/tutorial/security", corpus / "docs/en/docs/tutorial")
     shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")

@@ -59,7 +59,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_a_build_helper_imports_no_server_module(tmp_path: Path) -> None:
+def test_a_build_helper_imports_no_server_module(fastapi_corpus, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
     (root / "index.md").write_text(

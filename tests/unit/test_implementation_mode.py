@@ -20,7 +20,6 @@ from scriptorium_plugins.implementation import (
 from tests.support.daemon import CORPUS
 
 FASTAPI = CORPUS
-needs_corpus = pytest.mark.skipif(not FASTAPI.is_dir(), reason="FastAPI corpus not present")
 
 QUERY = Query(text="read a hero by id", terms=("read", "hero", "id"), mode="implementation")
 
@@ -74,8 +73,7 @@ def reason_names(candidate: Candidate) -> list[str]:
     return [r.name for r in candidate.reasons]
 
 
-@needs_corpus
-def test_route_handler_outranks_prose_with_equal_base_score() -> None:
+def test_route_handler_outranks_prose_with_equal_base_score(fastapi_corpus) -> None:
     relpath = "docs_src/sql_databases/tutorial002_an_py310.py"
     handler = code_candidate(relpath, (FASTAPI / relpath).read_text("utf-8"), "read_hero")
     prose = doc_candidate("docs/en/docs/tutorial/heroes.md", PROSE)
@@ -95,8 +93,7 @@ def test_route_handler_outranks_prose_with_equal_base_score() -> None:
     assert handler.score <= MAX_COMBINED_BOOST
 
 
-@needs_corpus
-def test_entrypoint_and_decorator_boosts_on_real_files() -> None:
+def test_entrypoint_and_decorator_boosts_on_real_files(fastapi_corpus) -> None:
     relpath = "docs_src/bigger_applications/app_an_py310/main.py"
     wiring = code_candidate(relpath, (FASTAPI / relpath).read_text("utf-8"), "L1-")
     ImplementationMode().rerank(QUERY, [wiring])

@@ -355,7 +355,7 @@ def test_titles_and_descriptions_are_capped() -> None:
     assert all(len(item.description) <= 301 for item in flow)
 
 
-def test_flow_is_deterministic_on_real_documents() -> None:
+def test_flow_is_deterministic_on_real_documents(fastapi_corpus) -> None:
     lines = (DOCS / "en/docs/tutorial/first-steps.md").read_text("utf-8").splitlines()
     recap = next(i for i, line in enumerate(lines) if line.startswith("## Recap, step by step"))
     block = lines[recap:]
@@ -545,7 +545,7 @@ def test_extractor_accepts() -> None:
     assert not extractor.accepts("a/b.txt", Corpus.DOCS)
 
 
-def test_first_steps_from_the_corpus() -> None:
+def test_first_steps_from_the_corpus(fastapi_corpus) -> None:
     text = (DOCS / "en/docs/tutorial/first-steps.md").read_text("utf-8")
     extraction = MarkdownExtractor().extract("docs/en/docs/tutorial/first-steps.md", text)
     by_anchor = {b.anchor: b for b in extraction.blocks}
@@ -559,7 +559,7 @@ def test_first_steps_from_the_corpus() -> None:
     assert extraction.meta.title == "First Steps"
 
 
-def test_every_corpus_document_extracts() -> None:
+def test_every_corpus_document_extracts(fastapi_corpus) -> None:
     extractor = MarkdownExtractor()
     counts: dict[str, int] = {}
     for path in sorted(DOCS.rglob("*.md")):
@@ -578,7 +578,7 @@ def test_every_corpus_document_extracts() -> None:
     assert min(counts.values()) > 100
 
 
-def test_japanese_corpus_headings_keep_custom_ids() -> None:
+def test_japanese_corpus_headings_keep_custom_ids(fastapi_corpus) -> None:
     text = (DOCS / "ja/docs/tutorial/first-steps.md").read_text("utf-8")
     anchors = {b.anchor for b in MarkdownExtractor().extract("first-steps.md", text).blocks}
     assert "check-it" in anchors
@@ -593,7 +593,7 @@ def make_source(root: Path) -> MarkdownSource:
 
 
 @pytest.fixture
-def docs_tree(tmp_path: Path) -> Path:
+def docs_tree(fastapi_corpus, tmp_path: Path) -> Path:
     root = tmp_path / "docs"
     shutil.copytree(DOCS / "en/docs/tutorial/security", root / "tutorial/security")
     for name in ("first-steps.md", "index.md"):
@@ -669,7 +669,9 @@ def test_plugin_registers_source_kind_and_extractor() -> None:
     assert registry.extractor_chain.for_path("x.md", Corpus.DOCS) is not None
 
 
-def test_includes_skip_pages_without_a_directive_and_find_the_same_as_the_scan() -> None:
+def test_includes_skip_pages_without_a_directive_and_find_the_same_as_the_scan(
+    fastapi_corpus,
+) -> None:
     """The opener test before the scan changes no answer: every page of the corpus, and
     texts that hold an opener without a directive or a directive of each kind."""
     from scriptorium.text.markdown import INCLUDE_DIRECTIVE, _include_tail, includes_in

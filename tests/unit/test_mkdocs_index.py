@@ -113,7 +113,7 @@ def test_boost_is_clamped(value, expected: float) -> None:
     assert clamp_boost(value) == expected
 
 
-def test_anchors_fold_onto_their_page_and_the_first_entry_wins() -> None:
+def test_anchors_fold_onto_their_page_and_the_first_entry_wins(fastapi_corpus) -> None:
     pages = parse_pages(entries())
     assert list(pages) == [
         "",
@@ -131,7 +131,7 @@ def test_anchors_fold_onto_their_page_and_the_first_entry_wins() -> None:
     assert home.title == "FastAPI" and [s.title for s in home.sections] == ["Requirements"]
 
 
-def test_a_page_first_seen_through_an_anchor_takes_its_later_page_entry() -> None:
+def test_a_page_first_seen_through_an_anchor_takes_its_later_page_entry(fastapi_corpus) -> None:
     docker = parse_pages(entries())["deployment/docker"]
     assert docker.title == "FastAPI in Containers - Docker"
     assert docker.sections[0].anchor == "build-the-image"
@@ -140,7 +140,7 @@ def test_a_page_first_seen_through_an_anchor_takes_its_later_page_entry() -> Non
     assert docker.boost == 0.0
 
 
-def test_boosts_per_page() -> None:
+def test_boosts_per_page(fastapi_corpus) -> None:
     pages = parse_pages(entries())
     assert pages["deployment/concepts"].boost == 3.0
     assert pages["tutorial"].boost == 0.0
@@ -174,7 +174,7 @@ def site(name: str = "guide", items: list[dict] | None = None) -> SiteIndex:
     )
 
 
-def test_each_page_is_a_document_with_a_block_per_section() -> None:
+def test_each_page_is_a_document_with_a_block_per_section(fastapi_corpus) -> None:
     index = site()
     doc = index.documents["tutorial/cors"]
     assert doc.path == "guide/tutorial/cors"
@@ -189,7 +189,7 @@ def test_each_page_is_a_document_with_a_block_per_section() -> None:
     assert index.page_count == 5 and index.section_count == 4
 
 
-def test_search_scores_sections_and_multiplies_the_page_boost() -> None:
+def test_search_scores_sections_and_multiplies_the_page_boost(fastapi_corpus) -> None:
     index = site()
     hits = index.search(query_terms("TLS termination proxy"), FieldWeights(), 10)
     assert hits and hits[0].block.anchor == "security-https"
@@ -201,7 +201,7 @@ def test_search_scores_sections_and_multiplies_the_page_boost() -> None:
     assert zero and all(c.score == 0.0 for c in zero)
 
 
-def test_wildcard_listing_excludes_anchors_and_round_robins_sites() -> None:
+def test_wildcard_listing_excludes_anchors_and_round_robins_sites(fastapi_corpus) -> None:
     guide = site("guide")
     other = site(
         "deploy-notes",

@@ -88,7 +88,9 @@ def make(tmp_path: Path, server: Server, clock: Clock, *, hours: float = 1.0):
     return loader, state
 
 
-def test_nothing_loads_until_first_use_then_the_index_is_cached(tmp_path: Path) -> None:
+def test_nothing_loads_until_first_use_then_the_index_is_cached(
+    fastapi_corpus, tmp_path: Path
+) -> None:
     server, clock = Server(), Clock()
     loader, state = make(tmp_path, server, clock)
     assert (state.status, server.requests) == (LOADING, 0)
@@ -100,7 +102,7 @@ def test_nothing_loads_until_first_use_then_the_index_is_cached(tmp_path: Path) 
     assert server.requests == 1
 
 
-def test_concurrent_callers_share_one_load(tmp_path: Path) -> None:
+def test_concurrent_callers_share_one_load(fastapi_corpus, tmp_path: Path) -> None:
     server, clock = Server(), Clock()
     loader, state = make(tmp_path, server, clock)
 
@@ -112,7 +114,7 @@ def test_concurrent_callers_share_one_load(tmp_path: Path) -> None:
     assert all(r is results[0] for r in results)
 
 
-def test_a_fresh_disk_cache_is_used_on_first_load(tmp_path: Path) -> None:
+def test_a_fresh_disk_cache_is_used_on_first_load(fastapi_corpus, tmp_path: Path) -> None:
     server, clock = Server(), Clock()
     loader, state = make(tmp_path, server, clock)
     state.cache_path.parent.mkdir(parents=True)
@@ -122,7 +124,7 @@ def test_a_fresh_disk_cache_is_used_on_first_load(tmp_path: Path) -> None:
     assert (state.status, server.requests) == (READY, 0)
 
 
-def test_a_stale_disk_cache_serves_when_the_network_fails(tmp_path: Path) -> None:
+def test_a_stale_disk_cache_serves_when_the_network_fails(fastapi_corpus, tmp_path: Path) -> None:
     server, clock = Server(), Clock()
     loader, state = make(tmp_path, server, clock)
     state.cache_path.parent.mkdir(parents=True)
@@ -146,7 +148,7 @@ def test_a_stale_disk_cache_serves_when_the_network_fails(tmp_path: Path) -> Non
     ("mode", "error"), [("404", "HTTP 404"), ("down", "unreachable"), ("garbage", "malformed")]
 )
 def test_a_site_with_nothing_to_serve_fails_and_is_retried_later(
-    tmp_path: Path, mode: str, error: str
+    fastapi_corpus, tmp_path: Path, mode: str, error: str
 ) -> None:
     server, clock = Server(), Clock()
     loader, state = make(tmp_path, server, clock)
@@ -162,6 +164,7 @@ def test_a_site_with_nothing_to_serve_fails_and_is_retried_later(
 
 
 def test_an_index_older_than_cache_hours_is_refreshed_and_kept_when_that_fails(
+    fastapi_corpus,
     tmp_path: Path,
 ) -> None:
     server, clock = Server(), Clock()

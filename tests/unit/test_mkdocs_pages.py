@@ -43,7 +43,7 @@ def material_page(path: str, *, head: str = "") -> str:
 </body></html>"""
 
 
-def test_converted_html_keeps_the_article_and_drops_the_chrome() -> None:
+def test_converted_html_keeps_the_article_and_drops_the_chrome(fastapi_corpus) -> None:
     markdown, meta = html_to_markdown(material_page("tutorial/cors.md"))
     assert markdown.startswith("# CORS")
     assert "## Origin { #origin }" in markdown
@@ -61,7 +61,7 @@ def test_converted_headings_keep_the_site_anchor_even_when_it_differs() -> None:
     assert markdown.splitlines()[0] == "## Some Title { #custom-id }"
 
 
-def test_moved_from_is_read_from_a_page_head() -> None:
+def test_moved_from_is_read_from_a_page_head(fastapi_corpus) -> None:
     page = material_page("advanced/settings.md", head='<meta name="moved_from" content="a/b, c">')
     _, meta = html_to_markdown(page)
     assert moved_from(meta) == ["a/b", "c"]
@@ -70,7 +70,7 @@ def test_moved_from_is_read_from_a_page_head() -> None:
     assert moved_from({}) == []
 
 
-def test_html_served_as_markdown_is_recognised() -> None:
+def test_html_served_as_markdown_is_recognised(fastapi_corpus) -> None:
     assert looks_like_html("<!DOCTYPE html><html>...", "text/plain")
     assert looks_like_html("  <html lang=en>", "")
     assert looks_like_html("# Title", "text/html; charset=utf-8")
@@ -116,7 +116,7 @@ def test_the_header_marks_converted_pages() -> None:
     assert front["parse_confidence"] == CONVERTED_CONFIDENCE < 1
 
 
-def test_redirect_stubs_are_followed() -> None:
+def test_redirect_stubs_are_followed(fastapi_corpus) -> None:
     stub = (
         '<!doctype html><html><head><meta http-equiv="refresh" content="0; url=../../advanced/'
         'settings/"><link rel="canonical" href="../../advanced/settings/"></head></html>'

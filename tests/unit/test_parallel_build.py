@@ -23,7 +23,7 @@ QUERIES = ["OAuth2PasswordBearer", "get current user", "パスワード", "scope
 
 
 @pytest.fixture
-def corpus(tmp_path: Path) -> Path:
+def corpus(fastapi_corpus, tmp_path: Path) -> Path:
     """Security docs in three languages and the security package: a few dozen files."""
     return copy_security_slice(tmp_path / "corpus")
 

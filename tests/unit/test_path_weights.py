@@ -17,7 +17,7 @@ TERMS = ["background", "task"]
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory) -> LocalEngine:
+def engine(fastapi_corpus, tmp_path_factory) -> LocalEngine:
     root = tmp_path_factory.mktemp("path-weights")
     corpus = root / "corpus"
     docs = corpus / "docs/en/docs/tutorial"

@@ -15,7 +15,7 @@ from tests.support.daemon import copy_security_slice, write_fastapi_config
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
+def engine(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
     work = tmp_path_factory.mktemp("related")
     corpus = copy_security_slice(work / "corpus", ("en",))
     settings = load_settings(write_fastapi_config(work / "config.toml", corpus))

@@ -22,7 +22,7 @@ from tests.support.daemon import copy_tutorial_slice, write_fastapi_config
 
 
 @pytest.fixture
-def small_corpus(tmp_path: Path) -> Path:
+def small_corpus(fastapi_corpus, tmp_path: Path) -> Path:
     return copy_tutorial_slice(tmp_path / "corpus")
 
 
@@ -140,7 +140,9 @@ def test_a_pruned_generation_leaves_no_file_open(tmp_path, small_corpus):
     assert str(served) in _open_files()
 
 
-def test_the_composing_tables_make_only_what_a_lookup_returns(tmp_path, monkeypatch):
+def test_the_composing_tables_make_only_what_a_lookup_returns(
+    fastapi_corpus, tmp_path, monkeypatch
+):
     """The four tables composed calls share (symbols, code by suffix and by folder,
     includers) are made from keys and records: no document is made until one is looked up,
     and they hold what a scan of the made documents gives."""

@@ -20,7 +20,7 @@ from tests.support.daemon import copy_tutorial_slice, write_fastapi_config
 
 
 @pytest.fixture
-def small_corpus(tmp_path: Path) -> Path:
+def small_corpus(fastapi_corpus, tmp_path: Path) -> Path:
     return copy_tutorial_slice(tmp_path / "corpus")
 
 

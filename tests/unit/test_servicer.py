@@ -340,7 +340,7 @@ def test_search_request_to_params() -> None:
     )
 
 
-def test_search_outcome_to_response(tmp_path: Path) -> None:
+def test_search_outcome_to_response(fastapi_corpus, tmp_path: Path) -> None:
     engine = FakeEngine(tmp_path)
     outcome = asyncio.run(engine.search(SearchParams(query="first steps")))
     response = convert.search_response(outcome)
@@ -357,7 +357,7 @@ def test_search_outcome_to_response(tmp_path: Path) -> None:
     assert list(response.understood.kinds) == [pb.CORPUS_DOCS]
 
 
-def test_source_reports_and_resolution_convert(tmp_path: Path) -> None:
+def test_source_reports_and_resolution_convert(fastapi_corpus, tmp_path: Path) -> None:
     response = convert.list_sources_response(FakeEngine(tmp_path).list_sources(), "9.9")
     (status,) = response.sources
     assert status.state == pb.SOURCE_STATE_READY
@@ -383,7 +383,7 @@ def test_status_carries_resolution_and_hides_unexpected_messages() -> None:
 # -- the servicer over a real server -------------------------------------------------------------
 
 
-def test_search_maps_request_and_response(tmp_path: Path, start) -> None:
+def test_search_maps_request_and_response(fastapi_corpus, tmp_path: Path, start) -> None:
     engine = FakeEngine(tmp_path)
     port = start(engine)
     as_of = datetime(2024, 6, 1, tzinfo=UTC)
@@ -403,7 +403,9 @@ def test_search_maps_request_and_response(tmp_path: Path, start) -> None:
     assert response.abstained is True
 
 
-def test_not_found_arrives_with_the_resolution_detail(tmp_path: Path, start) -> None:
+def test_not_found_arrives_with_the_resolution_detail(
+    fastapi_corpus, tmp_path: Path, start
+) -> None:
     engine = FakeEngine(tmp_path)
     port = start(engine)
     with channel(port) as ch:
@@ -423,7 +425,9 @@ def test_not_found_arrives_with_the_resolution_detail(tmp_path: Path, start) -> 
     assert resolution.requested_location == "first-step"
 
 
-def test_unimplemented_invalid_and_internal_statuses(tmp_path: Path, start, caplog) -> None:
+def test_unimplemented_invalid_and_internal_statuses(
+    fastapi_corpus, tmp_path: Path, start, caplog
+) -> None:
     port = start(FakeEngine(tmp_path))
     caplog.set_level(logging.DEBUG)
     with Client(f"127.0.0.1:{port}", timeout=WAIT) as client:
@@ -453,7 +457,7 @@ class PanickingEngine(FakeEngine):
 
 
 def test_a_panic_under_a_call_ends_it_with_internal_rather_than_a_hang(
-    tmp_path: Path, start
+    fastapi_corpus, tmp_path: Path, start
 ) -> None:
     port = start(PanickingEngine(tmp_path))
     with Client(f"127.0.0.1:{port}", timeout=WAIT, attempts=1) as client:
@@ -464,7 +468,9 @@ def test_a_panic_under_a_call_ends_it_with_internal_rather_than_a_hang(
         assert client.list_sources().sources  # the server goes on serving
 
 
-def test_loading_engine_answers_unavailable_but_lists_sources(tmp_path: Path, start) -> None:
+def test_loading_engine_answers_unavailable_but_lists_sources(
+    fastapi_corpus, tmp_path: Path, start
+) -> None:
     port = start(FakeEngine(tmp_path, ready=False))
     with Client(f"127.0.0.1:{port}", timeout=WAIT, attempts=1) as client:
         with pytest.raises(ScriptoriumError) as info:
@@ -475,7 +481,7 @@ def test_loading_engine_answers_unavailable_but_lists_sources(tmp_path: Path, st
     assert sources.sources[0].state == pb.SOURCE_STATE_LOADING
 
 
-def test_reflection_lists_the_services(tmp_path: Path, start) -> None:
+def test_reflection_lists_the_services(fastapi_corpus, tmp_path: Path, start) -> None:
     port = start(FakeEngine(tmp_path))
     with channel(port) as ch:
         stub = reflection_pb2_grpc.ServerReflectionStub(ch)
@@ -485,7 +491,7 @@ def test_reflection_lists_the_services(tmp_path: Path, start) -> None:
     assert {SERVICE, "grpc.health.v1.Health"} <= names
 
 
-def test_concurrency_limit_refuses_beyond_the_limit(tmp_path: Path, start) -> None:
+def test_concurrency_limit_refuses_beyond_the_limit(fastapi_corpus, tmp_path: Path, start) -> None:
     engine = FakeEngine(tmp_path)
     port = start(engine, max_concurrent_rpcs=1)
     target = f"127.0.0.1:{port}"
@@ -503,7 +509,9 @@ def test_concurrency_limit_refuses_beyond_the_limit(tmp_path: Path, start) -> No
         assert client.search("first steps").results
 
 
-def test_cancelled_call_cancels_the_engine_and_frees_its_slot(tmp_path: Path, start) -> None:
+def test_cancelled_call_cancels_the_engine_and_frees_its_slot(
+    fastapi_corpus, tmp_path: Path, start
+) -> None:
     engine = FakeEngine(tmp_path)
     port = start(engine, max_concurrent_rpcs=1)
     with Client(f"127.0.0.1:{port}", attempts=1) as client:
@@ -522,7 +530,7 @@ def test_cancelled_call_cancels_the_engine_and_frees_its_slot(tmp_path: Path, st
 
 
 def test_bearer_token_is_required_except_for_health_and_reflection(
-    tmp_path: Path, start, caplog
+    fastapi_corpus, tmp_path: Path, start, caplog
 ) -> None:
     caplog.set_level(logging.INFO)
     port = start(FakeEngine(tmp_path), auth_token="s3cret-token")
@@ -548,7 +556,9 @@ def test_bearer_token_is_required_except_for_health_and_reflection(
 # -- lifecycle -----------------------------------------------------------------------------------
 
 
-def test_health_turns_serving_after_start_and_shutdown_drains(tmp_path: Path, loop_thread) -> None:
+def test_health_turns_serving_after_start_and_shutdown_drains(
+    fastapi_corpus, tmp_path: Path, loop_thread
+) -> None:
     engine = FakeEngine(tmp_path, ready=False)
     engine.start_gate.clear()
     port = free_port()
@@ -602,7 +612,7 @@ def _wait(condition, timeout: float = WAIT) -> None:
 
 
 def test_serve_handles_sigterm_and_writes_the_bound_port(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fastapi_corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = FakeEngine(tmp_path, ready=False)
     fake = types.ModuleType("scriptorium.engine.local")
@@ -653,7 +663,7 @@ def test_serve_refuses_unknown_kinds_and_exposed_addresses(tmp_path: Path) -> No
     assert not is_loopback("[::]:1") and not is_loopback("example.test:1")
 
 
-def test_resolution_error_from_client(tmp_path: Path, start) -> None:
+def test_resolution_error_from_client(fastapi_corpus, tmp_path: Path, start) -> None:
     port = start(FakeEngine(tmp_path))
     with (
         Client(f"127.0.0.1:{port}", timeout=WAIT) as client,

@@ -48,7 +48,7 @@ Background tasks used to run in a thread pool after the response was sent.
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
+def engine(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
     root = tmp_path_factory.mktemp("tree")
     tutorial = root / "docs" / "tutorial"
     tutorial.mkdir(parents=True)

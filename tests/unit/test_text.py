@@ -31,14 +31,14 @@ PY_SAMPLE = CORPUS / "fastapi" / "security" / "oauth2.py"
 
 
 @pytest.fixture
-def ja_first_steps(tmp_path: Path) -> str:
+def ja_first_steps(fastapi_corpus, tmp_path: Path) -> str:
     target = tmp_path / "first-steps.md"
     shutil.copyfile(JA_FIRST_STEPS, target)
     return target.read_text("utf-8")
 
 
 @pytest.fixture
-def oauth2_source(tmp_path: Path) -> str:
+def oauth2_source(fastapi_corpus, tmp_path: Path) -> str:
     target = tmp_path / "oauth2.py"
     shutil.copyfile(PY_SAMPLE, target)
     return target.read_text("utf-8")
@@ -214,7 +214,7 @@ def test_ascii_fast_path_matches_unicode_runs(oauth2_source: str) -> None:
     assert tokenize(oauth2_source + " é") == [*tokenize(oauth2_source), "é"]
 
 
-def test_whole_corpus_tokenizes(tmp_path: Path) -> None:
+def test_whole_corpus_tokenizes(fastapi_corpus, tmp_path: Path) -> None:
     copy = shutil.copytree(
         CORPUS,
         tmp_path / "fastapi",
@@ -369,7 +369,7 @@ def test_preview_respects_max_chars() -> None:
     assert preview(text, "router", max_chars=0) == ""
 
 
-def test_preview_never_exceeds_206_characters(tmp_path: Path) -> None:
+def test_preview_never_exceeds_206_characters(fastapi_corpus, tmp_path: Path) -> None:
     target = tmp_path / "oauth2.py"
     shutil.copyfile(PY_SAMPLE, target)
     text = target.read_text("utf-8")

@@ -50,9 +50,8 @@ def _counted(text: str) -> WordSet:
     return WordSet(CountedWords(found.words), found.size, found.bits)
 
 
-@pytest.mark.skipif(not TUTORIAL.is_dir(), reason="the FastAPI corpus is not on this machine")
 @pytest.mark.parametrize("similarity", [0.5, 0.8, 0.95])
-def test_signatures_give_the_exact_verdict_with_fewer_intersections(similarity):
+def test_signatures_give_the_exact_verdict_with_fewer_intersections(fastapi_corpus, similarity):
     sets = [_counted(text) for text in _texts()]
     assert len(sets) > 60
     CountedWords.made = 0

@@ -123,7 +123,7 @@ def test_a_listing_names_the_directories_it_walked_and_only_those(registry, tree
 
 
 @pytest.fixture
-def corpus(tmp_path: Path) -> Path:
+def corpus(fastapi_corpus, tmp_path: Path) -> Path:
     return copy_security_slice(tmp_path / "corpus", ("en", "ja"))
 
 

@@ -188,7 +188,8 @@ def cmd_state(args: argparse.Namespace) -> int:
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
-    """Every declared configuration table; ``--format markdown`` is docs/settings.md."""
+    """Every declared configuration table; ``--format markdown`` is docs/settings.md,
+    ``--format levers`` the lever table of docs/ranking.md."""
     from scriptorium.settings import reference
 
     tables = reference.all_tables(first_party_only=not args.all_plugins)
@@ -196,6 +197,8 @@ def cmd_settings(args: argparse.Namespace) -> int:
         print_json({"tables": reference.as_json(tables)})
     elif args.format == "markdown":
         sys.stdout.write(reference.render_markdown(tables))
+    elif args.format == "levers":
+        sys.stdout.write(reference.render_levers())
     else:
         sys.stdout.write(reference.render_text(tables))
     return EXIT_OK

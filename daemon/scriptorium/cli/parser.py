@@ -269,9 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     settings.add_argument(
         "--format",
-        choices=("text", "json", "markdown"),
+        choices=("text", "json", "markdown", "levers"),
         default=argparse.SUPPRESS,
-        help=f"output format (default: text; markdown is {REFERENCE_PAGE})",
+        help=f"output format (default: text; markdown is {REFERENCE_PAGE}, levers the "
+        "lever table of docs/ranking.md)",
     )
     settings.add_argument(
         "--all-plugins",

@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from scriptorium.index.searcher import FieldWeights
+from scriptorium.ranking.levers import off
 from scriptorium.settings.schema import Key, check_table
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
@@ -38,7 +39,7 @@ class RankingSettings:
     # How scores from the docs and code corpora are made comparable: "raw" BM25, "max"
     # (divide by each corpus's best score) or "rrf" (reciprocal rank fusion).
     fusion: str = "max"
-    rrf_k: int = 60
+    rrf_k: int = off(60, "used only with fusion = rrf, which cost hit@5 (journal, Decisions)")
     # With "max": the share of the raw gap between the corpora's best scores that survives
     # (0: each corpus's best result scores 1.0, and a tie between the best doc and the best
     # code result falls to path order; 1: raw BM25). Each corpus is scaled by
@@ -60,7 +61,9 @@ class RankingSettings:
     # ``camelCase``, ``a.b``, ``f()``, a code span, a capitalised word in an otherwise
     # lower-case query): "add retries" is not asking for ``QueryParams.add``. True holds for
     # every query; definition_words says which queries' plain words count otherwise.
-    definition_identifiers_only: bool = False
+    definition_identifiers_only: bool = off(
+        False, "swebench lost 4 cases, won 1 (journal round 5); definition_words covers questions"
+    )
     # Which queries' plain English words may name a definition too: "any", or "pasted" (only
     # a text longer than long_query_chars, where "the fixture's finalizer" names the module it
     # is about; a question's "add" or "write" is a verb, not ``QueryParams.add``).
@@ -69,8 +72,10 @@ class RankingSettings:
     # terms that other blocks of its document (among the candidates) match and it does not,
     # so a page whose matching words are spread over its sections can beat one section that
     # matches a few of them; docs and code apart. 0 is off.
-    document_evidence: float = 0.0
-    document_evidence_code: float = 0.0
+    document_evidence: float = off(
+        0.0, "fastapi 6 better / 9 worse, swebench 0 / 3, all within noise (journal rounds 5, 10)"
+    )
+    document_evidence_code: float = off(0.0, "not measured on its own; off like document_evidence")
     # Term coverage: a block of a question (at most term_coverage_max_terms distinct terms) is
     # weighed by the share of the query's distinct terms it matches, to this power, so a
     # small section matching one word in its heading cannot outrank one matching them all;
@@ -103,16 +108,24 @@ class RankingSettings:
     # How many distinct terms of a query are searched for, and which when it has more: the
     # first ones, or (``frequent_query_terms``) the ones it says most often.
     max_query_terms: int = MAX_QUERY_TERMS
-    frequent_query_terms: bool = False
+    frequent_query_terms: bool = off(
+        False, "swebench +0.031 MRR within noise, 12 better / 11 worse (journal round 6)"
+    )
     # For a pasted text (longer than long_query_chars) with more terms than that, the terms of
     # its identifier-like words are kept first (and its names for the definition prior).
-    identifier_terms_first: bool = False
+    identifier_terms_first: bool = off(
+        False, "swebench −0.031 MRR, 7 better / 14 worse (journal round 8)"
+    )
     # A term the query says n times weighs 1 + this x ln(n) in BM25 (a pasted issue text
     # repeats the name it is about); 0 is off.
-    query_term_frequency: float = 0.0
+    query_term_frequency: float = off(
+        0.0, "swebench +0.016 MRR within noise, 18 better / 17 worse (journal round 6)"
+    )
     # Factor for terms that come from identifier-like query words (code spans, snake_case,
     # dotted names, camelCase): in a long text they are the specific part; 1.0 is off.
-    identifier_term_weight: float = 1.0
+    identifier_term_weight: float = off(
+        1.0, "× 2: fastapi −0.010 MRR (round 6); × 1.5: swebench −0.009 (journal round 10)"
+    )
     # Factor for the terms of a pasted text's first line when it reads as a title (at most
     # title_chars characters): an issue's title says what it is about in a few words, and
     # the body around its code and traceback repeats the words of everything nearby.
@@ -138,19 +151,25 @@ class RankingSettings:
     drop_comparison_words: bool = True
     # Whether the language names of a query's fenced code blocks (```python) are left out of
     # its terms: they say how to highlight the block, not what it is about.
-    drop_fence_languages: bool = False
+    drop_fence_languages: bool = off(
+        False, "with form labels or version lines: swebench −0.008 / −0.011 (journal round 9)"
+    )
     # Whether a pasted text's issue-form labels ("### Python version", "- [X] Minimal
     # example") are left out of its terms: every issue of the project repeats them.
-    drop_form_labels: bool = False
+    drop_form_labels: bool = off(
+        False, "swebench −0.008 MRR with drop_fence_languages (journal round 9)"
+    )
     # Whether a pasted text's lines listing installed versions ("numpy: 1.22.4") are left
     # out of its terms: they describe the writer's machine, not the problem.
-    drop_version_lines: bool = False
+    drop_version_lines: bool = off(
+        False, "swebench −0.011 MRR with drop_fence_languages (journal round 9)"
+    )
     # Whether a pasted text's web addresses are left out of its terms (where the writer put
     # an example, which thread came before: no code's words).
-    drop_urls: bool = False
+    drop_urls: bool = off(False, "swebench −0.016 MRR with drop_single_letters (journal round 9)")
     # Whether a pasted text's one-letter terms (the "t" of "don't", a variable "x") are left
     # out, so the max_query_terms cap goes to words that can say something.
-    drop_single_letters: bool = False
+    drop_single_letters: bool = off(False, "swebench −0.016 MRR with drop_urls (journal round 9)")
     # Factor for blocks of files the query names by path or module name (a traceback frame,
     # ``xarray/core/variable.py``, ``sphinx.util.inspect``), and how many of their blocks join
     # the candidates when the lexical search left them out; 1.0 / 0 are off.
@@ -160,11 +179,15 @@ class RankingSettings:
     # traceback the innermost frame, where the error was raised; 1.0 is off.
     last_file_factor: float = 1.3
     # Whether dotted module names (``sphinx.util.inspect``) name files, besides paths.
-    named_modules: bool = False
+    named_modules: bool = off(
+        False, "issues name modules a user imports: paths alone won 9 / lost 1 (journal round 6)"
+    )
     # Fraction of query terms the best result must contain before the answer is trusted.
     low_confidence_coverage: float = 0.34
     # Factor for results whose script (CJK or not) differs from the query's; 1.0 is off.
-    language_prior: float = 1.0
+    language_prior: float = off(
+        1.0, "on top of the field weights it moved nothing (journal, Decisions)"
+    )
     # Factor for documentation pages a folder names as a translation (``docs/de/``,
     # ``i18n/pt-br/``; any language but English) when the query is written in plain ASCII,
     # so in English as far as the daemon can tell; a query with other letters is not
@@ -172,8 +195,10 @@ class RankingSettings:
     translation_factor: float = 0.5
     # The plugin (its entry-point name) whose scriptorium_rerank re-scores the best
     # rerank_depth candidates after the scoring stages; "" is off (and costs nothing).
-    reranker: str = ""
-    rerank_depth: int = 50
+    reranker: str = off(
+        "", "no packaged cross-encoder in a reachable registry; a plugin may bring one"
+    )
+    rerank_depth: int = off(50, "used only with a reranker")
     # Whether docs and code each get their own lexical candidates (candidate_limit of each),
     # fused after scoring; else one pool for both, where a code-heavy tree crowds docs out.
     per_corpus_candidates: bool = True
@@ -188,7 +213,9 @@ class RankingSettings:
     # Tokens of each passage (and query) the encoder reads.
     semantic_tokens: int = 256
     # Tokens of a query the encoder reads (0: as many as of a passage).
-    semantic_query_tokens: int = 0
+    semantic_query_tokens: int = off(
+        0, "512 tokens of a query: ds1000 MRR 0.249 → 0.224 (journal round 14)"
+    )
     # Nearest blocks added per corpus.
     semantic_candidates: int = 50
     # The cosine's share of a candidate's score: for questions (docs, code) whose lexical
@@ -204,9 +231,13 @@ class RankingSettings:
     semantic_names_lexical: bool = True
     # Whether the encoder reads a pasted text's sentences only (no fenced code, code lines,
     # data rows or tracebacks).
-    semantic_prose: bool = False
+    semantic_prose: bool = off(
+        False, "ds1000 MRR 0.249 → 0.222: code lines name the functions (journal round 14)"
+    )
     semantic_weight_long: float = 0.5
-    semantic_weight_long_code: float = 0.0
+    semantic_weight_long_code: float = off(
+        0.0, "pasted texts rank code lexically, swebench's strength (journal round 14)"
+    )
     # Where a candidate's cosine counts from: "candidates" (the lowest among them) or
     # "nearest" (the last of the corpus's nearest blocks; below it, 0).
     semantic_floor: str = "candidates"

@@ -260,8 +260,8 @@ def docs_search_cases(
 # --------------------------------------------------------------------------------- swebench
 
 # The Python code and the documentation of the repository: Markdown and reStructuredText (most
-# of these projects document themselves in Sphinx). Until round 7 of docs/ranking.md the docs
-# source kept to Markdown; .txt is materialised for the plain-text pages some projects keep.
+# of these projects document themselves in Sphinx). Until round 7 of docs/journal/ranking.md the
+# docs source kept to Markdown; .txt is materialised for the plain-text pages some projects keep.
 SWEBENCH_SELECTION = Selection("py-docs", suffixes=(".py", ".rst", ".md", ".txt"))
 SWEBENCH_SOURCES = (
     SourceSpec("code", "code", include=("*.py",)),

@@ -24,8 +24,6 @@ from tests.support.daemon import CORPUS, REPO
 from tests.support.http import HttpDaemon
 from tests.support.waiting import wait_for
 
-pytestmark = pytest.mark.e2e
-
 SCRIPT = REPO / "tests" / "browser" / "console.mjs"
 ARTEFACTS = REPO / "tests" / "artefacts" / "browser"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
@@ -76,7 +74,7 @@ default = true
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("console-tree")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs/tutorial")
     shutil.copytree(CORPUS / "fastapi", root / "code/fastapi")

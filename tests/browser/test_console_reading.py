@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_console_browser import ARTEFACTS, browser_available, config, drive
+from tests.browser.test_console_browser import ARTEFACTS, browser_available, config, drive
 from tests.support.daemon import CORPUS
 from tests.support.http import HttpDaemon
 from tests.support.trees import write_tree
 
-pytestmark = pytest.mark.e2e
 __all__ = ["browser_available"]  # the module's autouse fixture: skip without a browser
 
 LONG = "x" * 700
@@ -63,7 +62,7 @@ A word without a break: {LONG}
 
 
 @pytest.fixture(scope="module")
-def reading_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def reading_tree(fastapi_corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("console-reading")
     shutil.copytree(CORPUS / "docs/en/docs/tutorial", root / "docs/tutorial")
     shutil.copytree(CORPUS / "fastapi", root / "code/fastapi")
