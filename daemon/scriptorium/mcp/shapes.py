@@ -509,8 +509,7 @@ class CrawlOut(BaseModel):
 
 def crawl_out(crawl: pb.CrawlStatus) -> CrawlOut:
     failures = [
-        CrawlFailureOut(url=f.url, http_status=f.http_status, error=f.error)
-        for f in crawl.failures
+        CrawlFailureOut(url=f.url, http_status=f.http_status, error=f.error) for f in crawl.failures
     ]
     return CrawlOut(
         state=crawl.state,
