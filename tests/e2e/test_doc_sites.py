@@ -10,7 +10,7 @@ import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import cli, running
-from tests.support.docsite import debian_html, serving
+from tests.support.docsite import debian_html, page, serving
 
 pytestmark = pytest.mark.e2e
 
@@ -207,19 +207,6 @@ def test_llms_txt_and_llms_full_sites(tmp_path: Path) -> None:
             assert reply.results[0].location == "full/deployment#graceful-shutdown"
             assert status(stub, "full").document_count == 3
     assert server.statuses("/llms.txt") == [200] and server.statuses("/llms-full.txt") == [200]
-
-
-PAGE = (
-    "<html><head><title>{title}</title></head><body>"
-    "<nav><a href='/index.html'>Home</a>{links}</nav>"
-    "<main><h1 id='{id}'>{title}</h1><p>{text}</p></main></body></html>"
-)
-
-
-def page(title: str, text: str, links: tuple[str, ...] = ()) -> str:
-    anchors = "".join(f"<a href='{link}'>{link}</a>" for link in links)
-    slug = title.lower().replace(" ", "-")
-    return PAGE.format(title=title, text=text, links=anchors, id=slug)
 
 
 def test_a_site_that_refuses_and_stalls_is_partial(tmp_path: Path) -> None:

@@ -114,3 +114,17 @@ def serving(root: Path, forbidden=(), hanging=()) -> Iterator[SiteServer]:
         site.release.set()
         site.server.shutdown()
         site.server.server_close()
+
+
+PAGE = (
+    "<html><head><title>{title}</title></head><body>"
+    "<nav><a href='/index.html'>Home</a>{links}</nav>"
+    "<main><h1 id='{id}'>{title}</h1><p>{text}</p></main></body></html>"
+)
+
+
+def page(title: str, text: str, links: tuple[str, ...] = ()) -> str:
+    """A small page: navigation with ``links``, then its main content under an ``<h1 id>``."""
+    anchors = "".join(f"<a href='{link}'>{link}</a>" for link in links)
+    slug = title.lower().replace(" ", "-")
+    return PAGE.format(title=title, text=text, links=anchors, id=slug)

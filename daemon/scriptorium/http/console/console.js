@@ -341,6 +341,10 @@ function ago(seconds) {
   return `${Math.round(seconds / 3600)} h`;
 }
 
+function pathOf(url) {
+  try { return new URL(url).pathname; } catch { return url; }
+}
+
 // What the last crawl of a fetched site did: the counts, and each page that did not answer
 // (its status or error) in a list a reader can open; "—" for sources that are not crawled.
 function crawlSummary(crawl) {
@@ -354,7 +358,8 @@ function crawlSummary(crawl) {
     counts.join(" · "));
   const failures = crawl.failures || [];
   if (failures.length) {
-    const list = el("ul", {}, ...failures.map((f) => el("li", { text: `${f.url}: ${f.error}` })));
+    const list = el("ul", { class: "crawl-failures" }, ...failures.map((f) =>
+      el("li", { title: f.url, text: `${pathOf(f.url)}: ${f.error}` })));
     cell.append(el("details", {}, el("summary", { text: "failed pages" }), list));
   }
   return cell;
@@ -377,10 +382,12 @@ async function refreshSources() {
         ? el("td", {}, el("progress", { max: String(vectorsTotal), value: String(vectorsDone), "aria-label": `${s.name} vectors: ${vectorsDone} of ${vectorsTotal} blocks` }), ` ${vectorsDone}/${vectorsTotal}`)
         : el("td", { text: vectorState, title: s.vectorsDetail || "" });
       const crawlCell = crawlSummary(s.crawl);
+      // A partial crawl's sentence is the source's last error too; the Crawl column shows it.
+      const shownError = s.crawl && s.lastError === s.crawl.detail ? "" : s.lastError;
       const state = s.state.replace("SOURCE_STATE_", "").toLowerCase();
       return el("tr", { "data-source": s.name },
         el("th", { scope: "row", text: s.name }), el("td", { text: s.kind }),
-        el("td", { class: `state-${s.state}`, text: state + (s.lastError ? `: ${s.lastError}` : "") }),
+        el("td", { class: `state-${s.state}`, text: state + (shownError ? `: ${shownError}` : "") }),
         el("td", { class: "num", text: s.documentCount }), el("td", { class: "num", text: s.blockCount }),
         el("td", { class: "num", text: s.generation }),
         el("td", { class: "num", text: ago(Number(s.stalenessSeconds || 0)) }), buildCell, vectorsCell,
