@@ -276,3 +276,25 @@ def test_robots_and_revalidation(tmp_path: Path) -> None:
             assert search(daemon.stub, "trim the wick")[0].location == "lighthouse/guide#lamp-care"
         assert server.statuses("/guide.html") == [200, 304]
         assert server.statuses("/") == [200, 304]
+
+
+def test_a_bound_that_cuts_the_crawl_short_is_partial(tmp_path: Path) -> None:
+    root = tmp_path / "www"
+    root.mkdir()
+    links = ("/one.html", "/two.html")
+    (root / "index.html").write_text(page("Home", "The ferry timetable.", links))
+    (root / "one.html").write_text(page("Morning", "The first ferry leaves at six."))
+    (root / "two.html").write_text(page("Evening", "The last ferry leaves at ten."))
+    with serving(root) as server:
+        toml = write_config(
+            tmp_path / "b.toml",
+            site_source("ferry", f"{server.url}/", tmp_path / "cache", max_pages=2),
+        )
+        with running(["--config", str(toml)], tmp_path / "state") as daemon:
+            source = status(daemon.stub, "ferry")
+            assert source.crawl.state == "partial"
+            assert source.crawl.pages_fetched == 2 and source.crawl.pages_failed == 0
+            assert skipped(source) == {"over the bound": 1}
+            assert source.crawl.detail == ("partial: 2 pages fetched, 1 skipped (1 over the bound)")
+            assert source.document_count == 2
+    assert server.statuses("/two.html") == []  # never asked for

@@ -76,6 +76,7 @@ def split_full(text: str) -> list[FullPage]:
     starts = [n for n, _l, _t in cuts]
     if starts[0] > 0 and "\n".join(lines[: starts[0]]).strip():
         pages.append(FullPage("index", "", "\n".join(lines[: starts[0]]) + "\n"))
+        used["index"] = 1
     for position, (number, _level, title) in enumerate(cuts):
         end = starts[position + 1] if position + 1 < len(starts) else len(lines)
         slug = _slug(title)

@@ -52,6 +52,7 @@ class CrawledSource(MarkdownSource):
     def __init__(self, config: SourceConfig, context: SourceContext) -> None:
         options = config.options
         self.options = dict(options)  # the kind's own keys are not passed on to the tree
+        self.origin = self.origin_of(config)  # refuses a bad URL before anything is written
         folder = Path(str(options.get("cache_dir") or "") or default_folder(self.kind, config.name))
         folder.mkdir(parents=True, exist_ok=True)
         names = set(self.own_keys)
@@ -59,7 +60,6 @@ class CrawledSource(MarkdownSource):
         kept["include"] = ["*.md"]
         super().__init__(replace(config, root=folder, options=kept), context)
         self.mirror = Mirror(self.root)
-        self.origin = self.origin_of(config)
         # A build helper (a spawned child of the daemon) reads the pages its parent kept.
         helper = multiprocessing.parent_process() is not None
         if helper or self.mirror.fresh(self.origin, float(options.get("refresh_hours", 24.0))):
