@@ -17,6 +17,9 @@ from bs4 import BeautifulSoup
 
 from scriptorium_plugins.mkdocs.pages import html_to_markdown
 
+# Bumped whenever a page would convert differently: kept pages are then converted again even
+# when the site answers 304.
+CONVERTER_VERSION = 2
 MAIN = (
     "main",
     "[role=main]",
@@ -76,10 +79,21 @@ def _promote_anchors(soup: BeautifulSoup) -> None:
             heading["id"] = parent["id"]
 
 
+def _flatten_code(soup: BeautifulSoup) -> None:
+    """Replace a code block's highlighting spans by their text: the Markdown is the same, and
+    converting a highlighted page no longer walks one element per token."""
+    for pre in soup.find_all("pre"):
+        target = pre.find("code") or pre
+        text = target.get_text()
+        target.clear()
+        target.append(text)
+
+
 def page_markdown(html: str) -> tuple[str, str]:
     """(Markdown of the main content, the page title)."""
     soup = BeautifulSoup(html, "html.parser")
     _promote_anchors(soup)
+    _flatten_code(soup)
     markdown, meta = html_to_markdown(soup, main_selectors=MAIN, chrome=CHROME)
     return markdown, str(meta.get("title", ""))
 

@@ -104,7 +104,8 @@ def is_html(content_type: str, body: bytes) -> bool:
 
 
 class SiteCrawl:
-    """One crawl of one site; ``store(url, html)`` receives every page that answered."""
+    """One crawl of one site; ``store(url, html, unchanged)`` receives every page that
+    answered (``unchanged``: a 304 re-used the kept copy)."""
 
     def __init__(
         self,
@@ -126,7 +127,7 @@ class SiteCrawl:
         self._seen: set[str] = set()
         self._queue: deque[tuple[str, int]] = deque()
 
-    def run(self, starts: list[str], store: Callable[[str, str], None]) -> None:
+    def run(self, starts: list[str], store: Callable[[str, str, bool], None]) -> None:
         self._read_robots()
         for start in starts:
             self._offer(start, 0)
@@ -154,7 +155,7 @@ class SiteCrawl:
                 continue
             self.tally.got(page.unchanged)
             html = page.text
-            store(final, html)
+            store(final, html, page.unchanged)
             stored += 1
             for link in page_links(html, final):
                 self._offer(link, depth + 1)

@@ -38,8 +38,9 @@ def _write(path: Path, text: str) -> None:
 
 
 class Mirror:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, converter: int = 0) -> None:
         self.folder = folder
+        self.converter = converter
         self.cache_folder = folder / CACHE
         self.stamp = self._read_stamp()
         self.written: dict[str, str] = {}  # relpath -> page URL, this crawl
@@ -70,6 +71,17 @@ class Mirror:
             pass
         _write(path, text)
 
+    def reuse(self, relpath: str, url: str) -> bool:
+        """Keep a page as the last crawl wrote it (its source answered 304), when the same
+        converter wrote it from the same URL; False when it has to be made again."""
+        pages = self.stamp.get("pages") or {}
+        if self.stamp.get("converter") != self.converter or pages.get(relpath) != url:
+            return False
+        if relpath in self.written or not (self.folder / relpath).is_file():
+            return False
+        self.written[relpath] = url
+        return True
+
     def finish(self, origin: str, tally: CrawlTally) -> None:
         """Drop the pages the site no longer has and record the crawl."""
         before: dict[str, str] = dict(self.stamp.get("pages") or {})
@@ -88,7 +100,13 @@ class Mirror:
             pages = {**before, **pages}
         # A crawl that got nothing is tried again at the next start.
         at = self.stamp.get("at", 0) if tally.state == "failed" else time.time()
-        self.stamp = {"origin": origin, "at": at, "report": tally.as_json(), "pages": pages}
+        self.stamp = {
+            "origin": origin,
+            "at": at,
+            "converter": self.converter,
+            "report": tally.as_json(),
+            "pages": pages,
+        }
         _write(self.folder / STAMP, json.dumps(self.stamp, sort_keys=True))
 
     def report(self) -> CrawlReport | None:

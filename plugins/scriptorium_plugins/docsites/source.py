@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from scriptorium.plugin import CrawlReport, SourceConfig, SourceContext
-from scriptorium_plugins.docsites.convert import page_markdown
+from scriptorium_plugins.docsites.convert import CONVERTER_VERSION, page_markdown
 from scriptorium_plugins.docsites.crawl import (
     SiteCrawl,
     is_html,
@@ -59,7 +59,7 @@ class CrawledSource(MarkdownSource):
         kept = {k: v for k, v in options.items() if k not in names}
         kept["include"] = ["*.md"]
         super().__init__(replace(config, root=folder, options=kept), context)
-        self.mirror = Mirror(self.root)
+        self.mirror = Mirror(self.root, CONVERTER_VERSION)
         # A build helper (a spawned child of the daemon) reads the pages its parent kept.
         helper = multiprocessing.parent_process() is not None
         if helper or self.mirror.fresh(self.origin, float(options.get("refresh_hours", 24.0))):
@@ -84,7 +84,10 @@ class CrawledSource(MarkdownSource):
     def crawl(self, client: PoliteClient, tally: CrawlTally) -> None:
         raise NotImplementedError
 
-    def keep_html(self, url: str, html: str, relpath: str) -> None:
+    def keep_html(self, url: str, html: str, relpath: str, unchanged: bool = False) -> None:
+        """Keep a page's Markdown; a page that answered 304 keeps the file made last time."""
+        if unchanged and self.mirror.reuse(relpath, url):
+            return
         markdown, title = page_markdown(html)
         extra = {"title": title} if title else None
         text = with_header(
@@ -135,10 +138,10 @@ class SiteSource(CrawledSource):
             use_sitemap=bool(options.get("sitemap", True)),
         )
 
-        def store(url: str, html: str) -> None:
+        def store(url: str, html: str, unchanged: bool) -> None:
             relpath = mirror_path(url, self.scope.prefix)
             if relpath is not None:
-                self.keep_html(url, html, relpath)
+                self.keep_html(url, html, relpath, unchanged)
 
         crawl.run(self.starts, store)
 
@@ -202,7 +205,7 @@ class LlmsTxtSource(CrawledSource):
             tally.got(page.unchanged)
             stored += 1
             if is_html(page.content_type, page.body) and "markdown" not in page.content_type:
-                self.keep_html(url, page.text, relpath)
+                self.keep_html(url, page.text, relpath, page.unchanged)
                 continue
             text = with_header(
                 page.text, source_url=url, site=self.name, retrieved=None, converted=False
