@@ -3,10 +3,15 @@ HTML conversion and the crawl's sentence (the crawls themselves: tests/e2e/test_
 
 from __future__ import annotations
 
+import pytest
+
+from scriptorium_plugins.docsites import fetching
 from scriptorium_plugins.docsites.convert import page_links, page_markdown
-from scriptorium_plugins.docsites.crawl import mirror_path, normalize, scope_for
+from scriptorium_plugins.docsites.crawl import SiteCrawl, mirror_path, normalize, scope_for
+from scriptorium_plugins.docsites.fetching import Fetched, FetchFailed, PageCache, PoliteClient
 from scriptorium_plugins.docsites.llms import linked_urls, split_full
 from scriptorium_plugins.docsites.tally import CrawlTally
+from tests.support.docsite import serving
 
 
 def test_scope_keeps_to_the_start_folder_and_the_patterns() -> None:
@@ -104,3 +109,51 @@ def test_a_crawl_that_lost_pages_says_partial_with_the_counts() -> None:
     bounded.got(unchanged=False)
     bounded.skip("over the bound")
     assert bounded.state == "partial"
+
+
+def test_a_page_is_decoded_by_its_charset() -> None:
+    body = "Café crème".encode("latin-1")
+    assert Fetched("u", body, "text/html; charset=ISO-8859-1", False).text == "Café crème"
+    assert Fetched("u", "Café".encode(), "text/html", False).text == "Café"
+    assert Fetched("u", b"ok", "text/html; charset=no-such-codec", False).text == "ok"
+
+
+def test_a_page_past_the_size_bound_fails_without_being_held(tmp_path, monkeypatch) -> None:
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "big.html").write_text("<p>" + "x" * 5000 + "</p>")
+    (root / "small.html").write_text("<p>small</p>")
+    monkeypatch.setattr(fetching, "MAX_PAGE_BYTES", 4096)
+    with serving(root) as server:
+        client = PoliteClient(PageCache(tmp_path / "cache"), 10.0, 0.0)
+        try:
+            assert client.get(f"{server.url}/small.html").text == "<p>small</p>"
+            with pytest.raises(FetchFailed) as failed:
+                client.get(f"{server.url}/big.html")
+        finally:
+            client.close()
+    assert (failed.value.status, failed.value.error) == (200, "larger than 4096 bytes")
+
+
+def test_a_crawl_past_its_time_budget_fetches_nothing_more(tmp_path) -> None:
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "index.html").write_text("<main><h1>Home</h1></main>")
+    with serving(root) as server:
+        client = PoliteClient(PageCache(tmp_path / "cache"), 10.0, 0.0)
+        tally = CrawlTally(server.url)
+        crawl = SiteCrawl(
+            client,
+            scope_for(server.url + "/", False),
+            tally,
+            max_pages=10,
+            max_depth=3,
+            use_sitemap=False,
+            deadline=0.0,  # already past
+        )
+        try:
+            crawl.run([server.url + "/"], lambda url, html, unchanged: None)
+        finally:
+            client.close()
+    assert tally.skipped == {"over the bound": 1} and tally.state == "failed"
+    assert server.statuses("/") == []

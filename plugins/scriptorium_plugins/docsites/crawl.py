@@ -3,15 +3,17 @@
 The crawl starts at the configured URLs (and the URLs of the site's ``sitemap.xml``, when it
 has one), follows ``<a href>`` links breadth first, and keeps to the scope: the same origin,
 under the start URL's folder unless ``scope = "origin"``, matching the ``include`` patterns
-and none of the ``exclude`` ones, allowed by ``robots.txt``. It stops at ``max_pages`` pages
-and ``max_depth`` links from a start URL. Every link it does not follow is counted with the
-reason, every page that does not answer with its status, so the source can say what it did.
+and none of the ``exclude`` ones, allowed by ``robots.txt``. It stops at ``max_pages`` pages,
+``max_depth`` links from a start URL, and its time budget. Every link it does not follow is
+counted with the reason, every page that does not answer with its status, so the source can
+say what it did.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+import time
 import xml.etree.ElementTree as ElementTree
 from collections import deque
 from collections.abc import Callable
@@ -116,6 +118,7 @@ class SiteCrawl:
         max_pages: int,
         max_depth: int,
         use_sitemap: bool,
+        deadline: float = float("inf"),
     ) -> None:
         self.client = client
         self.scope = scope
@@ -123,6 +126,7 @@ class SiteCrawl:
         self.max_pages = max_pages
         self.max_depth = max_depth
         self.use_sitemap = use_sitemap
+        self.deadline = deadline  # time.monotonic() past which no page is fetched
         self.robots = RobotFileParser()
         self._seen: set[str] = set()
         self._queue: deque[tuple[str, int]] = deque()
@@ -137,7 +141,7 @@ class SiteCrawl:
         stored = 0
         while self._queue:
             url, depth = self._queue.popleft()
-            if stored >= self.max_pages:
+            if stored >= self.max_pages or time.monotonic() >= self.deadline:
                 self.tally.skip(OVER_BOUND)
                 continue
             try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,10 @@ from pathlib import Path
 import httpx
 
 USER_AGENT = "Scriptorium (documentation indexer)"
+MAX_PAGE_BYTES = 20 * 2**20
+
+
+_CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.I)
 
 
 class FetchFailed(Exception):
@@ -39,7 +44,12 @@ class Fetched:
 
     @property
     def text(self) -> str:
-        return self.body.decode("utf-8", "replace")
+        """The body decoded by the charset its content type names (UTF-8 when none does)."""
+        charset = _CHARSET.search(self.content_type)
+        try:
+            return self.body.decode(charset.group(1) if charset else "utf-8", "replace")
+        except LookupError:  # a charset Python does not know
+            return self.body.decode("utf-8", "replace")
 
 
 class Pacer:
@@ -100,8 +110,8 @@ class PageCache:
             return None
         return Fetched(entry.get("final", url), body, entry.get("type", ""), unchanged=True)
 
-    def keep(self, url: str, response: httpx.Response) -> None:
-        _write_atomic(self._body_path(url), response.content)
+    def keep(self, url: str, response: httpx.Response, body: bytes) -> None:
+        _write_atomic(self._body_path(url), body)
         self._table[url] = {
             "etag": response.headers.get("etag", ""),
             "last_modified": response.headers.get("last-modified", ""),
@@ -133,7 +143,8 @@ class PoliteClient:
         headers = self.cache.validators(url) if conditional else {}
         self.pacer.wait()
         try:
-            response = self.client.get(url, headers=headers)
+            with self.client.stream("GET", url, headers=headers) as response:
+                body = _read_bounded(response, url) if response.status_code == 200 else b""
         except httpx.TimeoutException:
             raise FetchFailed(url, 0, "timed out") from None
         except httpx.HTTPError as exc:
@@ -146,6 +157,20 @@ class PoliteClient:
         if response.status_code != 200:
             raise FetchFailed(url, response.status_code, f"HTTP {response.status_code}")
         if conditional:
-            self.cache.keep(url, response)
+            self.cache.keep(url, response, body)
         content_type = response.headers.get("content-type", "")
-        return Fetched(str(response.url), response.content, content_type, unchanged=False)
+        return Fetched(str(response.url), body, content_type, unchanged=False)
+
+
+def _read_bounded(response: httpx.Response, url: str) -> bytes:
+    """A body of at most ``MAX_PAGE_BYTES`` (a larger page is never held whole)."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_PAGE_BYTES:
+            bound = MAX_PAGE_BYTES
+            shown = f"{bound // 2**20} MB" if bound % 2**20 == 0 else f"{bound} bytes"
+            raise FetchFailed(url, 200, f"larger than {shown}")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -13,6 +13,14 @@ SHARED_KEYS = (
     Key("timeout_seconds", "number", 10.0, "deadline of one HTTP request", minimum=0, strict=True),
     Key("max_pages", "integer", 500, "most pages kept from one site", minimum=1),
     Key(
+        "max_crawl_minutes",
+        "number",
+        10.0,
+        "longest a crawl runs at start-up; pages left are counted over the bound",
+        minimum=0,
+        strict=True,
+    ),
+    Key(
         "requests_per_second",
         "number",
         DEFAULT_RATE,

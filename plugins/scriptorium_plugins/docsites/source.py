@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import time
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -65,6 +66,8 @@ class CrawledSource(MarkdownSource):
         if helper or self.mirror.fresh(self.origin, float(options.get("refresh_hours", 24.0))):
             return
         tally = CrawlTally(self.origin)
+        budget = float(options.get("max_crawl_minutes", 10.0)) * 60
+        self.deadline = time.monotonic() + budget
         rate = float(options.get("requests_per_second", DEFAULT_RATE))
         client = PoliteClient(
             PageCache(self.mirror.cache_folder),
@@ -136,6 +139,7 @@ class SiteSource(CrawledSource):
             max_pages=int(options.get("max_pages", 500)),
             max_depth=int(options.get("max_depth", 10)),
             use_sitemap=bool(options.get("sitemap", True)),
+            deadline=self.deadline,
         )
 
         def store(url: str, html: str, unchanged: bool) -> None:
@@ -190,7 +194,7 @@ class LlmsTxtSource(CrawledSource):
             if same_origin and not url.startswith(origin + "/"):
                 tally.skip(OUT_OF_SCOPE)
                 continue
-            if stored >= limit:
+            if stored >= limit or time.monotonic() >= self.deadline:
                 tally.skip(OVER_BOUND)
                 continue
             try:
