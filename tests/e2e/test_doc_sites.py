@@ -298,3 +298,36 @@ def test_a_bound_that_cuts_the_crawl_short_is_partial(tmp_path: Path) -> None:
             assert source.crawl.detail == ("partial: 2 pages fetched, 1 skipped (1 over the bound)")
             assert source.document_count == 2
     assert server.statuses("/two.html") == []  # never asked for
+
+
+def test_pages_only_the_sitemap_names_are_crawled(tmp_path: Path) -> None:
+    root = tmp_path / "www"
+    (root / "maps").mkdir(parents=True)
+    (root / "index.html").write_text(page("Home", "The canal handbook."))
+    (root / "locks.html").write_text(page("Locks", "Close the lower gate before filling."))
+    with serving(root) as server:
+        (root / "robots.txt").write_text(f"User-agent: *\nSitemap: {server.url}/maps/pages.xml\n")
+        (root / "maps/pages.xml").write_text(
+            '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{server.url}/locks.html</loc></url></urlset>"
+        )
+        toml = write_config(
+            tmp_path / "m.toml", site_source("canal", f"{server.url}/", tmp_path / "cache")
+        )
+        with running(["--config", str(toml)], tmp_path / "state") as daemon:
+            hits = search(daemon.stub, "close the lower gate")
+            assert hits and hits[0].location == "canal/locks#locks"
+            assert status(daemon.stub, "canal").crawl.pages_fetched == 2
+    assert server.statuses("/maps/pages.xml") == [200]
+
+
+def test_an_unreachable_site_is_failed_and_the_daemon_serves(tmp_path: Path) -> None:
+    with serving(tmp_path) as server:
+        gone = server.url  # the port is closed once the server stops
+    toml = write_config(tmp_path / "u.toml", site_source("gone", f"{gone}/", tmp_path / "cache"))
+    with running(["--config", str(toml)], tmp_path / "state") as daemon:
+        source = status(daemon.stub, "gone")
+        assert source.crawl.state == "failed"
+        assert source.crawl.failures[0].error == "unreachable: ConnectError"
+        assert source.last_error.startswith("failed: 0 pages fetched, 1 failed")
+        assert search(daemon.stub, "anything at all") == []
