@@ -11,6 +11,7 @@ import pytest
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import cli, running
 from tests.support.docsite import debian_html, page, serving
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -284,7 +285,7 @@ def test_a_bound_that_cuts_the_crawl_short_is_partial(tmp_path: Path) -> None:
     links = ("/one.html", "/two.html")
     (root / "index.html").write_text(page("Home", "The ferry timetable.", links))
     (root / "one.html").write_text(page("Morning", "The first ferry leaves at six."))
-    (root / "two.html").write_text(page("Evening", "The last ferry leaves at ten."))
+    (root / "two.html").write_text(page("Evening", "Night crossings are cancelled in fog."))
     with serving(root) as server:
         toml = write_config(
             tmp_path / "b.toml",
@@ -297,7 +298,21 @@ def test_a_bound_that_cuts_the_crawl_short_is_partial(tmp_path: Path) -> None:
             assert skipped(source) == {"over the bound": 1}
             assert source.crawl.detail == ("partial: 2 pages fetched, 1 skipped (1 over the bound)")
             assert source.document_count == 2
-    assert server.statuses("/two.html") == []  # never asked for
+        assert server.statuses("/two.html") == []  # never asked for
+        # A setting that shapes the crawl changed: the crawl is due although it is young.
+        toml = write_config(
+            tmp_path / "b2.toml",
+            site_source("ferry", f"{server.url}/", tmp_path / "cache", max_pages=3),
+        )
+        with running(["--config", str(toml)], tmp_path / "state") as daemon:
+            source = status(daemon.stub, "ferry")
+            assert source.crawl.state == "complete", source.crawl.detail
+            assert (source.crawl.pages_fetched, source.crawl.pages_unchanged) == (1, 2)
+            # The start serves the last generation, then catches up with the new page.
+            assert wait_for(lambda: status(daemon.stub, "ferry").document_count == 3)
+            assert search(daemon.stub, "night crossings cancelled fog")[0].location == (
+                "ferry/two#evening"
+            )
 
 
 def test_pages_only_the_sitemap_names_are_crawled(tmp_path: Path) -> None:

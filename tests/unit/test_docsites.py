@@ -89,6 +89,8 @@ def test_html_keeps_main_content_anchors_and_code_languages() -> None:
     for chrome in ("Site header", "Menu entry", "Quick search", "Copyright footer"):
         assert chrome not in markdown
     assert page_links(html, "https://s.org/guide/page.html") == ["https://s.org/x.html"]
+    broken = '<base href="http://[::1"><a href="http://[::1/x">bad</a><a href="y.html">ok</a>'
+    assert page_links(broken, "https://s.org/a/") == ["https://s.org/a/y.html"]
 
 
 def test_a_crawl_that_lost_pages_says_partial_with_the_counts() -> None:

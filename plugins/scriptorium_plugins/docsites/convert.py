@@ -10,6 +10,7 @@ so section fragments of the published URLs resolve here too.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from urllib.parse import urljoin
 
@@ -103,11 +104,18 @@ def page_links(html: str, page_url: str) -> list[str]:
     absolute and without fragments, in page order."""
     soup = BeautifulSoup(html, "html.parser")
     base_tag = soup.find("base", href=True)
-    base = urljoin(page_url, str(base_tag["href"])) if base_tag is not None else page_url
+    base = page_url
+    if base_tag is not None:
+        # A <base> no URL parser accepts leaves links resolving against the page.
+        with contextlib.suppress(ValueError):
+            base = urljoin(page_url, str(base_tag["href"]))
     links = []
     for anchor in soup.find_all("a", href=True):
         href = str(anchor["href"]).strip()
         if not href or href.startswith(("#", "mailto:", "javascript:", "tel:", "data:")):
             continue
-        links.append(urljoin(base, href).split("#", 1)[0])
+        try:
+            links.append(urljoin(base, href).split("#", 1)[0])
+        except ValueError:  # an href no URL parser accepts
+            continue
     return links

@@ -168,7 +168,10 @@ class SiteCrawl:
         """Queue a link, or count why not (each URL once)."""
         if not url.startswith(("http://", "https://")):
             return
-        url = normalize(url)
+        try:
+            url = normalize(url)
+        except ValueError:  # not a URL at all ("http://[::1" and the like)
+            return
         if url in self._seen:
             return
         self._seen.add(url)

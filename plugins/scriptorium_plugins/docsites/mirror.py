@@ -52,10 +52,11 @@ class Mirror:
             return {}
         return stamp if isinstance(stamp, dict) else {}
 
-    def fresh(self, origin: str, hours: float) -> bool:
-        """Whether the last crawl of ``origin`` is younger than ``hours``."""
+    def fresh(self, key: str, hours: float) -> bool:
+        """Whether the last crawl was made with ``key`` (the site and the settings that shape
+        the crawl) and is younger than ``hours``."""
         at = self.stamp.get("at", 0)
-        same = self.stamp.get("origin") == origin
+        same = self.stamp.get("key") == key
         return same and isinstance(at, int | float) and time.time() - at < hours * 3600
 
     def put(self, relpath: str, url: str, text: str) -> None:
@@ -82,7 +83,7 @@ class Mirror:
         self.written[relpath] = url
         return True
 
-    def finish(self, origin: str, tally: CrawlTally) -> None:
+    def finish(self, key: str, tally: CrawlTally) -> None:
         """Drop the pages the site no longer has and record the crawl."""
         before: dict[str, str] = dict(self.stamp.get("pages") or {})
         gone = {url for url, status, _error in tally.failures if status in GONE}
@@ -101,7 +102,7 @@ class Mirror:
         # A crawl that got nothing is tried again at the next start.
         at = self.stamp.get("at", 0) if tally.state == "failed" else time.time()
         self.stamp = {
-            "origin": origin,
+            "key": key,
             "at": at,
             "converter": self.converter,
             "report": tally.as_json(),

@@ -11,6 +11,7 @@ leaves the last copy serving and says so.
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import time
@@ -36,6 +37,8 @@ from scriptorium_plugins.markdown.source import MarkdownSource
 from scriptorium_plugins.mkdocs.pages import with_header
 
 log = logging.getLogger(__name__)
+# Keys that do not change what a crawl fetches: changing them does not make one due.
+_NOT_SHAPING = frozenset({"refresh_hours", "timeout_seconds", "requests_per_second", "cache_dir"})
 
 
 def _http_url(config: SourceConfig, key: str, value: object) -> str:
@@ -63,7 +66,10 @@ class CrawledSource(MarkdownSource):
         self.mirror = Mirror(self.root, CONVERTER_VERSION)
         # A build helper (a spawned child of the daemon) reads the pages its parent kept.
         helper = multiprocessing.parent_process() is not None
-        if helper or self.mirror.fresh(self.origin, float(options.get("refresh_hours", 24.0))):
+        # A crawl is due when it is old, or when the settings that shape it changed.
+        shape = {k: options.get(k) for k in sorted(names) if k not in _NOT_SHAPING}
+        self.crawl_key = json.dumps([self.origin, shape], sort_keys=True, default=str)
+        if helper or self.mirror.fresh(self.crawl_key, float(options.get("refresh_hours", 24.0))):
             return
         tally = CrawlTally(self.origin)
         budget = float(options.get("max_crawl_minutes", 10.0)) * 60
@@ -76,9 +82,12 @@ class CrawledSource(MarkdownSource):
         )
         try:
             self.crawl(client, tally)
+        except (OSError, RecursionError, ValueError) as exc:  # keep what was fetched; say so
+            log.warning("%s source %r: crawl stopped: %r", self.kind, config.name, exc)
+            tally.fail(self.origin, 0, f"crawl stopped: {type(exc).__name__}")
         finally:
             client.close()
-        self.mirror.finish(self.origin, tally)
+        self.mirror.finish(self.crawl_key, tally)
         log.info("%s source %r: %s", self.kind, config.name, tally.detail())
 
     def origin_of(self, config: SourceConfig) -> str:
