@@ -159,3 +159,29 @@ def test_a_crawl_past_its_time_budget_fetches_nothing_more(tmp_path) -> None:
             client.close()
     assert tally.skipped == {"over the bound": 1} and tally.state == "failed"
     assert server.statuses("/") == []
+
+
+def test_a_redirect_to_a_page_already_seen_is_not_counted_twice(tmp_path) -> None:
+    root = tmp_path / "www"
+    (root / "guide").mkdir(parents=True)
+    (root / "index.html").write_text("<main><a href='/guide'>a</a><a href='/guide/'>b</a></main>")
+    (root / "guide/index.html").write_text("<main><h1>Guide</h1><a href='/'>home</a></main>")
+    stored: list[str] = []
+    with serving(root) as server:
+        client = PoliteClient(PageCache(tmp_path / "cache"), 10.0, 0.0)
+        tally = CrawlTally(server.url)
+        crawl = SiteCrawl(
+            client,
+            scope_for(server.url + "/", False),
+            tally,
+            max_pages=10,
+            max_depth=3,
+            use_sitemap=False,
+        )
+        try:
+            crawl.run([server.url + "/"], lambda url, html, unchanged: stored.append(url))
+        finally:
+            client.close()
+    # /guide answers 301 to /guide/ (http.server's folder redirect): one page, fetched once.
+    assert stored == [server.url + "/", server.url + "/guide/"]
+    assert (tally.fetched, dict(tally.skipped), tally.failures) == (2, {}, [])

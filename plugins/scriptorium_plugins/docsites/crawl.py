@@ -150,10 +150,14 @@ class SiteCrawl:
                 self.tally.fail(failure.url, failure.status, failure.error)
                 continue
             final = normalize(page.url)
-            if final != url and (final in self._seen or self.scope.reason_to_skip(final)):
-                self.tally.skip(OUT_OF_SCOPE if final not in self._seen else EXCLUDED)
-                continue
-            self._seen.add(final)
+            if final != url:  # redirected: to a page already seen, or out of the scope
+                if final in self._seen:
+                    continue
+                self._seen.add(final)
+                reason = self.scope.reason_to_skip(final)
+                if reason is not None:
+                    self.tally.skip(reason)
+                    continue
             if not is_html(page.content_type, page.body):
                 self.tally.skip(NOT_HTML)
                 continue
