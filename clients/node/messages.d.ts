@@ -556,7 +556,8 @@ export interface SourceStatus {
 export interface CrawlStatus {
   /**
    * "complete" (every page in scope answered), "partial" (some failed, or a bound cut the
-   * crawl short: see detail), "failed" (nothing could be fetched; the last copy serves).
+   * crawl short: see detail), "failed" (nothing could be fetched; the last copy serves),
+   * "crawling" (a refresh under way beside the serving daemon: the counts so far).
    */
   state: string;
   /** One sentence with the counts, for people: "partial: 12 pages fetched, 2 failed (...)". */

@@ -270,9 +270,10 @@ def test_robots_and_revalidation(tmp_path: Path) -> None:
         # answers 304 and nothing is downloaded or re-indexed.
         again = write_config(tmp_path / "r2.toml", first + "refresh_hours = 0\n")
         with running(["--config", str(again)], tmp_path / "state") as daemon:
+            # The refresh runs beside the serving daemon.
+            assert wait_for(lambda: status(daemon.stub, "lighthouse").crawl.state == "complete")
             source = status(daemon.stub, "lighthouse")
             assert (source.crawl.pages_fetched, source.crawl.pages_unchanged) == (0, 2)
-            assert source.crawl.state == "complete"
             assert source.generation == generation
             assert search(daemon.stub, "trim the wick")[0].location == "lighthouse/guide#lamp-care"
         assert server.statuses("/guide.html") == [200, 304]
@@ -305,8 +306,8 @@ def test_a_bound_that_cuts_the_crawl_short_is_partial(tmp_path: Path) -> None:
             site_source("ferry", f"{server.url}/", tmp_path / "cache", max_pages=3),
         )
         with running(["--config", str(toml)], tmp_path / "state") as daemon:
+            assert wait_for(lambda: status(daemon.stub, "ferry").crawl.state == "complete")
             source = status(daemon.stub, "ferry")
-            assert source.crawl.state == "complete", source.crawl.detail
             assert (source.crawl.pages_fetched, source.crawl.pages_unchanged) == (1, 2)
             # The start serves the last generation, then catches up with the new page.
             assert wait_for(lambda: status(daemon.stub, "ferry").document_count == 3)
@@ -346,3 +347,36 @@ def test_an_unreachable_site_is_failed_and_the_daemon_serves(tmp_path: Path) -> 
         assert source.crawl.failures[0].error == "unreachable: ConnectError"
         assert source.last_error.startswith("failed: 0 pages fetched, 1 failed")
         assert search(daemon.stub, "anything at all") == []
+
+
+def test_a_refresh_runs_while_the_last_copy_serves(tmp_path: Path) -> None:
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "index.html").write_text(page("Home", "The lighthouse manual.", ("/guide.html",)))
+    (root / "guide.html").write_text(page("Lamp care", "Trim the wick every evening."))
+    with serving(root, holding={"/guide.html"}) as server:
+        server.release.set()  # the first crawl is not held
+        first = site_source("lighthouse", f"{server.url}/", tmp_path / "cache")
+        with running(["--config", str(write_config(tmp_path / "1.toml", first))], tmp_path / "s"):
+            pass
+        (root / "guide.html").write_text(page("Lamp care", "Polish the lens every morning."))
+        server.release.clear()
+        server.held.clear()
+        again = write_config(tmp_path / "2.toml", first + "refresh_hours = 0\n")
+        with running(["--config", str(again)], tmp_path / "s") as daemon:
+            # Serving while the refresh waits on the changed page: the last copy answers.
+            assert wait_for(server.held.is_set)
+            crawling = status(daemon.stub, "lighthouse")
+            assert crawling.crawl.state == "crawling"
+            assert crawling.crawl.detail == "crawling: 0 pages fetched, 1 unchanged (304)"
+            assert not crawling.crawl.HasField("finished_at")
+            assert not crawling.last_error
+            assert search(daemon.stub, "trim the wick")[0].location == "lighthouse/guide#lamp-care"
+            server.release.set()
+            assert wait_for(lambda: status(daemon.stub, "lighthouse").crawl.state == "complete")
+            # The watch re-indexes the rewritten page.
+            assert wait_for(lambda: bool(search(daemon.stub, "polish the lens morning")))
+            assert search(daemon.stub, "polish the lens morning")[0].location == (
+                "lighthouse/guide#lamp-care"
+            )
+            assert search(daemon.stub, "trim the wick") == []

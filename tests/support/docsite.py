@@ -4,8 +4,9 @@
 machine's only route to real published HTML), unpacks it with ``dpkg-deb`` once into
 ``~/.cache/scriptorium/debian/<package>`` and returns its HTML folder. ``SiteServer`` serves a
 folder with ``http.server`` the way a static host does, plus ETags (``If-None-Match`` answers
-304), and can be told to refuse some paths (403) or to hold others until the test ends (a
-timeout for the client); it records every request with the status it got.
+304), and can be told to refuse some paths (403), to never answer others (a timeout for the
+client), or to hold others until the test releases them; it records every request with the
+status it got.
 """
 
 from __future__ import annotations
@@ -70,10 +71,11 @@ class _Handler(SimpleHTTPRequestHandler):
         if path in self.site.forbidden:
             self.send_error(403)
             return
-        if path in self.site.hanging:
+        if path in self.site.hanging or path in self.site.holding:
             self.site.held.set()
             self.site.release.wait(120)  # bounded only so a broken test cannot hang the run
-            return
+            if path in self.site.hanging:
+                return  # never answered: the client timed out long ago
         file = Path(self.translate_path(path))
         if file.is_file():
             stat = file.stat()
@@ -88,10 +90,11 @@ class _Handler(SimpleHTTPRequestHandler):
 
 
 class SiteServer:
-    def __init__(self, root: Path, forbidden=(), hanging=()) -> None:
+    def __init__(self, root: Path, forbidden=(), hanging=(), holding=()) -> None:
         self.root = root
         self.forbidden = set(forbidden)
-        self.hanging = set(hanging)
+        self.hanging = set(hanging)  # never answered
+        self.holding = set(holding)  # answered once the test sets ``release``
         self.requests: list[tuple[str, int]] = []
         self.held = threading.Event()
         self.release = threading.Event()
@@ -104,8 +107,8 @@ class SiteServer:
 
 
 @contextmanager
-def serving(root: Path, forbidden=(), hanging=()) -> Iterator[SiteServer]:
-    site = SiteServer(root, forbidden, hanging)
+def serving(root: Path, forbidden=(), hanging=(), holding=()) -> Iterator[SiteServer]:
+    site = SiteServer(root, forbidden, hanging, holding)
     thread = threading.Thread(target=site.server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -3188,7 +3188,8 @@ func (x *SourceStatus) GetCrawl() *CrawlStatus {
 type CrawlStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "complete" (every page in scope answered), "partial" (some failed, or a bound cut the
-	// crawl short: see detail), "failed" (nothing could be fetched; the last copy serves).
+	// crawl short: see detail), "failed" (nothing could be fetched; the last copy serves),
+	// "crawling" (a refresh under way beside the serving daemon: the counts so far).
 	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
 	// One sentence with the counts, for people: "partial: 12 pages fetched, 2 failed (...)".
 	Detail string `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`

@@ -315,7 +315,7 @@ class LocalEngine(Engine):
             staleness = time.time() - state.last_scan_ok if state.last_scan_ok else 0.0
             crawl = _crawl(source)
             # A half-fetched site says so where every client already looks.
-            unfinished = crawl.detail if crawl and crawl.state != "complete" else ""
+            unfinished = crawl.detail if crawl and crawl.state in ("partial", "failed") else ""
             reports.append(
                 SourceReport(
                     name=source.name,

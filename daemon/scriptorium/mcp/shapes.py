@@ -494,7 +494,10 @@ class CrawlFailureOut(BaseModel):
 
 
 class CrawlOut(BaseModel):
-    state: str = Field(description="complete, partial (failures or a bound) or failed.")
+    state: str = Field(
+        description="complete, partial (failures or a bound), failed, or crawling (a refresh "
+        "under way: the counts so far)."
+    )
     detail: str = Field(description="One sentence with the counts.")
     fetched: int = Field(description="Pages downloaded by the last crawl.")
     unchanged: int = Field(description="Pages whose kept copy was re-used (304).")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -32,7 +33,13 @@ from scriptorium_plugins.docsites.fetching import FetchFailed, PageCache, Polite
 from scriptorium_plugins.docsites.keys import DEFAULT_RATE, LLMS_KEYS, SITE_KEYS
 from scriptorium_plugins.docsites.llms import linked_urls, split_full
 from scriptorium_plugins.docsites.mirror import Mirror, default_folder
-from scriptorium_plugins.docsites.tally import OUT_OF_SCOPE, OVER_BOUND, CrawlTally
+from scriptorium_plugins.docsites.tally import (
+    CRAWLING,
+    OUT_OF_SCOPE,
+    OVER_BOUND,
+    CrawlTally,
+    report_from_json,
+)
 from scriptorium_plugins.markdown.source import MarkdownSource
 from scriptorium_plugins.mkdocs.pages import with_header
 
@@ -69,9 +76,22 @@ class CrawledSource(MarkdownSource):
         # A crawl is due when it is old, or when the settings that shape it changed.
         shape = {k: options.get(k) for k in sorted(names) if k not in _NOT_SHAPING}
         self.crawl_key = json.dumps([self.origin, shape], sort_keys=True, default=str)
+        self._crawling: CrawlTally | None = None
         if helper or self.mirror.fresh(self.crawl_key, float(options.get("refresh_hours", 24.0))):
             return
         tally = CrawlTally(self.origin)
+        if not self.mirror.stamp.get("pages"):
+            self._crawl_now(tally)  # nothing to serve yet: the first crawl comes first
+            return
+        # A refresh runs beside the daemon, which serves the kept pages meanwhile; the watch
+        # re-indexes the pages it rewrites.
+        self._crawling = tally
+        threading.Thread(
+            target=self._crawl_now, args=(tally,), name=f"crawl-{config.name}", daemon=True
+        ).start()
+
+    def _crawl_now(self, tally: CrawlTally) -> None:
+        options = self.options
         budget = float(options.get("max_crawl_minutes", 10.0)) * 60
         self.deadline = time.monotonic() + budget
         rate = float(options.get("requests_per_second", DEFAULT_RATE))
@@ -83,12 +103,13 @@ class CrawledSource(MarkdownSource):
         try:
             self.crawl(client, tally)
         except (OSError, RecursionError, ValueError) as exc:  # keep what was fetched; say so
-            log.warning("%s source %r: crawl stopped: %r", self.kind, config.name, exc)
+            log.warning("%s source %r: crawl stopped: %r", self.kind, self.name, exc)
             tally.fail(self.origin, 0, f"crawl stopped: {type(exc).__name__}")
         finally:
             client.close()
-        self.mirror.finish(self.crawl_key, tally)
-        log.info("%s source %r: %s", self.kind, config.name, tally.detail())
+            self.mirror.finish(self.crawl_key, tally)
+            self._crawling = None
+        log.info("%s source %r: %s", self.kind, self.name, tally.detail())
 
     def origin_of(self, config: SourceConfig) -> str:
         raise NotImplementedError
@@ -108,8 +129,15 @@ class CrawledSource(MarkdownSource):
         self.mirror.put(relpath, url, text)
 
     def crawl_report(self) -> CrawlReport | None:
-        """What the last crawl did (ListSources shows it)."""
-        return self.mirror.report()
+        """What the last crawl did, or the one under way so far (ListSources shows it)."""
+        running = self._crawling
+        if running is None:
+            return self.mirror.report()
+        so_far = running.as_json()
+        detail = f"{CRAWLING}: " + so_far["detail"].split(": ", 1)[1]
+        return report_from_json(
+            {**so_far, "state": CRAWLING, "detail": detail, "finished_at": None}
+        )
 
     def url_for(self, path: str, anchor: str = "") -> str:
         """The published page the file was made from, plus the section anchor."""

@@ -7,6 +7,7 @@ serving). Only a crawl where every page in scope answered is ``complete``.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from typing import Any
 from scriptorium.plugin import CrawlReport
 
 COMPLETE, PARTIAL, FAILED = "complete", "partial", "failed"
+CRAWLING = "crawling"  # a refresh under way (the last copy serves meanwhile)
 # Reasons a link is not followed.
 ROBOTS, OUT_OF_SCOPE, EXCLUDED, NOT_HTML, OVER_BOUND = (
     "robots",
@@ -28,23 +30,29 @@ LISTED_FAILURES = 20
 
 @dataclass(slots=True)
 class CrawlTally:
+    """Counts of one crawl; a refresh counts in its thread while ListSources reads."""
+
     url: str
     fetched: int = 0
     unchanged: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     failures: list[tuple[str, int, str]] = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def skip(self, reason: str) -> None:
-        self.skipped[reason] += 1
+        with self.lock:
+            self.skipped[reason] += 1
 
     def fail(self, url: str, status: int, error: str) -> None:
-        self.failures.append((url, status, error))
+        with self.lock:
+            self.failures.append((url, status, error))
 
     def got(self, unchanged: bool) -> None:
-        if unchanged:
-            self.unchanged += 1
-        else:
-            self.fetched += 1
+        with self.lock:
+            if unchanged:
+                self.unchanged += 1
+            else:
+                self.fetched += 1
 
     @property
     def state(self) -> str:
@@ -56,6 +64,10 @@ class CrawlTally:
 
     def detail(self) -> str:
         """``partial: 9 pages fetched, 2 failed (HTTP 403 ×1, timed out ×1), ...``."""
+        with self.lock:
+            return self._detail()
+
+    def _detail(self) -> str:
         parts = [f"{self.fetched} pages fetched"]
         if self.unchanged:
             parts.append(f"{self.unchanged} unchanged (304)")
@@ -69,6 +81,10 @@ class CrawlTally:
         return f"{self.state}: " + ", ".join(parts)
 
     def as_json(self) -> dict[str, Any]:
+        with self.lock:
+            return self._as_json()
+
+    def _as_json(self) -> dict[str, Any]:
         return {
             "state": self.state,
             "detail": self.detail(),
