@@ -1,7 +1,8 @@
 """Documentation sites for the crawl tests: a real docs tree from Debian, served on loopback.
 
 ``debian_html(package)`` downloads a Debian ``-doc`` package with ``apt-get download`` (the
-machine's only route to real published HTML), unpacks it with ``dpkg-deb`` once into
+machine's only route to real published HTML; ``apt-get update`` first when the package lists
+are missing), unpacks it with ``dpkg-deb`` once into
 ``~/.cache/scriptorium/debian/<package>`` and returns its HTML folder. ``SiteServer`` serves a
 folder with ``http.server`` the way a static host does, plus ETags (``If-None-Match`` answers
 304), and can be told to refuse some paths (403), to never answer others (a timeout for the
@@ -37,9 +38,11 @@ def debian_html(package: str) -> Path:
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
         pytest.fail(f"{package} is fetched with apt-get and dpkg-deb, which this machine lacks")
     with tempfile.TemporaryDirectory() as scratch:
-        fetched = subprocess.run(
-            ["apt-get", "download", package], cwd=scratch, capture_output=True, text=True
-        )
+        fetched = _apt_download(package, scratch)
+        if fetched.returncode != 0:  # a fresh machine has no package lists yet
+            sudo = [] if os.geteuid() == 0 else ["sudo"]
+            subprocess.run([*sudo, "apt-get", "update", "-qq"], capture_output=True)
+            fetched = _apt_download(package, scratch)
         debs = list(Path(scratch).glob("*.deb"))
         if fetched.returncode != 0 or not debs:
             pytest.fail(f"apt-get download {package} failed: {fetched.stderr.strip()[-300:]}")
@@ -48,6 +51,12 @@ def debian_html(package: str) -> Path:
         subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(target)], check=True)
     (target / ".complete").write_text(debs[0].name, "utf-8")
     return html
+
+
+def _apt_download(package: str, folder: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["apt-get", "download", package], cwd=folder, capture_output=True, text=True
+    )
 
 
 class _Handler(SimpleHTTPRequestHandler):
