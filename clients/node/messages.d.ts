@@ -545,6 +545,50 @@ export interface SourceStatus {
    * virtualenvs, caches). Empty when nothing was left out.
    */
   skipped: SkipCount[];
+  /**
+   * What the last crawl of a fetched site did (the site and llms_txt kinds); unset for
+   * sources that are not crawled.
+   */
+  crawl: CrawlStatus | null;
+}
+
+/** One crawl of a documentation site: what it fetched, re-used, skipped and could not get. */
+export interface CrawlStatus {
+  /**
+   * "complete" (every page in scope answered), "partial" (some failed, or a bound cut the
+   * crawl short: see detail), "failed" (nothing could be fetched; the last copy serves),
+   * "crawling" (a refresh under way beside the serving daemon: the counts so far).
+   */
+  state: string;
+  /** One sentence with the counts, for people: "partial: 12 pages fetched, 2 failed (...)". */
+  detail: string;
+  /** Pages downloaded (200) and pages whose cached copy was re-used (304 Not Modified). */
+  pages_fetched: number;
+  pages_unchanged: number;
+  /**
+   * Links not followed, by reason: "robots", "out of scope", "excluded", "not HTML",
+   * "over the bound".
+   */
+  skipped: CrawlSkip[];
+  /** Pages that did not answer: every failure is counted, the first ones are listed. */
+  pages_failed: number;
+  failures: CrawlFailure[];
+  finished_at: Timestamp | null;
+  /** The URL the crawl started from (the first start URL, or the llms.txt). */
+  url: string;
+}
+
+export interface CrawlSkip {
+  reason: string;
+  pages: number;
+}
+
+export interface CrawlFailure {
+  url: string;
+  /** The HTTP status (403, 404, 500, ...), or 0 when there was no response. */
+  http_status: number;
+  /** "HTTP 403", "timed out", "unreachable: ConnectError", ... */
+  error: string;
 }
 
 /** How many files one rule kept out of a source's listing (counting stops at 100000). */

@@ -2999,7 +2999,10 @@ type SourceStatus struct {
 	// .buildinfo, a built MkDocs site's search/search_index.json, sitemap.xml beside
 	// index.html, CACHEDIR.TAG), "skip_dirs" (configured) and "built-in" (node_modules,
 	// virtualenvs, caches). Empty when nothing was left out.
-	Skipped       []*SkipCount `protobuf:"bytes,20,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped []*SkipCount `protobuf:"bytes,20,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	// What the last crawl of a fetched site did (the site and llms_txt kinds); unset for
+	// sources that are not crawled.
+	Crawl         *CrawlStatus `protobuf:"bytes,21,opt,name=crawl,proto3" json:"crawl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3174,6 +3177,245 @@ func (x *SourceStatus) GetSkipped() []*SkipCount {
 	return nil
 }
 
+func (x *SourceStatus) GetCrawl() *CrawlStatus {
+	if x != nil {
+		return x.Crawl
+	}
+	return nil
+}
+
+// One crawl of a documentation site: what it fetched, re-used, skipped and could not get.
+type CrawlStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "complete" (every page in scope answered), "partial" (some failed, or a bound cut the
+	// crawl short: see detail), "failed" (nothing could be fetched; the last copy serves),
+	// "crawling" (a refresh under way beside the serving daemon: the counts so far).
+	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// One sentence with the counts, for people: "partial: 12 pages fetched, 2 failed (...)".
+	Detail string `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`
+	// Pages downloaded (200) and pages whose cached copy was re-used (304 Not Modified).
+	PagesFetched   int64 `protobuf:"varint,3,opt,name=pages_fetched,json=pagesFetched,proto3" json:"pages_fetched,omitempty"`
+	PagesUnchanged int64 `protobuf:"varint,4,opt,name=pages_unchanged,json=pagesUnchanged,proto3" json:"pages_unchanged,omitempty"`
+	// Links not followed, by reason: "robots", "out of scope", "excluded", "not HTML",
+	// "over the bound".
+	Skipped []*CrawlSkip `protobuf:"bytes,5,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	// Pages that did not answer: every failure is counted, the first ones are listed.
+	PagesFailed int64                  `protobuf:"varint,6,opt,name=pages_failed,json=pagesFailed,proto3" json:"pages_failed,omitempty"`
+	Failures    []*CrawlFailure        `protobuf:"bytes,7,rep,name=failures,proto3" json:"failures,omitempty"`
+	FinishedAt  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// The URL the crawl started from (the first start URL, or the llms.txt).
+	Url           string `protobuf:"bytes,9,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlStatus) Reset() {
+	*x = CrawlStatus{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlStatus) ProtoMessage() {}
+
+func (x *CrawlStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlStatus.ProtoReflect.Descriptor instead.
+func (*CrawlStatus) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *CrawlStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *CrawlStatus) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *CrawlStatus) GetPagesFetched() int64 {
+	if x != nil {
+		return x.PagesFetched
+	}
+	return 0
+}
+
+func (x *CrawlStatus) GetPagesUnchanged() int64 {
+	if x != nil {
+		return x.PagesUnchanged
+	}
+	return 0
+}
+
+func (x *CrawlStatus) GetSkipped() []*CrawlSkip {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
+func (x *CrawlStatus) GetPagesFailed() int64 {
+	if x != nil {
+		return x.PagesFailed
+	}
+	return 0
+}
+
+func (x *CrawlStatus) GetFailures() []*CrawlFailure {
+	if x != nil {
+		return x.Failures
+	}
+	return nil
+}
+
+func (x *CrawlStatus) GetFinishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return nil
+}
+
+func (x *CrawlStatus) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+type CrawlSkip struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Pages         int64                  `protobuf:"varint,2,opt,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlSkip) Reset() {
+	*x = CrawlSkip{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlSkip) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlSkip) ProtoMessage() {}
+
+func (x *CrawlSkip) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlSkip.ProtoReflect.Descriptor instead.
+func (*CrawlSkip) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *CrawlSkip) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CrawlSkip) GetPages() int64 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+type CrawlFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Url   string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// The HTTP status (403, 404, 500, ...), or 0 when there was no response.
+	HttpStatus int32 `protobuf:"varint,2,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	// "HTTP 403", "timed out", "unreachable: ConnectError", ...
+	Error         string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlFailure) Reset() {
+	*x = CrawlFailure{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlFailure) ProtoMessage() {}
+
+func (x *CrawlFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlFailure.ProtoReflect.Descriptor instead.
+func (*CrawlFailure) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CrawlFailure) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CrawlFailure) GetHttpStatus() int32 {
+	if x != nil {
+		return x.HttpStatus
+	}
+	return 0
+}
+
+func (x *CrawlFailure) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // How many files one rule kept out of a source's listing (counting stops at 100000).
 type SkipCount struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3185,7 +3427,7 @@ type SkipCount struct {
 
 func (x *SkipCount) Reset() {
 	*x = SkipCount{}
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3439,7 @@ func (x *SkipCount) String() string {
 func (*SkipCount) ProtoMessage() {}
 
 func (x *SkipCount) ProtoReflect() protoreflect.Message {
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3452,7 @@ func (x *SkipCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipCount.ProtoReflect.Descriptor instead.
 func (*SkipCount) Descriptor() ([]byte, []int) {
-	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{26}
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SkipCount) GetRule() string {
@@ -3238,7 +3480,7 @@ type ListSourcesResponse struct {
 
 func (x *ListSourcesResponse) Reset() {
 	*x = ListSourcesResponse{}
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3250,7 +3492,7 @@ func (x *ListSourcesResponse) String() string {
 func (*ListSourcesResponse) ProtoMessage() {}
 
 func (x *ListSourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3263,7 +3505,7 @@ func (x *ListSourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListSourcesResponse) Descriptor() ([]byte, []int) {
-	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{27}
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListSourcesResponse) GetSources() []*SourceStatus {
@@ -3548,7 +3790,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x0ftopic_truncated\x18\t \x01(\bR\x0etopicTruncated\x12(\n" +
 	"\x10topic_chars_used\x18\n" +
 	" \x01(\x05R\x0etopicCharsUsed\"\x14\n" +
-	"\x12ListSourcesRequest\"\xf4\x05\n" +
+	"\x12ListSourcesRequest\"\xa7\x06\n" +
 	"\fSourceStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x121\n" +
@@ -3575,7 +3817,27 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\fvectors_done\x18\x11 \x01(\x03R\vvectorsDone\x12#\n" +
 	"\rvectors_total\x18\x12 \x01(\x03R\fvectorsTotal\x12%\n" +
 	"\x0evectors_detail\x18\x13 \x01(\tR\rvectorsDetail\x123\n" +
-	"\askipped\x18\x14 \x03(\v2\x19.scriptorium.v1.SkipCountR\askipped\"5\n" +
+	"\askipped\x18\x14 \x03(\v2\x19.scriptorium.v1.SkipCountR\askipped\x121\n" +
+	"\x05crawl\x18\x15 \x01(\v2\x1b.scriptorium.v1.CrawlStatusR\x05crawl\"\xea\x02\n" +
+	"\vCrawlStatus\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12\x16\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\x12#\n" +
+	"\rpages_fetched\x18\x03 \x01(\x03R\fpagesFetched\x12'\n" +
+	"\x0fpages_unchanged\x18\x04 \x01(\x03R\x0epagesUnchanged\x123\n" +
+	"\askipped\x18\x05 \x03(\v2\x19.scriptorium.v1.CrawlSkipR\askipped\x12!\n" +
+	"\fpages_failed\x18\x06 \x01(\x03R\vpagesFailed\x128\n" +
+	"\bfailures\x18\a \x03(\v2\x1c.scriptorium.v1.CrawlFailureR\bfailures\x12;\n" +
+	"\vfinished_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"finishedAt\x12\x10\n" +
+	"\x03url\x18\t \x01(\tR\x03url\"9\n" +
+	"\tCrawlSkip\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05pages\x18\x02 \x01(\x03R\x05pages\"W\n" +
+	"\fCrawlFailure\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
+	"\vhttp_status\x18\x02 \x01(\x05R\n" +
+	"httpStatus\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"5\n" +
 	"\tSkipCount\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x14\n" +
 	"\x05files\x18\x02 \x01(\x03R\x05files\"\x94\x01\n" +
@@ -3644,7 +3906,7 @@ func file_scriptorium_v1_retrieval_proto_rawDescGZIP() []byte {
 }
 
 var file_scriptorium_v1_retrieval_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_scriptorium_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_scriptorium_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_scriptorium_v1_retrieval_proto_goTypes = []any{
 	(RefKind)(0),                        // 0: scriptorium.v1.RefKind
 	(Corpus)(0),                         // 1: scriptorium.v1.Corpus
@@ -3679,20 +3941,23 @@ var file_scriptorium_v1_retrieval_proto_goTypes = []any{
 	(*GuideImplementationResponse)(nil), // 30: scriptorium.v1.GuideImplementationResponse
 	(*ListSourcesRequest)(nil),          // 31: scriptorium.v1.ListSourcesRequest
 	(*SourceStatus)(nil),                // 32: scriptorium.v1.SourceStatus
-	(*SkipCount)(nil),                   // 33: scriptorium.v1.SkipCount
-	(*ListSourcesResponse)(nil),         // 34: scriptorium.v1.ListSourcesResponse
-	(*timestamppb.Timestamp)(nil),       // 35: google.protobuf.Timestamp
+	(*CrawlStatus)(nil),                 // 33: scriptorium.v1.CrawlStatus
+	(*CrawlSkip)(nil),                   // 34: scriptorium.v1.CrawlSkip
+	(*CrawlFailure)(nil),                // 35: scriptorium.v1.CrawlFailure
+	(*SkipCount)(nil),                   // 36: scriptorium.v1.SkipCount
+	(*ListSourcesResponse)(nil),         // 37: scriptorium.v1.ListSourcesResponse
+	(*timestamppb.Timestamp)(nil),       // 38: google.protobuf.Timestamp
 }
 var file_scriptorium_v1_retrieval_proto_depIdxs = []int32{
 	1,  // 0: scriptorium.v1.SearchRequest.kinds:type_name -> scriptorium.v1.Corpus
-	35, // 1: scriptorium.v1.SearchRequest.as_of:type_name -> google.protobuf.Timestamp
+	38, // 1: scriptorium.v1.SearchRequest.as_of:type_name -> google.protobuf.Timestamp
 	0,  // 2: scriptorium.v1.SearchResult.kind:type_name -> scriptorium.v1.RefKind
 	7,  // 3: scriptorium.v1.SearchResult.scores:type_name -> scriptorium.v1.Scores
 	8,  // 4: scriptorium.v1.SearchResult.reasons:type_name -> scriptorium.v1.Reason
-	35, // 5: scriptorium.v1.SearchResult.effective_from:type_name -> google.protobuf.Timestamp
-	35, // 6: scriptorium.v1.SearchResult.effective_to:type_name -> google.protobuf.Timestamp
+	38, // 5: scriptorium.v1.SearchResult.effective_from:type_name -> google.protobuf.Timestamp
+	38, // 6: scriptorium.v1.SearchResult.effective_to:type_name -> google.protobuf.Timestamp
 	1,  // 7: scriptorium.v1.UnderstoodQuery.kinds:type_name -> scriptorium.v1.Corpus
-	35, // 8: scriptorium.v1.UnderstoodQuery.as_of:type_name -> google.protobuf.Timestamp
+	38, // 8: scriptorium.v1.UnderstoodQuery.as_of:type_name -> google.protobuf.Timestamp
 	13, // 9: scriptorium.v1.StageReport.drops:type_name -> scriptorium.v1.StageDrop
 	10, // 10: scriptorium.v1.SearchResponse.results:type_name -> scriptorium.v1.SearchResult
 	2,  // 11: scriptorium.v1.SearchResponse.abstain_reason:type_name -> scriptorium.v1.AbstainReason
@@ -3720,27 +3985,31 @@ var file_scriptorium_v1_retrieval_proto_depIdxs = []int32{
 	10, // 33: scriptorium.v1.GuideImplementationResponse.sample_code:type_name -> scriptorium.v1.SearchResult
 	5,  // 34: scriptorium.v1.GuideImplementationResponse.confidence:type_name -> scriptorium.v1.Confidence
 	6,  // 35: scriptorium.v1.SourceStatus.state:type_name -> scriptorium.v1.SourceState
-	35, // 36: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
+	38, // 36: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
 	1,  // 37: scriptorium.v1.SourceStatus.corpus:type_name -> scriptorium.v1.Corpus
-	33, // 38: scriptorium.v1.SourceStatus.skipped:type_name -> scriptorium.v1.SkipCount
-	32, // 39: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
-	9,  // 40: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
-	17, // 41: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
-	23, // 42: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
-	27, // 43: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
-	29, // 44: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
-	31, // 45: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
-	16, // 46: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
-	20, // 47: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
-	25, // 48: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
-	28, // 49: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
-	30, // 50: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
-	34, // 51: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
-	46, // [46:52] is the sub-list for method output_type
-	40, // [40:46] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	36, // 38: scriptorium.v1.SourceStatus.skipped:type_name -> scriptorium.v1.SkipCount
+	33, // 39: scriptorium.v1.SourceStatus.crawl:type_name -> scriptorium.v1.CrawlStatus
+	34, // 40: scriptorium.v1.CrawlStatus.skipped:type_name -> scriptorium.v1.CrawlSkip
+	35, // 41: scriptorium.v1.CrawlStatus.failures:type_name -> scriptorium.v1.CrawlFailure
+	38, // 42: scriptorium.v1.CrawlStatus.finished_at:type_name -> google.protobuf.Timestamp
+	32, // 43: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
+	9,  // 44: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
+	17, // 45: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
+	23, // 46: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
+	27, // 47: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
+	29, // 48: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
+	31, // 49: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
+	16, // 50: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
+	20, // 51: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
+	25, // 52: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
+	28, // 53: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
+	30, // 54: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
+	37, // 55: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
+	50, // [50:56] is the sub-list for method output_type
+	44, // [44:50] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_scriptorium_v1_retrieval_proto_init() }
@@ -3754,7 +4023,7 @@ func file_scriptorium_v1_retrieval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scriptorium_v1_retrieval_proto_rawDesc), len(file_scriptorium_v1_retrieval_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   28,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -339,6 +339,26 @@ class GuideOutcome:
 
 
 @dataclass(slots=True)
+class CrawlReport:
+    """What one crawl of a documentation site did, so a half-fetched site never looks whole.
+
+    ``state`` is complete, partial (failures, or a bound cut it short) or failed (nothing
+    fetched); ``skipped`` counts links not followed by reason; ``failures`` lists the first
+    pages that did not answer as (url, HTTP status or 0, error).
+    """
+
+    state: str
+    detail: str
+    url: str = ""
+    pages_fetched: int = 0
+    pages_unchanged: int = 0
+    pages_failed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    failures: list[tuple[str, int, str]] = field(default_factory=list)
+    finished_at: datetime | None = None
+
+
+@dataclass(slots=True)
 class SourceReport:
     name: str
     kind: str
@@ -364,3 +384,5 @@ class SourceReport:
     vectors_detail: str = ""
     # Files the last listing left out, per rule ("gitignore", "generated", ...).
     skipped: dict[str, int] = field(default_factory=dict)
+    # What the last crawl did, for the kinds that fetch a site (None for the others).
+    crawl: CrawlReport | None = None

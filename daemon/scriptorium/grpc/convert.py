@@ -22,6 +22,7 @@ from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     ContentPart,
+    CrawlReport,
     FlowOutcome,
     FlowParams,
     FlowStep,
@@ -574,7 +575,24 @@ def source_status_to_pb(report: SourceReport) -> pb.SourceStatus:
         skipped=[pb.SkipCount(rule=r, files=n) for r, n in report.skipped.items()],
     )
     datetime_to_pb(report.indexed_at, status.indexed_at)
+    if report.crawl is not None:
+        _fill_crawl(status.crawl, report.crawl)
     return status
+
+
+def _fill_crawl(out: pb.CrawlStatus, crawl: CrawlReport) -> None:
+    out.state = crawl.state
+    out.detail = crawl.detail
+    out.url = crawl.url
+    out.pages_fetched = crawl.pages_fetched
+    out.pages_unchanged = crawl.pages_unchanged
+    out.pages_failed = crawl.pages_failed
+    out.skipped.extend(pb.CrawlSkip(reason=r, pages=n) for r, n in crawl.skipped.items())
+    out.failures.extend(
+        pb.CrawlFailure(url=url, http_status=code, error=error)
+        for url, code, error in crawl.failures
+    )
+    datetime_to_pb(crawl.finished_at, out.finished_at)
 
 
 def list_sources_response(

@@ -487,6 +487,44 @@ class BuildOut(BaseModel):
     files_done: int = Field(description="Files it has read so far.")
 
 
+class CrawlFailureOut(BaseModel):
+    url: str
+    http_status: int = Field(description="The HTTP status, or 0 when there was no response.")
+    error: str
+
+
+class CrawlOut(BaseModel):
+    state: str = Field(
+        description="complete, partial (failures or a bound), failed, or crawling (a refresh "
+        "under way: the counts so far)."
+    )
+    detail: str = Field(description="One sentence with the counts.")
+    fetched: int = Field(description="Pages downloaded by the last crawl.")
+    unchanged: int = Field(description="Pages whose kept copy was re-used (304).")
+    failed: int = Field(description="Pages that did not answer.")
+    skipped: dict[str, int] | None = Field(
+        default=None, description="Links not followed, by reason; absent when none were."
+    )
+    failures: list[CrawlFailureOut] | None = Field(
+        default=None, description="The first pages that did not answer; absent when none."
+    )
+
+
+def crawl_out(crawl: pb.CrawlStatus) -> CrawlOut:
+    failures = [
+        CrawlFailureOut(url=f.url, http_status=f.http_status, error=f.error) for f in crawl.failures
+    ]
+    return CrawlOut(
+        state=crawl.state,
+        detail=crawl.detail,
+        fetched=crawl.pages_fetched,
+        unchanged=crawl.pages_unchanged,
+        failed=crawl.pages_failed,
+        skipped={s.reason: s.pages for s in crawl.skipped} or None,
+        failures=failures or None,
+    )
+
+
 class SourceOut(BaseModel):
     name: str
     kind: str
@@ -503,6 +541,11 @@ class SourceOut(BaseModel):
         default=None,
         description="Files the source would index that a rule left out, by rule (gitignore, "
         "generated, skip_dirs, built-in); absent when none were.",
+    )
+    crawl: CrawlOut | None = Field(
+        default=None,
+        description="What the last crawl of a fetched site (site, llms_txt) did; absent for "
+        "other kinds.",
     )
 
 
@@ -528,6 +571,7 @@ def source_out(s: pb.SourceStatus) -> SourceOut:
         if s.build_files_total
         else None,
         skipped={c.rule: c.files for c in s.skipped} or None,
+        crawl=crawl_out(s.crawl) if s.HasField("crawl") else None,
     )
 
 

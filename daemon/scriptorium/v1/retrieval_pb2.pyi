@@ -572,7 +572,7 @@ class ListSourcesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SourceStatus(_message.Message):
-    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds", "build_files_total", "build_files_done", "vectors_state", "vectors_done", "vectors_total", "vectors_detail", "skipped")
+    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds", "build_files_total", "build_files_done", "vectors_state", "vectors_done", "vectors_total", "vectors_detail", "skipped", "crawl")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -593,6 +593,7 @@ class SourceStatus(_message.Message):
     VECTORS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VECTORS_DETAIL_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    CRAWL_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     state: SourceState
@@ -613,7 +614,48 @@ class SourceStatus(_message.Message):
     vectors_total: int
     vectors_detail: str
     skipped: _containers.RepeatedCompositeFieldContainer[SkipCount]
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ..., build_files_total: _Optional[int] = ..., build_files_done: _Optional[int] = ..., vectors_state: _Optional[str] = ..., vectors_done: _Optional[int] = ..., vectors_total: _Optional[int] = ..., vectors_detail: _Optional[str] = ..., skipped: _Optional[_Iterable[_Union[SkipCount, _Mapping]]] = ...) -> None: ...
+    crawl: CrawlStatus
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ..., build_files_total: _Optional[int] = ..., build_files_done: _Optional[int] = ..., vectors_state: _Optional[str] = ..., vectors_done: _Optional[int] = ..., vectors_total: _Optional[int] = ..., vectors_detail: _Optional[str] = ..., skipped: _Optional[_Iterable[_Union[SkipCount, _Mapping]]] = ..., crawl: _Optional[_Union[CrawlStatus, _Mapping]] = ...) -> None: ...
+
+class CrawlStatus(_message.Message):
+    __slots__ = ("state", "detail", "pages_fetched", "pages_unchanged", "skipped", "pages_failed", "failures", "finished_at", "url")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FETCHED_FIELD_NUMBER: _ClassVar[int]
+    PAGES_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FAILED_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    detail: str
+    pages_fetched: int
+    pages_unchanged: int
+    skipped: _containers.RepeatedCompositeFieldContainer[CrawlSkip]
+    pages_failed: int
+    failures: _containers.RepeatedCompositeFieldContainer[CrawlFailure]
+    finished_at: _timestamp_pb2.Timestamp
+    url: str
+    def __init__(self, state: _Optional[str] = ..., detail: _Optional[str] = ..., pages_fetched: _Optional[int] = ..., pages_unchanged: _Optional[int] = ..., skipped: _Optional[_Iterable[_Union[CrawlSkip, _Mapping]]] = ..., pages_failed: _Optional[int] = ..., failures: _Optional[_Iterable[_Union[CrawlFailure, _Mapping]]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., url: _Optional[str] = ...) -> None: ...
+
+class CrawlSkip(_message.Message):
+    __slots__ = ("reason", "pages")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    pages: int
+    def __init__(self, reason: _Optional[str] = ..., pages: _Optional[int] = ...) -> None: ...
+
+class CrawlFailure(_message.Message):
+    __slots__ = ("url", "http_status", "error")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    http_status: int
+    error: str
+    def __init__(self, url: _Optional[str] = ..., http_status: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
 class SkipCount(_message.Message):
     __slots__ = ("rule", "files")
