@@ -26,6 +26,7 @@ from scriptorium.domain.model import (
     Candidate,
     Corpus,
     DocMeta,
+    FileStat,
     Query,
     Reason,
     RefKind,
@@ -57,7 +58,13 @@ if TYPE_CHECKING:
     from scriptorium.content.fetch import code_location
     from scriptorium.content.resolve import normalize_location
     from scriptorium.content.symbols import parse_line_range
-    from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution, SourceReport
+    from scriptorium.domain.outcomes import (
+        ContentOutcome,
+        LibraryReport,
+        RangeMark,
+        Resolution,
+        SourceReport,
+    )
     from scriptorium.grpc import convert as wire
     from scriptorium.grpc.status import resolution_from_error
     from scriptorium.index import schema as index_schema
@@ -101,7 +108,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "parse_line_range": ("scriptorium.content.symbols", "parse_line_range"),
     **{
         n: ("scriptorium.domain.outcomes", n)
-        for n in ("ContentOutcome", "RangeMark", "Resolution", "SourceReport")
+        for n in ("ContentOutcome", "LibraryReport", "RangeMark", "Resolution", "SourceReport")
     },
     "wire": ("scriptorium.grpc.convert", None),
     "resolution_from_error": ("scriptorium.grpc.status", "resolution_from_error"),
@@ -155,6 +162,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "Candidate",
     "Corpus",
     "DocMeta",
+    "FileStat",
     "Query",
     "Reason",
     "Ref",
@@ -176,6 +184,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceConfig",
     "SourceContext",
     "SourceFactory",
+    "LibraryReport",
     "content_hash",
     "deferred_factory",
     # remote sources (searched and fetched over the network)

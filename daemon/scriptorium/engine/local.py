@@ -332,6 +332,8 @@ class LocalEngine(Engine):
                     build_files_total=state.build_files_total,
                     build_files_done=state.build_files_done,
                     skipped=_skipped(source),
+                    detail=source.detail(),
+                    libraries=source.libraries(),
                     **self._vector_fields(source.name),
                 )
             )

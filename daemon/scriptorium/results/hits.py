@@ -64,9 +64,13 @@ class HitBuilder:
         doc = cand.document
         if isinstance(doc, RemotePage):
             return self._remote_hit(query, cand, doc)
-        if cand.file_level:
-            return self._file_hit(query, cand)
-        return self._local_hit(query, cand)
+        hit = self._file_hit(query, cand) if cand.file_level else self._local_hit(query, cand)
+        source = self.catalog.by_name[cand.source]
+        if source.has_libraries:
+            found = source.library_of(doc.path)
+            if found is not None:
+                hit.library, hit.library_version = found
+        return hit
 
     def _local_hit(self, query: Query, cand: Candidate) -> SearchHit:
         doc, block = cand.document, cand.block

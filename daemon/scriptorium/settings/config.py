@@ -36,10 +36,41 @@ from scriptorium.sources.base import SourceConfig
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 # Kinds that read a directory tree and therefore cannot work without a root.
-LOCAL_KINDS = frozenset({"markdown", "code"})
+LOCAL_KINDS = frozenset({"markdown", "code", "dependencies"})
 _LOG_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
 # The top-level tables a configuration file may hold.
-TABLES = ("server", "sources", "ranking", "telemetry")
+TABLES = ("server", "sources", "ranking", "telemetry", "dependencies")
+# Files at a bare path's root that make ``serve PATH`` offer the project's dependencies too
+# (the ``dependencies`` source kind reads them; ``requirements*.txt`` counts as well).
+DEPENDENCY_MANIFESTS = frozenset(
+    {
+        "pyproject.toml",
+        "uv.lock",
+        "poetry.lock",
+        "package.json",
+        "package-lock.json",
+        "pnpm-lock.yaml",
+        "yarn.lock",
+        "go.mod",
+        "Cargo.toml",
+        "Cargo.lock",
+    }
+)
+DEPENDENCY_KEYS: tuple[Key, ...] = (
+    Key(
+        "enabled",
+        "bool",
+        True,
+        "serve PATH also indexes the installed dependencies its manifests and lock files name "
+        "(a `dependencies` source named deps); serve --no-dependencies turns it off too",
+    ),
+    Key(
+        "transitive",
+        "bool",
+        False,
+        "that source indexes every locked dependency, not only the direct ones",
+    ),
+)
 
 
 def default_state_dir(sources: Sequence[SourceConfig]) -> Path:
@@ -131,8 +162,13 @@ def load_settings(
     listen: str | None = None,
     state_dir: str | None = None,
     http_listen: str | None = None,
+    dependencies: bool | None = None,
 ) -> Settings:
-    """Settings from an optional TOML file plus bare paths; CLI flags override the file."""
+    """Settings from an optional TOML file plus bare paths; CLI flags override the file.
+
+    ``dependencies`` False (``--no-dependencies``) keeps bare paths from offering their
+    dependencies whatever ``[dependencies] enabled`` says.
+    """
     data: dict[str, Any] = {}
     config_dir = Path.cwd()
     if config_path is not None:
@@ -148,7 +184,16 @@ def load_settings(
         bare = ["."]
     if config_path is not None and not sources and not bare:
         raise ConfigError(f"{config_path}: no [[sources]] configured and no paths given")
-    sources.extend(_sources_from_paths(bare, taken={s.name.casefold() for s in sources}))
+    deps = table_of(data.get("dependencies", {}), "[dependencies]")
+    check_table(deps, DEPENDENCY_KEYS, "[dependencies]")
+    offered = bool(deps.get("enabled", True)) if dependencies is None else dependencies
+    sources.extend(
+        _sources_from_paths(
+            bare,
+            taken={s.name.casefold() for s in sources},
+            dependencies={"transitive": bool(deps.get("transitive", False))} if offered else None,
+        )
+    )
     _check_unique_names(sources)
     _assign_defaults(sources)
 
@@ -429,8 +474,24 @@ def _check_name(name: str, where: str) -> None:
         raise ConfigError(f"{where} a source name must not contain '/' or '#'")
 
 
-def _sources_from_paths(paths: Sequence[str], taken: set[str]) -> list[SourceConfig]:
-    """Two sources (docs and code) per bare path, named so that every name stays unique."""
+def has_dependency_manifest(root: Path) -> bool:
+    """Whether ``root`` holds a manifest or lock file the ``dependencies`` kind reads."""
+    try:
+        names = [entry.name for entry in os.scandir(root) if entry.is_file()]
+    except OSError:
+        return False
+    return any(
+        n in DEPENDENCY_MANIFESTS or (n.startswith("requirements") and n.endswith(".txt"))
+        for n in names
+    )
+
+
+def _sources_from_paths(
+    paths: Sequence[str], taken: set[str], dependencies: dict[str, Any] | None = None
+) -> list[SourceConfig]:
+    """Two sources (docs and code) per bare path, named so that every name stays unique, and
+    a third (``deps``, the installed dependencies) where the path holds a manifest and
+    ``dependencies`` (its options) is given."""
     out: list[SourceConfig] = []
     roots: set[Path] = set()
     for raw in paths:
@@ -448,6 +509,20 @@ def _sources_from_paths(paths: Sequence[str], taken: set[str]) -> list[SourceCon
             name = f"{stem}-{suffix}" if stem else suffix
             taken.add(name.casefold())
             out.append(SourceConfig(name=name, kind=kind, root=root, default=True))
+        if dependencies is not None and has_dependency_manifest(root):
+            name = f"{stem}-deps" if stem else "deps"
+            if name.casefold() not in taken:
+                taken.add(name.casefold())
+                out.append(
+                    SourceConfig(
+                        name=name,
+                        kind="dependencies",
+                        root=root,
+                        source_class=SourceClass.REFERENCE.value,
+                        default=True,
+                        options=dict(dependencies),
+                    )
+                )
     return out
 
 
