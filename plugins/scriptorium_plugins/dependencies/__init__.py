@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scriptorium.plugin import SourceFactory, deferred_factory, hookimpl
-from scriptorium_plugins.dependencies.source import KEYS
+from scriptorium.plugin import hookimpl
+from scriptorium_plugins.dependencies.source import KEYS, DependenciesSource
 
-KIND = "dependencies"
+__all__ = ["DependenciesSource"]
 
 
 @hookimpl
 def scriptorium_register_source_kinds(register: Callable[..., None]) -> None:
-    register(
-        KIND,
-        deferred_factory("scriptorium_plugins.dependencies.source", "DependenciesSource"),
-        KEYS,
-    )
-
-
-__all__ = ["KIND", "SourceFactory"]
+    register(DependenciesSource.kind, DependenciesSource, KEYS)

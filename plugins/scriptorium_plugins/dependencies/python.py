@@ -94,7 +94,8 @@ def lock_pins(path: Path) -> dict[str, str]:
 
 
 def requirements_pins(path: Path) -> dict[str, str]:
-    """Name to version of every ``name==version`` line (options, URLs and ranges ignored)."""
+    """Name to version ("" when not pinned with ``==``) of every requirement line; options
+    (``-r``, ``-e``, ``--hash``) and comments are skipped."""
     pins: dict[str, str] = {}
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -107,6 +108,10 @@ def requirements_pins(path: Path) -> dict[str, str]:
         match = _PIN.match(line)
         if match:
             pins[normalize_python_name(match.group(1))] = match.group(2)
+        else:
+            name = requirement_name(line)
+            if name:
+                pins.setdefault(name, "")
     return pins
 
 
@@ -127,7 +132,7 @@ def read(root: Path, transitive: bool) -> list[Declared] | None:
         required.update(requirements_pins(path))
     direct = direct_names(pyproject) if pyproject is not None else set(required)
     if not pins:
-        pins = required
+        pins = {name: version for name, version in required.items() if version}
     own = requirement_name(str((pyproject or {}).get("project", {}).get("name", "")))
     names = set(direct) | (set(pins) if transitive else set())
     names.discard(own or "")
@@ -217,8 +222,8 @@ def readme_text(metadata_path: Path) -> str | None:
 
 
 _CHANGELOG = re.compile(
-    r"^(?:#{1,3}\s*(?:change\s*log|changes|history|release\s+notes)\b.*"
-    r"|(?:change\s*log|changes|history|release\s+notes)\s*\n[=\-~^]{3,})\s*$",
+    r"^(?:#{1,3}\s*(?:change\s*log|changes|history|release\s+(?:notes|information))\b.*"
+    r"|(?:change\s*log|changes|history|release\s+(?:notes|information))\s*\n[=\-~^]{3,})\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -268,6 +268,13 @@ class DependenciesSource(LocalTreeSource):
             preview_from_body=extraction.preview_from_body,
         )
 
+    def url_for(self, path: str, anchor: str = "") -> str:
+        """The installed file's own ``file://`` URL (``METADATA`` for a wheel's README)."""
+        item = self._item(path)
+        if item is None:
+            return ""
+        return item.absolute.as_uri() + (f"#{anchor}" if anchor else "")
+
     def page_location(self, path: str) -> str:
         """``httpx@0.28.1:httpx/_client.py``: the library, its version, the file inside it."""
         return path
