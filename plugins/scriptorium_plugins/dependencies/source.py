@@ -40,8 +40,10 @@ log = logging.getLogger("scriptorium.dependencies")
 
 DEFAULT_MAX_FILES = 2000
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
-# Said in the start-up log and in ListSources, beside the counts.
+# Said in the start-up log and in ListSources, beside the counts: how to turn off the source
+# ``serve PATH`` adds by itself, and one a configuration file names.
 TURN_OFF = "turn off with [dependencies] enabled = false or serve --no-dependencies"
+TURN_OFF_CONFIGURED = "turn off by removing its [[sources]] entry"
 
 KEYS: tuple[Key, ...] = (
     Key("transitive", "bool", False, "index every locked dependency, not only the direct ones"),
@@ -139,7 +141,7 @@ class DependenciesSource(LocalTreeSource):
         line = self.detail_of(found)
         if line != self._said:
             self._said = line
-            log.info("%s: %s; %s", self.name, line, TURN_OFF)
+            log.info("%s: %s; %s", self.name, line, self.turn_off)
 
     @staticmethod
     def detail_of(found: list[Dependency]) -> str:
@@ -162,7 +164,12 @@ class DependenciesSource(LocalTreeSource):
     def detail(self) -> str:
         if not self.dependencies and not self._said:
             return ""
-        return f"{self.detail_of(self.dependencies)}; {TURN_OFF}"
+        return f"{self.detail_of(self.dependencies)}; {self.turn_off}"
+
+    @property
+    def turn_off(self) -> str:
+        """How to turn this source off: a bare path's (index 0) or a configured one's."""
+        return TURN_OFF_CONFIGURED if self.config.index else TURN_OFF
 
     def libraries(self) -> list[LibraryReport]:
         return [
