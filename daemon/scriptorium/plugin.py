@@ -48,6 +48,7 @@ from scriptorium.sources.base import (
     content_hash,
     deferred_factory,
 )
+from scriptorium.sources.libraries import LibrarySource
 from scriptorium.text import split_lines, tokenize
 from scriptorium.text.markdown import Heading, fenced_code_mask, parse_headings
 from scriptorium.text.slugs import SlugAllocator, github_slug
@@ -185,6 +186,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceContext",
     "SourceFactory",
     "LibraryReport",
+    "LibrarySource",
     "content_hash",
     "deferred_factory",
     # remote sources (searched and fetched over the network)

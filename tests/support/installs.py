@@ -10,7 +10,6 @@ again. ``make test`` therefore installs them itself from a clean clone.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -100,16 +99,3 @@ def go_module_cache() -> Path:
     _run([go, "mod", "download", "-json", *GO_MODULES], cwd=work, env=env)
     marker.write_text("\n".join(GO_MODULES))
     return cache
-
-
-def installed_files(root: Path, suffixes: tuple[str, ...]) -> int:
-    """Files under ``root`` with one of ``suffixes`` (outside tests and hidden folders)."""
-    count = 0
-    for directory, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in {"testdata", "tests"}]
-        count += sum(1 for n in names if n.endswith(suffixes) and not n.endswith("_test.go"))
-    return count
-
-
-def manifest(data: dict) -> str:
-    return json.dumps(data, indent=2) + "\n"

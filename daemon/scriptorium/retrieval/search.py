@@ -26,6 +26,7 @@ from scriptorium.retrieval.answer import Answerer, new_outcome
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
 from scriptorium.sources.catalog import SourceCatalog
+from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import is_listing
 from scriptorium.text import clip_at_whitespace, without_html_comments
 from scriptorium.text.quoting import some_of
@@ -113,7 +114,9 @@ class SearchService:
         if not library:
             return asked, "", frozenset()
         holders = [
-            s for s in self.catalog.local if s.has_libraries and (not asked or s.name in asked)
+            s
+            for s in self.catalog.local
+            if isinstance(s, LibrarySource) and (not asked or s.name in asked)
         ]
         terms = frozenset(
             doc_term(s.name, path) for s in holders for path in s.library_paths(library)

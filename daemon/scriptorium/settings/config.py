@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.domain.model import SourceClass
+from scriptorium.settings.dependencies import dependency_options, dependency_source
 from scriptorium.settings.listen import allowed_hosts as _allowed_hosts
 from scriptorium.settings.listen import http_listen as _http_listen
 from scriptorium.settings.schema import (
@@ -40,37 +41,6 @@ LOCAL_KINDS = frozenset({"markdown", "code", "dependencies"})
 _LOG_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
 # The top-level tables a configuration file may hold.
 TABLES = ("server", "sources", "ranking", "telemetry", "dependencies")
-# Files at a bare path's root that make ``serve PATH`` offer the project's dependencies too
-# (the ``dependencies`` source kind reads them; ``requirements*.txt`` counts as well).
-DEPENDENCY_MANIFESTS = frozenset(
-    {
-        "pyproject.toml",
-        "uv.lock",
-        "poetry.lock",
-        "package.json",
-        "package-lock.json",
-        "pnpm-lock.yaml",
-        "yarn.lock",
-        "go.mod",
-        "Cargo.toml",
-        "Cargo.lock",
-    }
-)
-DEPENDENCY_KEYS: tuple[Key, ...] = (
-    Key(
-        "enabled",
-        "bool",
-        True,
-        "serve PATH also indexes the installed dependencies its manifests and lock files name "
-        "(a `dependencies` source named deps); serve --no-dependencies turns it off too",
-    ),
-    Key(
-        "transitive",
-        "bool",
-        False,
-        "that source indexes every locked dependency, not only the direct ones",
-    ),
-)
 
 
 def default_state_dir(sources: Sequence[SourceConfig]) -> Path:
@@ -184,15 +154,9 @@ def load_settings(
         bare = ["."]
     if config_path is not None and not sources and not bare:
         raise ConfigError(f"{config_path}: no [[sources]] configured and no paths given")
-    deps = table_of(data.get("dependencies", {}), "[dependencies]")
-    check_table(deps, DEPENDENCY_KEYS, "[dependencies]")
-    offered = bool(deps.get("enabled", True)) if dependencies is None else dependencies
+    offered = dependency_options(data.get("dependencies", {}), dependencies)
     sources.extend(
-        _sources_from_paths(
-            bare,
-            taken={s.name.casefold() for s in sources},
-            dependencies={"transitive": bool(deps.get("transitive", False))} if offered else None,
-        )
+        _sources_from_paths(bare, taken={s.name.casefold() for s in sources}, dependencies=offered)
     )
     _check_unique_names(sources)
     _assign_defaults(sources)
@@ -474,18 +438,6 @@ def _check_name(name: str, where: str) -> None:
         raise ConfigError(f"{where} a source name must not contain '/' or '#'")
 
 
-def has_dependency_manifest(root: Path) -> bool:
-    """Whether ``root`` holds a manifest or lock file the ``dependencies`` kind reads."""
-    try:
-        names = [entry.name for entry in os.scandir(root) if entry.is_file()]
-    except OSError:
-        return False
-    return any(
-        n in DEPENDENCY_MANIFESTS or (n.startswith("requirements") and n.endswith(".txt"))
-        for n in names
-    )
-
-
 def _sources_from_paths(
     paths: Sequence[str], taken: set[str], dependencies: dict[str, Any] | None = None
 ) -> list[SourceConfig]:
@@ -509,20 +461,10 @@ def _sources_from_paths(
             name = f"{stem}-{suffix}" if stem else suffix
             taken.add(name.casefold())
             out.append(SourceConfig(name=name, kind=kind, root=root, default=True))
-        if dependencies is not None and has_dependency_manifest(root):
-            name = f"{stem}-deps" if stem else "deps"
-            if name.casefold() not in taken:
-                taken.add(name.casefold())
-                out.append(
-                    SourceConfig(
-                        name=name,
-                        kind="dependencies",
-                        root=root,
-                        source_class=SourceClass.REFERENCE.value,
-                        default=True,
-                        options=dict(dependencies),
-                    )
-                )
+        if dependencies is not None:
+            out.extend(
+                dependency_source(root, f"{stem}-deps" if stem else "deps", taken, dependencies)
+            )
     return out
 
 

@@ -121,8 +121,6 @@ class Source:
 
     kind: str = ""
     corpus: Corpus = Corpus.DOCS
-    #: Whether its documents belong to libraries (``name@version``): a ``dependencies`` source.
-    has_libraries: bool = False
 
     def __init__(self, config: SourceConfig, context: SourceContext) -> None:
         self.config = config
@@ -141,28 +139,6 @@ class Source:
     @property
     def is_default(self) -> bool:
         return self.config.default
-
-    # -- what it says of itself, and libraries -------------------------------------------
-
-    def detail(self) -> str:
-        """One sentence for ListSources beyond the counts every source has (none here)."""
-        return ""
-
-    def libraries(self) -> list[Any]:
-        """The libraries of a source that has them (``LibraryReport`` each); none here."""
-        return []
-
-    def library_of(self, path: str) -> tuple[str, str] | None:
-        """The (library, version) a document belongs to; None for a project's own files."""
-        return None
-
-    def library_paths(self, library: str) -> list[str]:
-        """The document paths of the library named ``library`` (none here)."""
-        return []
-
-    def library_names(self) -> list[str]:
-        """The names of the libraries this source indexes (for "known libraries")."""
-        return []
 
     # -- locations ------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from scriptorium.plugin import (
     FileStat,
     Key,
     LibraryReport,
+    LibrarySource,
     LocalTreeSource,
     SourceConfig,
     SourceContext,
@@ -91,14 +92,13 @@ def split_label(path: str) -> tuple[str, str] | None:
     return name, version
 
 
-class DependenciesSource(LocalTreeSource):
+class DependenciesSource(LocalTreeSource, LibrarySource):
     """The project's installed dependencies, each library's files under ``name@version:``."""
 
     kind = "dependencies"
     corpus = Corpus.CODE
     settings = KEYS
     respect_gitignore = False
-    has_libraries = True
 
     def __init__(self, config: SourceConfig, context: SourceContext) -> None:
         super().__init__(config, context)
