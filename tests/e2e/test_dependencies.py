@@ -14,6 +14,7 @@ import grpc
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
+from tests.e2e.test_mcp import McpSession, text_json
 from tests.support import installs
 from tests.support.daemon import Daemon, cli, running
 from tests.support.waiting import wait_for
@@ -156,6 +157,19 @@ def test_search_limited_to_one_library(python_project) -> None:
     assert f'"library_version": "{installs.PYDANTIC}"' in done.stdout or (
         f'"libraryVersion": "{installs.PYDANTIC}"' in done.stdout
     )
+
+
+def test_an_agent_asks_through_mcp(python_project) -> None:
+    daemon, _ = python_project
+    with McpSession(["--target", daemon.address]) as session:
+        ask = {"query": "set a timeout on an httpx client", "library": "httpx", "maxResults": 3}
+        hits = text_json(session.call("search_code", ask))
+        assert hits and {h["Library"] for h in hits} == {f"httpx@{installs.HTTPX}"}
+        assert hits[0]["Path"].startswith(f"httpx@{installs.HTTPX}:httpx/")
+        own = text_json(session.call("search_code", {"query": "fetch_forecast", "maxResults": 3}))
+        assert own[0]["Path"].startswith("weather.py") and "Library" not in own[0]
+        sources = text_json(session.call("list_sources", {}))["sources"]
+        assert "no-such-dist@1.0.0" in next(s for s in sources if s["name"] == "deps")["detail"]
 
 
 @pytest.fixture(scope="module")

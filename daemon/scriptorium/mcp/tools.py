@@ -277,7 +277,7 @@ class Tools:
         hits = shapes.doc_hits(response.results, limit)
         spent = shapes.fit_doc_hits(hits, tokenBudget)
         payload = shapes.DocHits(result=hits, TokensUsed=spent, **shapes.query_extent(response))
-        shown = [h.model_dump(mode="json") for h in hits]
+        shown = [h.model_dump(mode="json", exclude_none=True) for h in hits]
         note = _cap_note("maxResults", maxResults, shapes.truncation_note(response))
         return _answer(payload, shown, note)
 
@@ -321,7 +321,7 @@ class Tools:
             raise _tool_error(err, self.backend) from None
         hits = shapes.code_hits(response.results)
         payload = shapes.CodeHits(result=hits, **shapes.query_extent(response))
-        shown = [h.model_dump(mode="json") for h in hits]
+        shown = [h.model_dump(mode="json", exclude_none=True) for h in hits]
         note = _cap_note("maxResults", maxResults, shapes.truncation_note(response))
         return _answer(payload, shown, note)
 
