@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -92,6 +93,7 @@ def escape_path(path: str) -> str:
     return re.sub(r"[A-Z]", lambda m: "!" + m.group(0).lower(), path)
 
 
+@functools.cache
 def module_cache(configured: str = "") -> Path | None:
     """``$GOMODCACHE``, else what ``go env GOMODCACHE`` says, else ``$GOPATH/pkg/mod``."""
     if configured:

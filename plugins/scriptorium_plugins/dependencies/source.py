@@ -10,9 +10,11 @@ the dependencies again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
+import time
 from pathlib import Path
 
 from scriptorium.plugin import (
@@ -40,6 +42,9 @@ from scriptorium_plugins.dependencies.python import readme_text
 log = logging.getLogger("scriptorium.dependencies")
 
 DEFAULT_MAX_FILES = 2000
+# A listing (the poll watcher lists every tick) reads the manifests again at least this often
+# even when nothing it can see changed (a ``go mod download`` into the module cache).
+REDISCOVER_SECONDS = 60.0
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 # Said in the start-up log and in ListSources, beside the counts: how to turn off the source
 # ``serve PATH`` adds by itself, and one a configuration file names.
@@ -116,6 +121,8 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
         self.dependencies: list[Dependency] = []
         self._files: dict[str, InstalledFile] = {}
         self._said = ""
+        self._seen: tuple = ()
+        self._discovered_at = -REDISCOVER_SECONDS
 
     # -- what is declared and installed ---------------------------------------------------
 
@@ -207,8 +214,32 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
 
     # -- the tree the indexer sees ----------------------------------------------------------
 
+    def _manifests_seen(self) -> tuple:
+        """What the root's manifests and the install folders look like now: a listing reads
+        the dependencies again only when this changed, or ``REDISCOVER_SECONDS`` passed."""
+        seen = []
+        try:
+            entries = sorted(os.scandir(self.root), key=lambda e: e.name)
+        except OSError:
+            entries = []
+        for entry in entries:
+            if is_manifest(entry.name):
+                with contextlib.suppress(OSError):
+                    stat = entry.stat()
+                    seen.append((entry.name, stat.st_size, stat.st_mtime_ns))
+        for folder in sorted({str(d.location) for d in self.dependencies if d.location}):
+            with contextlib.suppress(OSError):
+                seen.append((folder, 0, os.stat(folder).st_mtime_ns))
+        return tuple(seen)
+
     def list_files(self) -> list[FileStat]:
-        self.refresh()
+        """Every installed file of every dependency; the manifests are read again when they
+        (or the folders the libraries are installed in) changed, the files stated each time."""
+        seen = self._manifests_seen()
+        now = time.monotonic()
+        if seen != self._seen or now - self._discovered_at >= REDISCOVER_SECONDS:
+            self.refresh()
+            self._seen, self._discovered_at = self._manifests_seen(), now
         stats: list[FileStat] = []
         for path, item in self._files.items():
             try:
