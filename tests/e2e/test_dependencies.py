@@ -132,6 +132,15 @@ def test_an_httpx_question_is_answered_from_the_pinned_installed_code(python_pro
     assert any(h.location.startswith(f"httpx@{installs.HTTPX}:README.md") for h in docs)
 
 
+def test_a_public_name_of_a_library_resolves_to_its_installed_definition(python_project) -> None:
+    daemon, _ = python_project
+    got = daemon.stub.GetContent(
+        pb.GetContentRequest(location="pydantic.BaseModel.model_dump"), timeout=30
+    )
+    assert got.location == f"pydantic@{installs.PYDANTIC}:pydantic/main.py#BaseModel.model_dump"
+    assert "def model_dump(" in got.content
+
+
 def test_the_projects_own_code_is_not_crowded_out(python_project) -> None:
     daemon, _ = python_project
     hits = search(daemon.stub, "fetch the forecast for a city with a client timeout")

@@ -173,7 +173,11 @@ def _without_stubs(paths: list[str]) -> list[str]:
 
 
 def module_name(path: str) -> str:
-    """``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``; "" for other files."""
+    """``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``; "" for other files. An
+    installed library's file (``httpx@0.28.1:httpx/_client.py``) is named as it is imported."""
+    label, colon, inside = path.partition(":")
+    if colon and "@" in label:
+        path = inside
     stem = next((path[: -len(s)] for s in _PYTHON_SUFFIXES if path.endswith(s)), "")
     stem = stem.removesuffix("/__init__")
     parts = stem.split("/")
