@@ -31,9 +31,25 @@ SKIPPED_DIRS = frozenset(
         ".git",
         ".github",
         "target",
+        # A front end's built assets (hashed bundles), never its source.
+        "assets",
     }
 )
-SKIPPED_ENDINGS = (".min.js", ".map", "_test.go", ".test.js", ".spec.js", ".test.ts")
+# Tests, and generated code a reader never looks for: minified and bundled JavaScript,
+# protobuf's generated modules.
+SKIPPED_ENDINGS = (
+    ".min.js",
+    ".map",
+    "_test.go",
+    ".test.js",
+    ".spec.js",
+    ".test.ts",
+    "bundle.js",
+    "_pb2.py",
+    "_pb2.pyi",
+    "_pb2_grpc.py",
+    ".pb.go",
+)
 
 
 def wanted(path: str, ecosystem: str) -> bool:

@@ -45,7 +45,9 @@ DEFAULT_MAX_FILES = 2000
 # A listing (the poll watcher lists every tick) reads the manifests again at least this often
 # even when nothing it can see changed (a ``go mod download`` into the module cache).
 REDISCOVER_SECONDS = 60.0
-DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+# Larger files of a library are nearly always generated (bundles, tables, protocol types); a
+# reader looks for the hand-written modules beside them.
+DEFAULT_MAX_FILE_BYTES = 256 * 1024
 # Said in the start-up log and in ListSources, beside the counts: how to turn off the source
 # ``serve PATH`` adds by itself, and one a configuration file names.
 TURN_OFF = "turn off with [dependencies] enabled = false or serve --no-dependencies"
