@@ -21,6 +21,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.blocks.extractors import BlockExtractor, Extraction
+from scriptorium.domain.libraries import split_library_label
 from scriptorium.domain.model import (
     Block,
     Candidate,
@@ -187,6 +188,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceFactory",
     "LibraryReport",
     "LibrarySource",
+    "split_library_label",
     "content_hash",
     "deferred_factory",
     # remote sources (searched and fetched over the network)

@@ -95,6 +95,9 @@ class SearchService:
             sources=sources,
             library=library,
             library_documents=library_documents,
+            library_sources=frozenset(
+                s.name for s in self.catalog.local if isinstance(s, LibrarySource)
+            ),
             surface=params.surface or "",
             as_of=params.as_of,
             token_budget=params.token_budget,

@@ -28,6 +28,7 @@ from scriptorium.plugin import (
     SourceContext,
     SourceDocument,
     content_hash,
+    split_library_label,
 )
 from scriptorium_plugins.dependencies.discover import Where, discover, is_manifest
 from scriptorium_plugins.dependencies.files import DOC_SUFFIXES
@@ -92,11 +93,7 @@ KEYS: tuple[Key, ...] = (
 
 def split_label(path: str) -> tuple[str, str] | None:
     """``httpx@0.28.1:httpx/_client.py`` -> (``httpx``, ``0.28.1``); None for other paths."""
-    label, colon, _ = path.partition(":")
-    name, at, version = label.rpartition("@")
-    if not colon or not at or not name:
-        return None
-    return name, version
+    return split_library_label(path)
 
 
 class DependenciesSource(LocalTreeSource, LibrarySource):
