@@ -110,6 +110,10 @@ def test_serve_offers_the_installed_dependencies_and_says_so(python_project) -> 
     assert "https://www.python-httpx.org" in httpx.documentation_urls
     assert not libraries["no-such-dist"].installed
     assert libraries["pydantic"].files > 50
+    # `scriptorium sources` says it under the table.
+    shown = cli(daemon, "sources")
+    assert shown.returncode == 0, shown.stderr
+    assert "deps: 2 libraries indexed of 3 declared; not installed" in shown.stdout
 
 
 def test_an_httpx_question_is_answered_from_the_pinned_installed_code(python_project) -> None:

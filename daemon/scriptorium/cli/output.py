@@ -274,6 +274,7 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
         if s.skipped:
             rules = ", ".join(f"{c.files} by {c.rule}" for c in s.skipped)
             out.append(f"{s.name}: skipped {rules}")
+    out.extend(f"{s.name}: {s.detail}" for s in response.sources if s.detail)
     details = {s.vectors_detail for s in response.sources if s.vectors_state in ("off", "failed")}
     out.extend(f"vectors: {detail}" for detail in sorted(details) if detail)
     out.append(f"server {response.server_version}, generation {response.generation}")
