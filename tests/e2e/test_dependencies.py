@@ -98,6 +98,8 @@ def test_serve_offers_the_installed_dependencies_and_says_so(python_project) -> 
     assert "[dependencies] enabled = false" in log and "--no-dependencies" in log
     status = source_named(daemon.stub, "deps")
     assert status.kind == "dependencies" and status.source_class == "reference"
+    # A dependency declared but not installed is said, never an error.
+    assert status.state == pb.SOURCE_STATE_READY and not status.last_error
     assert "no-such-dist@1.0.0" in status.detail
     libraries = {lib.name: lib for lib in status.libraries}
     httpx = libraries["httpx"]

@@ -197,3 +197,74 @@ def test_serve_path_offers_dependencies_unless_turned_off(tmp_path) -> None:
     config.write_text("[dependencies]\nenable = false\n")
     with pytest.raises(ConfigError, match="enabled"):
         load_settings(config, [str(project)])
+
+
+METADATA = """\
+Metadata-Version: 2.4
+Name: Requests-Toolbelt
+Version: 1.0.0
+Summary: A utility belt for advanced users of python-requests
+Project-URL: Changelog, https://github.com/requests/toolbelt/blob/master/HISTORY.rst
+Project-URL: Documentation, https://toolbelt.readthedocs.io
+Home-page: https://toolbelt.readthedocs.io
+Description-Content-Type: text/markdown
+
+# requests-toolbelt
+
+A collection of utilities for python-requests.
+
+## Multipart encoder
+
+Stream a multipart upload without reading it into memory.
+
+## Changelog
+
+### 1.0.0
+
+- Dropped Python 2.
+"""
+RECORD = """\
+requests_toolbelt/__init__.py,sha256=abc,1200
+requests_toolbelt/multipart/encoder.py,sha256=def,20000
+requests_toolbelt/py.typed,,
+requests_toolbelt/__pycache__/__init__.cpython-311.pyc,,
+requests_toolbelt-1.0.0.dist-info/METADATA,sha256=ghi,900
+requests_toolbelt-1.0.0.dist-info/RECORD,,
+../../../bin/toolbelt,sha256=jkl,200
+"""
+
+
+def test_a_wheel_installed_in_a_virtualenv(tmp_path) -> None:
+    site = tmp_path / ".venv/lib/python3.11/site-packages"
+    info = site / "requests_toolbelt-1.0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(METADATA)
+    (info / "RECORD").write_text(RECORD)
+    (site / "requests_toolbelt/multipart").mkdir(parents=True)
+    (site / "requests_toolbelt/__init__.py").write_text('"""Toolbelt."""\n')
+    (site / "requests_toolbelt/multipart/encoder.py").write_text("class MultipartEncoder: ...\n")
+    (tmp_path / "requirements.txt").write_text("requests-toolbelt==1.0.0\nrequests==2.32.4\n")
+    found = {d.name: d for d in discover(tmp_path)}  # the project's .venv, found by itself
+    toolbelt = found["requests-toolbelt"]
+    assert toolbelt.label == "requests-toolbelt@1.0.0"
+    assert [f.path for f in toolbelt.files] == [
+        "README.md",
+        "requests_toolbelt/__init__.py",
+        "requests_toolbelt/multipart/encoder.py",
+    ]
+    readme = python.readme_text(toolbelt.files[0].absolute)
+    assert "## Multipart encoder" in readme and "Dropped Python 2" not in readme
+    assert toolbelt.documentation_urls == ("https://toolbelt.readthedocs.io",)
+    assert not found["requests"].installed
+
+
+def test_pnpm_links_into_its_store_are_followed(tmp_path) -> None:
+    store = tmp_path / "node_modules/.pnpm/ms@2.1.3/node_modules/ms"
+    store.mkdir(parents=True)
+    (store / "package.json").write_text('{"name": "ms", "version": "2.1.3"}')
+    (store / "index.js").write_text("module.exports = function (val, options) {};\n")
+    (store / "readme.md").write_text("# ms\n")
+    (tmp_path / "node_modules/ms").symlink_to(store)
+    (tmp_path / "package.json").write_text('{"dependencies": {"ms": "^2.1.3"}}')
+    (found,) = discover(tmp_path, ecosystems=("node",))
+    assert (found.label, [f.path for f in found.files]) == ("ms@2.1.3", ["index.js", "readme.md"])

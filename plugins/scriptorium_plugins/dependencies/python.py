@@ -181,22 +181,28 @@ def _metadata(folder: Path) -> Any:
     return email.parser.Parser().parsestr(text)
 
 
+_DOC_LABELS = frozenset({"documentation", "docs"})
+_HOME_LABELS = frozenset({"homepage", "home", "source", "source code", "repository"})
+
+
 def documentation_urls(meta: Any) -> tuple[str, ...]:
-    """The metadata's documentation links first, then its home page."""
+    """The metadata's documentation links, then its home page (a changelog or issue tracker
+    is neither)."""
     if not hasattr(meta, "get_all"):
         return ()
-    docs, other = [], []
+    docs, homes = [], []
     for entry in meta.get_all("Project-URL") or []:
         label, _, url = str(entry).partition(",")
-        url = url.strip()
-        if not url.startswith(("http://", "https://")):
-            continue
-        (docs if label.strip().lower() in {"documentation", "docs"} else other).append(url)
+        label, url = label.strip().lower(), url.strip()
+        if url.startswith(("http://", "https://")):
+            if label in _DOC_LABELS:
+                docs.append(url)
+            elif label in _HOME_LABELS:
+                homes.append(url)
     home = str(meta.get("Home-page") or "").strip()
     if home.startswith(("http://", "https://")):
-        other.append(home)
-    homepages = [u for u in other if u not in docs]
-    return tuple(dict.fromkeys([*docs, *homepages[:1]]))
+        homes.insert(0, home)
+    return tuple(dict.fromkeys([*docs, *homes[:1]]))
 
 
 def _readme(dist: Distribution, meta: Any) -> InstalledFile | None:
