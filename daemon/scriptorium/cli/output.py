@@ -288,6 +288,7 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
             out.append(f"{s.name}: skipped {rules}")
     for s in response.sources:
         out.extend(_crawl_lines(s))
+    out.extend(f"{s.name}: {s.detail}" for s in response.sources if s.detail)
     details = {s.vectors_detail for s in response.sources if s.vectors_state in ("off", "failed")}
     out.extend(f"vectors: {detail}" for detail in sorted(details) if detail)
     out.append(f"server {response.server_version}, generation {response.generation}")

@@ -78,6 +78,8 @@ class SearchParams:
     as_of: datetime | None = None
     token_budget: int = 0
     explain: bool = False
+    # One library of a dependencies source (its name); empty: no restriction.
+    library: str = ""
 
 
 @dataclass(slots=True)
@@ -105,6 +107,9 @@ class SearchHit:
     source_revision: str = ""
     language: str = ""
     anchor_line: int = 0
+    # The library (and version) a dependencies source's result comes from.
+    library: str = ""
+    library_version: str = ""
 
 
 @dataclass(slots=True)
@@ -386,3 +391,21 @@ class SourceReport:
     skipped: dict[str, int] = field(default_factory=dict)
     # What the last crawl did, for the kinds that fetch a site (None for the others).
     crawl: CrawlReport | None = None
+    # What the source says of itself (a dependencies source: counts, what is not installed).
+    detail: str = ""
+    libraries: list[LibraryReport] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class LibraryReport:
+    """One declared dependency of a dependencies source, as ListSources reports it."""
+
+    name: str
+    version: str
+    installed_version: str
+    ecosystem: str
+    direct: bool
+    installed: bool
+    files: int = 0
+    location: str = ""
+    documentation_urls: list[str] = field(default_factory=list)

@@ -59,6 +59,7 @@ from scriptorium.retrieval.search import SearchService
 from scriptorium.semantic.service import semantic_for
 from scriptorium.settings.config import default_state_dir
 from scriptorium.sources.catalog import SourceCatalog
+from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemoteContext
 from scriptorium.sources.watching import Watch
 
@@ -337,6 +338,8 @@ class LocalEngine(Engine):
                     build_files_done=state.build_files_done,
                     skipped=_skipped(source),
                     crawl=crawl,
+                    detail=source.detail() if isinstance(source, LibrarySource) else "",
+                    libraries=source.libraries() if isinstance(source, LibrarySource) else [],
                     **self._vector_fields(source.name),
                 )
             )

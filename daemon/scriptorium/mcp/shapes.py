@@ -70,6 +70,11 @@ class DocHit(BaseModel):
     Url: str = Field(description="Published URL of the page; identifies the site that has it.")
     Snippet: str = Field(description="About 200 characters of the page centred on the query.")
     Score: float = Field(description="Relevance score; higher is better.")
+    Library: str | None = Field(
+        default=None,
+        description="name@version of the installed dependency it comes from; absent for the "
+        "project's own sources.",
+    )
 
 
 class DocHits(BaseModel):
@@ -105,6 +110,11 @@ class CodeHit(BaseModel):
     Score: float
     Language: str
     Lines: LineSpan = Field(description="First and last line of the definition.")
+    Library: str | None = Field(
+        default=None,
+        description="name@version of the installed dependency it comes from; absent for the "
+        "project's own sources.",
+    )
 
 
 class CodeHits(BaseModel):
@@ -167,11 +177,19 @@ def doc_hits(results: Sequence[pb.SearchResult], limit: int) -> list[DocHit]:
                 Url=page_of(r.url),
                 Snippet=r.preview or r.snippet,
                 Score=round(r.score, _SCORE_DIGITS),
+                Library=library_label(r),
             )
         )
         if len(hits) == limit:
             break
     return hits
+
+
+def library_label(result: pb.SearchResult) -> str | None:
+    """``httpx@0.28.1`` for a dependency's result, None for the project's own."""
+    if not result.library:
+        return None
+    return f"{result.library}@{result.library_version}"
 
 
 def query_extent(response: pb.SearchResponse) -> dict[str, bool | int]:
@@ -201,6 +219,7 @@ def code_hits(results: Sequence[pb.SearchResult]) -> list[CodeHit]:
             Score=round(r.score, _SCORE_DIGITS),
             Language=r.language,
             Lines=LineSpan(Start=r.start_line, End=r.end_line),
+            Library=library_label(r),
         )
         for r in results
     ]
@@ -547,6 +566,11 @@ class SourceOut(BaseModel):
         description="What the last crawl of a fetched site (site, llms_txt) did; absent for "
         "other kinds.",
     )
+    detail: str | None = Field(
+        default=None,
+        description="What the source says of itself (a dependencies source: how many libraries "
+        "it indexes and which are declared but not installed); absent when nothing.",
+    )
 
 
 SourcesOut = model_for(
@@ -572,6 +596,7 @@ def source_out(s: pb.SourceStatus) -> SourceOut:
         else None,
         skipped={c.rule: c.files for c in s.skipped} or None,
         crawl=crawl_out(s.crawl) if s.HasField("crawl") else None,
+        detail=s.detail or None,
     )
 
 

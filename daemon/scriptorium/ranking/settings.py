@@ -92,6 +92,10 @@ class RankingSettings:
     # compat/ folder, unless the query names that kind ("pydantic v1", "deprecated"); 1.0 is
     # off.
     legacy_factor: float = 0.5
+    # Factor for results of an installed dependency (a ``dependencies`` source) unless the
+    # query names that library or the search is limited to it: the project's own answer first.
+    # 1.0 is off.
+    library_factor: float = 0.75
     # Build, release and maintenance scripts count as auxiliary too: ``setup.py``, a docs
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
@@ -347,6 +351,8 @@ _HELP = {
     "them) or nearest (the last of the corpus's nearest blocks; a candidate below it counts 0)",
     "legacy_factor": "factor, instead of auxiliary_factor, for legacy code (v1/, legacy/, "
     "deprecated/, compat/ folders) unless the query names that kind; 1.0 is off",
+    "library_factor": "factor for results of an installed dependency (a dependencies source) "
+    "unless the query names that library or the search is limited to it; 1.0 is off",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
     "each corpus's best) or rrf (reciprocal rank fusion)",
     "rrf_k": "the k of reciprocal rank fusion, score 1 / (k + rank); used when fusion is rrf",
