@@ -58,11 +58,11 @@ if TYPE_CHECKING:
     from scriptorium.content.fetch import code_location
     from scriptorium.content.resolve import normalize_location
     from scriptorium.content.symbols import parse_line_range
+    from scriptorium.domain.model import doc_version
     from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution, SourceReport
     from scriptorium.grpc import convert as wire
     from scriptorium.grpc.status import resolution_from_error
     from scriptorium.index import schema as index_schema
-    from scriptorium.index.builder import doc_version
     from scriptorium.index.fields import block_tokens
     from scriptorium.index.parallel import helper_count, load_streaming
     from scriptorium.index.searcher import FieldWeights, build_query
@@ -107,7 +107,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "wire": ("scriptorium.grpc.convert", None),
     "resolution_from_error": ("scriptorium.grpc.status", "resolution_from_error"),
     "index_schema": ("scriptorium.index.schema", None),
-    "doc_version": ("scriptorium.index.builder", "doc_version"),
+    "doc_version": ("scriptorium.domain.model", "doc_version"),
     "block_tokens": ("scriptorium.index.fields", "block_tokens"),
     **{n: ("scriptorium.index.parallel", n) for n in ("helper_count", "load_streaming")},
     **{n: ("scriptorium.index.searcher", n) for n in ("FieldWeights", "build_query")},

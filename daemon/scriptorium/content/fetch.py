@@ -30,7 +30,7 @@ from scriptorium.content.symbols import (
     line_fragment,
     parse_line_range,
 )
-from scriptorium.domain.model import Corpus, RefKind, SourceDocument
+from scriptorium.domain.model import Corpus, RefKind, SourceDocument, doc_version
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
@@ -40,7 +40,7 @@ from scriptorium.domain.outcomes import (
     Resolution,
 )
 from scriptorium.domain.refs import Ref, decode_ref
-from scriptorium.index.builder import Indexer, doc_version
+from scriptorium.index.builder import Indexer
 from scriptorium.retrieval.providers import ProviderChain, miss_error
 from scriptorium.sources.base import PathEscapeError
 from scriptorium.sources.catalog import SourceCatalog

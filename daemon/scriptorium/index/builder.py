@@ -121,10 +121,6 @@ def source_fingerprint(source: Source) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def doc_version(doc: SourceDocument) -> str:
-    return doc.content_hash[:16]
-
-
 @dataclass(slots=True)
 class _Prepared:
     """What the build helpers made beside the documents they loaded, by object identity:

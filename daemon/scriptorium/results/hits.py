@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from scriptorium.domain.model import Candidate, Query, Reason, RefKind
+from scriptorium.domain.model import Candidate, Query, Reason, RefKind, doc_version
 from scriptorium.domain.outcomes import Conflict, SearchHit
 from scriptorium.domain.refs import Ref
-from scriptorium.index.builder import Indexer, doc_version
+from scriptorium.index.builder import Indexer
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import RemotePage
 from scriptorium.text import code_snippet, doc_snippet, preview, split_lines
