@@ -40,6 +40,7 @@ from scriptorium.domain.outcomes import (
     SourceReport,
 )
 from scriptorium.engine.base import Engine
+from scriptorium.engine.watching import Watch
 from scriptorium.index import statedirs
 from scriptorium.index.builder import Indexer
 from scriptorium.index.generation import GenerationStore
@@ -59,7 +60,6 @@ from scriptorium.semantic.service import semantic_for
 from scriptorium.settings.config import default_state_dir
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import RemoteContext
-from scriptorium.sources.watching import Watch
 
 if TYPE_CHECKING:
     from scriptorium.settings.config import Settings
