@@ -25,6 +25,7 @@ from scriptorium.compose.related import expand_related
 from scriptorium.compose.tables import CorpusTables
 from scriptorium.compose.view import CorpusView
 from scriptorium.content.fetch import FetchService, LocalContent
+from scriptorium.content.resolve import Resolver
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
@@ -90,8 +91,9 @@ class LocalEngine(Engine):
             self.catalog.local,
             store,
             settings,
-            self.ranking,
+            self.ranking.token_options(),
             registry.extractor_chain,
+            make_resolver=Resolver,
             build_stop=build_stop,
         )
         pipeline = Pipeline(self.ranking, self.indexer.lines_of)
