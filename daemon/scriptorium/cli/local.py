@@ -190,7 +190,7 @@ def cmd_state(args: argparse.Namespace) -> int:
 def cmd_settings(args: argparse.Namespace) -> int:
     """Every declared configuration table; ``--format markdown`` is docs/settings.md,
     ``--format levers`` the lever table of docs/ranking.md."""
-    from scriptorium.settings import reference
+    from scriptorium.cli import reference
 
     tables = reference.all_tables(first_party_only=not args.all_plugins)
     if args.format == "json":

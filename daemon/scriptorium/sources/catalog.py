@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from scriptorium.plugins import Registry
-from scriptorium.settings.config import ConfigError
+from scriptorium.settings.schema import ConfigError
 from scriptorium.sources.base import Source, SourceContext
 from scriptorium.sources.remote import RemoteSource
 
