@@ -56,10 +56,10 @@ if TYPE_CHECKING:
     from scriptorium.content.code import cut_code, cut_lines, cut_symbol
     from scriptorium.content.cut import DEFAULT_MAX_LINES, cut_doc, cut_file, find_doc_block
     from scriptorium.content.fetch import code_location
-    from scriptorium.content.resolve import normalize_location
     from scriptorium.content.symbols import parse_line_range
     from scriptorium.domain.model import doc_version
     from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution, SourceReport
+    from scriptorium.domain.refs import normalize_location
     from scriptorium.grpc import convert as wire
     from scriptorium.grpc.status import resolution_from_error
     from scriptorium.index import schema as index_schema
@@ -98,7 +98,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
         for n in ("DEFAULT_MAX_LINES", "cut_doc", "cut_file", "find_doc_block")
     },
     "code_location": ("scriptorium.content.fetch", "code_location"),
-    "normalize_location": ("scriptorium.content.resolve", "normalize_location"),
+    "normalize_location": ("scriptorium.domain.refs", "normalize_location"),
     "parse_line_range": ("scriptorium.content.symbols", "parse_line_range"),
     **{
         n: ("scriptorium.domain.outcomes", n)
