@@ -79,8 +79,12 @@ def guide_implementation(
         )
     received = len(topic)
     topic = clip_at_whitespace(topic, MAX_TOPIC_CHARS)
-    max_docs = 4 if max_docs <= 0 else min(max_docs, 10)
-    max_samples = 4 if max_samples <= 0 else min(max_samples, 10)
+    max_docs = limits.GUIDE_DOCS_DEFAULT if max_docs <= 0 else min(max_docs, limits.GUIDE_DOCS_MAX)
+    max_samples = (
+        limits.GUIDE_SAMPLES_DEFAULT
+        if max_samples <= 0
+        else min(max_samples, limits.GUIDE_SAMPLES_MAX)
+    )
     text = guide_query(topic, framework, language)
     base = view.make_query_from(text, top_k=20, mode=mode, sources=sources)
     outcome = view.search_query(base)
