@@ -137,6 +137,12 @@ export interface SearchRequest {
   token_budget?: number;
   /** Return named reasons, the understood query and per-stage reports. */
   explain?: boolean;
+  /**
+   * Restrict to one library of a `dependencies` source (its name, as `httpx` or
+   * `github.com/google/uuid`; case and `-_.` runs compared loosely); every version indexed.
+   * An unknown library is INVALID_ARGUMENT naming the known ones.
+   */
+  library?: string;
 }
 
 export interface SearchResult {
@@ -181,6 +187,10 @@ export interface SearchResult {
   language: string;
   /** The anchor line a code ref is centred on. */
   anchor_line: number;
+  /** The library a result of a `dependencies` source comes from (`httpx`), empty otherwise. */
+  library: string;
+  /** The version of that library whose installed files were read (`0.28.1`). */
+  library_version: string;
 }
 
 /** Conflict names currently-effective results that disagree. */
@@ -545,6 +555,77 @@ export interface SourceStatus {
    * virtualenvs, caches). Empty when nothing was left out.
    */
   skipped: SkipCount[];
+  /**
+   * What the last crawl of a fetched site did (the site and llms_txt kinds); unset for
+   * sources that are not crawled.
+   */
+  crawl: CrawlStatus | null;
+  /**
+   * What the source says of itself in one sentence (a `dependencies` source: how many
+   * libraries are indexed, which are declared but not installed, and how to turn it off).
+   */
+  detail: string;
+  /** The libraries of a `dependencies` source, installed or not. */
+  libraries: LibraryStatus[];
+}
+
+/** One crawl of a documentation site: what it fetched, re-used, skipped and could not get. */
+export interface CrawlStatus {
+  /**
+   * "complete" (every page in scope answered), "partial" (some failed, or a bound cut the
+   * crawl short: see detail), "failed" (nothing could be fetched; the last copy serves),
+   * "crawling" (a refresh under way beside the serving daemon: the counts so far).
+   */
+  state: string;
+  /** One sentence with the counts, for people: "partial: 12 pages fetched, 2 failed (...)". */
+  detail: string;
+  /** Pages downloaded (200) and pages whose cached copy was re-used (304 Not Modified). */
+  pages_fetched: number;
+  pages_unchanged: number;
+  /**
+   * Links not followed, by reason: "robots", "out of scope", "excluded", "not HTML",
+   * "over the bound".
+   */
+  skipped: CrawlSkip[];
+  /** Pages that did not answer: every failure is counted, the first ones are listed. */
+  pages_failed: number;
+  failures: CrawlFailure[];
+  finished_at: Timestamp | null;
+  /** The URL the crawl started from (the first start URL, or the llms.txt). */
+  url: string;
+}
+
+export interface CrawlSkip {
+  reason: string;
+  pages: number;
+}
+
+export interface CrawlFailure {
+  url: string;
+  /** The HTTP status (403, 404, 500, ...), or 0 when there was no response. */
+  http_status: number;
+  /** "HTTP 403", "timed out", "unreachable: ConnectError", ... */
+  error: string;
+}
+
+/** One declared dependency of a `dependencies` source. */
+export interface LibraryStatus {
+  name: string;
+  /** The version the lock file pins (else the installed one). */
+  version: string;
+  /** The version found installed; empty when it is not installed (nothing is downloaded). */
+  installed_version: string;
+  /** python, node, go or rust. */
+  ecosystem: string;
+  /** Named by the manifest itself, not only pulled in by another dependency. */
+  direct: boolean;
+  installed: boolean;
+  /** Files of it the source reads. */
+  files: number;
+  /** Where it is installed (a site-packages, node_modules/<name>, a module cache folder). */
+  location: string;
+  /** Where its distribution says its documentation is published. */
+  documentation_urls: string[];
 }
 
 /** How many files one rule kept out of a source's listing (counting stops at 100000). */

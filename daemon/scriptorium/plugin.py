@@ -21,11 +21,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.blocks.extractors import BlockExtractor, Extraction
+from scriptorium.domain.libraries import split_library_label
 from scriptorium.domain.model import (
     Block,
     Candidate,
     Corpus,
     DocMeta,
+    FileStat,
     Query,
     Reason,
     RefKind,
@@ -48,6 +50,7 @@ from scriptorium.sources.base import (
     content_hash,
     deferred_factory,
 )
+from scriptorium.sources.libraries import LibrarySource
 from scriptorium.text import split_lines, tokenize
 from scriptorium.text.markdown import Heading, fenced_code_mask, parse_headings
 from scriptorium.text.slugs import SlugAllocator, github_slug
@@ -58,7 +61,14 @@ if TYPE_CHECKING:
     from scriptorium.content.fetch import code_location
     from scriptorium.content.symbols import parse_line_range
     from scriptorium.domain.model import doc_version
-    from scriptorium.domain.outcomes import ContentOutcome, RangeMark, Resolution, SourceReport
+    from scriptorium.domain.outcomes import (
+        ContentOutcome,
+        CrawlReport,
+        LibraryReport,
+        RangeMark,
+        Resolution,
+        SourceReport,
+    )
     from scriptorium.domain.refs import normalize_location
     from scriptorium.grpc import convert as wire
     from scriptorium.grpc.status import resolution_from_error
@@ -102,7 +112,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "parse_line_range": ("scriptorium.content.symbols", "parse_line_range"),
     **{
         n: ("scriptorium.domain.outcomes", n)
-        for n in ("ContentOutcome", "RangeMark", "Resolution", "SourceReport")
+        for n in (
+            "ContentOutcome",
+            "CrawlReport",
+            "LibraryReport",
+            "RangeMark",
+            "Resolution",
+            "SourceReport",
+        )
     },
     "wire": ("scriptorium.grpc.convert", None),
     "resolution_from_error": ("scriptorium.grpc.status", "resolution_from_error"),
@@ -157,6 +174,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "Candidate",
     "Corpus",
     "DocMeta",
+    "FileStat",
     "Query",
     "Reason",
     "Ref",
@@ -178,11 +196,15 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceConfig",
     "SourceContext",
     "SourceFactory",
+    "LibraryReport",
+    "LibrarySource",
+    "split_library_label",
     "content_hash",
     "deferred_factory",
     # remote sources (searched and fetched over the network)
     "ContentOutcome",
     "Cooldown",
+    "CrawlReport",
     "DEFAULT_COOLDOWN_SECONDS",
     "FetchMiss",
     "FetchRequest",

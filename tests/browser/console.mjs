@@ -250,6 +250,24 @@ try {
     });
     seen.ready = await page.locator("#sources tbody tr").allTextContents();
     await shot("sources-ready");
+  } else if (scenario === "sources-crawl") {
+    // A crawled site that lost pages: its row says partial with the counts, and the failed
+    // pages open under a fold.
+    await page.goto(`${base}/?view=sources`);
+    const cell = page.locator("#sources tbody tr td[data-crawl]").first();
+    await cell.waitFor();
+    seen.crawl = {
+      state: await cell.getAttribute("data-crawl"),
+      text: await cell.evaluate((td) => td.childNodes[0].textContent),
+      title: await cell.getAttribute("title"),
+      color: await cell.evaluate((td) => getComputedStyle(td).color),
+      readyColor: await page.locator("#sources tbody tr td").nth(1).evaluate((td) => getComputedStyle(td).color),
+      stateCell: await page.locator("#sources tbody tr td").nth(1).textContent(),
+    };
+    await cell.locator("summary").click();
+    seen.crawl.failures = await cell.locator("li").evaluateAll((lis) =>
+      lis.filter((li) => li.checkVisibility()).map((li) => li.textContent));
+    await shot("sources-crawl");
   } else {
     throw new Error(`unknown scenario ${scenario}`);
   }

@@ -21,6 +21,7 @@ import pytest
 from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
 from tests.support.daemon import CORPUS, REPO
+from tests.support.docsite import page, serving
 from tests.support.http import HttpDaemon
 from tests.support.waiting import wait_for
 
@@ -175,3 +176,32 @@ def test_the_sources_page_follows_a_build_by_itself(tree, tmp_path):
         d.terminate()
     for name in ("sources-loading", "sources-ready"):
         assert (ARTEFACTS / "sources-live" / f"{name}.png").exists()
+
+
+def test_the_sources_page_shows_a_partial_crawl(tmp_path):
+    """A site that refuses one page and stalls on another: the Crawl cell says partial, in the
+    warning colour, with the counts, and lists the failed pages with their statuses."""
+    site = tmp_path / "www"
+    site.mkdir()
+    links = ("/open.html", "/members.html", "/slow.html")
+    (site / "index.html").write_text(page("Home", "The harbour guide.", links))
+    (site / "open.html").write_text(page("Tides", "High tide reaches the quay at noon."))
+    (site / "members.html").write_text(page("Members", "Private berth list."))
+    with serving(site, forbidden={"/members.html"}, hanging={"/slow.html"}) as server:
+        toml = tmp_path / "crawl.toml"
+        toml.write_text(
+            f'[[sources]]\nname = "harbour"\nkind = "site"\nstart_urls = ["{server.url}/"]\n'
+            f'cache_dir = "{tmp_path / "cache"}"\nrequests_per_second = 200\n'
+            "timeout_seconds = 1\n",
+            encoding="utf-8",
+        )
+        with HttpDaemon(["--config", str(toml)], tmp_path / "state") as daemon:
+            seen = drive("sources-crawl", daemon.base)
+    crawl = seen["crawl"]
+    assert crawl["state"] == "partial"
+    assert crawl["text"] == "partial · 2 fetched · 2 failed"
+    assert crawl["title"].startswith("partial: 2 pages fetched, 2 failed")
+    assert crawl["color"] != crawl["readyColor"]  # partial is shown as a problem
+    assert crawl["stateCell"] == "ready"  # the Crawl column carries the sentence
+    assert sorted(crawl["failures"]) == ["/members.html: HTTP 403", "/slow.html: timed out"]
+    assert (ARTEFACTS / "sources-crawl" / "sources-crawl.png").exists()

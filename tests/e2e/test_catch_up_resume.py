@@ -13,16 +13,12 @@ import shutil
 import signal
 from pathlib import Path
 
-import pytest
-
 from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, running
 from tests.support.trees import markdown_config, write
 from tests.support.waiting import wait_for
-
-pytestmark = pytest.mark.e2e
 
 ANIMALS = ["aardvark", "badger", "caracal", "dingo", "ermine", "ferret", "gecko", "heron"]
 QUERIES = ["aardvark", "badger tide", "caracal revised", "gecko notes", "ocelot", "heron 7"]

@@ -195,7 +195,12 @@ def test_lists_every_tool_with_a_description_and_schemas(mcp):
         "default": 10,
     }
     assert tools["get_doc"].input_schema["required"] == ["location"]
-    assert set(tools["search_code"].input_schema["properties"]) == {"query", "maxResults"}
+    assert set(tools["search_code"].input_schema["properties"]) == {
+        "query",
+        "maxResults",
+        "library",
+    }
+    assert docs["properties"]["library"]["default"] == ""
     content = tools["get_content"].input_schema["properties"]
     assert set(content) == {"ref_id", "location", "mode", "max_lines", "max_chars", "cursor"}
     assert content["max_chars"]["default"] == 12_000
@@ -211,7 +216,9 @@ def test_lists_every_tool_with_a_description_and_schemas(mcp):
     assert tools["guide_implementation"].input_schema["required"] == ["topic"]
     assert "loading" in tools["list_sources"].description
     hit = tools["search_docs"].output_schema["$defs"]["DocHit"]
-    assert set(hit["properties"]) == {"Title", "Path", "Url", "Snippet", "Score"}
+    # Library (name@version) only for a hit from an installed dependency: not required.
+    assert set(hit["properties"]) == {"Title", "Path", "Url", "Snippet", "Score", "Library"}
+    assert set(hit["required"]) == {"Title", "Path", "Url", "Snippet", "Score"}
 
 
 # -- search_docs / get_doc -------------------------------------------------------------------------

@@ -91,3 +91,27 @@ def test_a_published_sphinx_site_is_searched_and_read(tmp_path: Path) -> None:
     empty = config(tmp_path / "empty.toml", down, tmp_path / "nothing")
     with running(["--config", str(empty)], tmp_path / "state-empty") as daemon:
         assert search(daemon.stub, "sphinx-quickstart") == []
+
+
+def test_a_refreshed_mirror_is_revalidated_not_downloaded(tmp_path: Path) -> None:
+    """The second mirror of an unchanged site asks with the first one's validators: every file
+    answers 304, no page is rewritten and the index does not change."""
+    from tests.support.docsite import serving as serving_with_etags
+
+    cache = tmp_path / "cache"
+    with serving_with_etags(BUILT) as server:
+        toml = config(tmp_path / "s.toml", server.url, cache, refresh_hours=0)
+        with running(["--config", str(toml)], tmp_path / "state") as daemon:
+            generation = daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=30).generation
+        first = len(server.requests)
+        assert server.statuses("/searchindex.js") == [200]
+        mirrored = {p: p.stat().st_mtime_ns for p in cache.rglob("*.rst")}
+        with running(["--config", str(toml)], tmp_path / "state") as daemon:
+            again = daemon.stub.ListSources(pb.ListSourcesRequest(), timeout=30).generation
+            hits = search(daemon.stub, "sphinx-quickstart interactive questions")
+            assert any(h.location.startswith("usage/quickstart#") for h in hits)
+        second = server.requests[first:]
+    assert server.statuses("/searchindex.js") == [200, 304]
+    assert second and all(code == 304 for _path, code in second), second
+    assert {p: p.stat().st_mtime_ns for p in cache.rglob("*.rst")} == mirrored
+    assert again == generation

@@ -34,7 +34,7 @@ def test_entry_points_can_be_allow_listed(monkeypatch):
 
 def test_unknown_kind_names_the_known_ones():
     registry = collect(build_plugin_manager())
-    with pytest.raises(PluginError, match="known kinds: code, markdown"):
+    with pytest.raises(PluginError, match="known kinds: code, dependencies, llms_txt, markdown"):
         registry.source_factory("nonesuch")
 
 

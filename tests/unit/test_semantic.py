@@ -137,3 +137,27 @@ def test_only_a_one_line_question_naming_an_identifier_is_a_lookup():
     assert not _looks_up_name("how do I add a router to an app")
     problem = "How do I get the index of the minimum?\na = np.array([[1, 2], [3, 0]])\n"
     assert not _looks_up_name(problem)
+
+
+def test_a_block_is_read_with_its_page_opening():
+    from types import SimpleNamespace
+
+    from scriptorium.index.generation import block_id
+    from scriptorium.semantic.retriever import _in_context
+
+    page = SimpleNamespace(source="docs", path="guide.md", content_hash="h1")
+    other = SimpleNamespace(source="docs", path="other.md", content_hash="h2")
+    bids = np.array(
+        sorted([block_id("docs", "guide.md", "h1", i) for i in range(2)]), dtype=np.int64
+    )
+    opening, later = block_id("docs", "guide.md", "h1", 0), block_id("docs", "guide.md", "h1", 1)
+    rows = _unit(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    order = [opening, later]
+    matrix = rows[[order.index(b) for b in bids.tolist()]]
+    index = V.VectorIndex("m", 1, bids, np.zeros(2, dtype=np.uint8), matrix)
+    query = _unit(np.array([[1.0, 0.0]]))[0]
+    hits = [SimpleNamespace(doc=page, bid=later), SimpleNamespace(doc=other, bid=7)]
+    cosines = np.array([0.0, 0.4], dtype=np.float32)
+    mixed = _in_context(index, query, hits, cosines, 0.5)  # type: ignore[arg-type]
+    assert mixed[0] == pytest.approx(0.5)  # half its own 0, half its opening's 1
+    assert mixed[1] == pytest.approx(0.4)  # a page with no vectors keeps its own

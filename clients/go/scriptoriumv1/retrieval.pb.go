@@ -579,7 +579,11 @@ type SearchRequest struct {
 	// token, one CJK character makes one.
 	TokenBudget int32 `protobuf:"varint,9,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
 	// Return named reasons, the understood query and per-stage reports.
-	Explain       bool `protobuf:"varint,10,opt,name=explain,proto3" json:"explain,omitempty"`
+	Explain bool `protobuf:"varint,10,opt,name=explain,proto3" json:"explain,omitempty"`
+	// Restrict to one library of a `dependencies` source (its name, as `httpx` or
+	// `github.com/google/uuid`; case and `-_.` runs compared loosely); every version indexed.
+	// An unknown library is INVALID_ARGUMENT naming the known ones.
+	Library       string `protobuf:"bytes,11,opt,name=library,proto3" json:"library,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -684,6 +688,13 @@ func (x *SearchRequest) GetExplain() bool {
 	return false
 }
 
+func (x *SearchRequest) GetLibrary() string {
+	if x != nil {
+		return x.Library
+	}
+	return ""
+}
+
 type SearchResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RefId string                 `protobuf:"bytes,1,opt,name=ref_id,json=refId,proto3" json:"ref_id,omitempty"`
@@ -722,9 +733,13 @@ type SearchResult struct {
 	// Language of a code result (python, go, ...), empty for docs.
 	Language string `protobuf:"bytes,22,opt,name=language,proto3" json:"language,omitempty"`
 	// The anchor line a code ref is centred on.
-	AnchorLine    int32 `protobuf:"varint,23,opt,name=anchor_line,json=anchorLine,proto3" json:"anchor_line,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AnchorLine int32 `protobuf:"varint,23,opt,name=anchor_line,json=anchorLine,proto3" json:"anchor_line,omitempty"`
+	// The library a result of a `dependencies` source comes from (`httpx`), empty otherwise.
+	Library string `protobuf:"bytes,24,opt,name=library,proto3" json:"library,omitempty"`
+	// The version of that library whose installed files were read (`0.28.1`).
+	LibraryVersion string `protobuf:"bytes,25,opt,name=library_version,json=libraryVersion,proto3" json:"library_version,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchResult) Reset() {
@@ -916,6 +931,20 @@ func (x *SearchResult) GetAnchorLine() int32 {
 		return x.AnchorLine
 	}
 	return 0
+}
+
+func (x *SearchResult) GetLibrary() string {
+	if x != nil {
+		return x.Library
+	}
+	return ""
+}
+
+func (x *SearchResult) GetLibraryVersion() string {
+	if x != nil {
+		return x.LibraryVersion
+	}
+	return ""
 }
 
 // Conflict names currently-effective results that disagree.
@@ -2999,7 +3028,15 @@ type SourceStatus struct {
 	// .buildinfo, a built MkDocs site's search/search_index.json, sitemap.xml beside
 	// index.html, CACHEDIR.TAG), "skip_dirs" (configured) and "built-in" (node_modules,
 	// virtualenvs, caches). Empty when nothing was left out.
-	Skipped       []*SkipCount `protobuf:"bytes,20,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped []*SkipCount `protobuf:"bytes,20,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	// What the last crawl of a fetched site did (the site and llms_txt kinds); unset for
+	// sources that are not crawled.
+	Crawl *CrawlStatus `protobuf:"bytes,21,opt,name=crawl,proto3" json:"crawl,omitempty"`
+	// What the source says of itself in one sentence (a `dependencies` source: how many
+	// libraries are indexed, which are declared but not installed, and how to turn it off).
+	Detail string `protobuf:"bytes,22,opt,name=detail,proto3" json:"detail,omitempty"`
+	// The libraries of a `dependencies` source, installed or not.
+	Libraries     []*LibraryStatus `protobuf:"bytes,23,rep,name=libraries,proto3" json:"libraries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3174,6 +3211,375 @@ func (x *SourceStatus) GetSkipped() []*SkipCount {
 	return nil
 }
 
+func (x *SourceStatus) GetCrawl() *CrawlStatus {
+	if x != nil {
+		return x.Crawl
+	}
+	return nil
+}
+
+func (x *SourceStatus) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *SourceStatus) GetLibraries() []*LibraryStatus {
+	if x != nil {
+		return x.Libraries
+	}
+	return nil
+}
+
+// One crawl of a documentation site: what it fetched, re-used, skipped and could not get.
+type CrawlStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "complete" (every page in scope answered), "partial" (some failed, or a bound cut the
+	// crawl short: see detail), "failed" (nothing could be fetched; the last copy serves),
+	// "crawling" (a refresh under way beside the serving daemon: the counts so far).
+	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// One sentence with the counts, for people: "partial: 12 pages fetched, 2 failed (...)".
+	Detail string `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`
+	// Pages downloaded (200) and pages whose cached copy was re-used (304 Not Modified).
+	PagesFetched   int64 `protobuf:"varint,3,opt,name=pages_fetched,json=pagesFetched,proto3" json:"pages_fetched,omitempty"`
+	PagesUnchanged int64 `protobuf:"varint,4,opt,name=pages_unchanged,json=pagesUnchanged,proto3" json:"pages_unchanged,omitempty"`
+	// Links not followed, by reason: "robots", "out of scope", "excluded", "not HTML",
+	// "over the bound".
+	Skipped []*CrawlSkip `protobuf:"bytes,5,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	// Pages that did not answer: every failure is counted, the first ones are listed.
+	PagesFailed int64                  `protobuf:"varint,6,opt,name=pages_failed,json=pagesFailed,proto3" json:"pages_failed,omitempty"`
+	Failures    []*CrawlFailure        `protobuf:"bytes,7,rep,name=failures,proto3" json:"failures,omitempty"`
+	FinishedAt  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// The URL the crawl started from (the first start URL, or the llms.txt).
+	Url           string `protobuf:"bytes,9,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlStatus) Reset() {
+	*x = CrawlStatus{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlStatus) ProtoMessage() {}
+
+func (x *CrawlStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlStatus.ProtoReflect.Descriptor instead.
+func (*CrawlStatus) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *CrawlStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *CrawlStatus) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *CrawlStatus) GetPagesFetched() int64 {
+	if x != nil {
+		return x.PagesFetched
+	}
+	return 0
+}
+
+func (x *CrawlStatus) GetPagesUnchanged() int64 {
+	if x != nil {
+		return x.PagesUnchanged
+	}
+	return 0
+}
+
+func (x *CrawlStatus) GetSkipped() []*CrawlSkip {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
+func (x *CrawlStatus) GetPagesFailed() int64 {
+	if x != nil {
+		return x.PagesFailed
+	}
+	return 0
+}
+
+func (x *CrawlStatus) GetFailures() []*CrawlFailure {
+	if x != nil {
+		return x.Failures
+	}
+	return nil
+}
+
+func (x *CrawlStatus) GetFinishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return nil
+}
+
+func (x *CrawlStatus) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+type CrawlSkip struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Pages         int64                  `protobuf:"varint,2,opt,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlSkip) Reset() {
+	*x = CrawlSkip{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlSkip) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlSkip) ProtoMessage() {}
+
+func (x *CrawlSkip) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlSkip.ProtoReflect.Descriptor instead.
+func (*CrawlSkip) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *CrawlSkip) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CrawlSkip) GetPages() int64 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+type CrawlFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Url   string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// The HTTP status (403, 404, 500, ...), or 0 when there was no response.
+	HttpStatus int32 `protobuf:"varint,2,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	// "HTTP 403", "timed out", "unreachable: ConnectError", ...
+	Error         string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlFailure) Reset() {
+	*x = CrawlFailure{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlFailure) ProtoMessage() {}
+
+func (x *CrawlFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlFailure.ProtoReflect.Descriptor instead.
+func (*CrawlFailure) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CrawlFailure) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CrawlFailure) GetHttpStatus() int32 {
+	if x != nil {
+		return x.HttpStatus
+	}
+	return 0
+}
+
+func (x *CrawlFailure) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// One declared dependency of a `dependencies` source.
+type LibraryStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The version the lock file pins (else the installed one).
+	Version string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// The version found installed; empty when it is not installed (nothing is downloaded).
+	InstalledVersion string `protobuf:"bytes,3,opt,name=installed_version,json=installedVersion,proto3" json:"installed_version,omitempty"`
+	// python, node, go or rust.
+	Ecosystem string `protobuf:"bytes,4,opt,name=ecosystem,proto3" json:"ecosystem,omitempty"`
+	// Named by the manifest itself, not only pulled in by another dependency.
+	Direct    bool `protobuf:"varint,5,opt,name=direct,proto3" json:"direct,omitempty"`
+	Installed bool `protobuf:"varint,6,opt,name=installed,proto3" json:"installed,omitempty"`
+	// Files of it the source reads.
+	Files int64 `protobuf:"varint,7,opt,name=files,proto3" json:"files,omitempty"`
+	// Where it is installed (a site-packages, node_modules/<name>, a module cache folder).
+	Location string `protobuf:"bytes,8,opt,name=location,proto3" json:"location,omitempty"`
+	// Where its distribution says its documentation is published.
+	DocumentationUrls []string `protobuf:"bytes,9,rep,name=documentation_urls,json=documentationUrls,proto3" json:"documentation_urls,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *LibraryStatus) Reset() {
+	*x = LibraryStatus{}
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LibraryStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LibraryStatus) ProtoMessage() {}
+
+func (x *LibraryStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LibraryStatus.ProtoReflect.Descriptor instead.
+func (*LibraryStatus) Descriptor() ([]byte, []int) {
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *LibraryStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetInstalledVersion() string {
+	if x != nil {
+		return x.InstalledVersion
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetEcosystem() string {
+	if x != nil {
+		return x.Ecosystem
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetDirect() bool {
+	if x != nil {
+		return x.Direct
+	}
+	return false
+}
+
+func (x *LibraryStatus) GetInstalled() bool {
+	if x != nil {
+		return x.Installed
+	}
+	return false
+}
+
+func (x *LibraryStatus) GetFiles() int64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *LibraryStatus) GetLocation() string {
+	if x != nil {
+		return x.Location
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetDocumentationUrls() []string {
+	if x != nil {
+		return x.DocumentationUrls
+	}
+	return nil
+}
+
 // How many files one rule kept out of a source's listing (counting stops at 100000).
 type SkipCount struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3185,7 +3591,7 @@ type SkipCount struct {
 
 func (x *SkipCount) Reset() {
 	*x = SkipCount{}
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3603,7 @@ func (x *SkipCount) String() string {
 func (*SkipCount) ProtoMessage() {}
 
 func (x *SkipCount) ProtoReflect() protoreflect.Message {
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[26]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3616,7 @@ func (x *SkipCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkipCount.ProtoReflect.Descriptor instead.
 func (*SkipCount) Descriptor() ([]byte, []int) {
-	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{26}
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SkipCount) GetRule() string {
@@ -3238,7 +3644,7 @@ type ListSourcesResponse struct {
 
 func (x *ListSourcesResponse) Reset() {
 	*x = ListSourcesResponse{}
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3250,7 +3656,7 @@ func (x *ListSourcesResponse) String() string {
 func (*ListSourcesResponse) ProtoMessage() {}
 
 func (x *ListSourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[27]
+	mi := &file_scriptorium_v1_retrieval_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3263,7 +3669,7 @@ func (x *ListSourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListSourcesResponse) Descriptor() ([]byte, []int) {
-	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{27}
+	return file_scriptorium_v1_retrieval_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListSourcesResponse) GetSources() []*SourceStatus {
@@ -3300,7 +3706,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x06Reason\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xc3\x02\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xdd\x02\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x13\n" +
 	"\x05top_k\x18\x02 \x01(\x05R\x04topK\x12#\n" +
@@ -3312,7 +3718,8 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x05as_of\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\x12!\n" +
 	"\ftoken_budget\x18\t \x01(\x05R\vtokenBudget\x12\x18\n" +
 	"\aexplain\x18\n" +
-	" \x01(\bR\aexplain\"\xb3\x06\n" +
+	" \x01(\bR\aexplain\x12\x18\n" +
+	"\alibrary\x18\v \x01(\tR\alibrary\"\xf6\x06\n" +
 	"\fSearchResult\x12\x15\n" +
 	"\x06ref_id\x18\x01 \x01(\tR\x05refId\x12+\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x17.scriptorium.v1.RefKindR\x04kind\x12\x1a\n" +
@@ -3340,7 +3747,9 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x0fsource_revision\x18\x15 \x01(\tR\x0esourceRevision\x12\x1a\n" +
 	"\blanguage\x18\x16 \x01(\tR\blanguage\x12\x1f\n" +
 	"\vanchor_line\x18\x17 \x01(\x05R\n" +
-	"anchorLine\"g\n" +
+	"anchorLine\x12\x18\n" +
+	"\alibrary\x18\x18 \x01(\tR\alibrary\x12'\n" +
+	"\x0flibrary_version\x18\x19 \x01(\tR\x0elibraryVersion\"g\n" +
 	"\bConflict\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x17\n" +
 	"\aref_ids\x18\x02 \x03(\tR\x06refIds\x12\x1c\n" +
@@ -3548,7 +3957,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x0ftopic_truncated\x18\t \x01(\bR\x0etopicTruncated\x12(\n" +
 	"\x10topic_chars_used\x18\n" +
 	" \x01(\x05R\x0etopicCharsUsed\"\x14\n" +
-	"\x12ListSourcesRequest\"\xf4\x05\n" +
+	"\x12ListSourcesRequest\"\xfc\x06\n" +
 	"\fSourceStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x121\n" +
@@ -3575,7 +3984,39 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\fvectors_done\x18\x11 \x01(\x03R\vvectorsDone\x12#\n" +
 	"\rvectors_total\x18\x12 \x01(\x03R\fvectorsTotal\x12%\n" +
 	"\x0evectors_detail\x18\x13 \x01(\tR\rvectorsDetail\x123\n" +
-	"\askipped\x18\x14 \x03(\v2\x19.scriptorium.v1.SkipCountR\askipped\"5\n" +
+	"\askipped\x18\x14 \x03(\v2\x19.scriptorium.v1.SkipCountR\askipped\x121\n" +
+	"\x05crawl\x18\x15 \x01(\v2\x1b.scriptorium.v1.CrawlStatusR\x05crawl\x12\x16\n" +
+	"\x06detail\x18\x16 \x01(\tR\x06detail\x12;\n" +
+	"\tlibraries\x18\x17 \x03(\v2\x1d.scriptorium.v1.LibraryStatusR\tlibraries\"\xea\x02\n" +
+	"\vCrawlStatus\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12\x16\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\x12#\n" +
+	"\rpages_fetched\x18\x03 \x01(\x03R\fpagesFetched\x12'\n" +
+	"\x0fpages_unchanged\x18\x04 \x01(\x03R\x0epagesUnchanged\x123\n" +
+	"\askipped\x18\x05 \x03(\v2\x19.scriptorium.v1.CrawlSkipR\askipped\x12!\n" +
+	"\fpages_failed\x18\x06 \x01(\x03R\vpagesFailed\x128\n" +
+	"\bfailures\x18\a \x03(\v2\x1c.scriptorium.v1.CrawlFailureR\bfailures\x12;\n" +
+	"\vfinished_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"finishedAt\x12\x10\n" +
+	"\x03url\x18\t \x01(\tR\x03url\"9\n" +
+	"\tCrawlSkip\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05pages\x18\x02 \x01(\x03R\x05pages\"W\n" +
+	"\fCrawlFailure\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
+	"\vhttp_status\x18\x02 \x01(\x05R\n" +
+	"httpStatus\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\x9f\x02\n" +
+	"\rLibraryStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12+\n" +
+	"\x11installed_version\x18\x03 \x01(\tR\x10installedVersion\x12\x1c\n" +
+	"\tecosystem\x18\x04 \x01(\tR\tecosystem\x12\x16\n" +
+	"\x06direct\x18\x05 \x01(\bR\x06direct\x12\x1c\n" +
+	"\tinstalled\x18\x06 \x01(\bR\tinstalled\x12\x14\n" +
+	"\x05files\x18\a \x01(\x03R\x05files\x12\x1a\n" +
+	"\blocation\x18\b \x01(\tR\blocation\x12-\n" +
+	"\x12documentation_urls\x18\t \x03(\tR\x11documentationUrls\"5\n" +
 	"\tSkipCount\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x14\n" +
 	"\x05files\x18\x02 \x01(\x03R\x05files\"\x94\x01\n" +
@@ -3644,7 +4085,7 @@ func file_scriptorium_v1_retrieval_proto_rawDescGZIP() []byte {
 }
 
 var file_scriptorium_v1_retrieval_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_scriptorium_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_scriptorium_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_scriptorium_v1_retrieval_proto_goTypes = []any{
 	(RefKind)(0),                        // 0: scriptorium.v1.RefKind
 	(Corpus)(0),                         // 1: scriptorium.v1.Corpus
@@ -3679,20 +4120,24 @@ var file_scriptorium_v1_retrieval_proto_goTypes = []any{
 	(*GuideImplementationResponse)(nil), // 30: scriptorium.v1.GuideImplementationResponse
 	(*ListSourcesRequest)(nil),          // 31: scriptorium.v1.ListSourcesRequest
 	(*SourceStatus)(nil),                // 32: scriptorium.v1.SourceStatus
-	(*SkipCount)(nil),                   // 33: scriptorium.v1.SkipCount
-	(*ListSourcesResponse)(nil),         // 34: scriptorium.v1.ListSourcesResponse
-	(*timestamppb.Timestamp)(nil),       // 35: google.protobuf.Timestamp
+	(*CrawlStatus)(nil),                 // 33: scriptorium.v1.CrawlStatus
+	(*CrawlSkip)(nil),                   // 34: scriptorium.v1.CrawlSkip
+	(*CrawlFailure)(nil),                // 35: scriptorium.v1.CrawlFailure
+	(*LibraryStatus)(nil),               // 36: scriptorium.v1.LibraryStatus
+	(*SkipCount)(nil),                   // 37: scriptorium.v1.SkipCount
+	(*ListSourcesResponse)(nil),         // 38: scriptorium.v1.ListSourcesResponse
+	(*timestamppb.Timestamp)(nil),       // 39: google.protobuf.Timestamp
 }
 var file_scriptorium_v1_retrieval_proto_depIdxs = []int32{
 	1,  // 0: scriptorium.v1.SearchRequest.kinds:type_name -> scriptorium.v1.Corpus
-	35, // 1: scriptorium.v1.SearchRequest.as_of:type_name -> google.protobuf.Timestamp
+	39, // 1: scriptorium.v1.SearchRequest.as_of:type_name -> google.protobuf.Timestamp
 	0,  // 2: scriptorium.v1.SearchResult.kind:type_name -> scriptorium.v1.RefKind
 	7,  // 3: scriptorium.v1.SearchResult.scores:type_name -> scriptorium.v1.Scores
 	8,  // 4: scriptorium.v1.SearchResult.reasons:type_name -> scriptorium.v1.Reason
-	35, // 5: scriptorium.v1.SearchResult.effective_from:type_name -> google.protobuf.Timestamp
-	35, // 6: scriptorium.v1.SearchResult.effective_to:type_name -> google.protobuf.Timestamp
+	39, // 5: scriptorium.v1.SearchResult.effective_from:type_name -> google.protobuf.Timestamp
+	39, // 6: scriptorium.v1.SearchResult.effective_to:type_name -> google.protobuf.Timestamp
 	1,  // 7: scriptorium.v1.UnderstoodQuery.kinds:type_name -> scriptorium.v1.Corpus
-	35, // 8: scriptorium.v1.UnderstoodQuery.as_of:type_name -> google.protobuf.Timestamp
+	39, // 8: scriptorium.v1.UnderstoodQuery.as_of:type_name -> google.protobuf.Timestamp
 	13, // 9: scriptorium.v1.StageReport.drops:type_name -> scriptorium.v1.StageDrop
 	10, // 10: scriptorium.v1.SearchResponse.results:type_name -> scriptorium.v1.SearchResult
 	2,  // 11: scriptorium.v1.SearchResponse.abstain_reason:type_name -> scriptorium.v1.AbstainReason
@@ -3720,27 +4165,32 @@ var file_scriptorium_v1_retrieval_proto_depIdxs = []int32{
 	10, // 33: scriptorium.v1.GuideImplementationResponse.sample_code:type_name -> scriptorium.v1.SearchResult
 	5,  // 34: scriptorium.v1.GuideImplementationResponse.confidence:type_name -> scriptorium.v1.Confidence
 	6,  // 35: scriptorium.v1.SourceStatus.state:type_name -> scriptorium.v1.SourceState
-	35, // 36: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
+	39, // 36: scriptorium.v1.SourceStatus.indexed_at:type_name -> google.protobuf.Timestamp
 	1,  // 37: scriptorium.v1.SourceStatus.corpus:type_name -> scriptorium.v1.Corpus
-	33, // 38: scriptorium.v1.SourceStatus.skipped:type_name -> scriptorium.v1.SkipCount
-	32, // 39: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
-	9,  // 40: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
-	17, // 41: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
-	23, // 42: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
-	27, // 43: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
-	29, // 44: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
-	31, // 45: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
-	16, // 46: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
-	20, // 47: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
-	25, // 48: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
-	28, // 49: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
-	30, // 50: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
-	34, // 51: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
-	46, // [46:52] is the sub-list for method output_type
-	40, // [40:46] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	37, // 38: scriptorium.v1.SourceStatus.skipped:type_name -> scriptorium.v1.SkipCount
+	33, // 39: scriptorium.v1.SourceStatus.crawl:type_name -> scriptorium.v1.CrawlStatus
+	36, // 40: scriptorium.v1.SourceStatus.libraries:type_name -> scriptorium.v1.LibraryStatus
+	34, // 41: scriptorium.v1.CrawlStatus.skipped:type_name -> scriptorium.v1.CrawlSkip
+	35, // 42: scriptorium.v1.CrawlStatus.failures:type_name -> scriptorium.v1.CrawlFailure
+	39, // 43: scriptorium.v1.CrawlStatus.finished_at:type_name -> google.protobuf.Timestamp
+	32, // 44: scriptorium.v1.ListSourcesResponse.sources:type_name -> scriptorium.v1.SourceStatus
+	9,  // 45: scriptorium.v1.RetrievalService.Search:input_type -> scriptorium.v1.SearchRequest
+	17, // 46: scriptorium.v1.RetrievalService.GetContent:input_type -> scriptorium.v1.GetContentRequest
+	23, // 47: scriptorium.v1.RetrievalService.ExpandRelated:input_type -> scriptorium.v1.ExpandRelatedRequest
+	27, // 48: scriptorium.v1.RetrievalService.SummarizeFlow:input_type -> scriptorium.v1.SummarizeFlowRequest
+	29, // 49: scriptorium.v1.RetrievalService.GuideImplementation:input_type -> scriptorium.v1.GuideImplementationRequest
+	31, // 50: scriptorium.v1.RetrievalService.ListSources:input_type -> scriptorium.v1.ListSourcesRequest
+	16, // 51: scriptorium.v1.RetrievalService.Search:output_type -> scriptorium.v1.SearchResponse
+	20, // 52: scriptorium.v1.RetrievalService.GetContent:output_type -> scriptorium.v1.GetContentResponse
+	25, // 53: scriptorium.v1.RetrievalService.ExpandRelated:output_type -> scriptorium.v1.ExpandRelatedResponse
+	28, // 54: scriptorium.v1.RetrievalService.SummarizeFlow:output_type -> scriptorium.v1.SummarizeFlowResponse
+	30, // 55: scriptorium.v1.RetrievalService.GuideImplementation:output_type -> scriptorium.v1.GuideImplementationResponse
+	38, // 56: scriptorium.v1.RetrievalService.ListSources:output_type -> scriptorium.v1.ListSourcesResponse
+	51, // [51:57] is the sub-list for method output_type
+	45, // [45:51] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_scriptorium_v1_retrieval_proto_init() }
@@ -3754,7 +4204,7 @@ func file_scriptorium_v1_retrieval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scriptorium_v1_retrieval_proto_rawDesc), len(file_scriptorium_v1_retrieval_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   28,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,7 +41,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from scriptorium.daemon import serve
 
     settings = load_settings(
-        args.config, args.paths, listen=args.listen, state_dir=args.state_dir, http_listen=args.http
+        args.config,
+        args.paths,
+        listen=args.listen,
+        state_dir=args.state_dir,
+        http_listen=args.http,
+        dependencies=args.dependencies,
     )
     if args.log_level:
         settings.log_level = args.log_level.upper()
@@ -70,7 +75,9 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     from scriptorium.index.generation import GenerationWriteError
     from scriptorium.plugins import load_registry
 
-    settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
+    settings = load_settings(
+        args.config, args.paths, state_dir=args.state_dir, dependencies=args.dependencies
+    )
     if args.log_level:
         settings.log_level = args.log_level.upper()
     _apply_build_workers(settings, args)
@@ -102,7 +109,9 @@ def cmd_index_push(args: argparse.Namespace) -> int:
     from scriptorium.sources.base import SourceConfig, SourceContext
     from scriptorium.sources.remote import RemoteContext
 
-    settings = load_settings(args.config, args.paths, state_dir=args.state_dir)
+    settings = load_settings(
+        args.config, args.paths, state_dir=args.state_dir, dependencies=args.dependencies
+    )
     if args.log_level:
         settings.log_level = args.log_level.upper()
     _configure_logging(settings.log_level)

@@ -246,6 +246,18 @@ def _vector_progress(source: pb.SourceStatus) -> str:
     return state
 
 
+def _crawl_lines(source: pb.SourceStatus) -> list[str]:
+    """What the last crawl of a fetched site did, and each page it could not get."""
+    if not source.HasField("crawl"):
+        return []
+    crawl = source.crawl
+    lines = [f"{source.name}: crawl {crawl.detail}"]
+    lines.extend(f"{source.name}:   {f.url}: {f.error}" for f in crawl.failures)
+    if crawl.pages_failed > len(crawl.failures):
+        lines.append(f"{source.name}:   ... {crawl.pages_failed - len(crawl.failures)} more")
+    return lines
+
+
 def format_sources(response: pb.ListSourcesResponse) -> str:
     """One row per source: its state, what the served generation holds of it, and how far a
     build under way has read (during a first build the counts are still 0: BUILD says why)."""
@@ -274,6 +286,9 @@ def format_sources(response: pb.ListSourcesResponse) -> str:
         if s.skipped:
             rules = ", ".join(f"{c.files} by {c.rule}" for c in s.skipped)
             out.append(f"{s.name}: skipped {rules}")
+    for s in response.sources:
+        out.extend(_crawl_lines(s))
+    out.extend(f"{s.name}: {s.detail}" for s in response.sources if s.detail)
     details = {s.vectors_detail for s in response.sources if s.vectors_state in ("off", "failed")}
     out.extend(f"vectors: {detail}" for detail in sorted(details) if detail)
     out.append(f"server {response.server_version}, generation {response.generation}")

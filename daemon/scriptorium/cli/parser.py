@@ -120,6 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", type=_log_level, default=None, help="DEBUG, INFO, WARNING or ERROR"
     )
     local.add_argument(
+        "--no-dependencies",
+        dest="dependencies",
+        action="store_false",
+        default=None,
+        help="do not index the installed dependencies a PATH's manifests name",
+    )
+    local.add_argument(
         "--build-workers",
         type=int,
         default=None,
@@ -173,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mode", default="", help="ranking mode (default: default)")
     search.add_argument(
         "--source", dest="sources", action="append", default=[], help="restrict to a source"
+    )
+    search.add_argument(
+        "--library", default="", help="restrict to one dependency (a library's name: httpx)"
     )
     search.add_argument("--surface", default="", help="a topic to prefer (a boost, not a filter)")
     search.add_argument(

@@ -19,7 +19,7 @@ from scriptorium.settings.schema import Key, expected
 REFERENCE_PAGE = "docs/settings.md"
 FIRST_PARTY = "scriptorium_plugins."
 # The tables of the configuration file, as ``serve --help`` lists them.
-TABLE_NAMES = ("[server]", "[telemetry]", "[ranking]", "[[sources]]")
+TABLE_NAMES = ("[server]", "[telemetry]", "[ranking]", "[dependencies]", "[[sources]]")
 GENERATED_BY = "scriptorium settings --format markdown > docs/settings.md"
 # docs/ranking.md's lever table sits between these lines; the rest of that page is prose.
 LEVERS_PAGE = "docs/ranking.md"
@@ -40,6 +40,7 @@ def core_tables() -> list[Table]:
     """The daemon's own tables, in the order a configuration file usually has them."""
     from scriptorium.ranking.settings import RANKING_KEYS
     from scriptorium.settings.config import SERVER_KEYS, SOURCE_KEYS
+    from scriptorium.settings.dependencies import DEPENDENCY_KEYS
     from scriptorium.settings.telemetry import TELEMETRY_KEYS
 
     return [
@@ -49,6 +50,12 @@ def core_tables() -> list[Table]:
             "[ranking]",
             "The levers of the ranking pipeline (see docs/ranking.md for what they are worth).",
             RANKING_KEYS,
+        ),
+        Table(
+            "[dependencies]",
+            "What `serve PATH` offers of the project's installed dependencies "
+            "(docs/dependencies.md).",
+            DEPENDENCY_KEYS,
         ),
         Table(
             "[[sources]]",

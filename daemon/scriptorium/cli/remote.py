@@ -89,6 +89,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             kinds=args.kinds,
             mode=args.mode,
             sources=args.sources,
+            library=args.library,
             surface=args.surface,
             token_budget=args.token_budget,
             snippet_lines=args.snippet_lines,

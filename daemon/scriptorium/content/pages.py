@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from scriptorium.domain.libraries import inside_library
 from scriptorium.sources.base import Source
 
 _VARIANT_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".html", ".htm")
@@ -173,7 +174,9 @@ def _without_stubs(paths: list[str]) -> list[str]:
 
 
 def module_name(path: str) -> str:
-    """``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``; "" for other files."""
+    """``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``; "" for other files. An
+    installed library's file (``httpx@0.28.1:httpx/_client.py``) is named as it is imported."""
+    path = inside_library(path)
     stem = next((path[: -len(s)] for s in _PYTHON_SUFFIXES if path.endswith(s)), "")
     stem = stem.removesuffix("/__init__")
     parts = stem.split("/")

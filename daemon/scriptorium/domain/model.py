@@ -227,6 +227,12 @@ class Query:
     as_of: datetime | None = None
     token_budget: int = 0
     explain: bool = False
+    # ``library``: the raw document terms of that library's files (``index.schema.doc_term``);
+    # the search is restricted to them. Empty: no restriction.
+    library: str = ""
+    library_documents: frozenset[str] = frozenset()
+    # The sources whose documents are installed libraries (for the library prior).
+    library_sources: frozenset[str] = frozenset()
     # A BM25 weight per term (aligned with ``terms``); empty means every term weighs 1.
     weights: tuple[float, ...] = ()
     # The indexed files the query names by path or module name, as (source, path).

@@ -83,6 +83,8 @@ class SearchParams:
     as_of: datetime | None = None
     token_budget: int = 0
     explain: bool = False
+    # One library of a dependencies source (its name); empty: no restriction.
+    library: str = ""
 
 
 @dataclass(slots=True)
@@ -110,6 +112,9 @@ class SearchHit:
     source_revision: str = ""
     language: str = ""
     anchor_line: int = 0
+    # The library (and version) a dependencies source's result comes from.
+    library: str = ""
+    library_version: str = ""
 
 
 @dataclass(slots=True)
@@ -344,6 +349,26 @@ class GuideOutcome:
 
 
 @dataclass(slots=True)
+class CrawlReport:
+    """What one crawl of a documentation site did, so a half-fetched site never looks whole.
+
+    ``state`` is complete, partial (failures, or a bound cut it short) or failed (nothing
+    fetched); ``skipped`` counts links not followed by reason; ``failures`` lists the first
+    pages that did not answer as (url, HTTP status or 0, error).
+    """
+
+    state: str
+    detail: str
+    url: str = ""
+    pages_fetched: int = 0
+    pages_unchanged: int = 0
+    pages_failed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    failures: list[tuple[str, int, str]] = field(default_factory=list)
+    finished_at: datetime | None = None
+
+
+@dataclass(slots=True)
 class SourceReport:
     name: str
     kind: str
@@ -369,3 +394,23 @@ class SourceReport:
     vectors_detail: str = ""
     # Files the last listing left out, per rule ("gitignore", "generated", ...).
     skipped: dict[str, int] = field(default_factory=dict)
+    # What the last crawl did, for the kinds that fetch a site (None for the others).
+    crawl: CrawlReport | None = None
+    # What the source says of itself (a dependencies source: counts, what is not installed).
+    detail: str = ""
+    libraries: list[LibraryReport] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class LibraryReport:
+    """One declared dependency of a dependencies source, as ListSources reports it."""
+
+    name: str
+    version: str
+    installed_version: str
+    ecosystem: str
+    direct: bool
+    installed: bool
+    files: int = 0
+    location: str = ""
+    documentation_urls: list[str] = field(default_factory=list)

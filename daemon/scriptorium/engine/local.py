@@ -29,6 +29,7 @@ from scriptorium.content.resolve import Resolver
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
+    CrawlReport,
     FlowOutcome,
     FlowParams,
     GuideOutcome,
@@ -60,6 +61,7 @@ from scriptorium.retrieval.search import SearchService
 from scriptorium.semantic.service import semantic_for
 from scriptorium.settings.config import default_state_dir
 from scriptorium.sources.catalog import SourceCatalog
+from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemoteContext
 
 if TYPE_CHECKING:
@@ -314,6 +316,9 @@ class LocalEngine(Engine):
             # Counted without decoding the file table (a start serves before it is decoded).
             blocks, size = entry.totals() if entry is not None else (0, 0)
             staleness = time.time() - state.last_scan_ok if state.last_scan_ok else 0.0
+            crawl = _crawl(source)
+            # A half-fetched site says so where every client already looks.
+            unfinished = crawl.detail if crawl and crawl.state in ("partial", "failed") else ""
             reports.append(
                 SourceReport(
                     name=source.name,
@@ -325,7 +330,7 @@ class LocalEngine(Engine):
                     indexed_at=datetime.fromtimestamp(state.indexed_at, UTC)
                     if state.indexed_at
                     else None,
-                    last_error=state.last_error,
+                    last_error=state.last_error or unfinished,
                     source_class=source.source_class,
                     root=str(source.config.root or ""),
                     bytes=size,
@@ -334,6 +339,9 @@ class LocalEngine(Engine):
                     build_files_total=state.build_files_total,
                     build_files_done=state.build_files_done,
                     skipped=_skipped(source),
+                    crawl=crawl,
+                    detail=source.detail() if isinstance(source, LibrarySource) else "",
+                    libraries=source.libraries() if isinstance(source, LibrarySource) else [],
                     **self._vector_fields(source.name),
                 )
             )
@@ -360,6 +368,12 @@ def _skipped(source: object) -> dict[str, int]:
     """The files a local tree's last listing left out, per rule (none for other kinds)."""
     counts = getattr(source, "skipped_counts", None)
     return counts() if callable(counts) else {}
+
+
+def _crawl(source: object) -> CrawlReport | None:
+    """What the last crawl of a fetched site did (None for kinds that do not crawl)."""
+    report = getattr(source, "crawl_report", None)
+    return report() if callable(report) else None
 
 
 def build_index(

@@ -22,6 +22,7 @@ from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
     ContentPart,
+    CrawlReport,
     FlowOutcome,
     FlowParams,
     FlowStep,
@@ -195,6 +196,7 @@ def search_params(request: pb.SearchRequest) -> SearchParams:
         as_of=datetime_from_pb(request, "as_of"),
         token_budget=request.token_budget,
         explain=request.explain,
+        library=request.library,
     )
 
 
@@ -335,6 +337,8 @@ def fill_search_result(result: pb.SearchResult, hit: SearchHit) -> None:
     result.source_revision = hit.source_revision
     result.language = hit.language
     result.anchor_line = hit.anchor_line
+    result.library = hit.library
+    result.library_version = hit.library_version
     datetime_to_pb(hit.effective_from, result.effective_from)
     datetime_to_pb(hit.effective_to, result.effective_to)
 
@@ -572,9 +576,41 @@ def source_status_to_pb(report: SourceReport) -> pb.SourceStatus:
         vectors_total=report.vectors_total,
         vectors_detail=report.vectors_detail,
         skipped=[pb.SkipCount(rule=r, files=n) for r, n in report.skipped.items()],
+        detail=report.detail,
+        libraries=[
+            pb.LibraryStatus(
+                name=lib.name,
+                version=lib.version,
+                installed_version=lib.installed_version,
+                ecosystem=lib.ecosystem,
+                direct=lib.direct,
+                installed=lib.installed,
+                files=lib.files,
+                location=lib.location,
+                documentation_urls=lib.documentation_urls,
+            )
+            for lib in report.libraries
+        ],
     )
     datetime_to_pb(report.indexed_at, status.indexed_at)
+    if report.crawl is not None:
+        _fill_crawl(status.crawl, report.crawl)
     return status
+
+
+def _fill_crawl(out: pb.CrawlStatus, crawl: CrawlReport) -> None:
+    out.state = crawl.state
+    out.detail = crawl.detail
+    out.url = crawl.url
+    out.pages_fetched = crawl.pages_fetched
+    out.pages_unchanged = crawl.pages_unchanged
+    out.pages_failed = crawl.pages_failed
+    out.skipped.extend(pb.CrawlSkip(reason=r, pages=n) for r, n in crawl.skipped.items())
+    out.failures.extend(
+        pb.CrawlFailure(url=url, http_status=code, error=error)
+        for url, code, error in crawl.failures
+    )
+    datetime_to_pb(crawl.finished_at, out.finished_at)
 
 
 def list_sources_response(

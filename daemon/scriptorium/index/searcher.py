@@ -86,10 +86,12 @@ def build_query(
     symbols: Collection[str] = (),
     term_weights: Sequence[float] = (),
     documents: Collection[str] = (),
+    within: Collection[str] = (),
 ) -> tantivy.Query:
     """BM25 over the text fields for ``terms`` (each weighed by its ``term_weights`` entry,
     1 without one), restricted (without changing scores) to ``corpora``, ``sources``,
-    blocks that define one of ``symbols`` and blocks of the ``documents`` (raw doc terms)."""
+    blocks that define one of ``symbols``, blocks of the ``documents`` (raw doc terms) and,
+    besides, blocks of the ``within`` documents (a library's files)."""
     # One path boost for every block (the lower of the two corpora's, or the one corpus's a
     # search is restricted to), and the difference added for the corpus that weighs it more.
     only = next(iter(corpora)) if len(corpora) == 1 else ""
@@ -128,6 +130,7 @@ def build_query(
             (S.SOURCE, sources),
             (S.SYMBOL, symbols),
             (S.DOC, documents),
+            (S.DOC, within),
         )
         if values
     ]
@@ -152,6 +155,7 @@ def lexical_search(
     term_weights: Sequence[float] = (),
     documents: Collection[str] = (),
     document_limit: int = 0,
+    within: Collection[str] = (),
 ) -> list[LexicalHit]:
     """The ``limit`` best blocks for ``terms``, then up to ``symbol_limit`` more among the
     blocks that define one of ``symbols`` (scored by the same query, so the two lists are
@@ -176,6 +180,7 @@ def lexical_search(
             corpora=corpora,
             sources=sources,
             term_weights=term_weights,
+            within=within,
             **only,
         )
 

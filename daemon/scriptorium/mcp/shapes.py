@@ -70,6 +70,11 @@ class DocHit(BaseModel):
     Url: str = Field(description="Published URL of the page; identifies the site that has it.")
     Snippet: str = Field(description="About 200 characters of the page centred on the query.")
     Score: float = Field(description="Relevance score; higher is better.")
+    Library: str | None = Field(
+        default=None,
+        description="name@version of the installed dependency it comes from; absent for the "
+        "project's own sources.",
+    )
 
 
 class DocHits(BaseModel):
@@ -105,6 +110,11 @@ class CodeHit(BaseModel):
     Score: float
     Language: str
     Lines: LineSpan = Field(description="First and last line of the definition.")
+    Library: str | None = Field(
+        default=None,
+        description="name@version of the installed dependency it comes from; absent for the "
+        "project's own sources.",
+    )
 
 
 class CodeHits(BaseModel):
@@ -167,11 +177,19 @@ def doc_hits(results: Sequence[pb.SearchResult], limit: int) -> list[DocHit]:
                 Url=page_of(r.url),
                 Snippet=r.preview or r.snippet,
                 Score=round(r.score, _SCORE_DIGITS),
+                Library=library_label(r),
             )
         )
         if len(hits) == limit:
             break
     return hits
+
+
+def library_label(result: pb.SearchResult) -> str | None:
+    """``httpx@0.28.1`` for a dependency's result, None for the project's own."""
+    if not result.library:
+        return None
+    return f"{result.library}@{result.library_version}"
 
 
 def query_extent(response: pb.SearchResponse) -> dict[str, bool | int]:
@@ -201,6 +219,7 @@ def code_hits(results: Sequence[pb.SearchResult]) -> list[CodeHit]:
             Score=round(r.score, _SCORE_DIGITS),
             Language=r.language,
             Lines=LineSpan(Start=r.start_line, End=r.end_line),
+            Library=library_label(r),
         )
         for r in results
     ]
@@ -487,6 +506,44 @@ class BuildOut(BaseModel):
     files_done: int = Field(description="Files it has read so far.")
 
 
+class CrawlFailureOut(BaseModel):
+    url: str
+    http_status: int = Field(description="The HTTP status, or 0 when there was no response.")
+    error: str
+
+
+class CrawlOut(BaseModel):
+    state: str = Field(
+        description="complete, partial (failures or a bound), failed, or crawling (a refresh "
+        "under way: the counts so far)."
+    )
+    detail: str = Field(description="One sentence with the counts.")
+    fetched: int = Field(description="Pages downloaded by the last crawl.")
+    unchanged: int = Field(description="Pages whose kept copy was re-used (304).")
+    failed: int = Field(description="Pages that did not answer.")
+    skipped: dict[str, int] | None = Field(
+        default=None, description="Links not followed, by reason; absent when none were."
+    )
+    failures: list[CrawlFailureOut] | None = Field(
+        default=None, description="The first pages that did not answer; absent when none."
+    )
+
+
+def crawl_out(crawl: pb.CrawlStatus) -> CrawlOut:
+    failures = [
+        CrawlFailureOut(url=f.url, http_status=f.http_status, error=f.error) for f in crawl.failures
+    ]
+    return CrawlOut(
+        state=crawl.state,
+        detail=crawl.detail,
+        fetched=crawl.pages_fetched,
+        unchanged=crawl.pages_unchanged,
+        failed=crawl.pages_failed,
+        skipped={s.reason: s.pages for s in crawl.skipped} or None,
+        failures=failures or None,
+    )
+
+
 class SourceOut(BaseModel):
     name: str
     kind: str
@@ -503,6 +560,16 @@ class SourceOut(BaseModel):
         default=None,
         description="Files the source would index that a rule left out, by rule (gitignore, "
         "generated, skip_dirs, built-in); absent when none were.",
+    )
+    crawl: CrawlOut | None = Field(
+        default=None,
+        description="What the last crawl of a fetched site (site, llms_txt) did; absent for "
+        "other kinds.",
+    )
+    detail: str | None = Field(
+        default=None,
+        description="What the source says of itself (a dependencies source: how many libraries "
+        "it indexes and which are declared but not installed); absent when nothing.",
     )
 
 
@@ -528,6 +595,8 @@ def source_out(s: pb.SourceStatus) -> SourceOut:
         if s.build_files_total
         else None,
         skipped={c.rule: c.files for c in s.skipped} or None,
+        crawl=crawl_out(s.crawl) if s.HasField("crawl") else None,
+        detail=s.detail or None,
     )
 
 

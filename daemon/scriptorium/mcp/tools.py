@@ -45,7 +45,9 @@ excerpt centred on your query. Use this first to learn how something works or wh
 documented, then call get_doc with a result's Path to read the whole page. Results can come from
 several documentation sets: pass Path back unchanged (a leading site segment such as 'ja/' is
 part of it). tokenBudget caps the estimated tokens of all Snippets (about four characters per
-token); TokensUsed says what they cost. For source code, use search_code."""
+token); TokensUsed says what they cost. For source code, use search_code. The project's
+installed dependencies are indexed too, at the versions it pins: library limits the search to
+one of them (httpx), and a result from one says which in Library (httpx@0.28.1)."""
 
 GET_DOC = """\
 Read the Markdown of one documentation page. Pass a Path from search_docs or a page location you
@@ -69,7 +71,9 @@ query; identifiers match in any style (getUserName, get_user_name). Each result 
 symbol), Path ('file#Lstart-Lend', the definition's lines), Language, Lines (the same span) and
 Snippet (the source lines around the best match, as written). Use it to find where something is
 implemented or to find usage examples; read the definition with get_doc(location=Path), or the
-whole file with get_content(location=Path, mode='full')."""
+whole file with get_content(location=Path, mode='full'). The code of the project's installed
+dependencies is indexed too: library limits the search to one (httpx), and Library names the
+dependency and version a result comes from."""
 
 LIST_SOURCES = """\
 List what is indexed: every documentation and code source with its state (loading, ready,
@@ -121,6 +125,13 @@ at the start of an implementation task; use search_docs or search_code for narro
 Query = Annotated[str, Field(description="What you are looking for, in words or identifiers.")]
 MaxResults = Annotated[
     int, Field(description="How many results to return (1-25; values outside are clamped).")
+]
+Library = Annotated[
+    str,
+    Field(
+        description="Only results from this installed dependency of the project (its name, "
+        "as httpx or github.com/google/uuid), at the version it pins; empty: every source."
+    ),
 ]
 TokenBudget = Annotated[
     int,
@@ -244,21 +255,29 @@ class Tools:
         return _answer(shapes.sources_out(response))
 
     async def search_docs(
-        self, query: Query, maxResults: MaxResults = 10, tokenBudget: TokenBudget = 0
+        self,
+        query: Query,
+        maxResults: MaxResults = 10,
+        tokenBudget: TokenBudget = 0,
+        library: Library = "",
     ) -> Annotated[CallToolResult, shapes.DocHits]:
         limit = _clamp(maxResults)
         client = await self._client()
         try:
             # Several blocks of one page can rank; ask for more so enough distinct pages remain.
             response = await client.search(
-                query, kinds="docs", top_k=min(MAX_RESULTS, limit * 3), snippet_lines=1
+                query,
+                kinds="docs",
+                top_k=min(MAX_RESULTS, limit * 3),
+                snippet_lines=1,
+                library=library.strip(),
             )
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
         hits = shapes.doc_hits(response.results, limit)
         spent = shapes.fit_doc_hits(hits, tokenBudget)
         payload = shapes.DocHits(result=hits, TokensUsed=spent, **shapes.query_extent(response))
-        shown = [h.model_dump(mode="json") for h in hits]
+        shown = [h.model_dump(mode="json", exclude_none=True) for h in hits]
         note = _cap_note("maxResults", maxResults, shapes.truncation_note(response))
         return _answer(payload, shown, note)
 
@@ -291,16 +310,18 @@ class Tools:
         return _answer(shapes.doc_page(response))
 
     async def search_code(
-        self, query: Query, maxResults: MaxResults = 10
+        self, query: Query, maxResults: MaxResults = 10, library: Library = ""
     ) -> Annotated[CallToolResult, shapes.CodeHits]:
         client = await self._client()
         try:
-            response = await client.search(query, kinds="code", top_k=_clamp(maxResults))
+            response = await client.search(
+                query, kinds="code", top_k=_clamp(maxResults), library=library.strip()
+            )
         except ScriptoriumError as err:
             raise _tool_error(err, self.backend) from None
         hits = shapes.code_hits(response.results)
         payload = shapes.CodeHits(result=hits, **shapes.query_extent(response))
-        shown = [h.model_dump(mode="json") for h in hits]
+        shown = [h.model_dump(mode="json", exclude_none=True) for h in hits]
         note = _cap_note("maxResults", maxResults, shapes.truncation_note(response))
         return _answer(payload, shown, note)
 

@@ -37,6 +37,7 @@ from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also 
     words_of,
 )
 from scriptorium.ranking.coverage import document_evidence, term_coverage
+from scriptorium.ranking.libraries import library_prior
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.paths import auxiliary_kind, translated
 from scriptorium.ranking.query_priors import QueryPriors
@@ -235,6 +236,7 @@ class Pipeline:
             weight = class_weights.get(cls, 1.0)
             if weight != 1.0:
                 cand.adjust("source-class", weight, cls)
+            library_prior(settings, query, cand)
             if (
                 settings.directive_factor != 1.0
                 and cand.block.kind is RefKind.DOC

@@ -92,6 +92,10 @@ class RankingSettings:
     # compat/ folder, unless the query names that kind ("pydantic v1", "deprecated"); 1.0 is
     # off.
     legacy_factor: float = 0.5
+    # Factor for results of an installed dependency (a ``dependencies`` source) unless the
+    # query names that library or the search is limited to it: the project's own answer first.
+    # 1.0 is off.
+    library_factor: float = 0.75
     # Build, release and maintenance scripts count as auxiliary too: ``setup.py``, a docs
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
@@ -232,15 +236,17 @@ class RankingSettings:
     # Whether the encoder reads a pasted text's sentences only (no fenced code, code lines,
     # data rows or tracebacks).
     semantic_prose: bool = off(
-        False, "ds1000 MRR 0.249 → 0.222: code lines name the functions (journal round 14)"
+        False, "no gain on ds1000 (MRR 0.225 → 0.222): code lines name the functions"
     )
-    semantic_weight_long: float = 0.5
+    semantic_weight_long: float = 0.7
     semantic_weight_long_code: float = off(
         0.0, "pasted texts rank code lexically, swebench's strength (journal round 14)"
     )
     # Where a candidate's cosine counts from: "candidates" (the lowest among them) or
     # "nearest" (the last of the corpus's nearest blocks; below it, 0).
-    semantic_floor: str = "candidates"
+    semantic_floor: str = "nearest"
+    # The share of a block's cosine taken from its page opening's (its document's first block).
+    semantic_page_context: float = 0.3
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = True
     stopwords: bool = True
@@ -343,10 +349,14 @@ _HELP = {
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
     "pasted text (longer than long_query_chars)",
     "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",
+    "semantic_page_context": "the share of a block's cosine taken from its page opening's (its "
+    "document's first block): a section is read with what its page is about; 0 is off",
     "semantic_floor": "where a candidate's cosine is scaled from: candidates (the lowest among "
     "them) or nearest (the last of the corpus's nearest blocks; a candidate below it counts 0)",
     "legacy_factor": "factor, instead of auxiliary_factor, for legacy code (v1/, legacy/, "
     "deprecated/, compat/ folders) unless the query names that kind; 1.0 is off",
+    "library_factor": "factor for results of an installed dependency (a dependencies source) "
+    "unless the query names that library or the search is limited to it; 1.0 is off",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
     "each corpus's best) or rrf (reciprocal rank fusion)",
     "rrf_k": "the k of reciprocal rank fusion, score 1 / (k + rank); used when fusion is rrf",

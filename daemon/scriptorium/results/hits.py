@@ -14,6 +14,7 @@ from scriptorium.domain.outcomes import Conflict, SearchHit
 from scriptorium.domain.refs import Ref
 from scriptorium.index.served import ServedIndex
 from scriptorium.sources.catalog import SourceCatalog
+from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemotePage
 from scriptorium.text import code_snippet, doc_snippet, preview, split_lines
 from scriptorium.text.preview import PreviewText, prepare
@@ -64,9 +65,13 @@ class HitBuilder:
         doc = cand.document
         if isinstance(doc, RemotePage):
             return self._remote_hit(query, cand, doc)
-        if cand.file_level:
-            return self._file_hit(query, cand)
-        return self._local_hit(query, cand)
+        hit = self._file_hit(query, cand) if cand.file_level else self._local_hit(query, cand)
+        source = self.catalog.by_name[cand.source]
+        if isinstance(source, LibrarySource):
+            found = source.library_of(doc.path)
+            if found is not None:
+                hit.library, hit.library_version = found
+        return hit
 
     def _local_hit(self, query: Query, cand: Candidate) -> SearchHit:
         doc, block = cand.document, cand.block

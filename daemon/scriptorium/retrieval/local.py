@@ -51,7 +51,11 @@ class LocalCandidates:
         if self.semantic is not None:  # None when it is off; mix waits for the vectors
             sources = frozenset(query.sources)
 
+            library = query.library_documents
+
             def allowed(hit: LexicalHit) -> bool:
+                if library and doc_term(hit.doc.source, hit.doc.path) not in library:
+                    return False
                 return not sources or hit.doc.source in sources
 
             hits = self.semantic.mix(self.indexer.snapshot, query, hits, allowed)
@@ -102,6 +106,7 @@ class LocalCandidates:
             if ranking.named_file_factor > 1.0
             else (),
             document_limit=ranking.named_file_candidates,
+            within=query.library_documents,
         )
 
 

@@ -10,6 +10,7 @@ from scriptorium import telemetry
 from scriptorium.cancel import hold
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.domain.outcomes import InvalidArgument, SearchOutcome, SearchParams
+from scriptorium.index.schema import doc_term
 from scriptorium.limits import (
     MAX_QUERY_CHARS,
     SEARCHED_QUERY_CHARS,
@@ -25,6 +26,7 @@ from scriptorium.retrieval.answer import Answerer, new_outcome
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
 from scriptorium.sources.catalog import SourceCatalog
+from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import is_listing
 from scriptorium.text import clip_at_whitespace, without_html_comments
 from scriptorium.text.quoting import some_of
@@ -70,6 +72,7 @@ class SearchService:
         if unknown:
             known = ", ".join(sorted(self.catalog.names()))
             raise InvalidArgument(f"unknown source(s) {some_of(unknown)}; known sources: {known}")
+        sources, library, library_documents = self._library(params)
         if params.token_budget < 0:
             raise InvalidArgument("token_budget must not be negative")
         top_k = TOP_K_DEFAULT if params.top_k <= 0 else min(params.top_k, TOP_K_MAX)
@@ -89,7 +92,12 @@ class SearchService:
             snippet_lines=snippet,
             corpora=corpora,
             mode=mode_name,
-            sources=frozenset(params.sources),
+            sources=sources,
+            library=library,
+            library_documents=library_documents,
+            library_sources=frozenset(
+                s.name for s in self.catalog.local if isinstance(s, LibrarySource)
+            ),
             surface=params.surface or "",
             as_of=params.as_of,
             token_budget=params.token_budget,
@@ -97,6 +105,32 @@ class SearchService:
             received_chars=len(received),
             hidden_chars=len(received) - len(visible),
         )
+
+    def _library(self, params: SearchParams) -> tuple[frozenset[str], str, frozenset[str]]:
+        """The sources, the library and its documents' terms a ``library`` restricts to.
+
+        Without one, the sources as asked. With one, only the library sources among them that
+        hold it; a library none holds is refused, naming the known ones.
+        """
+        asked = frozenset(params.sources)
+        library = (params.library or "").strip()
+        if not library:
+            return asked, "", frozenset()
+        holders = [
+            s
+            for s in self.catalog.local
+            if isinstance(s, LibrarySource) and (not asked or s.name in asked)
+        ]
+        terms = frozenset(
+            doc_term(s.name, path) for s in holders for path in s.library_paths(library)
+        )
+        if not terms:
+            known = sorted({n for s in holders for n in s.library_names()})
+            listed = some_of(known) if known else "none (no dependencies source is configured)"
+            raise InvalidArgument(
+                f"unknown library {some_of([library])}; known libraries: {listed}"
+            )
+        return frozenset(s.name for s in holders), library, terms
 
     def query_from(
         self, text: str, *, top_k: int = 10, mode: str = "", sources=(), kinds=()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from cachetools import LRUCache
 
 from scriptorium.domain.model import Corpus, Query
+from scriptorium.index.generation import block_id
 from scriptorium.index.searcher import LexicalHit
 from scriptorium.ranking.signals import identifier_words
 from scriptorium.semantic.builder import VectorBuilder
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from scriptorium.index.catalog import Snapshot
     from scriptorium.ranking.settings import RankingSettings
+    from scriptorium.semantic import vectors as V
 
 QUERY_MEMO = 512
 
@@ -124,6 +126,9 @@ class SemanticCandidates:
                 seen.add(bid)
                 taken += 1
         cosines = index.similarity(vector, np.array([h.bid for h in hits], dtype=np.int64))
+        context = self.ranking.semantic_page_context
+        if context > 0:
+            cosines = _in_context(index, vector, hits, cosines, context)
         nearest_floor = self.ranking.semantic_floor == "nearest"
         for corpus in corpora:
             _rescore(
@@ -162,6 +167,26 @@ def _covered(query: Query, hits: Sequence[LexicalHit]) -> float:
             return 1.0
         best = max(best, len(features.matched(terms)) / len(terms))
     return best
+
+
+def _in_context(
+    index: V.VectorIndex,
+    vector: np.ndarray,
+    hits: Sequence[LexicalHit],
+    cosines: np.ndarray,
+    share: float,
+) -> np.ndarray:
+    """Each block's cosine mixed with its page opening's (its document's first block): what
+    a section means depends on the page it is on, and a later section of a long guide that
+    happens to read like the query is weighed by what the page is about."""
+    import numpy as np
+
+    firsts = np.array(
+        [block_id(h.doc.source, h.doc.path, h.doc.content_hash, 0) for h in hits], dtype=np.int64
+    )
+    opening = index.similarity(vector, firsts)
+    mixed = (1.0 - share) * cosines + share * opening
+    return np.where(np.isnan(opening), cosines, mixed)
 
 
 def _rescore(

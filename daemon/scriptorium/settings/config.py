@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.domain.model import SourceClass
+from scriptorium.settings.dependencies import dependency_options, dependency_source
 from scriptorium.settings.listen import allowed_hosts as _allowed_hosts
 from scriptorium.settings.listen import http_listen as _http_listen
 from scriptorium.settings.schema import (
@@ -36,10 +37,10 @@ from scriptorium.settings.telemetry import (
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 # Kinds that read a directory tree and therefore cannot work without a root.
-LOCAL_KINDS = frozenset({"markdown", "code"})
+LOCAL_KINDS = frozenset({"markdown", "code", "dependencies"})
 _LOG_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
 # The top-level tables a configuration file may hold.
-TABLES = ("server", "sources", "ranking", "telemetry")
+TABLES = ("server", "sources", "ranking", "telemetry", "dependencies")
 
 
 def default_state_dir(sources: Sequence[SourceConfig]) -> Path:
@@ -131,8 +132,13 @@ def load_settings(
     listen: str | None = None,
     state_dir: str | None = None,
     http_listen: str | None = None,
+    dependencies: bool | None = None,
 ) -> Settings:
-    """Settings from an optional TOML file plus bare paths; CLI flags override the file."""
+    """Settings from an optional TOML file plus bare paths; CLI flags override the file.
+
+    ``dependencies`` False (``--no-dependencies``) keeps bare paths from offering their
+    dependencies whatever ``[dependencies] enabled`` says.
+    """
     data: dict[str, Any] = {}
     config_dir = Path.cwd()
     if config_path is not None:
@@ -148,7 +154,10 @@ def load_settings(
         bare = ["."]
     if config_path is not None and not sources and not bare:
         raise ConfigError(f"{config_path}: no [[sources]] configured and no paths given")
-    sources.extend(_sources_from_paths(bare, taken={s.name.casefold() for s in sources}))
+    offered = dependency_options(data.get("dependencies", {}), dependencies)
+    sources.extend(
+        _sources_from_paths(bare, taken={s.name.casefold() for s in sources}, dependencies=offered)
+    )
     _check_unique_names(sources)
     _assign_defaults(sources)
 
@@ -429,8 +438,12 @@ def _check_name(name: str, where: str) -> None:
         raise ConfigError(f"{where} a source name must not contain '/' or '#'")
 
 
-def _sources_from_paths(paths: Sequence[str], taken: set[str]) -> list[SourceConfig]:
-    """Two sources (docs and code) per bare path, named so that every name stays unique."""
+def _sources_from_paths(
+    paths: Sequence[str], taken: set[str], dependencies: dict[str, Any] | None = None
+) -> list[SourceConfig]:
+    """Two sources (docs and code) per bare path, named so that every name stays unique, and
+    a third (``deps``, the installed dependencies) where the path holds a manifest and
+    ``dependencies`` (its options) is given."""
     out: list[SourceConfig] = []
     roots: set[Path] = set()
     for raw in paths:
@@ -448,6 +461,10 @@ def _sources_from_paths(paths: Sequence[str], taken: set[str]) -> list[SourceCon
             name = f"{stem}-{suffix}" if stem else suffix
             taken.add(name.casefold())
             out.append(SourceConfig(name=name, kind=kind, root=root, default=True))
+        if dependencies is not None:
+            out.extend(
+                dependency_source(root, f"{stem}-deps" if stem else "deps", taken, dependencies)
+            )
     return out
 
 

@@ -112,7 +112,7 @@ class Reason(_message.Message):
     def __init__(self, name: _Optional[str] = ..., weight: _Optional[float] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "top_k", "snippet_lines", "kinds", "mode", "sources", "surface", "as_of", "token_budget", "explain")
+    __slots__ = ("query", "top_k", "snippet_lines", "kinds", "mode", "sources", "surface", "as_of", "token_budget", "explain", "library")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     SNIPPET_LINES_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +123,7 @@ class SearchRequest(_message.Message):
     AS_OF_FIELD_NUMBER: _ClassVar[int]
     TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
     query: str
     top_k: int
     snippet_lines: int
@@ -133,10 +134,11 @@ class SearchRequest(_message.Message):
     as_of: _timestamp_pb2.Timestamp
     token_budget: int
     explain: bool
-    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., snippet_lines: _Optional[int] = ..., kinds: _Optional[_Iterable[_Union[Corpus, str]]] = ..., mode: _Optional[str] = ..., sources: _Optional[_Iterable[str]] = ..., surface: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., token_budget: _Optional[int] = ..., explain: _Optional[bool] = ...) -> None: ...
+    library: str
+    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., snippet_lines: _Optional[int] = ..., kinds: _Optional[_Iterable[_Union[Corpus, str]]] = ..., mode: _Optional[str] = ..., sources: _Optional[_Iterable[str]] = ..., surface: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., token_budget: _Optional[int] = ..., explain: _Optional[bool] = ..., library: _Optional[str] = ...) -> None: ...
 
 class SearchResult(_message.Message):
-    __slots__ = ("ref_id", "kind", "location", "url", "title", "section_path", "start_line", "end_line", "snippet", "preview", "score", "scores", "reasons", "source", "doc_version", "superseded_by", "effective_from", "effective_to", "source_class", "parse_confidence", "source_revision", "language", "anchor_line")
+    __slots__ = ("ref_id", "kind", "location", "url", "title", "section_path", "start_line", "end_line", "snippet", "preview", "score", "scores", "reasons", "source", "doc_version", "superseded_by", "effective_from", "effective_to", "source_class", "parse_confidence", "source_revision", "language", "anchor_line", "library", "library_version")
     REF_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
@@ -160,6 +162,8 @@ class SearchResult(_message.Message):
     SOURCE_REVISION_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     ANCHOR_LINE_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_FIELD_NUMBER: _ClassVar[int]
+    LIBRARY_VERSION_FIELD_NUMBER: _ClassVar[int]
     ref_id: str
     kind: RefKind
     location: str
@@ -183,7 +187,9 @@ class SearchResult(_message.Message):
     source_revision: str
     language: str
     anchor_line: int
-    def __init__(self, ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., location: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., snippet: _Optional[str] = ..., preview: _Optional[str] = ..., score: _Optional[float] = ..., scores: _Optional[_Union[Scores, _Mapping]] = ..., reasons: _Optional[_Iterable[_Union[Reason, _Mapping]]] = ..., source: _Optional[str] = ..., doc_version: _Optional[str] = ..., superseded_by: _Optional[str] = ..., effective_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., effective_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_class: _Optional[str] = ..., parse_confidence: _Optional[float] = ..., source_revision: _Optional[str] = ..., language: _Optional[str] = ..., anchor_line: _Optional[int] = ...) -> None: ...
+    library: str
+    library_version: str
+    def __init__(self, ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., location: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., snippet: _Optional[str] = ..., preview: _Optional[str] = ..., score: _Optional[float] = ..., scores: _Optional[_Union[Scores, _Mapping]] = ..., reasons: _Optional[_Iterable[_Union[Reason, _Mapping]]] = ..., source: _Optional[str] = ..., doc_version: _Optional[str] = ..., superseded_by: _Optional[str] = ..., effective_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., effective_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_class: _Optional[str] = ..., parse_confidence: _Optional[float] = ..., source_revision: _Optional[str] = ..., language: _Optional[str] = ..., anchor_line: _Optional[int] = ..., library: _Optional[str] = ..., library_version: _Optional[str] = ...) -> None: ...
 
 class Conflict(_message.Message):
     __slots__ = ("key", "ref_ids", "locations", "note")
@@ -572,7 +578,7 @@ class ListSourcesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SourceStatus(_message.Message):
-    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds", "build_files_total", "build_files_done", "vectors_state", "vectors_done", "vectors_total", "vectors_detail", "skipped")
+    __slots__ = ("name", "kind", "state", "document_count", "block_count", "generation", "indexed_at", "last_error", "source_class", "root", "bytes", "corpus", "staleness_seconds", "build_files_total", "build_files_done", "vectors_state", "vectors_done", "vectors_total", "vectors_detail", "skipped", "crawl", "detail", "libraries")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -593,6 +599,9 @@ class SourceStatus(_message.Message):
     VECTORS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VECTORS_DETAIL_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    CRAWL_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    LIBRARIES_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     state: SourceState
@@ -613,7 +622,72 @@ class SourceStatus(_message.Message):
     vectors_total: int
     vectors_detail: str
     skipped: _containers.RepeatedCompositeFieldContainer[SkipCount]
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ..., build_files_total: _Optional[int] = ..., build_files_done: _Optional[int] = ..., vectors_state: _Optional[str] = ..., vectors_done: _Optional[int] = ..., vectors_total: _Optional[int] = ..., vectors_detail: _Optional[str] = ..., skipped: _Optional[_Iterable[_Union[SkipCount, _Mapping]]] = ...) -> None: ...
+    crawl: CrawlStatus
+    detail: str
+    libraries: _containers.RepeatedCompositeFieldContainer[LibraryStatus]
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[SourceState, str]] = ..., document_count: _Optional[int] = ..., block_count: _Optional[int] = ..., generation: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., source_class: _Optional[str] = ..., root: _Optional[str] = ..., bytes: _Optional[int] = ..., corpus: _Optional[_Union[Corpus, str]] = ..., staleness_seconds: _Optional[float] = ..., build_files_total: _Optional[int] = ..., build_files_done: _Optional[int] = ..., vectors_state: _Optional[str] = ..., vectors_done: _Optional[int] = ..., vectors_total: _Optional[int] = ..., vectors_detail: _Optional[str] = ..., skipped: _Optional[_Iterable[_Union[SkipCount, _Mapping]]] = ..., crawl: _Optional[_Union[CrawlStatus, _Mapping]] = ..., detail: _Optional[str] = ..., libraries: _Optional[_Iterable[_Union[LibraryStatus, _Mapping]]] = ...) -> None: ...
+
+class CrawlStatus(_message.Message):
+    __slots__ = ("state", "detail", "pages_fetched", "pages_unchanged", "skipped", "pages_failed", "failures", "finished_at", "url")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FETCHED_FIELD_NUMBER: _ClassVar[int]
+    PAGES_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FAILED_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    detail: str
+    pages_fetched: int
+    pages_unchanged: int
+    skipped: _containers.RepeatedCompositeFieldContainer[CrawlSkip]
+    pages_failed: int
+    failures: _containers.RepeatedCompositeFieldContainer[CrawlFailure]
+    finished_at: _timestamp_pb2.Timestamp
+    url: str
+    def __init__(self, state: _Optional[str] = ..., detail: _Optional[str] = ..., pages_fetched: _Optional[int] = ..., pages_unchanged: _Optional[int] = ..., skipped: _Optional[_Iterable[_Union[CrawlSkip, _Mapping]]] = ..., pages_failed: _Optional[int] = ..., failures: _Optional[_Iterable[_Union[CrawlFailure, _Mapping]]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., url: _Optional[str] = ...) -> None: ...
+
+class CrawlSkip(_message.Message):
+    __slots__ = ("reason", "pages")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    pages: int
+    def __init__(self, reason: _Optional[str] = ..., pages: _Optional[int] = ...) -> None: ...
+
+class CrawlFailure(_message.Message):
+    __slots__ = ("url", "http_status", "error")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    http_status: int
+    error: str
+    def __init__(self, url: _Optional[str] = ..., http_status: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+
+class LibraryStatus(_message.Message):
+    __slots__ = ("name", "version", "installed_version", "ecosystem", "direct", "installed", "files", "location", "documentation_urls")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    INSTALLED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ECOSYSTEM_FIELD_NUMBER: _ClassVar[int]
+    DIRECT_FIELD_NUMBER: _ClassVar[int]
+    INSTALLED_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTATION_URLS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: str
+    installed_version: str
+    ecosystem: str
+    direct: bool
+    installed: bool
+    files: int
+    location: str
+    documentation_urls: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., installed_version: _Optional[str] = ..., ecosystem: _Optional[str] = ..., direct: _Optional[bool] = ..., installed: _Optional[bool] = ..., files: _Optional[int] = ..., location: _Optional[str] = ..., documentation_urls: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SkipCount(_message.Message):
     __slots__ = ("rule", "files")

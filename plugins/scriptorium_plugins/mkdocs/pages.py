@@ -55,6 +55,30 @@ def has_content(text: str) -> bool:
     return bool(body.strip())
 
 
+_LANGUAGE_CLASS = re.compile(r"^(?:language|lang|highlight)-([\w+#.-]+)$")
+# Class suffixes that name no language (Sphinx's project default, plain text).
+_NO_LANGUAGE = frozenset({"default", "none", "text", "plain", "notranslate", "source"})
+
+
+def code_language(el: Any) -> str:
+    """A code block's language, from the classes renderers put on it or on its wrappers
+    (``language-python``, ``lang-go``, Sphinx's ``highlight-bash``); empty when none says."""
+    nodes = [el, el.find("code") if hasattr(el, "find") else None]
+    parent = el.parent
+    for _ in range(2):  # Sphinx: div.highlight-bash > div.highlight > pre
+        if parent is None:
+            break
+        nodes.append(parent)
+        parent = parent.parent
+    for node in nodes:
+        classes = node.get("class") if node is not None and hasattr(node, "get") else None
+        for name in classes or ():
+            match = _LANGUAGE_CLASS.match(name)
+            if match and match.group(1).lower() not in _NO_LANGUAGE:
+                return match.group(1).lower()
+    return ""
+
+
 class _Converter(MarkdownConverter):
     """Markdownify with ATX headings that keep the site's anchor ids (``{ #id }``)."""
 
@@ -78,15 +102,30 @@ def page_meta(soup: BeautifulSoup) -> dict[str, Any]:
     return meta
 
 
-def html_to_markdown(html: str) -> tuple[str, dict[str, Any]]:
-    """The main content of a published page as Markdown, plus facts from its head."""
-    soup = BeautifulSoup(html, "html.parser")
+def html_to_markdown(
+    html: str | BeautifulSoup,
+    *,
+    main_selectors: tuple[str, ...] = _MAIN,
+    chrome: tuple[str, ...] = _CHROME,
+) -> tuple[str, dict[str, Any]]:
+    """The main content of a published page as Markdown, plus facts from its head.
+
+    The first of ``main_selectors`` that matches is the content; ``chrome`` is removed from it.
+    """
+    soup = html if isinstance(html, BeautifulSoup) else BeautifulSoup(html, "html.parser")
     meta = page_meta(soup)
-    main = next((found for sel in _MAIN if (found := soup.select_one(sel)) is not None), soup)
-    for selector in _CHROME:
+    main = next(
+        (found for sel in main_selectors if (found := soup.select_one(sel)) is not None), soup
+    )
+    for selector in chrome:
         for node in main.select(selector):
             node.decompose()
-    converter = _Converter(heading_style=ATX, bullets="-", escape_underscores=False)
+    converter = _Converter(
+        heading_style=ATX,
+        bullets="-",
+        escape_underscores=False,
+        code_language_callback=code_language,
+    )
     markdown = converter.convert_soup(main)
     markdown = re.sub(r"\n{3,}", "\n\n", markdown).strip()
     return markdown + "\n" if markdown else "", meta

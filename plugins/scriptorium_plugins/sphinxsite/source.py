@@ -24,9 +24,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import httpx
-
 from scriptorium.plugin import SourceConfig, SourceContext, SourceDocument
+from scriptorium_plugins.docsites.fetching import FetchFailed, PageCache, PoliteClient
 from scriptorium_plugins.markdown.source import MarkdownSource
 from scriptorium_plugins.sphinxsite.site import (
     SiteFormatError,
@@ -43,6 +42,7 @@ log = logging.getLogger(__name__)
 INCLUDE = ("*.rst", "*.md")
 STAMP = ".sphinx-mirror.json"
 OBJECTS = ".sphinx-objects.json"
+HTTP_CACHE = ".http-cache"
 
 
 def _default_cache(name: str) -> Path:
@@ -75,19 +75,25 @@ class SiteMirror:
         return stamp.get("url") == self.url and time.time() - stamp.get("at", 0) < hours * 3600
 
     def refresh(self) -> dict:
-        """Mirror the site; returns what was fetched. Raises on a site that is not Sphinx's."""
-        with httpx.Client(timeout=self.timeout, follow_redirects=True) as client:
+        """Mirror the site; returns what was fetched. Raises on a site that is not Sphinx's.
+
+        Requests carry the validators of the last mirror (``.http-cache/``), so a site that
+        has not changed answers 304s and no page is rewritten.
+        """
+        client = PoliteClient(PageCache(self.folder / HTTP_CACHE), self.timeout, 0.0)
+        try:
             index = client.get(f"{self.url}/searchindex.js")
-            index.raise_for_status()
             pages = parse_searchindex(index.text)[: self.max_pages]
             objects: dict[str, list[tuple[str, str]]] = {}
-            inventory = client.get(f"{self.url}/objects.inv")
-            if inventory.status_code == 200:
-                try:
-                    objects = parse_inventory(inventory.content)
-                except SiteFormatError as exc:
-                    log.warning("sphinx site %s: %s", self.url, exc)
+            try:
+                objects = parse_inventory(client.get(f"{self.url}/objects.inv").body)
+            except FetchFailed:
+                pass  # a site without objects.inv has no object names
+            except SiteFormatError as exc:
+                log.warning("sphinx site %s: %s", self.url, exc)
             written = {self._page(client, page) for page in pages}
+        finally:
+            client.close()
         written.discard(None)
         for stale in self.folder.rglob("*"):
             relative = stale.relative_to(self.folder).as_posix()
@@ -98,21 +104,29 @@ class SiteMirror:
         _write(self.folder / STAMP, json.dumps(report))
         return report
 
-    def _page(self, client: httpx.Client, page: SitePage) -> str | None:
+    def _page(self, client: PoliteClient, page: SitePage) -> str | None:
         """Mirror one page: its published source, else its HTML as Markdown."""
-        response = client.get(source_url(self.url, page))
-        from_html = response.status_code != 200 or "html" in response.headers.get(
-            "content-type", ""
-        )
+        try:
+            response = client.get(source_url(self.url, page))
+            from_html = "html" in response.content_type
+        except FetchFailed:
+            from_html = True
         if from_html:
-            response = client.get(f"{self.url}/{page.docname}.html")
-            if response.status_code != 200:
+            try:
+                response = client.get(f"{self.url}/{page.docname}.html")
+            except FetchFailed:
                 return None
             text = html_page_markdown(response.text)
         else:
             text = response.text
         name = local_name(page, from_html)
-        _write(self.folder / name, text)
+        path = self.folder / name
+        try:
+            if path.read_text("utf-8") == text:
+                return name  # unchanged: not rewritten, so not re-indexed
+        except OSError:
+            pass
+        _write(path, text)
         return name
 
 
@@ -159,7 +173,7 @@ class SphinxSiteSource(MarkdownSource):
             try:
                 report = mirror.refresh()
                 log.info("sphinx site %s: mirrored %d pages", url, report["pages"])
-            except (httpx.HTTPError, SiteFormatError, OSError) as exc:
+            except (FetchFailed, SiteFormatError, OSError) as exc:
                 log.warning(
                     "sphinx site %s could not be mirrored (%s); serving the last mirror", url, exc
                 )

@@ -341,6 +341,30 @@ function ago(seconds) {
   return `${Math.round(seconds / 3600)} h`;
 }
 
+function pathOf(url) {
+  try { return new URL(url).pathname; } catch { return url; }
+}
+
+// What the last crawl of a fetched site did: the counts, and each page that did not answer
+// (its status or error) in a list a reader can open; "—" for sources that are not crawled.
+function crawlSummary(crawl) {
+  if (!crawl || !crawl.state) return el("td", { text: "—" });
+  const counts = [`${crawl.state}`, `${Number(crawl.pagesFetched || 0)} fetched`];
+  if (Number(crawl.pagesUnchanged || 0)) counts.push(`${crawl.pagesUnchanged} unchanged`);
+  const skipped = (crawl.skipped || []).reduce((n, s) => n + Number(s.pages || 0), 0);
+  if (skipped) counts.push(`${skipped} skipped`);
+  if (Number(crawl.pagesFailed || 0)) counts.push(`${crawl.pagesFailed} failed`);
+  const cell = el("td", { class: `crawl-${crawl.state}`, title: crawl.detail || "", "data-crawl": crawl.state },
+    counts.join(" · "));
+  const failures = crawl.failures || [];
+  if (failures.length) {
+    const list = el("ul", { class: "crawl-failures" }, ...failures.map((f) =>
+      el("li", { title: f.url, text: `${pathOf(f.url)}: ${f.error}` })));
+    cell.append(el("details", {}, el("summary", { text: "failed pages" }), list));
+  }
+  return cell;
+}
+
 async function refreshSources() {
   try {
     const reply = await call("ListSources", {});
@@ -357,13 +381,17 @@ async function refreshSources() {
       const vectorsCell = vectorState === "encoding"
         ? el("td", {}, el("progress", { max: String(vectorsTotal), value: String(vectorsDone), "aria-label": `${s.name} vectors: ${vectorsDone} of ${vectorsTotal} blocks` }), ` ${vectorsDone}/${vectorsTotal}`)
         : el("td", { text: vectorState, title: s.vectorsDetail || "" });
+      const crawlCell = crawlSummary(s.crawl);
+      // A partial crawl's sentence is the source's last error too; the Crawl column shows it.
+      const shownError = s.crawl && s.lastError === s.crawl.detail ? "" : s.lastError;
       const state = s.state.replace("SOURCE_STATE_", "").toLowerCase();
       return el("tr", { "data-source": s.name },
         el("th", { scope: "row", text: s.name }), el("td", { text: s.kind }),
-        el("td", { class: `state-${s.state}`, text: state + (s.lastError ? `: ${s.lastError}` : "") }),
+        el("td", { class: `state-${s.state}`, text: state + (shownError ? `: ${shownError}` : "") }),
         el("td", { class: "num", text: s.documentCount }), el("td", { class: "num", text: s.blockCount }),
         el("td", { class: "num", text: s.generation }),
-        el("td", { class: "num", text: ago(Number(s.stalenessSeconds || 0)) }), buildCell, vectorsCell);
+        el("td", { class: "num", text: ago(Number(s.stalenessSeconds || 0)) }), buildCell, vectorsCell,
+        crawlCell);
     });
     $("sources").tBodies[0].replaceChildren(...rows);
     setStatus($("sources-meta"), `server ${reply.serverVersion} · generation ${reply.generation}`);
