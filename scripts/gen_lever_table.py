@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from scriptorium.settings.reference import LEVERS_BEGIN, LEVERS_END, LEVERS_PAGE, render_levers
+from scriptorium.cli.reference import LEVERS_BEGIN, LEVERS_END, LEVERS_PAGE, render_levers
 
 REPO = Path(__file__).resolve().parents[1]
 

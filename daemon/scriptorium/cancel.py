@@ -23,6 +23,10 @@ from typing import Any, TypeVar
 from scriptorium import faults
 
 T = TypeVar("T")
+
+# The exit status of a process stopped before it was done (a daemon before it was ready, a
+# build), when no signal is known (SIGINT's).
+EXIT_INTERRUPTED = 130
 log = logging.getLogger(__name__)
 
 _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(

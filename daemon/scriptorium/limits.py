@@ -33,6 +33,8 @@ MAX_TOPIC_CHARS = 2000  # of GuideImplementation's topic, the characters searche
 MAX_SEEDS = 25  # refs one ExpandRelated or SummarizeFlow call takes
 RELATED_TOP_K_DEFAULT, RELATED_TOP_K_MAX = 10, 50
 FLOW_STEPS_DEFAULT, FLOW_STEPS_MAX = 8, 25
+GUIDE_DOCS_DEFAULT, GUIDE_DOCS_MAX = 4, 10  # GuideImplementation's max_docs (0: the default)
+GUIDE_SAMPLES_DEFAULT, GUIDE_SAMPLES_MAX = 4, 10  # and its max_samples
 
 # Index generations kept on disk (the serving one and those before it)
 KEEP_GENERATIONS = 3

@@ -59,8 +59,8 @@ if TYPE_CHECKING:
     from scriptorium.content.code import cut_code, cut_lines, cut_symbol
     from scriptorium.content.cut import DEFAULT_MAX_LINES, cut_doc, cut_file, find_doc_block
     from scriptorium.content.fetch import code_location
-    from scriptorium.content.resolve import normalize_location
     from scriptorium.content.symbols import parse_line_range
+    from scriptorium.domain.model import doc_version
     from scriptorium.domain.outcomes import (
         ContentOutcome,
         CrawlReport,
@@ -69,10 +69,10 @@ if TYPE_CHECKING:
         Resolution,
         SourceReport,
     )
+    from scriptorium.domain.refs import normalize_location
     from scriptorium.grpc import convert as wire
     from scriptorium.grpc.status import resolution_from_error
     from scriptorium.index import schema as index_schema
-    from scriptorium.index.builder import doc_version
     from scriptorium.index.fields import block_tokens
     from scriptorium.index.parallel import helper_count, load_streaming
     from scriptorium.index.searcher import FieldWeights, build_query
@@ -108,7 +108,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
         for n in ("DEFAULT_MAX_LINES", "cut_doc", "cut_file", "find_doc_block")
     },
     "code_location": ("scriptorium.content.fetch", "code_location"),
-    "normalize_location": ("scriptorium.content.resolve", "normalize_location"),
+    "normalize_location": ("scriptorium.domain.refs", "normalize_location"),
     "parse_line_range": ("scriptorium.content.symbols", "parse_line_range"),
     **{
         n: ("scriptorium.domain.outcomes", n)
@@ -124,7 +124,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "wire": ("scriptorium.grpc.convert", None),
     "resolution_from_error": ("scriptorium.grpc.status", "resolution_from_error"),
     "index_schema": ("scriptorium.index.schema", None),
-    "doc_version": ("scriptorium.index.builder", "doc_version"),
+    "doc_version": ("scriptorium.domain.model", "doc_version"),
     "block_tokens": ("scriptorium.index.fields", "block_tokens"),
     **{n: ("scriptorium.index.parallel", n) for n in ("helper_count", "load_streaming")},
     **{n: ("scriptorium.index.searcher", n) for n in ("FieldWeights", "build_query")},

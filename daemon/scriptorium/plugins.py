@@ -17,6 +17,7 @@ import pluggy
 
 from scriptorium import hookspecs
 from scriptorium.blocks.extractors import BlockExtractor, ExtractorChain
+from scriptorium.domain.outcomes import PluginError
 from scriptorium.ranking.modes import DefaultMode, RankingMode
 from scriptorium.settings.schema import Key
 from scriptorium.sources.base import SourceFactory
@@ -24,10 +25,6 @@ from scriptorium.text.quoting import clipped
 
 ENTRY_POINT_GROUP = "scriptorium"
 hookimpl = pluggy.HookimplMarker("scriptorium")
-
-
-class PluginError(RuntimeError):
-    """A plugin could not be loaded or registered something invalid."""
 
 
 @dataclass

@@ -379,7 +379,7 @@ def test_each_table_names_the_key_and_the_nearest_known_one(
 
 def _validate(config: Path) -> None:
     """What ``serve`` and ``index build`` check before anything binds: kinds and their keys."""
-    from scriptorium.grpc.server import validate_source_kinds
+    from scriptorium.engine.checks import validate_source_kinds
     from scriptorium.plugins import load_registry
 
     validate_source_kinds(load_settings(config), load_registry())
@@ -446,7 +446,7 @@ def test_declared_keys_accept_the_documented_examples(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parents[2]
     for example in sorted((repo / "eval").glob("*.toml")):
         settings = load_settings(example)
-        from scriptorium.grpc.server import validate_source_kinds
+        from scriptorium.engine.checks import validate_source_kinds
         from scriptorium.plugins import load_registry
 
         validate_source_kinds(settings, load_registry())

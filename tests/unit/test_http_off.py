@@ -10,7 +10,7 @@ from scriptorium.settings.config import load_settings
 PROBE = """
 import sys
 import scriptorium.cli, scriptorium.cli.local, scriptorium.cli.parser
-import scriptorium.grpc.server, scriptorium.engine.local
+import scriptorium.daemon, scriptorium.grpc.server, scriptorium.engine.local
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"starlette", "uvicorn"}
                 or m.startswith("scriptorium.http"))
 print(",".join(loaded))

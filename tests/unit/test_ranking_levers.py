@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from scriptorium.cli import reference
 from scriptorium.ranking.levers import SHIPPED, status
 from scriptorium.ranking.settings import RANKING_KEYS, RankingSettings
-from scriptorium.settings import reference
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / reference.LEVERS_PAGE

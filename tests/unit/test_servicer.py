@@ -27,6 +27,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from scriptorium.client import Client, ResolutionError, ScriptoriumError
+from scriptorium.daemon import serve
 from scriptorium.domain.model import Corpus, Reason, RefKind, Scores
 from scriptorium.domain.outcomes import (
     ContentOutcome,
@@ -45,6 +46,7 @@ from scriptorium.domain.outcomes import (
     UnderstoodQuery,
 )
 from scriptorium.engine.base import Engine
+from scriptorium.engine.checks import validate_source_kinds
 from scriptorium.faults import InjectedPanic
 from scriptorium.grpc import convert
 from scriptorium.grpc.server import (
@@ -52,9 +54,7 @@ from scriptorium.grpc.server import (
     check_listen_address,
     is_loopback,
     run_server,
-    serve,
     start_server,
-    validate_source_kinds,
 )
 from scriptorium.grpc.status import INTERNAL_MESSAGE, resolution_from_error, to_status
 from scriptorium.plugins import Registry

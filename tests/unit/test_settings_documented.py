@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.cli import main
-from scriptorium.settings import reference
+from scriptorium.cli import main, reference
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / reference.REFERENCE_PAGE

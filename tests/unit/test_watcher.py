@@ -13,12 +13,12 @@ import pytest
 
 from scriptorium.content.pages import paths_of
 from scriptorium.content.resolve import Resolver
+from scriptorium.engine import watching as retrieval
 from scriptorium.engine.local import LocalEngine
 from scriptorium.index.catalog import Snapshot
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
 from scriptorium.sources import watcher
-from scriptorium.sources import watching as retrieval
 from scriptorium.sources.base import SourceConfig, SourceContext
 from scriptorium.sources.watcher import RootMap, WatchedRoot
 from tests.support.daemon import copy_security_slice, write_fastapi_config

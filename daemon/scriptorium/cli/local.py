@@ -38,7 +38,7 @@ def _apply_build_workers(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from scriptorium.grpc.server import serve
+    from scriptorium.daemon import serve
 
     settings = load_settings(
         args.config,
@@ -69,9 +69,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_index_build(args: argparse.Namespace) -> int:
-    from scriptorium.cancel import BuildCancelled, BuildSignals
+    from scriptorium.cancel import EXIT_INTERRUPTED, BuildCancelled, BuildSignals
+    from scriptorium.engine.checks import validate_source_kinds
     from scriptorium.engine.local import build_index
-    from scriptorium.grpc.server import EXIT_INTERRUPTED, validate_source_kinds
     from scriptorium.index.generation import GenerationWriteError
     from scriptorium.plugins import load_registry
 
@@ -103,7 +103,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
 
 def cmd_index_push(args: argparse.Namespace) -> int:
     """Every source that keeps its blocks in a cluster (``push``) gets a new generation."""
-    from scriptorium.grpc.server import validate_source_kinds
+    from scriptorium.engine.checks import validate_source_kinds
     from scriptorium.plugins import load_registry
     from scriptorium.ranking.settings import ranking_settings
     from scriptorium.sources.base import SourceConfig, SourceContext
@@ -199,7 +199,7 @@ def cmd_state(args: argparse.Namespace) -> int:
 def cmd_settings(args: argparse.Namespace) -> int:
     """Every declared configuration table; ``--format markdown`` is docs/settings.md,
     ``--format levers`` the lever table of docs/ranking.md."""
-    from scriptorium.settings import reference
+    from scriptorium.cli import reference
 
     tables = reference.all_tables(first_party_only=not args.all_plugins)
     if args.format == "json":

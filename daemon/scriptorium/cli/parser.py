@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scriptorium import __version__
-from scriptorium.settings.reference import REFERENCE_PAGE, serve_epilog
+from scriptorium.cli.reference import REFERENCE_PAGE, serve_epilog
 from scriptorium.usage import UsageParser
 
 _KINDS = ("docs", "code")

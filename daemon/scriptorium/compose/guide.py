@@ -70,17 +70,10 @@ def guide_implementation(
 ) -> GuideOutcome:
     faults.pause("rpc.guide", stop=cancelled)
     checkpoint()
-    if not topic.strip():
-        raise InvalidArgument("topic is required")
-    if len(topic) > limits.MAX_QUERY_CHARS:
-        raise InvalidArgument(
-            f"topic is {len(topic)} characters; at most {limits.MAX_QUERY_CHARS} are accepted"
-            f" (of a long topic, the first {MAX_TOPIC_CHARS} are searched)"
-        )
     received = len(topic)
-    topic = clip_at_whitespace(topic, MAX_TOPIC_CHARS)
-    max_docs = 4 if max_docs <= 0 else min(max_docs, 10)
-    max_samples = 4 if max_samples <= 0 else min(max_samples, 10)
+    topic = _searched_topic(topic)
+    max_docs = _count(max_docs, limits.GUIDE_DOCS_DEFAULT, limits.GUIDE_DOCS_MAX)
+    max_samples = _count(max_samples, limits.GUIDE_SAMPLES_DEFAULT, limits.GUIDE_SAMPLES_MAX)
     text = guide_query(topic, framework, language)
     base = view.make_query_from(text, top_k=20, mode=mode, sources=sources)
     outcome = view.search_query(base)
@@ -96,20 +89,7 @@ def guide_implementation(
     if outcome.abstained and outcome.abstain_reason == "low_confidence":
         assumptions.append("the best matches cover few of the topic's terms; treat them as leads")
     checkpoint()
-    seeds = [h.ref_id for h in (docs[:1] + samples[:1])]
-    if seeds:
-        related = expand_related(view, seeds, top_k=12, mode=mode, sources=sources)
-        have = {h.location for h in docs + samples}
-        wanted = set(query_terms(text))
-        for hit in related.related:
-            if hit.location in have or not _on_topic(view, hit.ref_id, wanted):
-                continue
-            if hit.kind is RefKind.DOC and len(docs) < max_docs:
-                docs.append(_from_related(view, base, hit))
-                have.add(hit.location)
-            elif hit.kind is not RefKind.DOC and len(samples) < max_samples:
-                samples.append(_from_related(view, base, hit))
-                have.add(hit.location)
+    _add_related(view, base, text, (docs, max_docs), (samples, max_samples), mode, sources)
     if not docs:
         assumptions.append("no documentation in the indexed sources matches this topic")
     if not samples:
@@ -151,6 +131,53 @@ def guide_implementation(
         topic_truncated=received > len(topic),
         topic_chars_used=len(topic),
     )
+
+
+def _searched_topic(topic: str) -> str:
+    """The topic as searched, its first MAX_TOPIC_CHARS characters; an empty one, or one past
+    MAX_QUERY_CHARS, is refused."""
+    if not topic.strip():
+        raise InvalidArgument("topic is required")
+    if len(topic) > limits.MAX_QUERY_CHARS:
+        raise InvalidArgument(
+            f"topic is {len(topic)} characters; at most {limits.MAX_QUERY_CHARS} are accepted"
+            f" (of a long topic, the first {MAX_TOPIC_CHARS} are searched)"
+        )
+    return clip_at_whitespace(topic, MAX_TOPIC_CHARS)
+
+
+def _count(asked: int, default: int, cap: int) -> int:
+    """A requested number of refs: the default for 0 (or less), at most the cap."""
+    return default if asked <= 0 else min(asked, cap)
+
+
+def _add_related(
+    view: CorpusView,
+    base: Query,
+    text: str,
+    docs: tuple[list[SearchHit], int],
+    samples: tuple[list[SearchHit], int],
+    mode: str,
+    sources: tuple[str, ...],
+) -> None:
+    """Fill the docs and samples (each a list and its cap) with on-topic refs related to the
+    best of each, in the order ExpandRelated gives them."""
+    (doc_hits, max_docs), (sample_hits, max_samples) = docs, samples
+    seeds = [h.ref_id for h in (doc_hits[:1] + sample_hits[:1])]
+    if not seeds:
+        return
+    related = expand_related(view, seeds, top_k=12, mode=mode, sources=sources)
+    have = {h.location for h in doc_hits + sample_hits}
+    wanted = set(query_terms(text))
+    for hit in related.related:
+        if hit.location in have or not _on_topic(view, hit.ref_id, wanted):
+            continue
+        if hit.kind is RefKind.DOC and len(doc_hits) < max_docs:
+            doc_hits.append(_from_related(view, base, hit))
+            have.add(hit.location)
+        elif hit.kind is not RefKind.DOC and len(sample_hits) < max_samples:
+            sample_hits.append(_from_related(view, base, hit))
+            have.add(hit.location)
 
 
 def _rank(level: str) -> int:

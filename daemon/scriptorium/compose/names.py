@@ -14,15 +14,33 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from scriptorium.domain.model import Corpus, SourceDocument
 from scriptorium.index.searcher import lexical_search
 from scriptorium.text import tokenize
 
 if TYPE_CHECKING:
-    from scriptorium.compose.related import RelatedFinder
     from scriptorium.compose.seeds import Seed
+    from scriptorium.compose.view import CorpusView
+    from scriptorium.index.catalog import Snapshot
+
+
+class Lead(Protocol):
+    """A block the finder may return, gathering the reasons it is related."""
+
+    def add(self, name: str, weight: float, detail: str) -> None: ...
+
+
+class RelatedFinder(Protocol):
+    """What the name leads need of ``related.RelatedFinder`` (which calls them): the corpus,
+    its snapshot, and the lead for a block."""
+
+    view: CorpusView
+    snapshot: Snapshot
+
+    def target(self, doc: SourceDocument, block_index: int | None) -> Lead: ...
+
 
 NAMES_WEIGHT = 1.6
 NAMED_BY_WEIGHT = 1.4

@@ -29,6 +29,7 @@ from scriptorium import limits
 from scriptorium.cancel import checkpoint
 from scriptorium.compose.names import lead_to_names, lead_to_sections
 from scriptorium.compose.seeds import Seed, load_seeds
+from scriptorium.compose.tables import folder_of
 from scriptorium.domain.model import Block, Corpus, Reason, RefKind, SourceDocument
 from scriptorium.domain.outcomes import RelatedHit, RelatedOutcome
 from scriptorium.domain.refs import Ref
@@ -111,13 +112,6 @@ def _implementation_kinds(lines: list[str], doc: SourceDocument) -> tuple[str, .
     if PurePosixPath(doc.path).name.lower() in _STARTUP_FILES:
         found.append("startup")
     return tuple(found)
-
-
-@lru_cache(maxsize=65_536)
-def folder_of(path: str) -> str:
-    """The folder of a path as ``PurePosixPath`` spells it (``.`` at the top), remembered:
-    proximity asks it of every code file for every code seed."""
-    return str(PurePosixPath(path).parent)
 
 
 # A lower-cased word every match of each pattern holds: in ASCII text a pattern whose words

@@ -11,11 +11,12 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import PurePosixPath
 from typing import Generic, TypeVar
 
 from cachetools import LRUCache
 
-from scriptorium.compose.related import folder_of
 from scriptorium.domain.model import Corpus, SourceDocument
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.doctable import DocTable
@@ -25,6 +26,13 @@ from scriptorium.index.texts import record_symbols
 K = TypeVar("K")
 Key = tuple[str, str]
 _CODE, _DOCS = str(Corpus.CODE), str(Corpus.DOCS)
+
+
+@lru_cache(maxsize=65_536)
+def folder_of(path: str) -> str:
+    """The folder of a path as ``PurePosixPath`` spells it (``.`` at the top), remembered:
+    proximity asks it of every code file for every code seed."""
+    return str(PurePosixPath(path).parent)
 
 
 class DocLists(Mapping[K, list[SourceDocument]], Generic[K]):

@@ -12,8 +12,8 @@ from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.compose.tables import CorpusTables
 from scriptorium.domain.model import Candidate, Query, RefKind, SourceDocument
 from scriptorium.domain.outcomes import SearchHit, SearchOutcome
-from scriptorium.index.builder import Indexer
 from scriptorium.index.catalog import Snapshot
+from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.search import SearchService
@@ -27,7 +27,7 @@ class CorpusView:
     def __init__(
         self,
         catalog: SourceCatalog,
-        indexer: Indexer,
+        indexer: ServedIndex,
         search: SearchService,
         hits: HitBuilder,
         tables: CorpusTables,

@@ -8,6 +8,7 @@ location when remote sources exist, the local content otherwise.
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
 from scriptorium import telemetry
 from scriptorium.cancel import hold
@@ -23,14 +24,14 @@ from scriptorium.content.cut import (
 from scriptorium.content.follow import follow_reexports
 from scriptorium.content.outline import as_outline
 from scriptorium.content.parts import fit, validate_max_chars
-from scriptorium.content.resolve import Resolved
+from scriptorium.content.resolve import Resolved, Resolver
 from scriptorium.content.symbols import (
     definition_fragment,
     find_definition,
     line_fragment,
     parse_line_range,
 )
-from scriptorium.domain.model import Corpus, RefKind, SourceDocument
+from scriptorium.domain.model import Corpus, RefKind, SourceDocument, doc_version
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
@@ -40,7 +41,7 @@ from scriptorium.domain.outcomes import (
     Resolution,
 )
 from scriptorium.domain.refs import Ref, decode_ref
-from scriptorium.index.builder import Indexer, doc_version
+from scriptorium.index.served import ServedIndex
 from scriptorium.retrieval.providers import ProviderChain, miss_error
 from scriptorium.sources.base import PathEscapeError
 from scriptorium.sources.catalog import SourceCatalog
@@ -48,6 +49,13 @@ from scriptorium.sources.remote import FetchMiss, FetchRequest, FetchResult
 from scriptorium.text.quoting import clipped
 
 log = logging.getLogger(__name__)
+
+
+class ServedPages(ServedIndex, Protocol):
+    """The served index as GetContent reads it: with the locations resolver of its generation."""
+
+    @property
+    def resolver(self) -> Resolver: ...
 
 
 class FetchService:
@@ -118,7 +126,7 @@ class FetchService:
 class LocalContent:
     """Content from the served generation: by ref, by location, or as the local provider."""
 
-    def __init__(self, catalog: SourceCatalog, indexer: Indexer) -> None:
+    def __init__(self, catalog: SourceCatalog, indexer: ServedPages) -> None:
         self.catalog = catalog
         self.indexer = indexer
 

@@ -17,12 +17,12 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 from scriptorium import limits, telemetry
 from scriptorium.content.pages import Outcome, PageEntry, SourcePages, strip_variant
 from scriptorium.domain.model import SourceDocument
-from scriptorium.domain.outcomes import InvalidArgument, NotFound, Resolution
+from scriptorium.domain.outcomes import NotFound, Resolution
+from scriptorium.domain.refs import normalize_location
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.doctable import DocTable
 from scriptorium.sources.base import Source
@@ -41,28 +41,6 @@ class Resolved:
     resolution: Resolution
     # The fragment came from a module path: it names a definition, never lines.
     symbol_only: bool = False
-
-
-def normalize_location(raw: str) -> tuple[str, str]:
-    """Validate and split a requested location into (path, fragment).
-
-    Percent-encoding is decoded once before the checks, so an encoded ``..`` is refused too.
-    """
-    if len(raw) > MAX_LOCATION_CHARS:
-        raise InvalidArgument(f"location is longer than {MAX_LOCATION_CHARS} characters")
-    decoded = unquote(raw).strip()
-    if "\x00" in decoded or any(ord(ch) < 32 for ch in decoded):
-        raise InvalidArgument("location contains control characters")
-    path, _, fragment = decoded.partition("#")
-    path = path.replace("\\", "/")
-    if re.match(r"^[A-Za-z]:/", path) or path.startswith("//") or path.startswith("~"):
-        raise InvalidArgument("absolute paths are not accepted as locations")
-    path = path.strip().strip("/")
-    if any(seg == ".." for seg in path.split("/")):
-        raise InvalidArgument("'..' segments are not accepted in locations")
-    if not path:
-        raise InvalidArgument("location is empty")
-    return path, fragment.strip()
 
 
 class Resolver:

@@ -141,6 +141,11 @@ class SourceDocument:
         return split_lines(self.text)
 
 
+def doc_version(doc: SourceDocument) -> str:
+    """The version a hit and a fetched page carry: the first 16 hex digits of the content hash."""
+    return doc.content_hash[:16]
+
+
 @dataclass(frozen=True, slots=True)
 class FileStat:
     """What a source knows about one file without reading it (for change detection)."""

@@ -25,6 +25,11 @@ class Resolution:
     resolved_location: str = ""
 
 
+class PluginError(RuntimeError):
+    """A plugin could not be loaded or registered something invalid (or a configured plugin
+    name answers to none); ``scriptorium.plugins`` re-exports it where plugins are loaded."""
+
+
 class RetrievalError(Exception):
     """Base for failures that become a gRPC status."""
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from scriptorium import limits
 from scriptorium.domain.model import RefKind
@@ -68,3 +70,25 @@ def decode_ref(ref_id: str) -> Ref:
 
 def looks_like_ref(value: str) -> bool:
     return value.startswith(PREFIX)
+
+
+def normalize_location(raw: str) -> tuple[str, str]:
+    """Validate and split a requested location into (path, fragment).
+
+    Percent-encoding is decoded once before the checks, so an encoded ``..`` is refused too.
+    """
+    if len(raw) > limits.MAX_LOCATION_CHARS:
+        raise InvalidArgument(f"location is longer than {limits.MAX_LOCATION_CHARS} characters")
+    decoded = unquote(raw).strip()
+    if "\x00" in decoded or any(ord(ch) < 32 for ch in decoded):
+        raise InvalidArgument("location contains control characters")
+    path, _, fragment = decoded.partition("#")
+    path = path.replace("\\", "/")
+    if re.match(r"^[A-Za-z]:/", path) or path.startswith("//") or path.startswith("~"):
+        raise InvalidArgument("absolute paths are not accepted as locations")
+    path = path.strip().strip("/")
+    if any(seg == ".." for seg in path.split("/")):
+        raise InvalidArgument("'..' segments are not accepted in locations")
+    if not path:
+        raise InvalidArgument("location is empty")
+    return path, fragment.strip()

@@ -25,6 +25,7 @@ from scriptorium.compose.related import expand_related
 from scriptorium.compose.tables import CorpusTables
 from scriptorium.compose.view import CorpusView
 from scriptorium.content.fetch import FetchService, LocalContent
+from scriptorium.content.resolve import Resolver
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
@@ -41,6 +42,7 @@ from scriptorium.domain.outcomes import (
     SourceReport,
 )
 from scriptorium.engine.base import Engine
+from scriptorium.engine.watching import Watch
 from scriptorium.index import statedirs
 from scriptorium.index.builder import Indexer
 from scriptorium.index.generation import GenerationStore
@@ -61,7 +63,6 @@ from scriptorium.settings.config import default_state_dir
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemoteContext
-from scriptorium.sources.watching import Watch
 
 if TYPE_CHECKING:
     from scriptorium.settings.config import Settings
@@ -92,8 +93,9 @@ class LocalEngine(Engine):
             self.catalog.local,
             store,
             settings,
-            self.ranking,
+            self.ranking.token_options(),
             registry.extractor_chain,
+            make_resolver=Resolver,
             build_stop=build_stop,
         )
         pipeline = Pipeline(self.ranking, self.indexer.lines_of)

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import errno
 import ipaddress
 import logging
 import os
-import signal
 import socket
 import time
 from collections import Counter
@@ -29,11 +27,11 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from scriptorium import telemetry
+from scriptorium.cancel import EXIT_INTERRUPTED
 from scriptorium.engine.base import Engine
 from scriptorium.grpc.interceptors import ConcurrencyLimitInterceptor, build_interceptors
 from scriptorium.grpc.servicer import RetrievalServicer
-from scriptorium.plugins import PluginError, Registry, load_registry
-from scriptorium.settings.config import ConfigError, Settings, check_source_options
+from scriptorium.settings.config import ConfigError, Settings
 from scriptorium.text.tokenize import implementation as tokenizer_implementation
 from scriptorium.v1 import retrieval_pb2, retrieval_pb2_grpc
 
@@ -46,8 +44,6 @@ SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].ful
 CURRENT_NAME = "scriptorium.v1.current"
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
-# The exit status of a daemon stopped before it was ready, when no signal is known (SIGINT's).
-EXIT_INTERRUPTED = 130
 # While no source can be served, how often health looks again (a root may appear).
 HEALTH_RECHECK_S = 1.0
 
@@ -106,24 +102,6 @@ SidecarFactory = Callable[[Settings, RunningServer], Awaitable[Sidecar]]
 
 
 # -- checks --------------------------------------------------------------------------------------
-
-
-def validate_source_kinds(settings: Settings, registry: Registry) -> None:
-    """Every configured kind must be registered by a plugin, and each source's kind-specific
-    keys must be ones that plugin declares; checked before anything binds."""
-    for source in settings.sources:
-        try:
-            registry.source_factory(source.kind)
-        except PluginError:
-            known = ", ".join(sorted(registry.source_kinds)) or "none"
-            close = difflib.get_close_matches(source.kind, list(registry.source_kinds), n=1)
-            hint = f"; known kinds: {known}"
-            if close:
-                hint = f"; did you mean {close[0]!r}?{hint}"
-            raise ConfigError(
-                f'[[sources]] "{source.name}": unknown kind {source.kind!r}{hint}'
-            ) from None
-    check_source_options(settings.sources, registry.source_settings)
 
 
 def listen_host(listen: str) -> str:
@@ -452,48 +430,3 @@ async def _stop_when_drained(running: RunningServer, grace: float) -> None:
     if not stopping.done():
         await running.server.stop(0)
     await stopping
-
-
-async def serve(
-    settings: Settings,
-    *,
-    registry: Registry | None = None,
-    ready_file: Path | None = None,
-    sidecars: Sequence[SidecarFactory] = (),
-) -> int:
-    """Run the daemon until SIGTERM or SIGINT; the exit status for the process."""
-    if registry is None:
-        registry = load_registry()
-    validate_source_kinds(settings, registry)
-    check_listen_address(settings)
-    if settings.http_listen is not None:
-        check_http_address(settings)
-    from scriptorium.engine.local import LocalEngine
-
-    engine = LocalEngine(settings, registry)
-    telemetry.configure(settings.telemetry)
-    telemetry.observe_engine(engine)
-    shutdown = Shutdown()
-    loop = asyncio.get_running_loop()
-    previous: dict[signal.Signals, object] = {}
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            handler = signal.getsignal(sig)
-            loop.add_signal_handler(sig, _on_signal, sig, shutdown)
-            previous[sig] = handler
-    try:
-        return await run_server(
-            settings, engine, shutdown, ready_file=ready_file, sidecars=sidecars
-        )
-    finally:
-        for sig, handler in previous.items():
-            loop.remove_signal_handler(sig)
-            if handler is not None:
-                signal.signal(sig, handler)
-        # Flushes spans and metrics still buffered (in a thread: an exporter may block).
-        await asyncio.to_thread(telemetry.shutdown)
-
-
-def _on_signal(sig: signal.Signals, shutdown: Shutdown) -> None:
-    log.info("received %s: shutdown requested", sig.name)
-    shutdown.request(sig)

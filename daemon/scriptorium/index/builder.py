@@ -22,7 +22,6 @@ from cachetools import LRUCache
 from scriptorium import faults, limits, telemetry
 from scriptorium.blocks.extractors import ExtractorChain
 from scriptorium.cancel import BuildCancelled, build_checkpoint
-from scriptorium.content.resolve import Resolver
 from scriptorium.domain.model import Block, FileStat, SourceDocument
 from scriptorium.domain.outcomes import Unavailable
 from scriptorium.index.catalog import (
@@ -53,9 +52,9 @@ from scriptorium.index.repair import Repairing
 from scriptorium.index.resume import ProgressKept
 from scriptorium.index.resuming import Resuming
 from scriptorium.index.schema import SCHEMA_VERSION
+from scriptorium.index.served import PageResolver
 from scriptorium.index.store import CorruptBlobError, blob_name
 from scriptorium.index.texts import StoredDocument, TextCache
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.sources.base import LocalTreeSource, PathEscapeError, Source
 from scriptorium.text import TOKENIZER_VERSION, split_lines
 
@@ -121,10 +120,6 @@ def source_fingerprint(source: Source) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def doc_version(doc: SourceDocument) -> str:
-    return doc.content_hash[:16]
-
-
 @dataclass(slots=True)
 class _Prepared:
     """What the build helpers made beside the documents they loaded, by object identity:
@@ -180,22 +175,25 @@ class Indexer(Repairing, Resuming):
         sources: list[Source],
         store: GenerationStore,
         settings: Settings,
-        ranking: RankingSettings,
+        token_options: Mapping[str, bool],
         extractors: ExtractorChain,
         *,
+        make_resolver: Callable[[list[Source], Snapshot], PageResolver],
         build_stop: threading.Event | None = None,
     ) -> None:
         self.sources = sources
         self.by_name = {s.name: s for s in sources}
         self.store = store
         self.settings = settings
-        self.ranking = ranking
+        # The tokenizer's options ([ranking] stem, stopwords...): all the index needs of ranking.
+        self.token_options = dict(token_options)
         self.extractors = extractors
         self.states = {s.name: SourceState() for s in sources}
         self._snapshot: Snapshot | None = None
         # The resolver and the snapshot it was made for; made on first use (its tables hold
         # an entry per page and module name: seconds at 90,000 files, off the start path).
-        self._resolver: tuple[Snapshot, Resolver] | None = None
+        self._resolver: tuple[Snapshot, PageResolver] | None = None
+        self._make_resolver = make_resolver
         self._resolver_lock = threading.Lock()
         # Held by every build and update: one writer at a time.
         self._write_lock = threading.Lock()
@@ -217,7 +215,7 @@ class Indexer(Repairing, Resuming):
         # Everything that changes what is indexed: extractors, tokenizer rules, stemming.
         self.index_fingerprint = (
             f"{extractors.fingerprint};tokenizer={TOKENIZER_VERSION};"
-            + ",".join(f"{k}={v}" for k, v in sorted(ranking.token_options().items()))
+            + ",".join(f"{k}={v}" for k, v in sorted(self.token_options.items()))
         )
 
     @property
@@ -233,7 +231,7 @@ class Indexer(Repairing, Resuming):
         return self._snapshot
 
     @property
-    def resolver(self) -> Resolver:
+    def resolver(self) -> PageResolver:
         """Locations to documents over the served generation (``Unavailable`` while loading)."""
         snapshot = self._snapshot
         if snapshot is None:
@@ -245,7 +243,7 @@ class Indexer(Repairing, Resuming):
             held = self._resolver
             if held is not None and held[0] is snapshot:
                 return held[1]
-            resolver = Resolver(self.sources, snapshot)
+            resolver = self._make_resolver(self.sources, snapshot)
             if self._snapshot is snapshot:
                 self._resolver = (snapshot, resolver)
             return resolver
@@ -871,7 +869,7 @@ class Indexer(Repairing, Resuming):
             for chunk in load_in_order(
                 wanted,
                 sources=self.by_name,
-                options=self.ranking.token_options(),
+                options=self.token_options,
                 fingerprint=self.extractors.fingerprint,
                 helpers=helpers,
                 on_fallback=lambda why: log.warning("building without helper processes: %s", why),
@@ -911,7 +909,7 @@ class Indexer(Repairing, Resuming):
             if made[0] is not doc:
                 source = self.by_name.get(doc.source)
                 page = source.page_location(doc.path) if source else doc.path
-                fields = document_fields(doc, page, self.ranking.token_options())
+                fields = document_fields(doc, page, self.token_options)
                 made[:] = [doc, {id(b): f for b, f in zip(doc.blocks, fields, strict=True)}]
             return made[1][id(block)]
 

@@ -26,6 +26,8 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from pathlib import Path
 
+from scriptorium.index.files import write_durable
+
 BUNDLES = "bundles"
 BUNDLE_SUFFIX = ".bundle"
 TABLE_SUFFIX = ".table"
@@ -118,10 +120,7 @@ def write_table(path: Path, entries: Iterable[tuple[bytes, int, int]]) -> None:
     """Write a table atomically and durably (its bundle is on disk before it)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(encode_table(entries))
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_durable(tmp, encode_table(entries))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

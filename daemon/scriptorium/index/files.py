@@ -1,5 +1,6 @@
-"""The file-level steps of writing and verifying a generation: checksums, directory fsyncs,
-and the checksum a hard-linked index file inherits from the generation it was linked from."""
+"""The file-level steps of writing and verifying a generation: durable writes, checksums,
+directory fsyncs, and the checksum a hard-linked index file inherits from the generation it
+was linked from."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ def sha256_file(path: Path) -> str:
     """The sha256 of a file's bytes (read in chunks by the standard library)."""
     with path.open("rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def write_durable(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` and fsync it: on disk before anything that names it is
+    written (the caller fsyncs the directory once its files are all there)."""
+    with path.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def fsync_dir(path: Path) -> None:

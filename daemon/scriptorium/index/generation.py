@@ -41,7 +41,7 @@ from scriptorium.index.failures import (
     megabytes,
     write_failure,
 )
-from scriptorium.index.files import fsync_dir, linked_digest, sha256_file
+from scriptorium.index.files import fsync_dir, linked_digest, sha256_file, write_durable
 from scriptorium.index.leases import Lease, leased
 from scriptorium.index.locks import exclusive_lock
 from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
@@ -462,17 +462,7 @@ class GenerationStore:
                 finished, writer = writer, None
                 finished.wait_merging_threads()
             manifest = self._seal(tmp, generation, plan, final, bool(change.added or kept))
-            if kept is not None:
-                write_record(tmp, kept.record)
-                fsync_dir(tmp)
-                for _, older in kept_dirs(self.generations_dir):
-                    shutil.rmtree(older, ignore_errors=True)
-                os.rename(tmp, self.generations_dir / kept_name(generation))
-            else:
-                os.rename(tmp, self.generation_dir(generation))
-            fsync_dir(self.generations_dir)
-            if kept is None:
-                self._manifests[generation] = manifest
+            self._publish(tmp, generation, manifest, kept)
         except BaseException as exc:
             failure = write_failure(exc, self.generations_dir)  # before the partial goes
             if writer is not None:
@@ -500,6 +490,21 @@ class GenerationStore:
             self._retired = max(self._retired, generation)
             raise ProgressKept(generation, kept.record)
         return manifest
+
+    def _publish(self, tmp: Path, generation: int, manifest: Manifest, kept: Kept | None) -> None:
+        """Rename a sealed generation into place: one to serve, or (``kept``) the partial a
+        stopped build leaves for the next to continue from, replacing any older one."""
+        if kept is not None:
+            write_record(tmp, kept.record)
+            fsync_dir(tmp)
+            for _, older in kept_dirs(self.generations_dir):
+                shutil.rmtree(older, ignore_errors=True)
+            os.rename(tmp, self.generations_dir / kept_name(generation))
+        else:
+            os.rename(tmp, self.generation_dir(generation))
+        fsync_dir(self.generations_dir)
+        if kept is None:
+            self._manifests[generation] = manifest
 
     def _next_number(self) -> int:
         """The next generation's number: past every generation, kept partial or set aside."""
@@ -559,22 +564,13 @@ class GenerationStore:
         )
         text, tables = manifest.serialize(self._fragments)
         manifest.checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        with (tmp / FILES_TABLE).open("wb") as handle:
-            handle.write(tables)
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_durable(tmp / FILES_TABLE, tables)
         if added:
             os.sync()  # blobs and index files reach the disk before the manifest names them
         manifest_tmp = tmp / (MANIFEST + ".tmp")
-        with manifest_tmp.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_durable(manifest_tmp, text.encode("utf-8"))
         os.replace(manifest_tmp, tmp / MANIFEST)
-        with (tmp / MANIFEST_DIGEST).open("w", encoding="ascii") as handle:
-            handle.write(manifest.checksum + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_durable(tmp / MANIFEST_DIGEST, (manifest.checksum + "\n").encode("ascii"))
         fsync_dir(tmp)
         return manifest
 

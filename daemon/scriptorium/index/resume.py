@@ -24,14 +24,11 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from scriptorium.cancel import BuildCancelled
 from scriptorium.index.failures import CorruptGenerationError
 from scriptorium.index.manifest import FileEntry, Manifest, SourceEntry
-
-if TYPE_CHECKING:
-    from scriptorium.index.generation import GenerationStore
 
 log = logging.getLogger(__name__)
 
@@ -153,8 +150,26 @@ def drop(path: Path, why: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+class KeptStore(Protocol):
+    """What finding a kept partial needs of the ``GenerationStore`` (which writes them)."""
+
+    generations_dir: Path
+
+    def complete_generations(self) -> list[int]: ...
+
+    def locate(self, generation: int, path: Path) -> None: ...
+
+    def forget(self, generation: int) -> None: ...
+
+    def load_manifest(self, generation: int, *, verify: bool = True) -> Manifest: ...
+
+    def verify_rest(
+        self, manifest: Manifest, stop: Callable[[], bool] | None = None
+    ) -> tuple[str, str] | None: ...
+
+
 def find(
-    store: GenerationStore,
+    store: KeptStore,
     served: Manifest | None,
     compatible,
     fingerprints: dict[str, str],

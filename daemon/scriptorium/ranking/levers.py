@@ -1,7 +1,7 @@
 """Which ranking levers ship switched on, and why the others ship off.
 
 A lever declared with :func:`off` carries the reason beside its default, so the lever table of
-docs/ranking.md (rendered by ``scriptorium.settings.reference.render_levers``) reads its
+docs/ranking.md (rendered by ``scriptorium.cli.reference.render_levers``) reads its
 status from the code and cannot drift from it. Every other lever ships at its default.
 """
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from scriptorium import telemetry
 from scriptorium.domain.model import Candidate, Query
 from scriptorium.domain.outcomes import StageReport
-from scriptorium.plugins import Registry
+from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.rerank import Reranker
 
@@ -51,13 +52,20 @@ class Ranked:
     stages: list[StageReport]
 
 
+class ModeLookup(Protocol):
+    """Where a query's ranking mode is found (the plugin ``Registry``); an unknown name raises
+    ``PluginError``."""
+
+    def mode(self, name: str) -> RankingMode: ...
+
+
 class Ranker:
     """Runs the ranking stages in their order over one request's candidates."""
 
     def __init__(
         self,
         pipeline: Pipeline,
-        registry: Registry,
+        registry: ModeLookup,
         source_class: Callable[[str], str],
         location_of: Callable[[Candidate], str],
         reranker: Reranker | None = None,

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any
+from typing import Any, Protocol
 
 from scriptorium.domain.model import Candidate, Query, Reason, SourceDocument
-from scriptorium.domain.outcomes import StageReport
-from scriptorium.plugins import PluginError, Registry
+from scriptorium.domain.outcomes import PluginError, StageReport
 from scriptorium.ranking.settings import RankingSettings
 
 log = logging.getLogger(__name__)
@@ -99,8 +98,17 @@ def block_text(lines_of: Callable[[SourceDocument], list[str]]) -> Callable[[Can
     return text_of
 
 
+class RerankerPlugins(Protocol):
+    """Where the configured reranker is found (the plugin ``Registry``): each plugin
+    implementing ``scriptorium_rerank``, by plugin name."""
+
+    rerankers: Mapping[str, Callable[..., Any]]
+
+
 def reranker_for(
-    ranking: RankingSettings, registry: Registry, lines_of: Callable[[SourceDocument], list[str]]
+    ranking: RankingSettings,
+    registry: RerankerPlugins,
+    lines_of: Callable[[SourceDocument], list[str]],
 ) -> Reranker | None:
     """The configured reranker; None when none is configured. A name no loaded plugin
     answers to is refused at start-up, naming those that implement the hook."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from scriptorium.domain.model import Candidate, Query, Reason, RefKind
+from scriptorium.domain.model import Candidate, Query, Reason, RefKind, doc_version
 from scriptorium.domain.outcomes import Conflict, SearchHit
 from scriptorium.domain.refs import Ref
-from scriptorium.index.builder import Indexer, doc_version
+from scriptorium.index.served import ServedIndex
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemotePage
@@ -26,7 +26,7 @@ PREVIEW_SOURCE_CHARS = 4000
 class HitBuilder:
     """Locations, refs, snippets and previews for ranked candidates (memoised per generation)."""
 
-    def __init__(self, catalog: SourceCatalog, indexer: Indexer) -> None:
+    def __init__(self, catalog: SourceCatalog, indexer: ServedIndex) -> None:
         self.catalog = catalog
         self.indexer = indexer
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from scriptorium import telemetry
 from scriptorium.domain.model import Candidate, Query
 from scriptorium.domain.outcomes import SearchOutcome, UnderstoodQuery
-from scriptorium.index.builder import Indexer
+from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.ranker import Ranker
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import coverage
@@ -27,7 +27,7 @@ class Answerer:
         ranker: Ranker,
         hits: HitBuilder,
         catalog: SourceCatalog,
-        indexer: Indexer,
+        indexer: ServedIndex,
         ranking: RankingSettings,
     ) -> None:
         self.ranker = ranker

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from scriptorium import telemetry
 from scriptorium.domain.model import Corpus, Query
-from scriptorium.index.builder import Indexer
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import LexicalHit, lexical_search
+from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import named_files, query_names
@@ -28,7 +28,7 @@ class LocalCandidates:
 
     def __init__(
         self,
-        indexer: Indexer,
+        indexer: ServedIndex,
         ranking: RankingSettings,
         pipeline: Pipeline,
         semantic: SemanticCandidates | None = None,

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from scriptorium import telemetry
-from scriptorium.content.resolve import normalize_location
 from scriptorium.domain.model import Query, Reason
 from scriptorium.domain.outcomes import (
     ContentOutcome,
@@ -40,6 +39,7 @@ from scriptorium.domain.outcomes import (
     SearchOutcome,
     Unavailable,
 )
+from scriptorium.domain.refs import normalize_location
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import FetchRequest, FetchResult, SearchBatch, round_robin
 

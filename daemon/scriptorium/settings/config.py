@@ -29,11 +29,11 @@ from scriptorium.settings.schema import (
     table_of,
     unknown_key_message,
 )
+from scriptorium.settings.sourceconfig import SourceConfig
 from scriptorium.settings.telemetry import (
     TelemetrySettings,
     parse_telemetry,
 )
-from scriptorium.sources.base import SourceConfig
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 # Kinds that read a directory tree and therefore cannot work without a root.

@@ -10,7 +10,7 @@ from typing import Any
 
 from scriptorium.domain.model import SourceClass
 from scriptorium.settings.schema import Key, check_table, table_of
-from scriptorium.sources.base import SourceConfig
+from scriptorium.settings.sourceconfig import SourceConfig
 
 # Files at a bare path's root that make ``serve PATH`` offer the project's dependencies too
 # (the ``dependencies`` source kind reads them; ``requirements*.txt`` counts as well).

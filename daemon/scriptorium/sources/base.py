@@ -13,7 +13,7 @@ import hashlib
 import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
@@ -24,6 +24,7 @@ import pathspec
 from scriptorium.blocks.extractors import ExtractorChain
 from scriptorium.domain.model import Block, Corpus, FileStat, SourceDocument
 from scriptorium.settings.schema import Key
+from scriptorium.settings.sourceconfig import SourceConfig
 from scriptorium.sources.paths import (
     PathEscapeError,
     read_inside,
@@ -82,22 +83,6 @@ LOCAL_TREE_KEYS: tuple[Key, ...] = (
 )
 # Include/exclude answers kept per path, bounded for trees that keep growing new names.
 _SELECTION_LIMIT = 1_000_000
-
-
-@dataclass(slots=True)
-class SourceConfig:
-    """One configured source, as read from the TOML file or built from a bare path."""
-
-    name: str
-    kind: str
-    root: Path | None = None
-    source_class: str = "product"
-    default: bool = False
-    url_base: str = ""
-    options: dict[str, Any] = field(default_factory=dict)
-    # Position among the file's [[sources]] tables (1-based), for error messages; 0 when the
-    # source came from a bare path.
-    index: int = 0
 
 
 @dataclass(slots=True)

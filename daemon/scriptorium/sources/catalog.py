@@ -6,18 +6,28 @@ service that needs to know a source by name asks the catalog.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from scriptorium.plugins import Registry
-from scriptorium.settings.config import ConfigError
-from scriptorium.sources.base import Source, SourceContext
+from scriptorium.blocks.extractors import ExtractorChain
+from scriptorium.settings.schema import ConfigError
+from scriptorium.sources.base import Source, SourceContext, SourceFactory
 from scriptorium.sources.remote import RemoteSource
+
+
+class SourceKinds(Protocol):
+    """What the catalog needs of the plugin ``Registry``: the extractors and each kind's factory
+    (``PluginError`` for a kind no plugin registered)."""
+
+    @property
+    def extractor_chain(self) -> ExtractorChain: ...
+
+    def source_factory(self, kind: str) -> SourceFactory: ...
 
 
 class SourceCatalog:
     """Every configured source, local and remote, by name and in configuration order."""
 
-    def __init__(self, settings: Any, registry: Registry) -> None:
+    def __init__(self, settings: Any, registry: SourceKinds) -> None:
         context = SourceContext(extractors=registry.extractor_chain)
         self.local: list[Source] = []
         self.remote: list[RemoteSource] = []

@@ -2,6 +2,8 @@
 
 File-system events when they are available, a listing of every root on every tick otherwise
 (and for ``watch_mode = "poll"``); either way the indexer lands the change as a new generation.
+It lives beside the composition root because it drives the indexer: ``sources/`` only says
+which paths changed (``sources/watcher``) and never reaches up into ``index/``.
 """
 
 from __future__ import annotations
@@ -9,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from scriptorium.cancel import BuildCancelled
-from scriptorium.index.builder import Indexer
-from scriptorium.index.generation import GenerationWriteError
+from scriptorium.index.builder import SourceState
+from scriptorium.index.failures import GenerationWriteError
 from scriptorium.sources.base import LocalTreeSource, Source
 from scriptorium.sources.watcher import (
     EventsUnavailable,
@@ -35,11 +38,23 @@ if TYPE_CHECKING:
     from scriptorium.settings.config import Settings
 
 
+class Reconciler(Protocol):
+    """What the watch drives (the ``Indexer``): land a change, and each source's state."""
+
+    states: Mapping[str, SourceState]
+
+    def reconcile(self, changed: dict[str, set[str]] | None) -> object: ...
+
+
 class Watch:
     """Keeps the index in line with the local roots until ``stopping`` is set."""
 
     def __init__(
-        self, sources: list[Source], indexer: Indexer, settings: Settings, stopping: asyncio.Event
+        self,
+        sources: list[Source],
+        indexer: Reconciler,
+        settings: Settings,
+        stopping: asyncio.Event,
     ) -> None:
         self.sources = sources
         self.indexer = indexer
