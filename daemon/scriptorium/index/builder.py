@@ -7,6 +7,7 @@ its helpers.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -31,6 +32,7 @@ from scriptorium.index.catalog import (
     document_includes,
     next_tables,
 )
+from scriptorium.index.compaction import deleted_blocks, should_rewrite
 from scriptorium.index.doctable import DocTable
 from scriptorium.index.fields import Indexed, document_fields
 from scriptorium.index.generation import (
@@ -451,6 +453,7 @@ class Indexer(Repairing):
         with self._write_lock:
             try:
                 summary = self._reconcile(changed, repair, fresh)
+                summary = self._rewrite_if_deleted(summary, every_root=changed is None)
                 if changed is None:
                     self.caught_up = True
                 return summary
@@ -465,6 +468,44 @@ class Indexer(Repairing):
                 for state in self.states.values():
                     state.build_files_total = state.build_files_done = 0
                     state.build_bytes_total = state.build_bytes_done = 0
+
+    def _rewrite_if_deleted(
+        self, summary: BuildSummary | None, *, every_root: bool
+    ) -> BuildSummary | None:
+        """Write the served index again from nothing when the blocks deleted from it would
+        move BM25's statistics away from a fresh build's (``index/compaction.py``); the
+        summary is the reconcile's, with the generation that now serves."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return summary
+        held = deleted_blocks(self.store.generation_dir(snapshot.generation) / "index")
+        if not should_rewrite(
+            held, every_root=every_root, bound=self.settings.rewrite_deleted_share
+        ):
+            return summary
+        started = time.perf_counter()
+        rewritten = self._reconcile(None, False, True)
+        if rewritten is None:
+            return summary
+        log.info(
+            "index generation %d: written again from the roots in %.2fs, so the %d blocks "
+            "deleted from generation %d no longer count in the ranking's statistics",
+            rewritten.generation,
+            time.perf_counter() - started,
+            held.deleted,
+            snapshot.generation,
+        )
+        if summary is None:
+            return rewritten
+        return dataclasses.replace(
+            summary,
+            generation=rewritten.generation,
+            documents=rewritten.documents,
+            blocks=rewritten.blocks,
+            bytes=rewritten.bytes,
+            seconds=summary.seconds + rewritten.seconds,
+            files=rewritten.files,
+        )
 
     def _read_only_reconcile(self) -> None:
         """A reader never writes: it serves a generation that is there, or fails to start."""
