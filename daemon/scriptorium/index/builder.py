@@ -476,7 +476,7 @@ class Indexer(Repairing):
         move BM25's statistics away from a fresh build's (``index/compaction.py``); the
         summary is the reconcile's, with the generation that now serves."""
         snapshot = self._snapshot
-        if snapshot is None:
+        if snapshot is None or not self._rewritable(snapshot):
             return summary
         held = deleted_blocks(self.store.generation_dir(snapshot.generation) / "index")
         if not should_rewrite(
@@ -484,7 +484,21 @@ class Indexer(Repairing):
         ):
             return summary
         started = time.perf_counter()
-        rewritten = self._reconcile(None, False, True)
+        states = {name: (s.state, s.last_error) for name, s in self.states.items()}
+        try:
+            rewritten = self._reconcile(None, False, True)
+        except GenerationWriteError as exc:
+            # The update itself landed and serves: only its statistics wait for a rewrite.
+            for name, (state, error) in states.items():
+                self.states[name].state, self.states[name].last_error = state, error
+            log.warning(
+                "index generation %d serves with %d deleted blocks counted in the ranking's "
+                "statistics: writing it again from the roots failed: %s",
+                snapshot.generation,
+                held.deleted,
+                exc,
+            )
+            return summary
         if rewritten is None:
             return summary
         log.info(
@@ -506,6 +520,23 @@ class Indexer(Repairing):
             seconds=summary.seconds + rewritten.seconds,
             files=rewritten.files,
         )
+
+    def _rewritable(self, snapshot: Snapshot) -> bool:
+        """Whether a write from the roots gives back every document ``snapshot`` serves: not
+        when a source it holds is served as it was (a snapshot source, a remote one, a root
+        that is gone or could not be listed), which such a write would drop or read again."""
+        for source in self.sources:
+            entry = snapshot.manifest.sources.get(source.name)
+            if entry is None or not len(entry):
+                continue
+            if (
+                not isinstance(source, LocalTreeSource)
+                or source.config.options.get("snapshot")
+                or self.states[source.name].state != "ready"
+                or not source.root.is_dir()
+            ):
+                return False
+        return True
 
     def _read_only_reconcile(self) -> None:
         """A reader never writes: it serves a generation that is there, or fails to start."""
