@@ -34,6 +34,10 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * build MB/s per documentation format against plain Markdown (``bench/formats.py``).
 * a real large tree, tldr-pages at a pinned commit from a local mirror (``bench/realtree.py``):
   Markdown build MB/s, cold start, RSS after start, Search p50; skipped without the mirror.
+* a large code tree, sympy at a SWE-bench base commit from a local mirror
+  (``bench/largecode.py``): short queries and SWE-bench issue texts against the health check's
+  p50 of the same run (targets ≤ 3×, ≤ 10× p50 and ≤ 30× p99), 16 callers' throughput against
+  the health check's, RSS after the issue texts; skipped without the mirror.
 * the HTTP/JSON API's Search latency against the gRPC call on one daemon, as ratios
   (``bench/http_cost.py``), at the scales named by ``--http-scales``.
 * the docs through a three-node OpenSearch cluster beside the local index (``bench/cluster.py``:
@@ -70,6 +74,7 @@ from bench.corpus import make_scaled_corpus  # noqa: E402
 from bench.formats import doc_formats, render_formats  # noqa: E402
 from bench.http_cost import http_cost, render_http_cost  # noqa: E402
 from bench.languages import languages_bench, render_languages  # noqa: E402
+from bench.largecode import DEFAULT_BENCHMARKS, large_code, render_large_code  # noqa: E402
 from bench.lifecycle import cold_start, edit_latency  # noqa: E402
 from bench.measure import (  # noqa: E402
     cpu_seconds,
@@ -462,6 +467,15 @@ def main(argv: list[str] | None = None) -> int:
         help="folder of bare git mirrors holding tldr-pages+tldr/repo (bench/realtree.py)",
     )
     parser.add_argument("--no-real-tree", action="store_true", help="skip the real large tree")
+    parser.add_argument(
+        "--benchmarks",
+        type=Path,
+        default=DEFAULT_BENCHMARKS,
+        help="folder holding swebench-verified/instances.jsonl (bench/largecode.py)",
+    )
+    parser.add_argument(
+        "--no-large-code", action="store_true", help="skip the large code tree (sympy)"
+    )
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
     args.http_scales = set(_scales(args.http_scales))
@@ -491,6 +505,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_real_tree:
             log("real large tree")
             results["real_tree"] = real_tree(work / "real-tree", args.real_tree_mirror, build)
+        if not args.no_large_code:
+            log("large code tree")
+            results["large_code"] = large_code(
+                work / "large-code", args.real_tree_mirror, args.benchmarks, build, args.quick
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     across_scales(results["scales"])
@@ -517,6 +536,8 @@ def render(results: dict) -> str:
     lines += render_formats(results.get("formats", {}))
     if "real_tree" in results:
         lines += ["", *render_real_tree(results["real_tree"])]
+    if "large_code" in results:
+        lines += ["", *render_large_code(results["large_code"])]
     return "\n".join(lines)
 
 

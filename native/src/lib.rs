@@ -19,6 +19,7 @@ use std::sync::Mutex;
 mod ascii;
 mod features;
 mod markdown;
+mod screen;
 mod unicode;
 
 use ascii::{ascii_tokens, is_alpha};
@@ -470,6 +471,8 @@ fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RULES", RULES)?;
     m.add_class::<Tokenizer>()?;
     m.add_class::<markdown::MarkdownLines>()?;
+    m.add_class::<screen::ScreenedLines>()?;
+    m.add_function(wrap_pyfunction!(screen::terms_occurring, m)?)?;
     m.add_function(wrap_pyfunction!(markdown::markdown_spaces, m)?)?;
     Ok(())
 }

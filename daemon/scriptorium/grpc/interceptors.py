@@ -6,13 +6,18 @@ always probe the daemon, even when it is saturated or when the probe holds no to
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import hmac
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+
+from scriptorium.index.native import release_free_memory
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +175,45 @@ class _Undecodable:
 _UNDECODABLE = _Undecodable()
 
 
+# A request this large (100,000 source names, a query at its cap) makes the C heap grow by
+# tens of MB that glibc keeps once freed: RSS stayed 136 MB higher after ten requests naming
+# 100,000 sources. Once such a call is over, the free pages go back to the OS, at most once
+# per TRIM_INTERVAL seconds (a trim walks the heap), off the event loop.
+LARGE_REQUEST_BYTES = 256 * 1024
+TRIM_INTERVAL = 1.0
+
+
+class _Trimming:
+    """One trim pending at a time, at least ``TRIM_INTERVAL`` seconds after the last one."""
+
+    last = float("-inf")
+    pending = False
+    calls = 0  # large calls over so far
+
+
+def _trim_after_large_request(_context: object) -> None:
+    _Trimming.calls += 1
+    if _Trimming.pending:
+        return
+    _Trimming.pending = True
+    loop = asyncio.get_running_loop()
+    delay = max(0.0, _Trimming.last + TRIM_INTERVAL - time.monotonic())
+    loop.call_later(delay, _trim, loop)
+
+
+def _trim(loop: asyncio.AbstractEventLoop) -> None:
+    _Trimming.pending, _Trimming.last = False, time.monotonic()
+    loop.run_in_executor(None, _collect_and_release, _Trimming.calls)
+
+
+def _collect_and_release(calls: int) -> None:
+    # What a large call leaves is mostly in reference cycles (an exception and the frames it
+    # holds, with the request's lists in them): collected first, then the heap is trimmed.
+    gc.collect()
+    release_free_memory()
+    log.debug("memory released after %d large calls", calls)
+
+
 class RequestDecodeInterceptor(grpc.aio.ServerInterceptor):
     """Answers undecodable request bytes with INVALID_ARGUMENT instead of grpcio's UNKNOWN.
 
@@ -212,6 +256,8 @@ class RequestDecodeInterceptor(grpc.aio.ServerInterceptor):
                 await context.abort(
                     grpc.StatusCode.INVALID_ARGUMENT, "the request is not a valid message"
                 )
+            if request.ByteSize() >= LARGE_REQUEST_BYTES:
+                context.add_done_callback(_trim_after_large_request)
             return await original(request, context)
 
         if not inspect.iscoroutinefunction(original) or handler.response_streaming:

@@ -7,6 +7,7 @@ its helpers.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -30,6 +31,7 @@ from scriptorium.index.catalog import (
     document_includes,
     next_tables,
 )
+from scriptorium.index.compaction import deleted_blocks, should_rewrite
 from scriptorium.index.doctable import DocTable
 from scriptorium.index.fields import Indexed, document_fields
 from scriptorium.index.generation import (
@@ -458,6 +460,7 @@ class Indexer(Repairing, Resuming):
         with self._write_lock:
             try:
                 summary = self._reconcile(changed, repair, fresh)
+                summary = self._rewrite_if_deleted(summary, every_root=changed is None)
                 if changed is None:
                     self.caught_up = True
                 return summary
@@ -482,6 +485,75 @@ class Indexer(Repairing, Resuming):
                 for state in self.states.values():
                     state.build_files_total = state.build_files_done = 0
                     state.build_bytes_total = state.build_bytes_done = 0
+
+    def _rewrite_if_deleted(
+        self, summary: BuildSummary | None, *, every_root: bool
+    ) -> BuildSummary | None:
+        """Write the served index again from nothing when the blocks deleted from it would
+        move BM25's statistics away from a fresh build's (``index/compaction.py``); the
+        summary is the reconcile's, with the generation that now serves."""
+        snapshot = self._snapshot
+        if snapshot is None or not self._rewritable(snapshot):
+            return summary
+        held = deleted_blocks(self.store.generation_dir(snapshot.generation) / "index")
+        if not should_rewrite(
+            held, every_root=every_root, bound=self.settings.rewrite_deleted_share
+        ):
+            return summary
+        started = time.perf_counter()
+        states = {name: (s.state, s.last_error) for name, s in self.states.items()}
+        try:
+            rewritten = self._reconcile(None, False, True)
+        except GenerationWriteError as exc:
+            # The update itself landed and serves: only its statistics wait for a rewrite.
+            for name, (state, error) in states.items():
+                self.states[name].state, self.states[name].last_error = state, error
+            log.warning(
+                "index generation %d serves with %d deleted blocks counted in the ranking's "
+                "statistics: writing it again from the roots failed: %s",
+                snapshot.generation,
+                held.deleted,
+                exc,
+            )
+            return summary
+        if rewritten is None:
+            return summary
+        log.info(
+            "index generation %d: written again from the roots in %.2fs, so the %d blocks "
+            "deleted from generation %d no longer count in the ranking's statistics",
+            rewritten.generation,
+            time.perf_counter() - started,
+            held.deleted,
+            snapshot.generation,
+        )
+        if summary is None:
+            return rewritten
+        return dataclasses.replace(
+            summary,
+            generation=rewritten.generation,
+            documents=rewritten.documents,
+            blocks=rewritten.blocks,
+            bytes=rewritten.bytes,
+            seconds=summary.seconds + rewritten.seconds,
+            files=rewritten.files,
+        )
+
+    def _rewritable(self, snapshot: Snapshot) -> bool:
+        """Whether a write from the roots gives back every document ``snapshot`` serves: not
+        when a source it holds is served as it was (a snapshot source, a remote one, a root
+        that is gone or could not be listed), which such a write would drop or read again."""
+        for source in self.sources:
+            entry = snapshot.manifest.sources.get(source.name)
+            if entry is None or not len(entry):
+                continue
+            if (
+                not isinstance(source, LocalTreeSource)
+                or source.config.options.get("snapshot")
+                or self.states[source.name].state != "ready"
+                or not source.root.is_dir()
+            ):
+                return False
+        return True
 
     def _read_only_reconcile(self) -> None:
         """A reader never writes: it serves a generation that is there, or fails to start."""

@@ -92,6 +92,28 @@ def build_query(
     1 without one), restricted (without changing scores) to ``corpora``, ``sources``,
     blocks that define one of ``symbols``, blocks of the ``documents`` (raw doc terms) and,
     besides, blocks of the ``within`` documents (a library's files)."""
+    matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
+    return restrict(
+        schema,
+        matcher,
+        corpora=corpora,
+        sources=sources,
+        symbols=symbols,
+        documents=documents,
+        within=within,
+    )
+
+
+def build_matcher(
+    schema: tantivy.Schema,
+    terms: Sequence[str],
+    weights: FieldWeights,
+    *,
+    corpora: Collection[str] = (),
+    term_weights: Sequence[float] = (),
+) -> tantivy.Query:
+    """The scoring part of :func:`build_query`: three term queries per term, so a pasted
+    text of hundreds of terms is built once per search, not once per restriction."""
     # One path boost for every block (the lower of the two corpora's, or the one corpus's a
     # search is restricted to), and the difference added for the corpus that weighs it more.
     only = next(iter(corpora)) if len(corpora) == 1 else ""
@@ -122,7 +144,20 @@ def build_query(
                 ),
             )
         )
-    matcher = tantivy.Query.boolean_query(clauses)
+    return tantivy.Query.boolean_query(clauses)
+
+
+def restrict(
+    schema: tantivy.Schema,
+    matcher: tantivy.Query,
+    *,
+    corpora: Collection[str] = (),
+    sources: Collection[str] = (),
+    symbols: Collection[str] = (),
+    documents: Collection[str] = (),
+) -> tantivy.Query:
+    """``matcher`` restricted, without changing its scores, to the blocks of ``corpora`` and
+    ``sources``, those defining one of ``symbols`` and those of ``documents``."""
     filters = [
         _any_term(schema, field, values)
         for field, values in (
@@ -171,18 +206,10 @@ def lexical_search(
     if not terms:
         return []
     schema = snapshot.index.schema
+    matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
 
     def restricted(**only: Collection[str]) -> tantivy.Query:
-        return build_query(
-            schema,
-            terms,
-            weights,
-            corpora=corpora,
-            sources=sources,
-            term_weights=term_weights,
-            within=within,
-            **only,
-        )
+        return restrict(schema, matcher, corpora=corpora, sources=sources, within=within, **only)
 
     # ``hits`` builds a new list on every access: read it once.
     found = snapshot.searcher.search(restricted(), limit, count=False).hits

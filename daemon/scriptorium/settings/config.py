@@ -93,6 +93,10 @@ class Settings:
     # Worker processes for builds with many changed files: 0 = one per core (at most 4),
     # 1 = build in the daemon's own process.
     build_workers: int = 0
+    # The share of the index's blocks deleted by edits the watch landed at which the index is
+    # written again from the roots, so BM25's statistics count only what is served
+    # (``index/compaction.py``); a reconcile of every root does so at any share.
+    rewrite_deleted_share: float = 0.01
     # Bytes of document text (texts, bodies, line tables) in memory; the rest is read on demand.
     text_cache_bytes: int = 64 << 20
     # How providers answer: "first" non-empty provider wins, or "fuse" all their candidates.
@@ -252,6 +256,14 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("watch_interval", "number", 0.5, "seconds between listings", minimum=0, strict=True),
     Key("rescan_interval", "number", 300.0, "seconds between safety listings", minimum=0),
     Key("build_workers", "integer", 0, "worker processes for large builds", minimum=0),
+    Key(
+        "rewrite_deleted_share",
+        "number",
+        0.01,
+        "share of the index's blocks deleted by watched edits at which it is written again "
+        "from the roots, so ranks match a fresh build (0: after every such edit)",
+        minimum=0,
+    ),
     Key("text_cache_bytes", "integer", 64 << 20, "text kept in memory (bytes)", minimum=0),
     Key("provider_chain", "string", "first", "how providers answer", choices=("first", "fuse")),
     Key("log_level", "string", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL"),
@@ -281,6 +293,7 @@ _FLOAT_KEYS = frozenset(
     {
         "grace_seconds",
         "watch_interval",
+        "rewrite_deleted_share",
         "rescan_interval",
         "http_header_timeout_seconds",
         "http_body_timeout_seconds",

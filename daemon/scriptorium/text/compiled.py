@@ -20,7 +20,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["class_ranges", "load", "markdown_lines"]
+__all__ = ["class_ranges", "load", "markdown_lines", "screened_lines", "terms_occurring"]
 
 
 def class_ranges(chars: str) -> list[tuple[int, int]]:
@@ -76,3 +76,29 @@ def markdown_lines() -> Any | None:
         return None
     made = getattr(scriptorium_native, "MarkdownLines", None)
     return None if made is None else made(str.isdecimal)
+
+
+def screened_lines() -> Any | None:
+    """The extension's line screen of code anchoring (``ScreenedLines``), or None.
+
+    ``text/snippets.py`` keeps the Python screen as the reference, and
+    ``tests/unit/test_compiled_screen.py`` compares the two.
+    """
+    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
+        return None
+    try:
+        import scriptorium_native
+    except ImportError:
+        return None
+    return getattr(scriptorium_native, "ScreenedLines", None)
+
+
+def terms_occurring() -> Any | None:
+    """The extension's test of which terms occur in a text, in one pass (or None)."""
+    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
+        return None
+    try:
+        import scriptorium_native
+    except ImportError:
+        return None
+    return getattr(scriptorium_native, "terms_occurring", None)

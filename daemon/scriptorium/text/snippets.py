@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Collection, Hashable, Sequence
 from itertools import accumulate
 
+from scriptorium.text.compiled import screened_lines, terms_occurring
 from scriptorium.text.normalize import normalize
 from scriptorium.text.tokenize import tokenize
 
@@ -134,8 +135,19 @@ class _Screen:
             texts = ["\n".join(ascii_lines).lower()]
             if len(ascii_lines) < len(window):
                 texts.append(normalize("\n".join(line for line in window if not line.isascii())))
-            for term in wanted.difference(known):
-                known[term] = found = any(term in text for text in texts)
+            missing = sorted(wanted.difference(known))
+            if _COMPILED_OCCURRING is not None:
+                # One pass over the ASCII text for every term (an issue text has hundreds).
+                found_in = _COMPILED_OCCURRING(texts[0], missing)
+                rest = texts[1:]
+                found_all = [
+                    f or any(t in text for text in rest)
+                    for t, f in zip(missing, found_in, strict=True)
+                ]
+            else:
+                found_all = [any(term in text for text in texts) for term in missing]
+            for term, found in zip(missing, found_all, strict=True):
+                known[term] = found
                 if memo is not None:
                     memo.put((key, start, stop, "in", term), found)
         return sum(known.values())
@@ -155,17 +167,21 @@ class _Screen:
         memo, key = self.memo, self.key
         prepared: _Prepared | None = None
         counts: Counter[int] = Counter()
+        missing = []
         for term in wanted:
             if not term.isascii():
                 continue
             found = memo.get((key, start, stop, term)) if memo is not None else None
-            if not isinstance(found, tuple):
-                if prepared is None:
-                    prepared = _Prepared(self.lines[start:stop])
-                found = prepared.term_lines(term)
+            if isinstance(found, tuple):
+                counts.update(found)
+            else:
+                missing.append(term)
+        if missing:
+            prepared = _Prepared(self.lines[start:stop])
+            for term, found in zip(missing, prepared.many_term_lines(missing), strict=True):
                 if memo is not None:
                     memo.put((key, start, stop, term), found)
-            counts.update(found)
+                counts.update(found)
         unscreened = memo.get((key, start, stop, None)) if memo is not None else None
         if not isinstance(unscreened, tuple):
             window = self.lines[start:stop] if prepared is None else prepared.lines
@@ -180,25 +196,47 @@ class _Screen:
         return sorted(screened + [(start + i, len(wanted)) for i in unscreened])
 
 
+# The compiled screen (``native/src/screen.rs``): the same lines and the same occurring
+# terms as the Python below, found for every term of a query in one pass over the text.
+_COMPILED_SCREEN = screened_lines()
+_COMPILED_OCCURRING = terms_occurring()
+
+
 class _Prepared:
     """A range of lines joined for searching: ASCII lines lower-cased, other lines blanked."""
 
-    __slots__ = ("ascii", "ends", "lines", "text", "window")
+    __slots__ = ("ascii", "compiled", "ends", "lines", "text", "window")
 
-    def __init__(self, lines: Sequence[str]) -> None:
+    def __init__(self, lines: Sequence[str], compiled: bool = True) -> None:
         self.lines = lines
         window = lines
         self.ascii = "".join(lines).isascii()
         if not self.ascii:
             window = [line if line.isascii() else "" for line in lines]
         self.window = window
+        self.compiled = None
+        if compiled and _COMPILED_SCREEN is not None:
+            self.compiled = _COMPILED_SCREEN(window)
+            return
         # The lines are searched joined without separators, so every search runs in C; an
         # occurrence straddling two lines belongs to neither and is skipped.
         self.text = "".join(window).lower()
         self.ends = list(accumulate(map(len, window)))  # where each line ends in ``text``
 
+    def many_term_lines(self, terms: list[str]) -> list[tuple[int, ...]]:
+        """:meth:`term_lines` of each of ``terms``, in one pass over the text when compiled."""
+        if self.compiled is not None and all(terms):
+            return self.compiled.terms_lines(terms)
+        return [self.term_lines(term) for term in terms]
+
     def term_lines(self, term: str) -> tuple[int, ...]:
         """The lines (relative to the range) where ``term`` occurs as it could as a token."""
+        if self.compiled is not None:
+            if term:
+                return self.compiled.term_lines(term)
+            self.compiled = None  # an empty term (found everywhere): the reference answers
+            self.text = "".join(self.window).lower()
+            self.ends = list(accumulate(map(len, self.window)))
         text, window, ends = self.text, self.window, self.ends
         find = text.find
         size = len(term)

@@ -1,0 +1,246 @@
+"""A large code tree: sympy at a SWE-bench base commit, searched with short queries and with
+whole issue texts, each against the health check's p50 measured in the same run.
+
+    python bench/largecode.py [--mirror /work/.mirror] [--benchmarks /work/shared/benchmarks]
+                              [--quick] [--json PATH]
+
+The tree is sympy at :data:`SYMPY_COMMIT` (the Python of the repository, a code source only),
+written out of a bare git directory under ``--mirror`` (``sympy+sympy/repo``) with ``git
+archive``; nothing is fetched. The issue texts are the SWE-bench Verified problem statements of
+sympy (``swebench-verified/instances.jsonl`` under ``--benchmarks``): what an agent pastes.
+Without the mirror, the commit or the instances the section is skipped with a sentence.
+
+Targets (issue 43), ratios of this run: short queries p50 ≤ 3× the health check's p50; issue
+texts p50 ≤ 10× and p99 ≤ 30×; 16 concurrent callers reach at least half the health check's
+throughput with 16 callers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.measure import latency, rss_mb, throughput, tree_bytes  # noqa: E402
+from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
+from scriptorium.v1 import retrieval_pb2_grpc  # noqa: E402
+from tests.support.daemon import Daemon  # noqa: E402
+
+DEFAULT_MIRROR = Path("/work/.mirror")
+DEFAULT_BENCHMARKS = Path("/work/shared/benchmarks")
+SYMPY_REPO = "sympy+sympy/repo"
+# The base commit of the newest sympy instance of SWE-bench Verified in the stored set.
+SYMPY_COMMIT = "a36caf5c74fe654cedc488e8a8a05fad388f8406"
+SHORT_QUERIES = [
+    "Matrix determinant",
+    "simplify trigonometric expression",
+    "solve linear system",
+    "Rational",
+    "integrate",
+    "latex printer",
+    "series expansion",
+    "Symbol assumptions positive",
+    "lambdify numpy",
+    "factorint",
+]
+TARGETS = {
+    "short p50 / trivial p50": 3.0,
+    "issue p50 / trivial p50": 10.0,
+    "issue p99 / trivial p50": 30.0,
+}
+THROUGHPUT_TARGET = 0.5
+
+
+def materialise(mirror: Path, target: Path) -> Path | str:
+    """sympy's tree written under ``target``; or why it cannot be (the section is skipped)."""
+    git_dir = mirror / SYMPY_REPO
+    if not git_dir.is_dir():
+        return f"no mirror of sympy at {git_dir}"
+    found = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{SYMPY_COMMIT}^{{commit}}"],
+        capture_output=True,
+    )
+    if found.returncode != 0:
+        return f"commit {SYMPY_COMMIT} is not in {git_dir}"
+    target.mkdir(parents=True, exist_ok=True)
+    with (
+        subprocess.Popen(
+            ["git", "--git-dir", str(git_dir), "archive", "--format=tar", SYMPY_COMMIT],
+            stdout=subprocess.PIPE,
+        ) as archive,
+        tarfile.open(fileobj=archive.stdout, mode="r|") as tar,
+    ):
+        tar.extractall(target, filter="data")
+    if archive.returncode != 0:
+        return f"git archive of {SYMPY_COMMIT} failed ({archive.returncode})"
+    return target
+
+
+def issue_texts(benchmarks: Path) -> list[str]:
+    """sympy's SWE-bench Verified problem statements, in the file's order."""
+    path = benchmarks / "swebench-verified" / "instances.jsonl"
+    if not path.is_file():
+        return []
+    texts = []
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip():
+            instance = json.loads(line)
+            if instance.get("repo") == "sympy/sympy" and instance.get("problem_statement"):
+                texts.append(instance["problem_statement"])
+    return texts
+
+
+def write_config(path: Path, tree: Path) -> Path:
+    path.write_text(
+        f'[server]\nwatch = false\n\n[[sources]]\nname = "sympy"\nkind = "code"\n'
+        f'root = "{tree}"\ninclude = ["sympy/**/*.py"]\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def _ratio(a: float, b: float) -> float:
+    return round(a / b, 2) if b else float("inf")
+
+
+def searches(stub, health, texts: list[str], n: int) -> dict:
+    """Latencies of short queries and issue texts beside the health check's, with ratios."""
+    floor = latency(lambda i: health.Check(health_pb2.HealthCheckRequest()), n)
+    short = latency(
+        lambda i: stub.Search(pb.SearchRequest(query=SHORT_QUERIES[i % len(SHORT_QUERIES)])), n
+    )
+    rounds = max(1, n // (2 * len(texts)))
+    issues = latency(
+        lambda i: stub.Search(pb.SearchRequest(query=texts[i % len(texts)])),
+        rounds * len(texts),
+        warmup=len(texts),
+    )
+    trivial = floor["p50_ms"]
+    return {
+        "trivial_rpc": floor,
+        "short": short,
+        "issues": issues,
+        "ratios": {
+            "short p50 / trivial p50": _ratio(short["p50_ms"], trivial),
+            "issue p50 / trivial p50": _ratio(issues["p50_ms"], trivial),
+            "issue p99 / trivial p50": _ratio(issues["p99_ms"], trivial),
+        },
+    }
+
+
+def concurrent(address: str, seconds: float, callers: int = 16) -> dict:
+    """Short-query and health-check throughput with ``callers`` threads, each its channel."""
+
+    def search_caller():
+        stub = retrieval_pb2_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+        return lambda i: stub.Search(pb.SearchRequest(query=SHORT_QUERIES[i % 10]))
+
+    def health_caller():
+        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
+        return lambda i: health.Check(health_pb2.HealthCheckRequest())
+
+    searched = throughput(search_caller, callers, seconds)
+    trivial = throughput(health_caller, callers, seconds)
+    return {
+        "callers": callers,
+        "search_per_s": searched,
+        "trivial_per_s": trivial,
+        "ratio": _ratio(searched, trivial),
+    }
+
+
+def large_code(
+    work: Path, mirror: Path, benchmarks: Path, build, quick: bool = False, env=None
+) -> dict:
+    """Every figure of the section, or ``{"skipped": why}``; ``build`` is run.py's."""
+    texts = issue_texts(benchmarks)
+    if not texts:
+        return {"skipped": f"no sympy instances under {benchmarks / 'swebench-verified'}"}
+    tree = materialise(mirror, work / "sympy")
+    if isinstance(tree, str):
+        return {"skipped": tree}
+    megabytes = tree_bytes(tree / "sympy", (".py",)) / 1e6
+    config = write_config(work / "sympy.toml", tree)
+    state = work / "sympy-state"
+    out: dict = {
+        "tree": f"sympy/sympy@{SYMPY_COMMIT[:12]}",
+        "python_mb": round(megabytes, 2),
+        "issue_texts": len(texts),
+    }
+    out["build"] = build(config, state, megabytes)
+    daemon = Daemon(["--config", str(config)], state, env=env)
+    daemon.start(timeout=900)
+    try:
+        daemon.wait_caught_up(900)
+        out["rss_mb_after_start"] = rss_mb(daemon.proc.pid)
+        health = health_pb2_grpc.HealthStub(daemon.channel)
+        out.update(searches(daemon.stub, health, texts, 200 if quick else 600))
+        out["rss_mb_after_issue_texts"] = rss_mb(daemon.proc.pid)
+        out["throughput"] = concurrent(daemon.address, 2.0 if quick else 4.0)
+    finally:
+        daemon.terminate()
+    out["targets"] = [
+        {"target": name, "goal": f"≤ {goal:g}", "value": out["ratios"][name]}
+        | {"met": out["ratios"][name] <= goal}
+        for name, goal in TARGETS.items()
+    ] + [
+        {
+            "target": "16 callers: search / trivial throughput",
+            "goal": f"≥ {THROUGHPUT_TARGET:g}",
+            "value": out["throughput"]["ratio"],
+            "met": out["throughput"]["ratio"] >= THROUGHPUT_TARGET,
+        }
+    ]
+    return out
+
+
+def render_large_code(r: dict) -> list[str]:
+    if "skipped" in r:
+        return [f"large code tree: skipped ({r['skipped']})"]
+    b, f, s, i = r["build"], r["trivial_rpc"], r["short"], r["issues"]
+    lines = [
+        f"large code tree {r['tree']}: {r['python_mb']} MB of Python, "
+        f"{r['issue_texts']} issue texts",
+        f"  build             {b['indexing_s']:>8} s   "
+        f"({b['mb_per_s']} MB/s, {b['blocks']} blocks)",
+        f"  RSS after start   {r['rss_mb_after_start']:>8} MB "
+        f"(after the issue texts {r['rss_mb_after_issue_texts']} MB)",
+        f"  trivial p50/p99   {f['p50_ms']:>8} / {f['p99_ms']} ms",
+        f"  short p50/p99     {s['p50_ms']:>8} / {s['p99_ms']} ms",
+        f"  issue p50/p99     {i['p50_ms']:>8} / {i['p99_ms']} ms",
+    ]
+    for t in r["targets"]:
+        mark = "met" if t["met"] else "NOT met"
+        lines.append(f"  {t['target']:<40} {t['value']:>8}   (target {t['goal']}: {mark})")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench.run import build
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR)
+    parser.add_argument("--benchmarks", type=Path, default=DEFAULT_BENCHMARKS)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="scriptorium-largecode-") as tmp:
+        result = large_code(Path(tmp), args.mirror, args.benchmarks, build, args.quick)
+    print("\n".join(render_large_code(result)))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

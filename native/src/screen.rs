@@ -1,0 +1,177 @@
+//! The line screen of `scriptorium.text.snippets` (`_Prepared.term_lines`): which lines of a
+//! code block may hold a query term as a token, the step that anchors every code result on
+//! its best line and that a pasted issue text (hundreds of terms) repeats per term.
+//!
+//! The Python class is the reference; this follows it step for step. The window's lines are
+//! ASCII (the caller blanks the others), so byte offsets are Python's string offsets and the
+//! case predicates are ASCII's.
+
+use aho_corasick::AhoCorasick;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// A range of lines joined for searching, as `_Prepared` joins them.
+#[pyclass(frozen, module = "scriptorium_native")]
+pub struct ScreenedLines {
+    original: Vec<u8>,
+    lowered: String,
+    ends: Vec<usize>,
+}
+
+#[pymethods]
+impl ScreenedLines {
+    #[new]
+    fn new(window: Vec<String>) -> PyResult<Self> {
+        let mut original = Vec::new();
+        let mut ends = Vec::with_capacity(window.len());
+        for line in &window {
+            if !line.is_ascii() {
+                return Err(PyValueError::new_err("screened lines must be ASCII"));
+            }
+            original.extend_from_slice(line.as_bytes());
+            ends.push(original.len());
+        }
+        let lowered = String::from_utf8(original.to_ascii_lowercase())
+            .map_err(|_| PyValueError::new_err("screened lines must be ASCII"))?;
+        Ok(Self {
+            original,
+            lowered,
+            ends,
+        })
+    }
+
+    /// The lines (relative to the range) where `term` occurs as it could as a token.
+    fn term_lines<'py>(&self, py: Python<'py>, term: &str) -> PyResult<Bound<'py, PyTuple>> {
+        if term.is_empty() {
+            return Err(PyValueError::new_err("an empty term is screened by Python"));
+        }
+        let lines = py.allow_threads(|| self.lines_of(term));
+        PyTuple::new(py, lines)
+    }
+
+    /// `term_lines` of every one of `terms` (non-empty, lower-case ASCII), in one pass over
+    /// the text: a line holds a term when an occurrence starts and ends in it at token bounds.
+    fn terms_lines<'py>(
+        &self,
+        py: Python<'py>,
+        terms: Vec<String>,
+    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        if terms.iter().any(|t| t.is_empty()) {
+            return Err(PyValueError::new_err("an empty term is screened by Python"));
+        }
+        let found = py
+            .allow_threads(|| self.all_lines(&terms))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        found
+            .into_iter()
+            .map(|lines| PyTuple::new(py, lines))
+            .collect()
+    }
+}
+
+/// Which of `terms` occur anywhere in `text`, as substrings (`_Screen.occurring`'s test over
+/// the lower-cased ASCII lines of a range), in one pass.
+#[pyfunction]
+pub fn terms_occurring(py: Python<'_>, text: &str, terms: Vec<String>) -> PyResult<Vec<bool>> {
+    // "" is in every string.
+    let mut seen: Vec<bool> = terms.iter().map(|t| t.is_empty()).collect();
+    let searchable: Vec<usize> = (0..terms.len()).filter(|&i| !terms[i].is_empty()).collect();
+    if searchable.is_empty() {
+        return Ok(seen);
+    }
+    let patterns: Vec<&str> = searchable.iter().map(|&i| terms[i].as_str()).collect();
+    let automaton =
+        AhoCorasick::new(&patterns).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.allow_threads(|| {
+        let mut left = patterns.len();
+        for found in automaton.find_overlapping_iter(text) {
+            let slot = searchable[found.pattern().as_usize()];
+            if !seen[slot] {
+                seen[slot] = true;
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+    });
+    Ok(seen)
+}
+
+impl ScreenedLines {
+    fn all_lines(&self, terms: &[String]) -> Result<Vec<Vec<usize>>, aho_corasick::BuildError> {
+        let automaton = AhoCorasick::new(terms)?;
+        let ends = &self.ends;
+        let mut lines: Vec<Vec<usize>> = vec![Vec::new(); terms.len()];
+        for found in automaton.find_overlapping_iter(self.lowered.as_str()) {
+            let (at, end) = (found.start(), found.end());
+            let index = ends.partition_point(|&e| e <= at);
+            let held = &mut lines[found.pattern().as_usize()];
+            if held.last() == Some(&index) {
+                continue; // this line holds the term already
+            }
+            let line_start = if index > 0 { ends[index - 1] } else { 0 };
+            let line = &self.original[line_start..ends[index]];
+            if token_bounds(line, at - line_start, end - line_start) {
+                held.push(index);
+            }
+        }
+        Ok(lines)
+    }
+
+    fn lines_of(&self, term: &str) -> Vec<usize> {
+        let (text, ends) = (self.lowered.as_str(), &self.ends);
+        let size = term.len();
+        let mut lines = Vec::new();
+        let mut found = text.find(term);
+        while let Some(at) = found {
+            // bisect_right(ends, at): the line whose end lies past the occurrence's start.
+            let index = ends.partition_point(|&end| end <= at);
+            let line_start = if index > 0 { ends[index - 1] } else { 0 };
+            let line = &self.original[line_start..ends[index]];
+            let begin = at - line_start;
+            if !token_bounds(line, begin, begin + size) {
+                found = find_from(text, term, at + 1);
+                continue;
+            }
+            lines.push(index);
+            // One occurrence per line is enough: continue from the next line.
+            found = find_from(text, term, ends[index]);
+        }
+        lines
+    }
+}
+
+fn find_from(text: &str, term: &str, from: usize) -> Option<usize> {
+    if from > text.len() {
+        return None;
+    }
+    text[from..].find(term).map(|at| at + from)
+}
+
+/// `_token_bounds`: whether `line[begin..end]` could be one of the line's tokens.
+fn token_bounds(line: &[u8], begin: usize, end: usize) -> bool {
+    if end > line.len() {
+        return false; // straddles the end of the line
+    }
+    if begin > 0 {
+        let (before, first) = (line[begin - 1], line[begin]);
+        if before.is_ascii_alphanumeric()
+            && !(first.is_ascii_uppercase()
+                || (before.is_ascii_digit() && first.is_ascii_alphabetic()))
+        {
+            return false;
+        }
+    }
+    if end < line.len() {
+        let (last, after) = (line[end - 1], line[end]);
+        if after.is_ascii_alphanumeric()
+            && !(after.is_ascii_uppercase()
+                || (after.is_ascii_digit() && last.is_ascii_alphabetic()))
+        {
+            return false;
+        }
+    }
+    true
+}

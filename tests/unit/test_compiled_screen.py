@@ -1,0 +1,137 @@
+"""The compiled line screen (``native/src/screen.rs``) against the Python screen it stands in for.
+
+Anchoring a code result screens its block's lines per query term (``text/snippets.py``,
+``_Prepared.term_lines``); the compiled screen must find the same lines for every term: over
+every Python file of the FastAPI corpus with the words of its own lines as terms, over
+adversarial lines (camelCase, digits, underscores, a term straddling two lines, blanked
+non-ASCII lines, empty lines) and over random mixtures; and ``best_line`` must answer the same
+with and without it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from scriptorium.text import snippets
+from scriptorium.text.compiled import screened_lines
+from scriptorium.text.normalize import split_lines
+from tests.support.daemon import CORPUS
+
+pytestmark = pytest.mark.skipif(
+    screened_lines() is None, reason="the compiled extension is not installed"
+)
+
+ADVERSARIAL = [
+    ["def getUserName(user_id):", "    return USER_NAMES[user_id]", "", "x = user2name"],
+    ["class HTTPServer2Handler:", "    html5Parser = HTML5Parser()", "    v2api = 'v2'"],
+    ["abc", "def", "abcdef", "ab", "cdef"],  # terms straddling line ends
+    ["", "", "path", "", "pathPath path_path path.path"],
+    ["", "caf\u00e9 = 1", "cafe = 2"],  # the non-ASCII line is blanked by the caller
+    ["aaaa", "aaaaaaa", "a a a", "Aa aA AA"],
+    ["x1y2z3", "1abc", "abc1", "ABCdef", "abcDEF", "_abc_", "__init__"],
+]
+
+
+def _window(lines: list[str]) -> list[str]:
+    return [line if line.isascii() else "" for line in lines]
+
+
+def _both(lines: list[str], term: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    window = _window(lines)
+    python = snippets._Prepared(window, compiled=False).term_lines(term)
+    compiled = snippets._Prepared(window).term_lines(term)
+    return python, compiled
+
+
+def _all_terms(lines: list[str], terms: list[str]) -> tuple[list, list]:
+    """Every term's lines at once (one pass in the extension), and each by the reference."""
+    window = _window(lines)
+    python = [snippets._Prepared(window, compiled=False).term_lines(t) for t in terms]
+    return python, snippets._Prepared(window).many_term_lines(terms)
+
+
+def _occurring(text: str, terms: list[str]) -> tuple[list[bool], list[bool]]:
+    return [t in text for t in terms], snippets._COMPILED_OCCURRING(text, terms)
+
+
+def _terms(lines: list[str]) -> set[str]:
+    words = {w.lower() for line in lines for w in re.findall(r"[A-Za-z0-9_]+", line)}
+    parts = {p for w in words for p in re.split(r"_+|(?<=\d)(?=[a-z])", w) if p}
+    return words | parts | {"a", "ab", "abc", "path", "user", "name", "self", "x"}
+
+
+def test_the_compiled_screen_is_in_use() -> None:
+    assert snippets._Prepared(["a"]).compiled is not None
+    assert snippets._COMPILED_OCCURRING is not None
+
+
+@pytest.mark.parametrize("lines", ADVERSARIAL)
+def test_adversarial_lines_screen_alike(lines: list[str]) -> None:
+    for term in sorted(_terms(lines)):
+        python, compiled = _both(lines, term)
+        assert compiled == python, (term, lines)
+    terms = sorted(_terms(lines))
+    python, compiled = _all_terms(lines, terms)
+    assert compiled == python, lines
+    text = "\n".join(line for line in lines if line.isascii()).lower()
+    python, compiled = _occurring(text, [*terms, "zzz", "\nab", ""])
+    assert compiled == python, lines
+
+
+def test_every_python_file_of_the_corpus_screens_alike() -> None:
+    files = sorted((CORPUS / "fastapi").rglob("*.py"))
+    assert len(files) > 20
+    compared = 0
+    for path in files:
+        lines = split_lines(path.read_text("utf-8"))
+        terms = sorted(_terms(lines))
+        for term in terms[:200]:
+            python, compiled = _both(lines, term)
+            assert compiled == python, (path.name, term)
+            compared += bool(python)
+        python, compiled = _all_terms(lines, terms)
+        assert compiled == python, path.name
+        text = "\n".join(line for line in lines if line.isascii()).lower()
+        python, compiled = _occurring(text, [*terms, "zq", "not_in_this_file"])
+        assert compiled == python, path.name
+    assert compared > 1000  # most terms are found somewhere: the comparison is of real lines
+
+
+def test_random_mixtures_screen_alike() -> None:
+    rng = random.Random(43)
+    alphabet = "aAbB0_1 .(x)Yz\u00e9"
+    for _ in range(300):
+        lines = [
+            "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+            for _ in range(rng.randrange(1, 8))
+        ]
+        terms = {
+            "".join(rng.choice("ab01xyz_") for _ in range(rng.randrange(1, 4))) for _ in range(8)
+        }
+        for term in terms:
+            python, compiled = _both(lines, term)
+            assert compiled == python, (term, lines)
+        python, compiled = _all_terms(lines, sorted(terms))
+        assert compiled == python, lines
+        text = "\n".join(line for line in lines if line.isascii()).lower()
+        python, compiled = _occurring(text, sorted(terms))
+        assert compiled == python, lines
+
+
+def test_best_line_answers_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = (CORPUS / "fastapi" / "routing.py").read_text("utf-8")
+    lines = split_lines(source)
+    queries = [
+        ["APIRouter", "include_router", "prefix"],
+        ["dependencies", "response_model", "status_code"],
+        ["websocket", "route"],
+        ["nothing_here_at_all"],
+    ]
+    answers = [snippets.best_line(lines, terms) for terms in queries]
+    monkeypatch.setattr(snippets, "_COMPILED_SCREEN", None)
+    monkeypatch.setattr(snippets, "_COMPILED_OCCURRING", None)
+    assert [snippets.best_line(lines, terms) for terms in queries] == answers
+    assert any(answer is not None for answer in answers)
