@@ -155,9 +155,11 @@ def restrict(
     sources: Collection[str] = (),
     symbols: Collection[str] = (),
     documents: Collection[str] = (),
+    within: Collection[str] = (),
 ) -> tantivy.Query:
     """``matcher`` restricted, without changing its scores, to the blocks of ``corpora`` and
-    ``sources``, those defining one of ``symbols`` and those of ``documents``."""
+    ``sources``, those defining one of ``symbols``, those of ``documents`` and, besides, those
+    of the ``within`` documents (a library's files)."""
     filters = [
         _any_term(schema, field, values)
         for field, values in (
