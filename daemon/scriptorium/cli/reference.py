@@ -39,8 +39,9 @@ class Table:
 def core_tables() -> list[Table]:
     """The daemon's own tables, in the order a configuration file usually has them."""
     from scriptorium.ranking.settings import RANKING_KEYS
-    from scriptorium.settings.config import SERVER_KEYS, SOURCE_KEYS
+    from scriptorium.settings.config import SERVER_KEYS
     from scriptorium.settings.dependencies import DEPENDENCY_KEYS
+    from scriptorium.settings.source_tables import SOURCE_KEYS
     from scriptorium.settings.telemetry import TELEMETRY_KEYS
 
     return [

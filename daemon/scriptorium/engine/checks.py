@@ -10,7 +10,8 @@ import difflib
 
 from scriptorium.domain.outcomes import PluginError
 from scriptorium.plugins import Registry
-from scriptorium.settings.config import ConfigError, Settings, check_source_options
+from scriptorium.settings.config import ConfigError, Settings
+from scriptorium.settings.source_tables import check_source_options
 
 
 def validate_source_kinds(settings: Settings, registry: Registry) -> None:
