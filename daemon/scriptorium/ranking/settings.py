@@ -229,7 +229,7 @@ class RankingSettings:
     semantic_weight_code: float = 0.2
     # For a question, the share rises towards this as its lexical candidates match less of
     # it (none of its terms: this share).
-    semantic_weight_uncovered: float = 0.7
+    semantic_weight_uncovered: float = 1.0
     # Whether a question that names an identifier (``APIRouter``, ``include_router``, a code
     # span) is ranked lexically: a lookup by name, where the exact name is the evidence.
     semantic_names_lexical: bool = True
