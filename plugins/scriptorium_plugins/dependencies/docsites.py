@@ -1,0 +1,297 @@
+"""A dependency's published documentation site, attached to it at the pinned version.
+
+For a library whose metadata names a documentation URL, the site is probed for a folder of the
+pinned version (``<base>/1.2/``, ``<base>/v1.2/``, ``<base>/en/1.2/``, ``<base>/1.2.3/``; else
+the base, as ``latest``), then for what it serves (``llms.txt`` or ``llms-full.txt``; MkDocs'
+``search/search_index.json``; Sphinx's ``objects.inv``; else plain HTML), and its pages are
+fetched by the existing kinds (``llms_txt``, ``sphinx``, ``site``; an MkDocs site is crawled as
+``site`` pages) into a folder of their own, bounded, cached and revalidated as those kinds do.
+The decision is kept beside the pages (``attach.json``), so a restart or a build helper reads
+the pages without asking the network again until ``docs_refresh_hours`` pass.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scriptorium.plugin import SourceConfig, SourceContext
+
+log = logging.getLogger("scriptorium.dependencies")
+
+DOCS_PREFIX = "docs@"
+LATEST = "latest"
+DECISION = "attach.json"
+PAGE_SUFFIXES = (".md", ".rst")
+_MAJOR_MINOR = re.compile(r"^v?(\d+)\.(\d+)")
+
+
+@dataclass(slots=True)
+class DocsOptions:
+    """The ``docs_*`` keys of a dependencies source."""
+
+    enabled: bool = False
+    max_pages: int = 20
+    cache_dir: str = ""
+    refresh_hours: float = 24.0
+    timeout_seconds: float = 10.0
+    requests_per_second: float = 2.0
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> DocsOptions:
+        return cls(
+            enabled=bool(options.get("docs_sites", False)),
+            max_pages=int(options.get("docs_max_pages", 20)),
+            cache_dir=str(options.get("docs_cache_dir", "") or ""),
+            refresh_hours=float(options.get("docs_refresh_hours", 24.0)),
+            timeout_seconds=float(options.get("docs_timeout_seconds", 10.0)),
+            requests_per_second=float(options.get("docs_requests_per_second", 2.0)),
+        )
+
+
+@dataclass(slots=True)
+class Attached:
+    """What was attached to one library (or why nothing was)."""
+
+    library: str
+    url: str = ""
+    kind: str = ""
+    version: str = ""
+    detail: str = ""
+    folder: Path | None = None
+    #: Page paths inside ``folder`` (``quickstart.md``), in path order.
+    pages: list[str] = field(default_factory=list)
+    #: The kind's source reading the folder (the published URL of a page); None in helpers.
+    reader: Any = None
+
+    @property
+    def segment(self) -> str:
+        """``docs@1.2``: the folder a library's pages are listed under."""
+        return f"{DOCS_PREFIX}{self.version}"
+
+    def url_for(self, relpath: str, anchor: str = "") -> str:
+        if self.reader is None:
+            return ""
+        return str(self.reader.url_for(relpath, anchor))
+
+
+def version_folders(base: str, version: str) -> list[tuple[str, str]]:
+    """(URL, docs version) to probe for ``version``, in order: the major.minor forms, then
+    the whole version."""
+    base = base.rstrip("/")
+    forms: list[tuple[str, str]] = []
+    match = _MAJOR_MINOR.match(version)
+    if match:
+        short = f"{match.group(1)}.{match.group(2)}"
+        forms += [(f"{base}/{short}/", short), (f"{base}/v{short}/", short)]
+        forms.append((f"{base}/en/{short}/", short))
+    if version and (not match or version != short):
+        forms.append((f"{base}/{version}/", version))
+    return forms
+
+
+class Unreached(Exception):
+    """The documentation site did not answer at all."""
+
+
+def _ok(client: Any, url: str) -> bool:
+    """Whether ``url`` answers 200; a network error is raised as :class:`Unreached`."""
+    import httpx
+
+    try:
+        response = client.get(url)
+    except httpx.TimeoutException:
+        raise Unreached("timed out") from None
+    except httpx.HTTPError as exc:
+        raise Unreached(f"unreachable: {type(exc).__name__}") from None
+    return response.status_code == 200
+
+
+def probe(client: Any, base: str, version: str) -> tuple[str, str, str, bool]:
+    """(docs URL, docs version, kind, full) for a library's documentation ``base``."""
+    chosen, docs_version = "", LATEST
+    for url, short in version_folders(base, version):
+        if _ok(client, url):
+            chosen, docs_version = url, short
+            break
+    if not chosen:
+        chosen = base.rstrip("/") + "/"
+        if not _ok(client, chosen):
+            raise Unreached(f"{chosen} did not answer 200")
+    for name, kind, full in (
+        ("llms.txt", "llms_txt", False),
+        ("llms-full.txt", "llms_txt", True),
+        ("search/search_index.json", "mkdocs", False),
+        ("objects.inv", "sphinx", False),
+    ):
+        if _ok(client, chosen + name):
+            return chosen, docs_version, kind, full
+    return chosen, docs_version, "site", False
+
+
+def _folder_for(options: DocsOptions, source: str, library: str) -> Path:
+    base = options.cache_dir or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scriptorium"
+    )
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in library) or "library"
+    return Path(base) / "dependency-docs" / source / safe
+
+
+def _reader(
+    decision: dict[str, Any], folder: Path, options: DocsOptions, context: SourceContext
+) -> Any:
+    """The existing kind's source over ``folder`` (it fetches when its copy is not fresh)."""
+    kind, url = decision["kind"], decision["url"]
+    shared = {
+        "cache_dir": str(folder),
+        "refresh_hours": options.refresh_hours,
+        "timeout_seconds": options.timeout_seconds,
+        "max_pages": options.max_pages,
+    }
+    name = f"docs-{folder.name}"
+    if kind == "sphinx":
+        from scriptorium_plugins.sphinxsite.source import SphinxSiteSource
+
+        config = SourceConfig(name=name, kind=kind, options={**shared, "url": url})
+        return SphinxSiteSource(config, context)
+    from scriptorium_plugins.docsites.source import LlmsTxtSource, SiteSource
+
+    shared["requests_per_second"] = options.requests_per_second
+    shared["max_crawl_minutes"] = 2.0
+    if kind == "llms_txt":
+        settings = {**shared, "url": url, "full": bool(decision.get("full"))}
+        return LlmsTxtSource(SourceConfig(name=name, kind=kind, options=settings), context)
+    settings = {**shared, "start_urls": [url]}
+    return SiteSource(SourceConfig(name=name, kind="site", options=settings), context)
+
+
+def _pages(folder: Path) -> list[str]:
+    """The page files a kind kept in ``folder`` (hidden folders and files left out)."""
+    found = []
+    for path in folder.rglob("*"):
+        relpath = path.relative_to(folder).as_posix()
+        if path.suffix in PAGE_SUFFIXES and not any(p.startswith(".") for p in relpath.split("/")):
+            found.append(relpath)
+    return sorted(found)
+
+
+def _read_decision(folder: Path) -> dict[str, Any]:
+    try:
+        decision = json.loads((folder / DECISION).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return decision if isinstance(decision, dict) else {}
+
+
+class DocsAttacher:
+    """Attaches each library's documentation site; remembers what it did per library."""
+
+    def __init__(self, source: str, options: DocsOptions, context: SourceContext) -> None:
+        self.source = source
+        self.options = options
+        self.context = context
+        self.helper = multiprocessing.parent_process() is not None
+        self.attached: dict[str, Attached] = {}
+        self._tried: dict[str, float] = {}  # library -> when an unreached site was last tried
+        self._said = ""
+
+    def attach(self, library: str, version: str, urls: tuple[str, ...]) -> Attached | None:
+        """The library's attached docs (fetching them when due); None when it names none."""
+        base = next((u for u in urls if u.startswith(("http://", "https://"))), "")
+        if not base:
+            return None
+        folder = _folder_for(self.options, self.source, f"{library}@{version}")
+        decision = _read_decision(folder)
+        fresh = time.time() - float(decision.get("at", 0)) < self.options.refresh_hours * 3600
+        known = self.attached.get(library)
+        if decision.get("base") == base and (fresh or self.helper):
+            if known is not None and known.url == decision.get("url") and known.reader:
+                known.pages = _pages(folder)
+                return known
+            return self._read(library, decision, folder)
+        if self.helper:
+            return Attached(library, detail="not fetched yet")
+        tried = self._tried.get(library)
+        if tried is not None and time.monotonic() - tried < self.options.refresh_hours * 3600:
+            return known
+        return self._fetch(library, version, base, folder, decision)
+
+    def _fetch(
+        self, library: str, version: str, base: str, folder: Path, old: dict[str, Any]
+    ) -> Attached:
+        import httpx
+
+        headers = {"User-Agent": "Scriptorium (documentation indexer)"}
+        timeout = self.options.timeout_seconds
+        try:
+            with httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client:
+                url, docs_version, kind, full = probe(client, base, version)
+        except Unreached as exc:
+            self._tried[library] = time.monotonic()
+            if old.get("base") == base:  # the last copy keeps serving
+                kept = self._read(library, old, folder)
+                kept.detail = f"not reached ({exc}); serving the copy fetched before"
+                return kept
+            found = Attached(library, detail=f"not reached: {base} ({exc})")
+            self.attached[library] = found
+            return found
+        folder.mkdir(parents=True, exist_ok=True)
+        decision = {
+            "base": base,
+            "url": url,
+            "version": docs_version,
+            "kind": kind,
+            "full": full,
+            "at": time.time(),
+        }
+        (folder / DECISION).write_text(json.dumps(decision, sort_keys=True), "utf-8")
+        return self._read(library, decision, folder)
+
+    def _read(self, library: str, decision: dict[str, Any], folder: Path) -> Attached:
+        """The pages kept for ``decision`` (its kind's source fetches them when due)."""
+        found = Attached(
+            library,
+            url=str(decision.get("url", "")),
+            kind=str(decision.get("kind", "")),
+            version=str(decision.get("version", LATEST)),
+            folder=folder,
+        )
+        pages = folder / "pages"
+        try:
+            found.reader = _reader(decision, pages, self.options, self.context)
+        except (OSError, ValueError) as exc:
+            found.detail = f"could not be read: {exc}"
+            self.attached[library] = found
+            return found
+        found.pages = _pages(pages)
+        found.folder = pages
+        report = getattr(found.reader, "crawl_report", lambda: None)()
+        crawled = f" ({report.detail})" if report is not None and report.detail else ""
+        found.detail = f"attached {found.kind} at {found.version}: {len(found.pages)} pages"
+        found.detail += crawled
+        self.attached[library] = found
+        return found
+
+    def say(self) -> str:
+        """One sentence on every library's docs site; logged once when it changes."""
+        attached = [a for a in self.attached.values() if a.pages]
+        missed = [a for a in self.attached.values() if not a.pages]
+        line = f"documentation sites: {len(attached)} attached"
+        if attached:
+            line += " (" + ", ".join(f"{a.library} {a.version}" for a in attached) + ")"
+        if missed:
+            line += f", {len(missed)} not attached (" + ", ".join(
+                f"{a.library}: {a.detail}" for a in missed
+            )
+            line += ")"
+        if line != self._said and not self.helper:
+            self._said = line
+            log.info("%s: %s", self.source, line)
+        return line
