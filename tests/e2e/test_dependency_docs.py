@@ -5,6 +5,7 @@ site served on loopback) installed into a real virtualenv, the site read by the 
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon, cli, running
-from tests.support.docsite import page, serving
+from tests.support.docsite import debian_html, page, serving
 from tests.support.waiting import wait_for
 
 VERSION = "1.2.3"
@@ -69,7 +70,9 @@ def make_project(folder: Path, docs_url: str) -> Path:
         f'Documentation = "{docs_url}"\n'
     )
     wheels = folder / "wheels"
-    _pip("wheel", "--no-index", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(package))
+    _pip(
+        "wheel", "--no-index", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(package)
+    )
     project = folder / "harbour"
     project.mkdir()
     (project / "pyproject.toml").write_text(PROJECT)
@@ -239,3 +242,21 @@ def test_an_unreachable_site_leaves_the_code_served_and_says_so(tmp_path: Path) 
         log = daemon.full_log()
         assert log.count("documentation sites: 0 attached, 1 not attached (lantern:") == 1
         assert "Traceback" not in log
+
+
+def test_a_real_sphinx_site_is_attached_within_its_page_bound(tmp_path: Path) -> None:
+    """Requests' published HTML (from Debian) served as a library's 1.2 docs: its objects.inv
+    says Sphinx; its searchindex.js is of an older Sphinx the ``sphinx`` kind does not read, so
+    its HTML pages are crawled as a site's, at most ``docs_max_pages`` of them."""
+    site = tmp_path / "site"
+    shutil.copytree(debian_html("python-requests-doc"), site / "docs/1.2", symlinks=True)
+    with serving(site) as server:
+        project = make_project(tmp_path, f"{server.url}/docs")
+        with daemon_for(tmp_path, project, docs_max_pages=8) as daemon:
+            top = found(daemon, "passing parameters in URLs query string")[0]
+            assert top.location.startswith(f"lantern@{VERSION}:docs@1.2/")
+            assert top.docs_version == "1.2" and top.url.startswith(f"{server.url}/docs/1.2/")
+            status = library(daemon)
+            assert (status.docs_kind, status.docs_version, status.docs_pages) == ("site", "1.2", 8)
+            assert "its sphinx files could not be read" in status.docs_detail
+        assert server.statuses("/docs/1.2/objects.inv") == [200]

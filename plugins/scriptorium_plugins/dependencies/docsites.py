@@ -251,6 +251,8 @@ class DocsAttacher:
             "full": full,
             "at": time.time(),
         }
+        if old.get("detected") == kind and old.get("url") == url:
+            decision.update(kind="site", detected=kind)  # its kind's files failed last time
         (folder / DECISION).write_text(json.dumps(decision, sort_keys=True), "utf-8")
         return self._read(library, decision, folder)
 
@@ -272,9 +274,19 @@ class DocsAttacher:
             return found
         found.pages = _pages(pages)
         found.folder = pages
+        if not found.pages and found.kind != "site" and not self.helper:
+            # The kind's own files could not be read (an older searchindex.js, an empty
+            # llms.txt): its HTML pages are crawled as any site's are.
+            plain = {**decision, "kind": "site", "detected": found.kind}
+            (folder / DECISION).write_text(json.dumps(plain, sort_keys=True), "utf-8")
+            return self._read(library, plain, folder)
         report = getattr(found.reader, "crawl_report", lambda: None)()
         crawled = f" ({report.detail})" if report is not None and report.detail else ""
         found.detail = f"attached {found.kind} at {found.version}: {len(found.pages)} pages"
+        if found.kind == "mkdocs":
+            found.detail += ", its HTML pages crawled"
+        if decision.get("detected"):
+            found.detail += f", crawled as HTML: its {decision['detected']} files could not be read"
         found.detail += crawled
         self.attached[library] = found
         return found
