@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,9 @@ DOCS_PREFIX = "docs@"
 LATEST = "latest"
 DECISION = "attach.json"
 PAGE_SUFFIXES = (".md", ".rst")
+# The kinds' own stamps: a folder holding one was fetched to the end at least once.
+STAMPS = (".crawl.json", ".sphinx-mirror.json")
+KEEP_HOURS = 1e9  # a kind built only to read its kept copy never finds it due
 _MAJOR_MINOR = re.compile(r"^v?(\d+)\.(\d+)")
 
 
@@ -145,13 +149,18 @@ def _folder_for(options: DocsOptions, source: str, library: str) -> Path:
 
 
 def _reader(
-    decision: dict[str, Any], folder: Path, options: DocsOptions, context: SourceContext
+    decision: dict[str, Any],
+    folder: Path,
+    options: DocsOptions,
+    context: SourceContext,
+    fetch: bool,
 ) -> Any:
-    """The existing kind's source over ``folder`` (it fetches when its copy is not fresh)."""
+    """The existing kind's source over ``folder``; with ``fetch`` it fetches the site when its
+    copy is older than ``docs_refresh_hours``, without it only reads the copy kept."""
     kind, url = decision["kind"], decision["url"]
     shared = {
         "cache_dir": str(folder),
-        "refresh_hours": options.refresh_hours,
+        "refresh_hours": options.refresh_hours if fetch else KEEP_HOURS,
         "timeout_seconds": options.timeout_seconds,
         "max_pages": options.max_pages,
     }
@@ -191,7 +200,12 @@ def _read_decision(folder: Path) -> dict[str, Any]:
 
 
 class DocsAttacher:
-    """Attaches each library's documentation site; remembers what it did per library."""
+    """Attaches each library's documentation site; remembers what it did per library.
+
+    Only a background thread asks the network (one library after the other), so a listing
+    never waits on a site: it lists the pages kept so far, and the pages a fetch adds are
+    indexed at the next listing (``[server] rescan_interval``, or a manifest edit).
+    """
 
     def __init__(self, source: str, options: DocsOptions, context: SourceContext) -> None:
         self.source = source
@@ -199,49 +213,86 @@ class DocsAttacher:
         self.context = context
         self.helper = multiprocessing.parent_process() is not None
         self.attached: dict[str, Attached] = {}
-        self._tried: dict[str, float] = {}  # library -> when an unreached site was last tried
+        self._tried: dict[str, float] = {}  # library -> when its site was last asked
+        self._queue: list[tuple[str, str, str, Path]] = []
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+        self._busy: set[str] = set()  # libraries queued or being fetched
+        #: Counts the fetches finished: a listing that sees it change lists the pages again.
+        self.fetched = 0
         self._said = ""
 
     def attach(self, library: str, version: str, urls: tuple[str, ...]) -> Attached | None:
-        """The library's attached docs (fetching them when due); None when it names none."""
+        """The library's attached docs as kept now (a fetch is queued when one is due); None
+        when its metadata names no documentation URL."""
         base = next((u for u in urls if u.startswith(("http://", "https://"))), "")
         if not base:
             return None
         folder = _folder_for(self.options, self.source, f"{library}@{version}")
         decision = _read_decision(folder)
         fresh = time.time() - float(decision.get("at", 0)) < self.options.refresh_hours * 3600
-        known = self.attached.get(library)
-        if decision.get("base") == base and (fresh or self.helper):
-            if known is not None and known.url == decision.get("url") and known.reader:
-                known.pages = _pages(folder)
-                return known
-            return self._read(library, decision, folder)
-        if self.helper:
-            return Attached(library, detail="not fetched yet")
-        tried = self._tried.get(library)
-        if tried is not None and time.monotonic() - tried < self.options.refresh_hours * 3600:
-            return known
-        return self._fetch(library, version, base, folder, decision)
+        with self._lock:
+            known = self.attached.get(library)
+        if known is None and decision.get("base") == base:
+            kept = self._read(library, decision, folder, fetch=False)
+            with self._lock:
+                known = self.attached.setdefault(library, kept)
+        elif known is not None and known.reader is not None and known.folder is not None:
+            known.pages = _pages(known.folder)
+        if not (fresh or self.helper):
+            self._queue_fetch(library, version, base, folder)
+        return known
 
-    def _fetch(
-        self, library: str, version: str, base: str, folder: Path, old: dict[str, Any]
-    ) -> Attached:
+    def _queue_fetch(self, library: str, version: str, base: str, folder: Path) -> None:
+        with self._lock:
+            tried = self._tried.get(library)
+            if tried is not None and time.monotonic() - tried < self.options.refresh_hours * 3600:
+                return
+            if library in self._busy:
+                return
+            self._busy.add(library)
+            self._tried[library] = time.monotonic()
+            self._queue.append((library, version, base, folder))
+            if self._worker is None:
+                self._worker = threading.Thread(
+                    target=self._work, name=f"docs-sites-{self.source}", daemon=True
+                )
+                self._worker.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._worker = None
+                    break
+                library, version, base, folder = self._queue.pop(0)
+            try:
+                found = self._fetch(library, version, base, folder)
+            except Exception as exc:  # one library's site never stops the others'
+                log.warning("%s: documentation site of %s: %r", self.source, library, exc)
+                found = Attached(library, detail=f"could not be read: {type(exc).__name__}")
+            with self._lock:
+                self.attached[library] = found
+                self._busy.discard(library)
+                self.fetched += 1
+        self.say()
+
+    def _fetch(self, library: str, version: str, base: str, folder: Path) -> Attached:
         import httpx
 
+        old = _read_decision(folder)
         headers = {"User-Agent": "Scriptorium (documentation indexer)"}
         timeout = self.options.timeout_seconds
         try:
             with httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client:
                 url, docs_version, kind, full = probe(client, base, version)
         except Unreached as exc:
-            self._tried[library] = time.monotonic()
             if old.get("base") == base:  # the last copy keeps serving
-                kept = self._read(library, old, folder)
-                kept.detail = f"not reached ({exc}); serving the copy fetched before"
-                return kept
-            found = Attached(library, detail=f"not reached: {base} ({exc})")
-            self.attached[library] = found
-            return found
+                kept = self._read(library, old, folder, fetch=False)
+                if kept.pages:
+                    kept.detail = f"not reached ({exc}); serving the copy fetched before"
+                    return kept
+            return Attached(library, detail=f"not reached: {base} ({exc})")
         folder.mkdir(parents=True, exist_ok=True)
         decision = {
             "base": base,
@@ -254,32 +305,35 @@ class DocsAttacher:
         if old.get("detected") == kind and old.get("url") == url:
             decision.update(kind="site", detected=kind)  # its kind's files failed last time
         (folder / DECISION).write_text(json.dumps(decision, sort_keys=True), "utf-8")
-        return self._read(library, decision, folder)
+        return self._read(library, decision, folder, fetch=True)
 
-    def _read(self, library: str, decision: dict[str, Any], folder: Path) -> Attached:
-        """The pages kept for ``decision`` (its kind's source fetches them when due)."""
+    def _read(
+        self, library: str, decision: dict[str, Any], folder: Path, *, fetch: bool
+    ) -> Attached:
+        """The pages kept for ``decision``; with ``fetch`` its kind fetches them when due."""
         found = Attached(
             library,
             url=str(decision.get("url", "")),
             kind=str(decision.get("kind", "")),
             version=str(decision.get("version", LATEST)),
-            folder=folder,
+            folder=folder / "pages",
         )
         pages = folder / "pages"
+        if not fetch and not any((pages / stamp).is_file() for stamp in STAMPS):
+            found.detail = "not fetched yet"
+            return found
         try:
-            found.reader = _reader(decision, pages, self.options, self.context)
+            found.reader = _reader(decision, pages, self.options, self.context, fetch)
         except (OSError, ValueError) as exc:
             found.detail = f"could not be read: {exc}"
-            self.attached[library] = found
             return found
         found.pages = _pages(pages)
-        found.folder = pages
-        if not found.pages and found.kind != "site" and not self.helper:
+        if fetch and not found.pages and found.kind != "site":
             # The kind's own files could not be read (an older searchindex.js, an empty
             # llms.txt): its HTML pages are crawled as any site's are.
             plain = {**decision, "kind": "site", "detected": found.kind}
             (folder / DECISION).write_text(json.dumps(plain, sort_keys=True), "utf-8")
-            return self._read(library, plain, folder)
+            return self._read(library, plain, folder, fetch=True)
         report = getattr(found.reader, "crawl_report", lambda: None)()
         crawled = f" ({report.detail})" if report is not None and report.detail else ""
         found.detail = f"attached {found.kind} at {found.version}: {len(found.pages)} pages"
@@ -288,22 +342,26 @@ class DocsAttacher:
         if decision.get("detected"):
             found.detail += f", crawled as HTML: its {decision['detected']} files could not be read"
         found.detail += crawled
-        self.attached[library] = found
         return found
 
     def say(self) -> str:
-        """One sentence on every library's docs site; logged once when it changes."""
-        attached = [a for a in self.attached.values() if a.pages]
-        missed = [a for a in self.attached.values() if not a.pages]
+        """One sentence on every library's docs site; logged when it changes and no fetch is
+        under way (so a start logs one line)."""
+        with self._lock:
+            done = list(self.attached.values())
+            busy = self._worker is not None
+        attached = [a for a in done if a.pages]
+        missed = [a for a in done if not a.pages]
         line = f"documentation sites: {len(attached)} attached"
         if attached:
             line += " (" + ", ".join(f"{a.library} {a.version}" for a in attached) + ")"
         if missed:
-            line += f", {len(missed)} not attached (" + ", ".join(
-                f"{a.library}: {a.detail}" for a in missed
-            )
-            line += ")"
-        if line != self._said and not self.helper:
-            self._said = line
+            listed = ", ".join(f"{a.library}: {a.detail}" for a in missed)
+            line += f", {len(missed)} not attached ({listed})"
+        if busy:
+            return line + "; fetching"
+        with self._lock:
+            said, self._said = self._said, line
+        if line != said and not self.helper:
             log.info("%s: %s", self.source, line)
         return line

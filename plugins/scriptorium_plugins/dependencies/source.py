@@ -165,6 +165,7 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
         docs = DocsOptions.from_options(options)
         self.docs = DocsAttacher(config.name, docs, context) if docs.enabled else None
         self._docs_pages: dict[str, tuple[Attached, str]] = {}
+        self._docs_fetched = 0  # the attacher's count of fetches the last listing saw
         self._said = ""
         self._seen: tuple = ()
         self._discovered_at = -REDISCOVER_SECONDS
@@ -326,7 +327,13 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
         (or the folders the libraries are installed in) changed, the files stated each time."""
         seen = self._manifests_seen()
         now = time.monotonic()
-        if seen != self._seen or now - self._discovered_at >= REDISCOVER_SECONDS:
+        fetched = self.docs.fetched if self.docs else 0
+        if (
+            seen != self._seen
+            or now - self._discovered_at >= REDISCOVER_SECONDS
+            or fetched != self._docs_fetched
+        ):
+            self._docs_fetched = fetched
             self.refresh()
             self._seen, self._discovered_at = self._manifests_seen(), now
         stats: list[FileStat] = []
