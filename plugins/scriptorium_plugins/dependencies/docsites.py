@@ -110,12 +110,13 @@ def _ok(client: Any, url: str) -> bool:
     import httpx
 
     try:
-        response = client.get(url)
+        with client.stream("GET", url) as response:  # the status only: the body is not read
+            status = response.status_code
     except httpx.TimeoutException:
         raise Unreached("timed out") from None
     except httpx.HTTPError as exc:
         raise Unreached(f"unreachable: {type(exc).__name__}") from None
-    return response.status_code == 200
+    return status == 200
 
 
 def probe(client: Any, base: str, version: str) -> tuple[str, str, str, bool]:
