@@ -231,7 +231,8 @@ class DocsAttacher:
             return None
         folder = _folder_for(self.options, self.source, f"{library}@{version}")
         decision = _read_decision(folder)
-        fresh = time.time() - float(decision.get("at", 0)) < self.options.refresh_hours * 3600
+        age = time.time() - float(decision.get("at", 0))
+        fresh = decision.get("base") == base and age < self.options.refresh_hours * 3600
         with self._lock:
             known = self.attached.get(library)
         if known is None and decision.get("base") == base:
