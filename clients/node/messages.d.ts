@@ -191,6 +191,12 @@ export interface SearchResult {
   library: string;
   /** The version of that library whose installed files were read (`0.28.1`). */
   library_version: string;
+  /**
+   * For a page of the library's published documentation site (attached by a `dependencies`
+   * source with `docs_sites = true`): the version of the docs it is, the pinned version's
+   * folder the site serves (`1.2`) or `latest` when the site serves no folder for it.
+   */
+  docs_version: string;
 }
 
 /** Conflict names currently-effective results that disagree. */
@@ -626,6 +632,19 @@ export interface LibraryStatus {
   location: string;
   /** Where its distribution says its documentation is published. */
   documentation_urls: string[];
+  /**
+   * The documentation site attached to it (`docs_sites = true`): the URL its pages were read
+   * from, empty when none was attached.
+   */
+  docs_url: string;
+  /** How that site was read: llms_txt, mkdocs, sphinx or site. */
+  docs_kind: string;
+  /** The docs' version: the pinned version's folder the site serves (`1.2`), else `latest`. */
+  docs_version: string;
+  /** Pages of it indexed. */
+  docs_pages: number;
+  /** One sentence: what the attach did (`attached ...`, `not reached: ...`). */
+  docs_detail: string;
 }
 
 /** How many files one rule kept out of a source's listing (counting stops at 100000). */

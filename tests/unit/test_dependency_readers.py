@@ -194,6 +194,9 @@ def test_serve_path_offers_dependencies_unless_turned_off(tmp_path) -> None:
     assert len(load_settings(config, [str(project)]).sources) == 2
     config.write_text("[dependencies]\ntransitive = true\n")
     assert load_settings(config, [str(project)]).sources[-1].options == {"transitive": True}
+    config.write_text("[dependencies]\ndocs_sites = true\n")
+    options = load_settings(config, [str(project)]).sources[-1].options
+    assert options == {"transitive": False, "docs_sites": True}
     config.write_text("[dependencies]\nenable = false\n")
     with pytest.raises(ConfigError, match="enabled"):
         load_settings(config, [str(project)])

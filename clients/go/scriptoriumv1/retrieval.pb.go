@@ -738,8 +738,12 @@ type SearchResult struct {
 	Library string `protobuf:"bytes,24,opt,name=library,proto3" json:"library,omitempty"`
 	// The version of that library whose installed files were read (`0.28.1`).
 	LibraryVersion string `protobuf:"bytes,25,opt,name=library_version,json=libraryVersion,proto3" json:"library_version,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// For a page of the library's published documentation site (attached by a `dependencies`
+	// source with `docs_sites = true`): the version of the docs it is, the pinned version's
+	// folder the site serves (`1.2`) or `latest` when the site serves no folder for it.
+	DocsVersion   string `protobuf:"bytes,26,opt,name=docs_version,json=docsVersion,proto3" json:"docs_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchResult) Reset() {
@@ -943,6 +947,13 @@ func (x *SearchResult) GetLibrary() string {
 func (x *SearchResult) GetLibraryVersion() string {
 	if x != nil {
 		return x.LibraryVersion
+	}
+	return ""
+}
+
+func (x *SearchResult) GetDocsVersion() string {
+	if x != nil {
+		return x.DocsVersion
 	}
 	return ""
 }
@@ -3483,8 +3494,19 @@ type LibraryStatus struct {
 	Location string `protobuf:"bytes,8,opt,name=location,proto3" json:"location,omitempty"`
 	// Where its distribution says its documentation is published.
 	DocumentationUrls []string `protobuf:"bytes,9,rep,name=documentation_urls,json=documentationUrls,proto3" json:"documentation_urls,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The documentation site attached to it (`docs_sites = true`): the URL its pages were read
+	// from, empty when none was attached.
+	DocsUrl string `protobuf:"bytes,10,opt,name=docs_url,json=docsUrl,proto3" json:"docs_url,omitempty"`
+	// How that site was read: llms_txt, mkdocs, sphinx or site.
+	DocsKind string `protobuf:"bytes,11,opt,name=docs_kind,json=docsKind,proto3" json:"docs_kind,omitempty"`
+	// The docs' version: the pinned version's folder the site serves (`1.2`), else `latest`.
+	DocsVersion string `protobuf:"bytes,12,opt,name=docs_version,json=docsVersion,proto3" json:"docs_version,omitempty"`
+	// Pages of it indexed.
+	DocsPages int64 `protobuf:"varint,13,opt,name=docs_pages,json=docsPages,proto3" json:"docs_pages,omitempty"`
+	// One sentence: what the attach did (`attached ...`, `not reached: ...`).
+	DocsDetail    string `protobuf:"bytes,14,opt,name=docs_detail,json=docsDetail,proto3" json:"docs_detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LibraryStatus) Reset() {
@@ -3578,6 +3600,41 @@ func (x *LibraryStatus) GetDocumentationUrls() []string {
 		return x.DocumentationUrls
 	}
 	return nil
+}
+
+func (x *LibraryStatus) GetDocsUrl() string {
+	if x != nil {
+		return x.DocsUrl
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetDocsKind() string {
+	if x != nil {
+		return x.DocsKind
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetDocsVersion() string {
+	if x != nil {
+		return x.DocsVersion
+	}
+	return ""
+}
+
+func (x *LibraryStatus) GetDocsPages() int64 {
+	if x != nil {
+		return x.DocsPages
+	}
+	return 0
+}
+
+func (x *LibraryStatus) GetDocsDetail() string {
+	if x != nil {
+		return x.DocsDetail
+	}
+	return ""
 }
 
 // How many files one rule kept out of a source's listing (counting stops at 100000).
@@ -3719,7 +3776,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\ftoken_budget\x18\t \x01(\x05R\vtokenBudget\x12\x18\n" +
 	"\aexplain\x18\n" +
 	" \x01(\bR\aexplain\x12\x18\n" +
-	"\alibrary\x18\v \x01(\tR\alibrary\"\xf6\x06\n" +
+	"\alibrary\x18\v \x01(\tR\alibrary\"\x99\a\n" +
 	"\fSearchResult\x12\x15\n" +
 	"\x06ref_id\x18\x01 \x01(\tR\x05refId\x12+\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x17.scriptorium.v1.RefKindR\x04kind\x12\x1a\n" +
@@ -3749,7 +3806,8 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\vanchor_line\x18\x17 \x01(\x05R\n" +
 	"anchorLine\x12\x18\n" +
 	"\alibrary\x18\x18 \x01(\tR\alibrary\x12'\n" +
-	"\x0flibrary_version\x18\x19 \x01(\tR\x0elibraryVersion\"g\n" +
+	"\x0flibrary_version\x18\x19 \x01(\tR\x0elibraryVersion\x12!\n" +
+	"\fdocs_version\x18\x1a \x01(\tR\vdocsVersion\"g\n" +
 	"\bConflict\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x17\n" +
 	"\aref_ids\x18\x02 \x03(\tR\x06refIds\x12\x1c\n" +
@@ -4006,7 +4064,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
 	"\vhttp_status\x18\x02 \x01(\x05R\n" +
 	"httpStatus\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\x9f\x02\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\xba\x03\n" +
 	"\rLibraryStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12+\n" +
@@ -4016,7 +4074,15 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\tinstalled\x18\x06 \x01(\bR\tinstalled\x12\x14\n" +
 	"\x05files\x18\a \x01(\x03R\x05files\x12\x1a\n" +
 	"\blocation\x18\b \x01(\tR\blocation\x12-\n" +
-	"\x12documentation_urls\x18\t \x03(\tR\x11documentationUrls\"5\n" +
+	"\x12documentation_urls\x18\t \x03(\tR\x11documentationUrls\x12\x19\n" +
+	"\bdocs_url\x18\n" +
+	" \x01(\tR\adocsUrl\x12\x1b\n" +
+	"\tdocs_kind\x18\v \x01(\tR\bdocsKind\x12!\n" +
+	"\fdocs_version\x18\f \x01(\tR\vdocsVersion\x12\x1d\n" +
+	"\n" +
+	"docs_pages\x18\r \x01(\x03R\tdocsPages\x12\x1f\n" +
+	"\vdocs_detail\x18\x0e \x01(\tR\n" +
+	"docsDetail\"5\n" +
 	"\tSkipCount\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x14\n" +
 	"\x05files\x18\x02 \x01(\x03R\x05files\"\x94\x01\n" +

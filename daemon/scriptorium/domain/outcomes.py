@@ -115,6 +115,8 @@ class SearchHit:
     # The library (and version) a dependencies source's result comes from.
     library: str = ""
     library_version: str = ""
+    # For a page of the library's published docs: their version (``1.2``, or ``latest``).
+    docs_version: str = ""
 
 
 @dataclass(slots=True)
@@ -414,3 +416,9 @@ class LibraryReport:
     files: int = 0
     location: str = ""
     documentation_urls: list[str] = field(default_factory=list)
+    # The documentation site attached to it (``docs_sites = true``), as ListSources says it.
+    docs_url: str = ""
+    docs_kind: str = ""
+    docs_version: str = ""
+    docs_pages: int = 0
+    docs_detail: str = ""

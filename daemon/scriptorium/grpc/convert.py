@@ -339,6 +339,7 @@ def fill_search_result(result: pb.SearchResult, hit: SearchHit) -> None:
     result.anchor_line = hit.anchor_line
     result.library = hit.library
     result.library_version = hit.library_version
+    result.docs_version = hit.docs_version
     datetime_to_pb(hit.effective_from, result.effective_from)
     datetime_to_pb(hit.effective_to, result.effective_to)
 
@@ -588,6 +589,11 @@ def source_status_to_pb(report: SourceReport) -> pb.SourceStatus:
                 files=lib.files,
                 location=lib.location,
                 documentation_urls=lib.documentation_urls,
+                docs_url=lib.docs_url,
+                docs_kind=lib.docs_kind,
+                docs_version=lib.docs_version,
+                docs_pages=lib.docs_pages,
+                docs_detail=lib.docs_detail,
             )
             for lib in report.libraries
         ],

@@ -186,10 +186,12 @@ def doc_hits(results: Sequence[pb.SearchResult], limit: int) -> list[DocHit]:
 
 
 def library_label(result: pb.SearchResult) -> str | None:
-    """``httpx@0.28.1`` for a dependency's result, None for the project's own."""
+    """``httpx@0.28.1`` for a dependency's result, None for the project's own; a page of its
+    published docs adds their version (``httpx@0.28.1, docs 0.28`` or ``docs latest``)."""
     if not result.library:
         return None
-    return f"{result.library}@{result.library_version}"
+    label = f"{result.library}@{result.library_version}"
+    return f"{label}, docs {result.docs_version}" if result.docs_version else label
 
 
 def query_extent(response: pb.SearchResponse) -> dict[str, bool | int]:

@@ -71,6 +71,7 @@ class HitBuilder:
             found = source.library_of(doc.path)
             if found is not None:
                 hit.library, hit.library_version = found
+                hit.docs_version = source.docs_version_of(doc.path)
         return hit
 
     def _local_hit(self, query: Query, cand: Candidate) -> SearchHit:

@@ -42,6 +42,13 @@ DEPENDENCY_KEYS: tuple[Key, ...] = (
         False,
         "that source indexes every locked dependency, not only the direct ones",
     ),
+    Key(
+        "docs_sites",
+        "bool",
+        False,
+        "that source also fetches each library's published documentation site, at the pinned "
+        "version where the site serves one (off: nothing leaves the machine unless asked)",
+    ),
 )
 
 
@@ -51,7 +58,12 @@ def dependency_options(table: Any, flag: bool | None) -> dict[str, Any] | None:
     deps: Mapping[str, Any] = table_of(table, "[dependencies]")
     check_table(deps, DEPENDENCY_KEYS, "[dependencies]")
     offered = bool(deps.get("enabled", True)) if flag is None else flag
-    return {"transitive": bool(deps.get("transitive", False))} if offered else None
+    if not offered:
+        return None
+    options: dict[str, Any] = {"transitive": bool(deps.get("transitive", False))}
+    if deps.get("docs_sites", False):
+        options["docs_sites"] = True
+    return options
 
 
 def has_dependency_manifest(root: Path) -> bool:

@@ -26,6 +26,10 @@ class LibrarySource:
         """The (library, version) the document at ``path`` belongs to; None for none."""
         return None
 
+    def docs_version_of(self, path: str) -> str:
+        """For a page of a library's published docs, their version (``1.2``, ``latest``)."""
+        return ""
+
     def library_paths(self, library: str) -> list[str]:
         """The document paths of the library named ``library``, every version of it."""
         return []

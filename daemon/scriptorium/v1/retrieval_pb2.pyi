@@ -138,7 +138,7 @@ class SearchRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., snippet_lines: _Optional[int] = ..., kinds: _Optional[_Iterable[_Union[Corpus, str]]] = ..., mode: _Optional[str] = ..., sources: _Optional[_Iterable[str]] = ..., surface: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., token_budget: _Optional[int] = ..., explain: _Optional[bool] = ..., library: _Optional[str] = ...) -> None: ...
 
 class SearchResult(_message.Message):
-    __slots__ = ("ref_id", "kind", "location", "url", "title", "section_path", "start_line", "end_line", "snippet", "preview", "score", "scores", "reasons", "source", "doc_version", "superseded_by", "effective_from", "effective_to", "source_class", "parse_confidence", "source_revision", "language", "anchor_line", "library", "library_version")
+    __slots__ = ("ref_id", "kind", "location", "url", "title", "section_path", "start_line", "end_line", "snippet", "preview", "score", "scores", "reasons", "source", "doc_version", "superseded_by", "effective_from", "effective_to", "source_class", "parse_confidence", "source_revision", "language", "anchor_line", "library", "library_version", "docs_version")
     REF_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
@@ -164,6 +164,7 @@ class SearchResult(_message.Message):
     ANCHOR_LINE_FIELD_NUMBER: _ClassVar[int]
     LIBRARY_FIELD_NUMBER: _ClassVar[int]
     LIBRARY_VERSION_FIELD_NUMBER: _ClassVar[int]
+    DOCS_VERSION_FIELD_NUMBER: _ClassVar[int]
     ref_id: str
     kind: RefKind
     location: str
@@ -189,7 +190,8 @@ class SearchResult(_message.Message):
     anchor_line: int
     library: str
     library_version: str
-    def __init__(self, ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., location: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., snippet: _Optional[str] = ..., preview: _Optional[str] = ..., score: _Optional[float] = ..., scores: _Optional[_Union[Scores, _Mapping]] = ..., reasons: _Optional[_Iterable[_Union[Reason, _Mapping]]] = ..., source: _Optional[str] = ..., doc_version: _Optional[str] = ..., superseded_by: _Optional[str] = ..., effective_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., effective_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_class: _Optional[str] = ..., parse_confidence: _Optional[float] = ..., source_revision: _Optional[str] = ..., language: _Optional[str] = ..., anchor_line: _Optional[int] = ..., library: _Optional[str] = ..., library_version: _Optional[str] = ...) -> None: ...
+    docs_version: str
+    def __init__(self, ref_id: _Optional[str] = ..., kind: _Optional[_Union[RefKind, str]] = ..., location: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., snippet: _Optional[str] = ..., preview: _Optional[str] = ..., score: _Optional[float] = ..., scores: _Optional[_Union[Scores, _Mapping]] = ..., reasons: _Optional[_Iterable[_Union[Reason, _Mapping]]] = ..., source: _Optional[str] = ..., doc_version: _Optional[str] = ..., superseded_by: _Optional[str] = ..., effective_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., effective_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_class: _Optional[str] = ..., parse_confidence: _Optional[float] = ..., source_revision: _Optional[str] = ..., language: _Optional[str] = ..., anchor_line: _Optional[int] = ..., library: _Optional[str] = ..., library_version: _Optional[str] = ..., docs_version: _Optional[str] = ...) -> None: ...
 
 class Conflict(_message.Message):
     __slots__ = ("key", "ref_ids", "locations", "note")
@@ -668,7 +670,7 @@ class CrawlFailure(_message.Message):
     def __init__(self, url: _Optional[str] = ..., http_status: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
 class LibraryStatus(_message.Message):
-    __slots__ = ("name", "version", "installed_version", "ecosystem", "direct", "installed", "files", "location", "documentation_urls")
+    __slots__ = ("name", "version", "installed_version", "ecosystem", "direct", "installed", "files", "location", "documentation_urls", "docs_url", "docs_kind", "docs_version", "docs_pages", "docs_detail")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     INSTALLED_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -678,6 +680,11 @@ class LibraryStatus(_message.Message):
     FILES_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTATION_URLS_FIELD_NUMBER: _ClassVar[int]
+    DOCS_URL_FIELD_NUMBER: _ClassVar[int]
+    DOCS_KIND_FIELD_NUMBER: _ClassVar[int]
+    DOCS_VERSION_FIELD_NUMBER: _ClassVar[int]
+    DOCS_PAGES_FIELD_NUMBER: _ClassVar[int]
+    DOCS_DETAIL_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     installed_version: str
@@ -687,7 +694,12 @@ class LibraryStatus(_message.Message):
     files: int
     location: str
     documentation_urls: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., installed_version: _Optional[str] = ..., ecosystem: _Optional[str] = ..., direct: _Optional[bool] = ..., installed: _Optional[bool] = ..., files: _Optional[int] = ..., location: _Optional[str] = ..., documentation_urls: _Optional[_Iterable[str]] = ...) -> None: ...
+    docs_url: str
+    docs_kind: str
+    docs_version: str
+    docs_pages: int
+    docs_detail: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., installed_version: _Optional[str] = ..., ecosystem: _Optional[str] = ..., direct: _Optional[bool] = ..., installed: _Optional[bool] = ..., files: _Optional[int] = ..., location: _Optional[str] = ..., documentation_urls: _Optional[_Iterable[str]] = ..., docs_url: _Optional[str] = ..., docs_kind: _Optional[str] = ..., docs_version: _Optional[str] = ..., docs_pages: _Optional[int] = ..., docs_detail: _Optional[str] = ...) -> None: ...
 
 class SkipCount(_message.Message):
     __slots__ = ("rule", "files")

@@ -31,6 +31,12 @@ from scriptorium.plugin import (
     split_library_label,
 )
 from scriptorium_plugins.dependencies.discover import Where, discover, is_manifest
+from scriptorium_plugins.dependencies.docsites import (
+    DOCS_PREFIX,
+    Attached,
+    DocsAttacher,
+    DocsOptions,
+)
 from scriptorium_plugins.dependencies.files import DOC_SUFFIXES
 from scriptorium_plugins.dependencies.model import (
     ECOSYSTEMS,
@@ -86,6 +92,43 @@ KEYS: tuple[Key, ...] = (
         minimum=1,
     ),
     Key("max_file_bytes", "integer", DEFAULT_MAX_FILE_BYTES, "larger files are skipped", minimum=1),
+    Key(
+        "docs_sites",
+        "bool",
+        False,
+        "fetch each library's published documentation site (its metadata's documentation URL) "
+        "at the pinned version where the site serves one, and index its pages with the library",
+    ),
+    Key("docs_max_pages", "integer", 20, "most pages kept of one library's site", minimum=1),
+    Key(
+        "docs_cache_dir",
+        "string",
+        "",
+        "where the sites' pages are kept (default: the user cache, scriptorium/dependency-docs)",
+    ),
+    Key(
+        "docs_refresh_hours",
+        "number",
+        24.0,
+        "a site fetched (or found unreachable) more recently is not asked again",
+        minimum=0,
+    ),
+    Key(
+        "docs_timeout_seconds",
+        "number",
+        10.0,
+        "deadline of one request to a documentation site",
+        minimum=0,
+        strict=True,
+    ),
+    Key(
+        "docs_requests_per_second",
+        "number",
+        2.0,
+        "most requests per second to one documentation site",
+        minimum=0,
+        strict=True,
+    ),
     Key("snapshot", "bool", False, "index once; never watch the manifests"),
     Key("order", "number", None, "place in the provider chain (lower answers first)"),
 )
@@ -119,6 +162,10 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
         self.max_file_bytes = int(options.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
         self.dependencies: list[Dependency] = []
         self._files: dict[str, InstalledFile] = {}
+        docs = DocsOptions.from_options(options)
+        self.docs = DocsAttacher(config.name, docs, context) if docs.enabled else None
+        self._docs_pages: dict[str, tuple[Attached, str]] = {}
+        self._docs_fetched = 0  # the attacher's count of fetches the last listing saw
         self._said = ""
         self._seen: tuple = ()
         self._discovered_at = -REDISCOVER_SECONDS
@@ -138,9 +185,31 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
         for dep in found:
             for item in dep.files:
                 files[f"{dep.label}:{item.path}"] = item
+        self._docs_pages = self._attach_docs(found, files) if self.docs else {}
         self.dependencies, self._files = found, files
         self._say(found)
         return found
+
+    def _attach_docs(
+        self, found: list[Dependency], files: dict[str, InstalledFile]
+    ) -> dict[str, tuple[Attached, str]]:
+        """Each installed library's documentation site, its pages listed under
+        ``name@version:docs@<version>/`` beside its files."""
+        assert self.docs is not None
+        pages: dict[str, tuple[Attached, str]] = {}
+        for dep in found:
+            if not dep.installed or not dep.documentation_urls:
+                continue
+            pinned = dep.version or dep.installed_version
+            attached = self.docs.attach(dep.name, pinned, dep.documentation_urls)
+            if attached is None or attached.folder is None:
+                continue
+            for relpath in attached.pages:
+                inner = f"{attached.segment}/{relpath}"
+                files[f"{dep.label}:{inner}"] = InstalledFile(inner, attached.folder / relpath)
+                pages[f"{dep.label}:{inner}"] = (attached, relpath)
+        self.docs.say()
+        return pages
 
     def _say(self, found: list[Dependency]) -> None:
         """Log what was found when it differs from the last listing's (the start-up line)."""
@@ -170,7 +239,8 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
     def detail(self) -> str:
         if not self.dependencies and not self._said:
             return ""
-        return f"{self.detail_of(self.dependencies)}; {self.turn_off}"
+        docs = f"; {self.docs.say()}" if self.docs else ""
+        return f"{self.detail_of(self.dependencies)}{docs}; {self.turn_off}"
 
     @property
     def turn_off(self) -> str:
@@ -189,9 +259,30 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
                 files=len(d.files),
                 location=str(d.location or ""),
                 documentation_urls=list(d.documentation_urls),
+                **self._docs_fields(d.name),
             )
             for d in self.dependencies
         ]
+
+    def _docs_fields(self, library: str) -> dict[str, object]:
+        """What ListSources says of a library's attached documentation site."""
+        attached = self.docs.attached.get(library) if self.docs else None
+        if attached is None:
+            return {}
+        return {
+            "docs_url": attached.url if attached.pages else "",
+            "docs_kind": attached.kind,
+            "docs_version": attached.version,
+            "docs_pages": len(attached.pages),
+            "docs_detail": attached.detail,
+        }
+
+    def docs_version_of(self, path: str) -> str:
+        """``lantern@1.2.3:docs@1.2/quickstart.md`` -> ``1.2``; "" for the library's files."""
+        inner = path.partition(":")[2]
+        if not inner.startswith(DOCS_PREFIX):
+            return ""
+        return inner[len(DOCS_PREFIX) :].partition("/")[0]
 
     def library_of(self, path: str) -> tuple[str, str] | None:
         return split_label(path)
@@ -236,7 +327,13 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
         (or the folders the libraries are installed in) changed, the files stated each time."""
         seen = self._manifests_seen()
         now = time.monotonic()
-        if seen != self._seen or now - self._discovered_at >= REDISCOVER_SECONDS:
+        fetched = self.docs.fetched if self.docs else 0
+        if (
+            seen != self._seen
+            or now - self._discovered_at >= REDISCOVER_SECONDS
+            or fetched != self._docs_fetched
+        ):
+            self._docs_fetched = fetched
             self.refresh()
             self._seen, self._discovered_at = self._manifests_seen(), now
         stats: list[FileStat] = []
@@ -306,7 +403,11 @@ class DependenciesSource(LocalTreeSource, LibrarySource):
         )
 
     def url_for(self, path: str, anchor: str = "") -> str:
-        """The installed file's own ``file://`` URL (``METADATA`` for a wheel's README)."""
+        """The installed file's own ``file://`` URL (``METADATA`` for a wheel's README); the
+        published page for a page of an attached documentation site."""
+        page = self._docs_pages.get(path)
+        if page is not None and page[0].reader is not None:
+            return page[0].url_for(page[1], anchor)
         item = self._item(path)
         if item is None:
             return ""
