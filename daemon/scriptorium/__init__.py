@@ -2,7 +2,8 @@
 
 The package's face is small on purpose: ``import scriptorium.client`` must not load the
 server (pluggy, pathspec, tantivy), so ``hookimpl`` is resolved only when asked for. Plugins
-import it, and everything else they may use, from ``scriptorium.plugin``.
+import it, and everything else they may count on, from ``scriptorium.plugin`` (internals some
+plugins borrow, with no promise, are in ``scriptorium.plugin.unstable``).
 """
 
 from typing import Any

@@ -13,6 +13,7 @@ import asyncio
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -387,6 +388,7 @@ def test_a_section_of_a_page_can_be_fetched(stub) -> None:
     assert reply.location == "deploy-notes/https#certificate-renewal"
     assert reply.content.splitlines()[0].startswith("### Certificate Renewal")
     assert reply.url.endswith("/deploy-notes/https/#certificate-renewal")
+    assert reply.scope == "section" and re.fullmatch(r"[0-9a-f]{32}", reply.trace_id)
 
 
 def test_doc_version_and_revision_skew(stub) -> None:
@@ -403,6 +405,8 @@ def test_doc_version_and_revision_skew(stub) -> None:
     by_ref = stub.GetContent(pb.GetContentRequest(ref_id=hit.ref_id), timeout=30)
     assert by_ref.provider == "docs" and not by_ref.revision_skew
     assert by_ref.location.split("#")[0] == hit.location.split("#")[0]
+    traces = {reply.trace_id for reply in (first, again, by_ref)}
+    assert len(traces) == 3 and all(re.fullmatch(r"[0-9a-f]{32}", t) for t in traces)
 
 
 def test_a_page_removed_after_indexing_fails_to_fetch(stub, site_server: SiteServer) -> None:

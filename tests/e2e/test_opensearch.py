@@ -155,6 +155,7 @@ def test_cluster_answers_carry_local_refs_locations_and_content(
                 assert theirs.provider == "docs"
                 assert (theirs.content, theirs.location) == (mine.content, mine.location)
                 assert (theirs.start_line, theirs.end_line) == (mine.start_line, mine.end_line)
+                assert theirs.scope == mine.scope
         by_location = remote.stub.GetContent(pb.GetContentRequest(location=hit.location))
         assert by_location.content == mine.content
     finally:

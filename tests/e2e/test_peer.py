@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -131,6 +132,8 @@ def test_peer_locations_fetch_through_the_peer(front: Daemon) -> None:
     # The local provider still serves its own pages.
     local = stub.GetContent(pb.GetContentRequest(location="tutorial/cors"), timeout=30)
     assert local.provider == "local"
+    traces = {r.trace_id for r in (reply, by_ref, local)}
+    assert len(traces) == 3 and all(re.fullmatch(r"[0-9a-f]{32}", t) for t in traces)
 
 
 def test_a_peer_page_comes_in_parts_cut_here_and_has_no_outline(front: Daemon) -> None:

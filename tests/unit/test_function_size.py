@@ -55,10 +55,6 @@ ALLOWED: dict[str, str] = {
         "one branch per framework family's route syntax, each a few lines; a dispatch table "
         "would only move the branches apart"
     ),
-    "plugins/scriptorium_plugins/opensearch/fetching.py::outcome": (
-        "content assembly written three times (issue #44 section 5): to become the shared "
-        "helper there"
-    ),
     "plugins/scriptorium_plugins/opensearch/generations.py::_push_once": (
         "one cluster push in order (create the index, fill it, swap the alias, prune), each "
         "step undone by the same except clause"

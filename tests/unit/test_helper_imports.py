@@ -89,9 +89,12 @@ def test_a_build_helper_imports_no_server_module(fastapi_corpus, tmp_path: Path)
 def test_every_plugin_api_name_resolves() -> None:
     """The names ``scriptorium.plugin`` loads on first use are there and are the real ones."""
     import scriptorium.plugin as api
+    import scriptorium.plugin.unstable as unstable
     from scriptorium.content.cut import cut_doc
     from scriptorium.grpc import convert
     from scriptorium.sources.remote import RemoteSource
 
     assert [name for name in api.__all__ if not hasattr(api, name)] == []
-    assert api.wire is convert and api.cut_doc is cut_doc and api.RemoteSource is RemoteSource
+    assert api.cut_doc is cut_doc and api.RemoteSource is RemoteSource
+    assert [name for name in unstable.__all__ if not hasattr(unstable, name)] == []
+    assert unstable.wire is convert

@@ -12,23 +12,27 @@ from typing import Protocol
 
 from scriptorium import telemetry
 from scriptorium.cancel import hold
+from scriptorium.content.assemble import (
+    Placed,
+    StaleRef,
+    content_outcome,
+    cut_for_fragment,
+    cut_for_ref,
+    placed,
+)
 from scriptorium.content.code import cut_code, cut_lines, cut_symbol
 from scriptorium.content.cut import (
     MAX_LINES_CAP,
     Cut,
     clamp_max_lines,
-    cut_doc,
     cut_file,
-    find_doc_block,
 )
 from scriptorium.content.follow import follow_reexports
 from scriptorium.content.outline import as_outline
 from scriptorium.content.parts import fit, validate_max_chars
 from scriptorium.content.resolve import Resolved, Resolver
 from scriptorium.content.symbols import (
-    definition_fragment,
     find_definition,
-    line_fragment,
     parse_line_range,
 )
 from scriptorium.domain.model import Corpus, RefKind, SourceDocument, doc_version
@@ -186,37 +190,16 @@ class LocalContent:
             )
         skew = not doc.content_hash.startswith(ref.content_hash)
         lines = self.indexer.lines_of(doc)
-        page = source.page_location(doc.path)
-        if ref.kind is RefKind.DOC:
-            block = find_doc_block(doc, ref.anchor) if ref.anchor else None
-            if ref.anchor and block is None:
-                raise NotFound(
-                    "the referenced section no longer exists",
-                    Resolution("not_found", "ref", detail="stale ref: the heading is gone"),
-                )
-            cut = cut_doc(doc, lines, block, mode, max_lines)
-            location = f"{page}#{block.anchor}" if block and block.anchor else page
-        elif ref.kind is RefKind.CODE:
-            line = ref.line
-            if skew and ref.anchor:
-                moved = next((b for b in doc.blocks if b.anchor == ref.anchor), None)
-                if moved is not None:
-                    line = moved.start_line
-            if line > len(lines):
-                raise NotFound(
-                    "the referenced line no longer exists",
-                    Resolution("not_found", "ref", detail="stale ref: the file is shorter now"),
-                )
-            cut = cut_code(doc, lines, line, mode, max_lines)
-            location = code_location(doc, page, cut)
-        else:
-            cut = cut_file(doc, lines, max_lines)
-            location = page
-        qualified = location if source.is_default else f"{source.name}/{location}"
+        try:
+            cut = cut_for_ref(doc, lines, ref, mode, max_lines)
+        except StaleRef as exc:
+            raise NotFound(str(exc), Resolution("not_found", "ref", detail=exc.detail)) from None
+        where = placed(cut, doc, source.name, source.page_location(doc.path), doc.content_hash)
+        qualified = where.location if source.is_default else f"{source.name}/{where.location}"
         resolution = Resolution(
             "resolved", "ref", requested_location="", site=source.name, resolved_location=qualified
         )
-        out = self._outcome(source, doc, cut, qualified, "", resolution, ref_id)
+        out = self._outcome(source, doc, cut, where, qualified, "", resolution, ref_id)
         out.revision_skew = skew
         return out
 
@@ -233,35 +216,15 @@ class LocalContent:
         if doc.corpus is Corpus.CODE:
             cut = self._code_cut(resolved, lines, mode, max_lines, location)
             named = bool(fragment) and (resolved.symbol_only or parse_line_range(fragment) is None)
-            loc = code_location(doc, page, cut, named)
-            ref = Ref(
-                source.name,
-                cut.kind,
-                doc.path,
-                cut.block.anchor if cut.block else "",
-                cut.anchor_line,
-                doc.content_hash,
-            )
         else:
-            block = find_doc_block(doc, fragment) if fragment else None
-            if fragment and block is None:
-                resolved.resolution.detail = (
-                    f"no section {fragment!r} on this page; returned the page"
-                )
-            cut = cut_doc(doc, lines, block, mode, max_lines)
-            loc = f"{page}#{block.anchor}" if block and block.anchor else page
-            ref = Ref(
-                source.name,
-                RefKind.DOC,
-                doc.path,
-                block.anchor if block else "",
-                cut.start_line,
-                doc.content_hash,
-            )
-        qualified = loc if source.is_default else f"{source.name}/{loc}"
+            cut, note = cut_for_fragment(doc, lines, fragment, mode, max_lines)
+            resolved.resolution.detail = note or resolved.resolution.detail
+            named = False
+        where = placed(cut, doc, source.name, page, doc.content_hash, named)
+        qualified = where.location if source.is_default else f"{source.name}/{where.location}"
         resolved.resolution.resolved_location = qualified
         return self._outcome(
-            source, doc, cut, qualified, location, resolved.resolution, ref.encode()
+            source, doc, cut, where, qualified, location, resolved.resolution, where.ref.encode()
         )
 
     def _text(self, doc: SourceDocument) -> str:
@@ -302,42 +265,26 @@ class LocalContent:
             return cut_code(doc, lines, span[0], mode, max_lines)
         return cut_lines(doc, lines, span, mode, max_lines)
 
-    def _outcome(self, source, doc, cut, location, requested, resolution, ref_id) -> ContentOutcome:
-        anchor = (
-            cut.block.anchor
-            if (cut.block and cut.kind is RefKind.DOC)
-            else (f"L{cut.anchor_line}" if cut.kind is RefKind.CODE else "")
-        )
-        return ContentOutcome(
-            location=location,
-            requested_location=requested,
-            url=source.url_for(doc.path, anchor),
+    def _outcome(
+        self,
+        source,
+        doc: SourceDocument,
+        cut: Cut,
+        where: Placed,
+        location: str,
+        requested: str,
+        resolution: Resolution,
+        ref_id: str,
+    ) -> ContentOutcome:
+        return content_outcome(
+            cut,
             source=source.name,
-            content=cut.content,
-            ranges=cut.ranges,
-            truncated=cut.truncated,
+            provider="local",
+            location=location,
+            requested=requested,
+            url=source.url_for(doc.path, where.url_anchor),
             total_lines=len(self.indexer.lines_of(doc)),
             doc_version=doc_version(doc),
             resolution=resolution,
             ref_id=ref_id,
-            kind=cut.kind,
-            title=cut.title,
-            start_line=cut.start_line,
-            end_line=cut.end_line,
-            provider="local",
-            section_path=cut.section_path,
-            trace_id=telemetry.current_trace_id(),
-            scope=cut.scope,
-            symbol=cut.symbol,
-            context=cut.context,
         )
-
-
-def code_location(doc: SourceDocument, page: str, cut: Cut, named: bool = False) -> str:
-    """The location of what a code cut returned: the file, the lines, or (asked for by name)
-    the definition's name, or its lines when another definition shares that name."""
-    if cut.scope == "file":
-        return page
-    if named and cut.block is not None and cut.block.symbol is not None:
-        return f"{page}#{definition_fragment(doc, cut.block)}"
-    return f"{page}#{line_fragment(cut.start_line, cut.end_line)}"

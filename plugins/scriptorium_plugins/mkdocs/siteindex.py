@@ -23,16 +23,15 @@ from scriptorium.plugin import (
     Candidate,
     Corpus,
     DocMeta,
-    FieldWeights,
     Reason,
     RefKind,
     RemotePage,
     Scores,
-    build_query,
     content_hash,
     tokenize,
 )
-from scriptorium.plugin import index_schema as S
+from scriptorium.plugin.unstable import FieldWeights, build_query
+from scriptorium.plugin.unstable import index_schema as S
 
 _PAGE_SUFFIXES = (".html", ".htm")
 _BLOCK_TAGS = frozenset(

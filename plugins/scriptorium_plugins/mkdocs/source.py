@@ -30,7 +30,6 @@ from scriptorium.plugin import (
     FetchRequest,
     FetchResult,
     Query,
-    Ref,
     RefKind,
     RemoteContext,
     RemotePage,
@@ -41,12 +40,14 @@ from scriptorium.plugin import (
     SourceContext,
     SourceDocument,
     SourceReport,
+    anchored_url,
     content_hash,
-    cut_doc,
+    content_outcome,
+    cut_for_fragment,
     doc_version,
-    find_doc_block,
     is_listing,
     normalize_location,
+    placed,
     round_robin,
     skew,
     split_lines,
@@ -444,17 +445,13 @@ class MkDocsSource(RemoteSource):
         state = self._states[decision.site]
         doc = self._served_document(decision.site, indexed, page)
         lines = split_lines(doc.text)
-        block = find_doc_block(doc, fragment) if fragment else None
+        cut, missing = cut_for_fragment(doc, lines, fragment, request.mode, request.max_lines)
         notes = ["converted from HTML" if page.converted else "served raw Markdown"]
-        if fragment and block is None:
-            notes.append(f"no section {fragment!r} on this page; returned the page")
+        notes += [missing] if missing else []
         if state.status == STALE:
             notes.append("index served from stale cache")
-        cut = cut_doc(doc, lines, block, request.mode, request.max_lines)
         page_location = self.qualify(decision.site, decision.page)
-        anchor = block.anchor if block is not None else ""
-        location = f"{page_location}#{anchor}" if anchor else page_location
-        version = doc_version(doc)
+        where = placed(cut, doc, self.name, page_location, doc.content_hash)
         resolution = Resolution(
             reason=RESOLVED,
             rule=decision.rule,
@@ -463,28 +460,20 @@ class MkDocsSource(RemoteSource):
             site=decision.site,
             resolved_location=page_location,
         )
-        ref = Ref(self.name, RefKind.DOC, doc.path, anchor, cut.start_line, doc.content_hash)
         accepted = (doc.content_hash, indexed.content_hash)
-        return ContentOutcome(
-            location=location,
-            requested_location=requested,
-            url=f"{indexed.url}#{anchor}" if anchor else indexed.url,
+        return content_outcome(
+            cut,
             source=self.name,
-            content=cut.content,
-            ranges=cut.ranges,
-            truncated=cut.truncated,
-            total_lines=len(lines),
-            doc_version=version,
-            resolution=resolution,
-            ref_id=ref.encode(),
-            kind=RefKind.DOC,
-            title=cut.title,
-            start_line=cut.start_line,
-            end_line=cut.end_line,
             provider=self.name,
+            location=where.location,
+            requested=requested,
+            url=anchored_url(indexed.url, where.url_anchor),
+            total_lines=len(lines),
+            doc_version=doc_version(doc),
+            resolution=resolution,
+            ref_id=where.ref.encode(),
             revision_skew=any(skew(v, accepted) for v in seen if v),
             source_revision=indexed.revision,
-            section_path=cut.section_path,
         )
 
     def _resolution(self, decision: Decision, requested: str) -> Resolution:

@@ -14,15 +14,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from scriptorium.plugin import (
-    Block,
-    Corpus,
-    DocMeta,
-    RefKind,
-    SourceDocument,
-    block_tokens,
-    doc_version,
-)
+from scriptorium.plugin import Block, Corpus, DocMeta, RefKind, SourceDocument, doc_version
+from scriptorium.plugin.unstable import block_tokens
 
 BLOCK = "block"
 PAGE = "page"

@@ -21,7 +21,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch, helpers
 
-from scriptorium.plugin import fault_pause
+from scriptorium.plugin.unstable import fault_pause
 from scriptorium_plugins.opensearch.documents import MAPPING
 from scriptorium_plugins.opensearch.locking import DEFAULT_LOCK_SECONDS, PushLock
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from opensearchpy.exceptions import ConnectionError as ClusterConnectionError
 
-from scriptorium.plugin import SourceConfig, helper_count, load_streaming
+from scriptorium.plugin import SourceConfig
+from scriptorium.plugin.unstable import helper_count, load_streaming
 from scriptorium_plugins.opensearch import generations
 from scriptorium_plugins.opensearch.documents import actions
 from scriptorium_plugins.opensearch.locking import LockHeld

@@ -41,9 +41,8 @@ from scriptorium.plugin import (
     content_hash,
     normalize_location,
     option_number,
-    resolution_from_error,
-    wire,
 )
+from scriptorium.plugin.unstable import resolution_from_error, wire
 from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 

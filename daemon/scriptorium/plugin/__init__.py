@@ -1,23 +1,30 @@
-"""Everything a plugin may import from Scriptorium, and nothing else.
+"""The stable plugin API: everything a plugin may count on, and nothing else.
 
-A plugin adds a source kind, a block extractor, a ranking mode or a reranker through the hooks
-in ``scriptorium.hookspecs``, implemented with ``@hookimpl``. The names below are the API those
-plugins program against: the domain model they produce (documents, blocks, candidates), the
-helpers every source needs (tokenizing, splitting lines, cutting a Markdown block, resolving a
-location), and the remote-source protocol. Internals may move; these names stay. The
-first-party plugins under ``scriptorium_plugins`` import only from here (and the generated
-stubs in ``scriptorium.v1``), and ``make lint`` checks that with an import contract.
+A plugin adds a source kind, a block extractor, a ranking mode, an encoder or a reranker through
+the hooks in ``scriptorium.hookspecs``, implemented with ``@hookimpl``. The names below are what
+those plugins program against: the hooks and their version, the domain model a source produces
+(documents, blocks, candidates, refs), the source, remote-source and extractor protocols, the text
+helpers every source needs (tokenizing, splitting lines, headings and slugs) and the content
+assembly a source that serves its own pages uses to answer GetContent exactly as local content
+does (cut, locate, ref, outcome). These names keep their meaning across releases; a change is
+announced in ``HOOKS_VERSION`` and ``docs/plugins.md``.
 
-What every plugin module needs to load (the domain model, sources, the text helpers) is
-imported here; the rest (content cutting, the wire conversion and gRPC, the index, remote
-sources, ranking modes) is imported on first use of one of its names. A build's helper
-processes load every plugin to cut files, and paid for gRPC, tantivy and the index writer
-at every start when all of it was imported here.
+What only a plugin bound to the daemon's internals needs (the wire conversion, the index schema
+and query builder, the build helpers, the fault pauses) lives in ``scriptorium.plugin.unstable``
+and may change in any release. Those names are still found here for one release, with a
+``DeprecationWarning``. ``make lint`` checks that first-party plugins import only these two
+surfaces (and the generated stubs in ``scriptorium.v1``).
+
+What every plugin module needs to load (the domain model, sources, the text helpers) is imported
+here; the rest (content cutting, the remote-source protocol, ranking modes) is imported on first
+use of one of its names: a build's helper processes load every plugin to cut files and must not
+pay for gRPC, tantivy and the index writer at every start.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.blocks.extractors import BlockExtractor, Extraction
@@ -36,7 +43,6 @@ from scriptorium.domain.model import (
     SourceDocument,
 )
 from scriptorium.domain.refs import Ref
-from scriptorium.faults import pause as fault_pause
 from scriptorium.hookspecs import HOOKS_VERSION
 from scriptorium.plugins import hookimpl
 from scriptorium.settings.schema import Key
@@ -56,9 +62,18 @@ from scriptorium.text.markdown import Heading, fenced_code_mask, parse_headings
 from scriptorium.text.slugs import SlugAllocator, github_slug
 
 if TYPE_CHECKING:
+    from scriptorium.content.assemble import (
+        Placed,
+        StaleRef,
+        anchored_url,
+        code_location,
+        content_outcome,
+        cut_for_fragment,
+        cut_for_ref,
+        placed,
+    )
     from scriptorium.content.code import cut_code, cut_lines, cut_symbol
-    from scriptorium.content.cut import DEFAULT_MAX_LINES, cut_doc, cut_file, find_doc_block
-    from scriptorium.content.fetch import code_location
+    from scriptorium.content.cut import DEFAULT_MAX_LINES, Cut, cut_doc, cut_file, find_doc_block
     from scriptorium.content.symbols import parse_line_range
     from scriptorium.domain.model import doc_version
     from scriptorium.domain.outcomes import (
@@ -70,12 +85,6 @@ if TYPE_CHECKING:
         SourceReport,
     )
     from scriptorium.domain.refs import normalize_location
-    from scriptorium.grpc import convert as wire
-    from scriptorium.grpc.status import resolution_from_error
-    from scriptorium.index import schema as index_schema
-    from scriptorium.index.fields import block_tokens
-    from scriptorium.index.parallel import helper_count, load_streaming
-    from scriptorium.index.searcher import FieldWeights, build_query
     from scriptorium.ranking.modes import RankingMode
     from scriptorium.semantic.encoder import Encoder
     from scriptorium.sources.remote import (
@@ -100,14 +109,26 @@ if TYPE_CHECKING:
         routes,
     )
 
-# Name -> (module, attribute; None for the module itself), imported on first use.
-_LAZY: dict[str, tuple[str, str | None]] = {
+# Name -> (module, attribute), imported on first use.
+_LAZY: dict[str, tuple[str, str]] = {
+    **{
+        n: ("scriptorium.content.assemble", n)
+        for n in (
+            "Placed",
+            "StaleRef",
+            "anchored_url",
+            "code_location",
+            "content_outcome",
+            "cut_for_fragment",
+            "cut_for_ref",
+            "placed",
+        )
+    },
     **{n: ("scriptorium.content.code", n) for n in ("cut_code", "cut_lines", "cut_symbol")},
     **{
         n: ("scriptorium.content.cut", n)
-        for n in ("DEFAULT_MAX_LINES", "cut_doc", "cut_file", "find_doc_block")
+        for n in ("DEFAULT_MAX_LINES", "Cut", "cut_doc", "cut_file", "find_doc_block")
     },
-    "code_location": ("scriptorium.content.fetch", "code_location"),
     "normalize_location": ("scriptorium.domain.refs", "normalize_location"),
     "parse_line_range": ("scriptorium.content.symbols", "parse_line_range"),
     **{
@@ -121,13 +142,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
             "SourceReport",
         )
     },
-    "wire": ("scriptorium.grpc.convert", None),
-    "resolution_from_error": ("scriptorium.grpc.status", "resolution_from_error"),
-    "index_schema": ("scriptorium.index.schema", None),
     "doc_version": ("scriptorium.domain.model", "doc_version"),
-    "block_tokens": ("scriptorium.index.fields", "block_tokens"),
-    **{n: ("scriptorium.index.parallel", n) for n in ("helper_count", "load_streaming")},
-    **{n: ("scriptorium.index.searcher", n) for n in ("FieldWeights", "build_query")},
     "RankingMode": ("scriptorium.ranking.modes", "RankingMode"),
     "Encoder": ("scriptorium.semantic.encoder", "Encoder"),
     **{
@@ -154,13 +169,35 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     },
 }
 
+# Names that moved to ``scriptorium.plugin.unstable``; found here until the next release.
+MOVED_TO_UNSTABLE = frozenset(
+    {
+        "FieldWeights",
+        "block_tokens",
+        "build_query",
+        "fault_pause",
+        "helper_count",
+        "index_schema",
+        "load_streaming",
+        "resolution_from_error",
+        "wire",
+    }
+)
+
 
 def __getattr__(name: str) -> Any:
+    if name in MOVED_TO_UNSTABLE:
+        warnings.warn(
+            f"scriptorium.plugin.{name} moved to scriptorium.plugin.unstable (not part of the "
+            "stable plugin API); the old name goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("scriptorium.plugin.unstable"), name)
     found = _LAZY.get(name)
     if found is None:
         raise AttributeError(f"module 'scriptorium.plugin' has no attribute {name!r}")
-    module = importlib.import_module(found[0])
-    value = module if found[1] is None else getattr(module, found[1])
+    value = getattr(importlib.import_module(found[0]), found[1])
     globals()[name] = value  # asked once
     return value
 
@@ -183,9 +220,6 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceClass",
     "SourceDocument",
     "doc_version",
-    "block_tokens",
-    "helper_count",
-    "load_streaming",
     # sources and extractors
     "BlockExtractor",
     "Key",
@@ -218,15 +252,20 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "SourceReport",
     "is_listing",
     "option_number",
-    "resolution_from_error",
     "round_robin",
     "skew",
-    "wire",
-    # ranking modes
+    # answering GetContent from a page a source holds, as local content does
+    "Cut",
+    "Placed",
+    "StaleRef",
+    "anchored_url",
+    "content_outcome",
+    "cut_for_fragment",
+    "cut_for_ref",
+    "placed",
+    # ranking modes and encoders
     "RankingMode",
     "Encoder",
-    # tests hold a stage with SCRIPTORIUM_FAULT_PAUSE (see scriptorium.faults)
-    "fault_pause",
     # text helpers
     "DEFAULT_MAX_LINES",
     "Heading",
@@ -249,8 +288,4 @@ __all__ = [  # noqa: RUF022 (grouped by what a plugin builds, not sorted)
     "routes",
     "split_lines",
     "tokenize",
-    # a lexical index of a plugin's own (a remote site's search index, for instance)
-    "FieldWeights",
-    "build_query",
-    "index_schema",
 ]
