@@ -31,21 +31,9 @@ ALLOWED: dict[str, str] = {
     "daemon/scriptorium/http/openapi.py::openapi_document": (
         "one literal OpenAPI document assembled per RPC; its nesting mirrors the document"
     ),
-    "daemon/scriptorium/index/builder.py::Indexer._reconcile": (
-        "to split by job (listing, comparing, writing, reporting; issue #44 section 3) once "
-        "the index changes under way on other branches have landed"
-    ),
     "daemon/scriptorium/index/builder.py::Indexer._steps": (
         "one generator whose removal-before-addition order is the invariant its docstring "
-        "states; split with Indexer._reconcile"
-    ),
-    "daemon/scriptorium/ranking/pipeline.py::Pipeline.priors": (
-        "to become a table of named lever functions (issue #44 section 3) with the ranking "
-        "changes under way on another branch"
-    ),
-    "daemon/scriptorium/ranking/pipeline.py::Pipeline.order": (
-        "to be split by job (issue #44 section 3) with the ranking changes under way on "
-        "another branch"
+        "states"
     ),
     "daemon/scriptorium/semantic/builder.py::VectorBuilder._make": (
         "one pass over a generation's blocks: reuse the vectors already made, encode the "

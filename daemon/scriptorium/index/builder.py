@@ -159,6 +159,16 @@ class _Scan:
 
 
 @dataclass(slots=True)
+class _Listing:
+    """What listing the sources found: each one's new file table (by name), the sources to
+    scan, and the change begun (every file of a source whose fingerprint changed is removed)."""
+
+    tables: dict[str, SourceEntry] = field(default_factory=dict)
+    scans: list[_Scan] = field(default_factory=list)
+    change: Change = field(default_factory=Change)
+
+
+@dataclass(slots=True)
 class _Tally:
     """What a reconcile's steps found besides the change itself."""
 
@@ -572,6 +582,9 @@ class Indexer(Repairing, Resuming):
     def _reconcile(
         self, changed: Mapping[str, Iterable[str]] | None, repair: bool, fresh: bool
     ) -> BuildSummary | None:
+        """Land what changed under the roots as a new generation and serve it: list the
+        sources, write their changes as they load, serve the result, report it. None when
+        nothing changed (the generation served stays)."""
         started = time.perf_counter()
         current = None if fresh else self._snapshot
         prepared = _Prepared()
@@ -583,9 +596,46 @@ class Indexer(Repairing, Resuming):
             prepared.progress[0] = record.files_done
         base = current.manifest if current else None
         reread = self._missing_blobs(base) if repair and base is not None else frozenset()
-        change = Change()
-        tables: dict[str, SourceEntry] = {}
-        scans: list[_Scan] = []
+        listing = self._list_sources(base, changed, reread)
+        tables, scans, change = listing.tables, listing.scans, listing.change
+        # The write starts with the first changed file: each is indexed as soon as it and
+        # every file before it are loaded, while the build helpers load the next ones.
+        tally = _Tally(metadata_changed=resumed is not None)  # a kept partial is never served
+        made: dict[str, object] = {}
+        try:
+            manifest = self.store.write_streamed(
+                parent=base,
+                change=change,
+                extractors=self.index_fingerprint,
+                steps=self._steps(scans, tables, base, change, tally, prepared),
+                tokens_for=self._tokens_from(prepared.tokens),
+                finish=self._finisher(base, current, listing, tally, made),
+                stop=self._build_stopped,
+                encoded_for=prepared.blob_for,
+                keep=self._keeper(base, current, tables, prepared.progress) if resumable else None,
+            )
+        except GenerationWriteError as exc:
+            self._write_failed(exc, scans, base)
+            raise
+        if manifest is None:
+            self._scanned_ok(scans)
+            if resumable:
+                self.store.drop_kept()
+            return None
+        changed_files = len(change.added)
+        self._serve_written(manifest, made, current, listing, changed_files, resumable)
+        return self._report(manifest, listing, changed_files, prepared.progress[0], started)
+
+    def _list_sources(
+        self,
+        base: Manifest | None,
+        changed: Mapping[str, Iterable[str]] | None,
+        reread: frozenset[str],
+    ) -> _Listing:
+        """Each source's new file table and what to scan: a whole listing, the paths the
+        watcher named, or (a snapshot, remote or vanished source) what the generation holds."""
+        listing = _Listing()
+        tables, scans, change = listing.tables, listing.scans, listing.change
         for source in self.sources:
             build_checkpoint(self._build_stopped)
             state = self.states[source.name]
@@ -629,10 +679,19 @@ class Indexer(Repairing, Resuming):
                 continue
             tables[source.name] = table
             scans.append(_Scan(source, table, old_files, stats, reread=reread))
-        # The write starts with the first changed file: each is indexed as soon as it and
-        # every file before it are loaded, while the build helpers load the next ones.
-        tally = _Tally(metadata_changed=resumed is not None)  # a kept partial is never served
-        made: dict[str, object] = {}
+        return listing
+
+    def _finisher(
+        self,
+        base: Manifest | None,
+        current: Snapshot | None,
+        listing: _Listing,
+        tally: _Tally,
+        made: dict[str, object],
+    ) -> Callable[[], Finish | None]:
+        """What the write calls once every step is written: the new document and block tables
+        (also left in ``made`` for serving), or None when nothing changed after all."""
+        tables, change = listing.tables, listing.change
 
         def finish() -> Finish | None:
             if base is not None:
@@ -672,29 +731,21 @@ class Indexer(Repairing, Resuming):
                 block_table=blocks.encode,
             )
 
-        try:
-            manifest = self.store.write_streamed(
-                parent=base,
-                change=change,
-                extractors=self.index_fingerprint,
-                steps=self._steps(scans, tables, base, change, tally, prepared),
-                tokens_for=self._tokens_from(prepared.tokens),
-                finish=finish,
-                stop=self._build_stopped,
-                encoded_for=prepared.blob_for,
-                keep=self._keeper(base, current, tables, prepared.progress) if resumable else None,
-            )
-        except GenerationWriteError as exc:
-            self._write_failed(exc, scans, base)
-            raise
-        if manifest is None:
-            self._scanned_ok(scans)
-            if resumable:
-                self.store.drop_kept()
-            return None
+        return finish
+
+    def _serve_written(
+        self,
+        manifest: Manifest,
+        made: dict[str, object],
+        current: Snapshot | None,
+        listing: _Listing,
+        changed_files: int,
+        resumable: bool,
+    ) -> None:
+        """Serve the generation just written, mark its sources indexed, prune the old ones."""
         docs, blocks, added = made["docs"], made["blocks"], made["added"]
-        changed_files = len(change.added)
-        self._scanned_ok(scans)
+        change = listing.change
+        self._scanned_ok(listing.scans)
         self._read_own_pack(docs, manifest.generation)
         snapshot = Snapshot.assemble(self.store, manifest, docs, blocks, self.cache)
         self._swap(snapshot, current, change.removed, added)
@@ -714,6 +765,13 @@ class Indexer(Repairing, Resuming):
         if prune_blobs:
             self._blobs_pruned_at = now_mono
         release_free_memory()  # the tantivy writer's freed arenas (see index/native.py)
+
+    @staticmethod
+    def _report(
+        manifest: Manifest, listing: _Listing, changed_files: int, resumed: int, started: float
+    ) -> BuildSummary:
+        """The build's summary, logged and recorded as a metric."""
+        tables, change = listing.tables, listing.change
         summary = BuildSummary(
             generation=manifest.generation,
             documents=manifest.document_count,
@@ -723,7 +781,7 @@ class Indexer(Repairing, Resuming):
             removed=len(change.removed),
             seconds=time.perf_counter() - started,
             files={n: len(t.files) for n, t in tables.items()},
-            resumed=prepared.progress[0],
+            resumed=resumed,
         )
         log.info(
             "index generation %d: %d documents, %d blocks (%d changed, %d removed) in %.2fs",

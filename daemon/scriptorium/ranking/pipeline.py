@@ -4,9 +4,9 @@ Each stage records what it kept and dropped so ``explain`` can answer "why this 
 Every lever has a setting in ``RankingSettings`` (ranking/settings.py); the defaults are the
 ones the evaluation suite supports (see docs/ranking.md for the measurements). The order the
 stages run in is ``Ranker``'s (ranking/ranker.py); what a query says is in ranking/signals.py
-and what it decides for the priors in ranking/query_priors.py, what a path says in
-ranking/paths.py, which query terms a candidate covers in ranking/coverage.py. One method per
-stage, sharing the helpers below them.
+and what it decides for the priors in ranking/query_priors.py, the priors' levers in
+ranking/priors.py, what a path says in ranking/paths.py, which query terms a candidate covers
+in ranking/coverage.py. One method per stage, sharing the helpers below them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 
 from scriptorium import telemetry
 from scriptorium.domain.model import (
@@ -31,25 +31,19 @@ from scriptorium.domain.outcomes import StageDrop
 from scriptorium.domain.refs import Ref
 from scriptorium.index.searcher import LexicalHit
 from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also from here)
-    cjk_head_of,
-    directive_in,
     renders_from_code,
     words_of,
 )
 from scriptorium.ranking.coverage import document_evidence, term_coverage
-from scriptorium.ranking.libraries import library_prior
 from scriptorium.ranking.modes import RankingMode
-from scriptorium.ranking.paths import auxiliary_kind, translated
-from scriptorium.ranking.query_priors import QueryPriors
+from scriptorium.ranking.priors import LEVERS, SearchPriors
 from scriptorium.ranking.settings import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
     RANKING_KEYS,
     RankingSettings,
 )
-from scriptorium.ranking.signals import qualifies
 from scriptorium.ranking.twins import near_duplicate
 from scriptorium.text import best_line, query_terms, tokenize
-from scriptorium.text.features import CJK as _CJK
 from scriptorium.text.features import WordSet
 from scriptorium.text.snippets import ScreenMemo
 
@@ -57,10 +51,6 @@ _NAME_SEGMENTS = re.compile(r"[./:-]+")
 
 
 LocationOf = Callable[[Candidate], str]
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _lines_cache() -> dict[str, list[str]]:
@@ -197,97 +187,22 @@ class Pipeline:
     def priors(
         self, query: Query, candidates: list[Candidate], source_class: Callable[[str], str]
     ) -> list[StageDrop]:
+        """Weigh each candidate by the levers of ``LEVERS`` in their order (ranking/priors.py);
+        drop those a lever rules out, and return them for ``explain``."""
         settings = self.settings
-        drops: list[StageDrop] = []
-        surface_terms = set(query_terms(query.surface)) if query.surface else set()
-        query_cjk = bool(_CJK.search(query.text))
-        as_of = query.as_of
-        now = as_of or _now()
-        class_weights = settings.class_weights
-        classes: dict[str, str] = {}  # source -> class, asked once per source per search
         document_evidence(settings, query, candidates)
         term_coverage(settings, query, candidates)
-        decided = QueryPriors.of(query, settings)
-        auxiliary, asked, named = decided.auxiliary, decided.asked, decided.named
-        translation, question_code = decided.translation, decided.question_code
-        pasted_docs = decided.pasted_docs
-        qualified = settings.qualified_definition_factor
+        search = SearchPriors.of(query, settings, source_class)
+        drops: list[StageDrop] = []
         kept = []
         for cand in candidates:
-            meta = cand.document.meta
-            if pasted_docs != 1.0 and cand.document.corpus is Corpus.DOCS:
-                cand.adjust("pasted-text", pasted_docs, "a long pasted query is about code")
-            if question_code != 1.0 and cand.document.corpus is Corpus.CODE:
-                cand.adjust("question", question_code, "a question naming no identifier")
-            if (
-                translation != 1.0
-                and cand.document.corpus is Corpus.DOCS
-                and translated(cand.document.path)
-            ):
-                cand.adjust("translation", translation, "a translation; the query is English")
-            if settings.page_boost and meta.boost != 1.0:
-                boost = meta.boost if math.isfinite(meta.boost) and meta.boost > 0 else 0.0
-                cand.adjust("page-boost", boost, "front matter search.boost")
-            cls = meta.source_class
-            if not cls:
-                cls = classes.get(cand.source)
-                if cls is None:
-                    cls = classes[cand.source] = source_class(cand.source)
-            weight = class_weights.get(cls, 1.0)
-            if weight != 1.0:
-                cand.adjust("source-class", weight, cls)
-            library_prior(settings, query, cand)
-            if (
-                settings.directive_factor != 1.0
-                and cand.block.kind is RefKind.DOC
-                and directive_in(cand)
-            ):
-                cand.adjust(
-                    "renders-from-code", settings.directive_factor, "API reference directive"
-                )
-            # A class given to the page (front matter, the source's ``class_rules``) is the
-            # source's own word on it and stands instead of the path's.
-            if auxiliary != 1.0 and not meta.source_class:
-                document = cand.document
-                kind = auxiliary_kind(
-                    document.path, settings.auxiliary_tooling, document.corpus is Corpus.DOCS
-                )
-                if kind and kind not in asked:
-                    factor = settings.legacy_factor if kind == "legacy" else auxiliary
-                    if factor != 1.0:
-                        cand.adjust("auxiliary", factor, kind)
-            if query.files and (cand.source, cand.document.path) in query.files:
-                cand.adjust("named-file", settings.named_file_factor, "the query names this file")
-                if (cand.source, cand.document.path) == query.last_file:
-                    cand.adjust("last-named-file", settings.last_file_factor, "named last")
-            if named and cand.block.symbol and cand.block.symbol.casefold() in named:
-                if qualified != 1.0 and qualifies(cand.block, named):
-                    cand.adjust("definition", qualified, "defines a name the query qualifies")
-                else:
-                    cand.adjust("definition", settings.definition_factor, "defines a queried name")
-            if settings.language_prior != 1.0:
-                block = cand.block
-                block_cjk = bool(_CJK.search(block.title) or cjk_head_of(cand))
-                if block_cjk != query_cjk:
-                    cand.adjust(
-                        "language", settings.language_prior, "script differs from the query"
-                    )
-            if surface_terms and settings.surface_boost != 1.0:
-                topical = set(tokenize(" ".join((cand.document.path, *cand.block.section_path))))
-                if surface_terms & topical:
-                    cand.adjust("surface", settings.surface_boost, "on-topic for the surface")
-            effective_from, effective_to = meta.effective_from, meta.effective_to
-            not_yet = effective_from is not None and effective_from > now
-            expired = effective_to is not None and effective_to <= now
-            if as_of is not None and (not_yet or expired):
-                why = "not yet effective at as_of" if not_yet else "no longer effective at as_of"
-                drops.append(_drop(cand, why, query.explain, cand.document.path))
-                continue
-            if expired or not_yet:
-                cand.adjust("expired" if expired else "not-yet-effective", settings.expired_factor)
-            if meta.superseded_by:
-                cand.adjust("superseded", settings.superseded_factor, meta.superseded_by)
-            kept.append(cand)
+            for lever in LEVERS:
+                why = lever(cand, search)
+                if why is not None:
+                    drops.append(_drop(cand, why, query.explain, cand.document.path))
+                    break
+            else:
+                kept.append(cand)
         candidates[:] = kept
         return drops
 
@@ -309,30 +224,41 @@ class Pipeline:
         prefer_mixed: bool,
         query: Query | None = None,
     ) -> tuple[list[Candidate], list[StageDrop], list[StageDrop]]:
+        """The first ``top_k`` results, with the de-duplication drops and the diversity drops.
+
+        Sorted by score (then location and range), de-duplicated, diversified into a window
+        of ``settings.window(top_k)`` results, cut to ``top_k`` (anchoring code results on
+        the way when a query is given), mixed across corpora when the mode prefers it.
+        """
         explain = query is not None and query.explain
-        for cand in candidates:
-            cand.scores.rerank = cand.score
-        _locate(candidates, location_of, everyone=explain or query is None)
-        candidates.sort(key=lambda c: (-c.score, c.location, c.block.start_line, c.block.end_line))
-        seen: set[tuple] = set()
-        unique: list[Candidate] = []
-        dedup_drops: list[StageDrop] = []
-        for cand in candidates:
-            key = (cand.source, cand.document.path, cand.block.start_line, cand.block.end_line)
-            if key in seen:
-                dedup_drops.append(_drop(cand, "duplicate block", explain))
-                continue
-            seen.add(key)
-            unique.append(cand)
-        window: list[Candidate] = []
-        overflow: list[Candidate] = []
+        _sort(candidates, location_of, everyone=explain or query is None)
+        unique, dedup_drops = _dedupe(candidates, explain)
+        shaped = self._diversify(unique, self.settings.window(top_k))
+        if query is not None:
+            final, below = self._settle_first(
+                query, shaped.window[: shaped.size], location_of, top_k
+            )
+            below += shaped.window[shaped.size :]
+        else:
+            final, below = shaped.window[:top_k], shaped.window[top_k:]
+        displaced: list[Candidate] = []
+        if prefer_mixed:
+            final, displaced = self._mixed(query, final, below + shaped.overflow, location_of)
+        diversity_drops = self._diversity_drops(shaped, final, below, displaced, top_k, explain)
+        return final, dedup_drops, diversity_drops
+
+    def _diversify(self, unique: list[Candidate], size: int) -> _Window:
+        """A window of ``size`` results at most ``max_per_document`` per document and with no
+        near-duplicate of one above; what is held back overflows, and backfills a short window.
+
+        Ranked for ``size`` results and cut to ``top_k`` only later, so that the first results
+        do not depend on how many were asked for.
+        """
+        shaped = _Window(size)
+        window, overflow = shaped.window, shaped.overflow
         per_doc: dict[tuple[str, str], int] = defaultdict(int)
         limit = self.settings.max_per_document
         similarity = self.settings.near_duplicate_similarity
-        # Ranked for ``size`` results and cut to ``top_k`` only at the end, so that the first
-        # results do not depend on how many were asked for.
-        size = self.settings.window(top_k)
-        twins: dict[int, Candidate] = {}  # id of a held-back near-duplicate -> what it copies
         shown: list[WordSet] = []  # the words of the window's results, in order
         for cand in unique:
             doc_key = (cand.source, cand.document.path)
@@ -344,7 +270,7 @@ class Pipeline:
                 words = words_of(cand)
                 twin = near_duplicate(words, shown, similarity)
                 if twin is not None:
-                    twins[id(cand)] = window[twin]
+                    shaped.twins[id(cand)] = window[twin]
                     overflow.append(cand)
                     continue
                 shown.append(words)
@@ -355,49 +281,97 @@ class Pipeline:
         # below what a longer one shows (the results are a prefix of any longer list's).
         if len(window) < size and overflow:
             room = size - len(window)
-            backfilled = {id(c) for c in overflow[:room]}
+            shaped.backfilled = {id(c) for c in overflow[:room]}
             window.extend(overflow[:room])
-            overflow = overflow[room:]
-        else:
-            backfilled = set()
+            shaped.overflow = overflow[room:]
+        return shaped
+
+    def _mixed(
+        self,
+        query: Query | None,
+        final: list[Candidate],
+        rest: list[Candidate],
+        location_of: LocationOf,
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """The results with one docs and one code result kept, and the results they displaced."""
+        mixed = _ensure_mixed(final, rest)
+        chosen = {id(c) for c in mixed}
+        displaced = [c for c in final if id(c) not in chosen]
         if query is not None:
-            final, below = self._settle_first(query, window[:size], location_of, top_k)
-            below += window[size:]
-        else:
-            final, below = window[:top_k], window[top_k:]
-        if prefer_mixed:
-            mixed = _ensure_mixed(final, below + overflow)
-            chosen = {id(c) for c in mixed}
-            displaced = [c for c in final if id(c) not in chosen]
-            final = mixed
-            if query is not None:
-                self._settle(query, final, location_of)
-                final = _one_result_per_file_level(final)
-        else:
-            displaced = []
+            self._settle(query, mixed, location_of)
+            mixed = _one_result_per_file_level(mixed)
+        return mixed, displaced
+
+    def _diversity_drops(
+        self,
+        shaped: _Window,
+        final: list[Candidate],
+        below: list[Candidate],
+        displaced: list[Candidate],
+        top_k: int,
+        explain: bool,
+    ) -> list[StageDrop]:
+        """Why each candidate held back by diversity is missing (and, explained, each below
+        the cut)."""
         kept = {id(c) for c in final}
         # The cap is why a block is missing only if it scores as well as the last result kept;
         # below that the cut would have left it out anyway, and saying so is the honest answer.
         floor = final[-1].score if final else -math.inf
-        capped = f"more than {limit} blocks from one document"
-        diversity_drops = [
+        capped = f"more than {self.settings.max_per_document} blocks from one document"
+        twins = shaped.twins
+        drops = [
             _drop(c, _held_back(c, twins, capped, floor, top_k), explain)
-            for c in overflow
+            for c in shaped.overflow
             if id(c) not in kept
         ]
-        diversity_drops += [
+        drops += [
             _drop(c, "displaced to keep one docs and one code result", explain) for c in displaced
         ]
         if explain:
             # Why a candidate is missing is the usual question; below the cut is the usual answer.
-            diversity_drops += [
+            drops += [
                 _drop(c, _held_back(c, twins, capped, floor, top_k), explain)
-                if id(c) in backfilled
+                if id(c) in shaped.backfilled
                 else _drop(c, _below_cut(top_k, c), explain)
                 for c in below
                 if id(c) not in kept
             ]
-        return final, dedup_drops, diversity_drops
+        return drops
+
+
+@dataclass(slots=True)
+class _Window:
+    """The diversified window before the cut, what overflowed it, and why: the near-duplicates
+    held back (id -> the result each copies) and the overflow moved up to fill it."""
+
+    size: int
+    window: list[Candidate] = field(default_factory=list)
+    overflow: list[Candidate] = field(default_factory=list)
+    twins: dict[int, Candidate] = field(default_factory=dict)
+    backfilled: set[int] = field(default_factory=set)
+
+
+def _sort(candidates: list[Candidate], location_of: LocationOf, everyone: bool) -> None:
+    """Record each score as the rerank score, then sort by score, location and range."""
+    for cand in candidates:
+        cand.scores.rerank = cand.score
+    _locate(candidates, location_of, everyone)
+    candidates.sort(key=lambda c: (-c.score, c.location, c.block.start_line, c.block.end_line))
+
+
+def _dedupe(candidates: list[Candidate], explain: bool) -> tuple[list[Candidate], list[StageDrop]]:
+    """The candidates with each block once (the first, best-scored), and the drops of the rest."""
+    seen: set[tuple] = set()
+    unique: list[Candidate] = []
+    drops: list[StageDrop] = []
+    for cand in candidates:
+        key = (cand.source, cand.document.path, cand.block.start_line, cand.block.end_line)
+        if key in seen:
+            drops.append(_drop(cand, "duplicate block", explain))
+            continue
+        seen.add(key)
+        unique.append(cand)
+    return unique, drops
 
 
 def _first_reasons(hit: LexicalHit) -> list[Reason]:

@@ -1,0 +1,218 @@
+"""The priors stage's levers: one small function per factor, applied in the order of ``LEVERS``.
+
+Each lever looks at one candidate and what the search decided once (:class:`SearchPriors`),
+and multiplies the score by its factor through ``Candidate.adjust``, under the name explain
+shows for it. A lever whose setting is 1.0 changes nothing. The order is part of the result:
+the factors are multiplied one after the other, and floating-point products depend on it.
+One lever may drop the candidate instead (the effective dates, for an ``as_of`` search): it
+returns why, and the levers after it are not applied. ``Pipeline.priors`` runs the table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from scriptorium.domain.model import Candidate, Corpus, Query, RefKind
+from scriptorium.ranking.bodies import cjk_head_of, directive_in
+from scriptorium.ranking.libraries import library_prior
+from scriptorium.ranking.paths import auxiliary_kind, translated
+from scriptorium.ranking.query_priors import QueryPriors
+from scriptorium.ranking.settings import RankingSettings
+from scriptorium.ranking.signals import qualifies
+from scriptorium.text import query_terms, tokenize
+from scriptorium.text.features import CJK
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class SearchPriors:
+    """What one search's levers share: the query, the settings, the decisions made once for
+    the query (``QueryPriors``, the surface's terms, the query's script, the date that counts)
+    and the source classes asked so far (one question per source per search)."""
+
+    query: Query
+    settings: RankingSettings
+    decided: QueryPriors
+    source_class: Callable[[str], str]
+    surface_terms: frozenset[str]
+    query_cjk: bool
+    now: datetime
+    classes: dict[str, str]
+
+    @classmethod
+    def of(
+        cls, query: Query, settings: RankingSettings, source_class: Callable[[str], str]
+    ) -> SearchPriors:
+        return cls(
+            query=query,
+            settings=settings,
+            decided=QueryPriors.of(query, settings),
+            source_class=source_class,
+            surface_terms=frozenset(query_terms(query.surface)) if query.surface else frozenset(),
+            query_cjk=bool(CJK.search(query.text)),
+            now=query.as_of or _now(),
+            classes={},
+        )
+
+
+# A lever adjusts ``cand`` (or leaves it); it returns why the candidate is dropped, or None.
+Lever = Callable[[Candidate, SearchPriors], str | None]
+
+
+def pasted_text(cand: Candidate, search: SearchPriors) -> None:
+    """A long pasted text (a traceback, a code excerpt) is about code: documentation weighs less."""
+    factor = search.decided.pasted_docs
+    if factor != 1.0 and cand.document.corpus is Corpus.DOCS:
+        cand.adjust("pasted-text", factor, "a long pasted query is about code")
+
+
+def question(cand: Candidate, search: SearchPriors) -> None:
+    """A plain question naming no identifier asks for an explanation: code weighs less."""
+    factor = search.decided.question_code
+    if factor != 1.0 and cand.document.corpus is Corpus.CODE:
+        cand.adjust("question", factor, "a question naming no identifier")
+
+
+def translation(cand: Candidate, search: SearchPriors) -> None:
+    """A translated page weighs less for an English query."""
+    factor = search.decided.translation
+    if factor != 1.0 and cand.document.corpus is Corpus.DOCS and translated(cand.document.path):
+        cand.adjust("translation", factor, "a translation; the query is English")
+
+
+def page_boost(cand: Candidate, search: SearchPriors) -> None:
+    """A page's own ``search.boost`` (front matter); one that is not a positive number drops
+    the page to zero."""
+    boost = cand.document.meta.boost
+    if search.settings.page_boost and boost != 1.0:
+        boost = boost if math.isfinite(boost) and boost > 0 else 0.0
+        cand.adjust("page-boost", boost, "front matter search.boost")
+
+
+def source_class(cand: Candidate, search: SearchPriors) -> None:
+    """The weight of the candidate's class: the page's own, else its source's."""
+    cls = cand.document.meta.source_class
+    if not cls:
+        cls = search.classes.get(cand.source)
+        if cls is None:
+            cls = search.classes[cand.source] = search.source_class(cand.source)
+    weight = search.settings.class_weights.get(cls, 1.0)
+    if weight != 1.0:
+        cand.adjust("source-class", weight, cls)
+
+
+def library(cand: Candidate, search: SearchPriors) -> None:
+    """A dependency's file the query does not name weighs less (ranking/libraries.py)."""
+    library_prior(search.settings, search.query, cand)
+
+
+def renders_from_code(cand: Candidate, search: SearchPriors) -> None:
+    """A documentation block that renders its text from code (an API reference directive)."""
+    factor = search.settings.directive_factor
+    if factor != 1.0 and cand.block.kind is RefKind.DOC and directive_in(cand):
+        cand.adjust("renders-from-code", factor, "API reference directive")
+
+
+def auxiliary(cand: Candidate, search: SearchPriors) -> None:
+    """Tests, examples, tooling and legacy paths weigh less unless the query asks for them.
+
+    A class given to the page (front matter, the source's ``class_rules``) is the source's
+    own word on it and stands instead of the path's.
+    """
+    decided = search.decided
+    if decided.auxiliary == 1.0 or cand.document.meta.source_class:
+        return
+    settings, document = search.settings, cand.document
+    kind = auxiliary_kind(document.path, settings.auxiliary_tooling, document.corpus is Corpus.DOCS)
+    if kind and kind not in decided.asked:
+        factor = settings.legacy_factor if kind == "legacy" else decided.auxiliary
+        if factor != 1.0:
+            cand.adjust("auxiliary", factor, kind)
+
+
+def named_file(cand: Candidate, search: SearchPriors) -> None:
+    """A file the query names weighs more, and the one it names last more again."""
+    query, settings = search.query, search.settings
+    if query.files and (cand.source, cand.document.path) in query.files:
+        cand.adjust("named-file", settings.named_file_factor, "the query names this file")
+        if (cand.source, cand.document.path) == query.last_file:
+            cand.adjust("last-named-file", settings.last_file_factor, "named last")
+
+
+def definition(cand: Candidate, search: SearchPriors) -> None:
+    """A block defining a name the query names weighs more (with its own factor when the
+    query qualifies the name, as in ``Class.method``)."""
+    named = search.decided.named
+    symbol = cand.block.symbol
+    if not (named and symbol and symbol.casefold() in named):
+        return
+    settings = search.settings
+    qualified = settings.qualified_definition_factor
+    if qualified != 1.0 and qualifies(cand.block, named):
+        cand.adjust("definition", qualified, "defines a name the query qualifies")
+    else:
+        cand.adjust("definition", settings.definition_factor, "defines a queried name")
+
+
+def language(cand: Candidate, search: SearchPriors) -> None:
+    """A block written in another script than the query's (CJK or not) weighs less."""
+    factor = search.settings.language_prior
+    if factor != 1.0:
+        block_cjk = bool(CJK.search(cand.block.title) or cjk_head_of(cand))
+        if block_cjk != search.query_cjk:
+            cand.adjust("language", factor, "script differs from the query")
+
+
+def surface(cand: Candidate, search: SearchPriors) -> None:
+    """The request's ``surface`` is a soft topical boost, never a filter."""
+    factor = search.settings.surface_boost
+    if search.surface_terms and factor != 1.0:
+        topical = set(tokenize(" ".join((cand.document.path, *cand.block.section_path))))
+        if search.surface_terms & topical:
+            cand.adjust("surface", factor, "on-topic for the surface")
+
+
+def effective_dates(cand: Candidate, search: SearchPriors) -> str | None:
+    """A page outside its effective dates: dropped for an ``as_of`` search (this returns why),
+    weighed down for any other."""
+    meta = cand.document.meta
+    effective_from, effective_to, now = meta.effective_from, meta.effective_to, search.now
+    not_yet = effective_from is not None and effective_from > now
+    expired = effective_to is not None and effective_to <= now
+    if search.query.as_of is not None and (not_yet or expired):
+        return "not yet effective at as_of" if not_yet else "no longer effective at as_of"
+    if expired or not_yet:
+        cand.adjust("expired" if expired else "not-yet-effective", search.settings.expired_factor)
+    return None
+
+
+def superseded(cand: Candidate, search: SearchPriors) -> None:
+    """A page another one supersedes weighs less."""
+    by = cand.document.meta.superseded_by
+    if by:
+        cand.adjust("superseded", search.settings.superseded_factor, by)
+
+
+# In the order applied.
+LEVERS: tuple[Lever, ...] = (
+    pasted_text,
+    question,
+    translation,
+    page_boost,
+    source_class,
+    library,
+    renders_from_code,
+    auxiliary,
+    named_file,
+    definition,
+    language,
+    surface,
+    effective_dates,
+    superseded,
+)
