@@ -152,3 +152,53 @@ def test_the_stage_applies_the_table_in_order_and_a_drop_stops_the_rest():
     assert cands == []
     assert [(d.location, d.why) for d in drops] == [("other.md", "no longer effective at as_of")]
     assert [r.name for r in dropped.reasons] == ["page-boost"]  # superseded never applied
+
+
+def varied_candidates() -> list[Candidate]:
+    """Candidates each lever has something to say about (and some it has not)."""
+    return [
+        candidate("guide/page.md", DocMeta(boost=2.0)),
+        candidate("tests/test_page.md"),
+        candidate("legacy/page.md", DocMeta(superseded_by="guide/page.md")),
+        candidate("ja/guide/page.md", DocMeta(effective_from=JUN)),
+        candidate("guide/routing.md", DocMeta(source_class="archive", effective_to=JAN)),
+        candidate("site-packages/starlette/routing.md", source="deps"),
+    ]
+
+
+SEARCHES = [
+    ({}, {}),
+    ({"page_boost": False, "class_weights": {}, "translation_factor": 1.0}, {}),
+    ({"surface_boost": 2.0, "library_factor": 0.5}, {"surface": "guide"}),
+    ({}, {"files": frozenset({("docs", "guide/page.md")}), "last_file": ("docs", "a.md")}),
+    ({"library_factor": 0.5}, {"library_sources": frozenset({"deps"})}),
+    ({"expired_factor": 0.5}, {"as_of": JUN}),
+]
+
+
+def test_the_switched_off_levers_are_those_that_would_change_nothing():
+    """The stage calls only the levers switched on for the search; calling every lever of the
+    table on every candidate gives the same scores, reasons and drops."""
+    seen_off: set[str] = set()
+    for settings_changes, query_fields in SEARCHES:
+        settings = RankingSettings(term_coverage=0.0, **settings_changes)
+        query = Query("routing", ("routing",), explain=True, **query_fields)
+        staged = varied_candidates()
+        drops = Pipeline(settings, lambda doc: doc.text.splitlines()).priors(
+            query, staged, lambda name: "archive" if name == "deps" else ""
+        )
+        every = varied_candidates()
+        shared = SearchPriors.of(query, settings, lambda name: "archive" if name == "deps" else "")
+        seen_off |= {lever.__name__ for lever in LEVERS} - {
+            lever.__name__ for lever in priors.switched_on(shared)
+        }
+        kept, why = [], []
+        for cand in every:
+            ruled = [w for lever in LEVERS if (w := lever(cand, shared)) is not None]
+            (why if ruled else kept).append(ruled[:1] or cand)
+        assert [(c.document.path, c.score, c.reasons) for c in staged] == [
+            (c.document.path, c.score, c.reasons) for c in kept
+        ]
+        assert [d.why for d in drops] == [w[0] for w in why]
+    # The comparison covered levers switched off, not only the table run whole.
+    assert {"named_file", "surface", "library", "page_boost"} <= seen_off

@@ -36,7 +36,7 @@ from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also 
 )
 from scriptorium.ranking.coverage import document_evidence, term_coverage
 from scriptorium.ranking.modes import RankingMode
-from scriptorium.ranking.priors import LEVERS, SearchPriors
+from scriptorium.ranking.priors import SearchPriors, switched_on
 from scriptorium.ranking.settings import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
     RANKING_KEYS,
@@ -187,16 +187,17 @@ class Pipeline:
     def priors(
         self, query: Query, candidates: list[Candidate], source_class: Callable[[str], str]
     ) -> list[StageDrop]:
-        """Weigh each candidate by the levers of ``LEVERS`` in their order (ranking/priors.py);
-        drop those a lever rules out, and return them for ``explain``."""
+        """Weigh each candidate by the levers of ranking/priors.py in their order (those that
+        can change a score in this search); drop those a lever rules out, return them."""
         settings = self.settings
         document_evidence(settings, query, candidates)
         term_coverage(settings, query, candidates)
         search = SearchPriors.of(query, settings, source_class)
+        levers = switched_on(search)
         drops: list[StageDrop] = []
         kept = []
         for cand in candidates:
-            for lever in LEVERS:
+            for lever in levers:
                 why = lever(cand, search)
                 if why is not None:
                     drops.append(_drop(cand, why, query.explain, cand.document.path))

@@ -5,7 +5,8 @@ and multiplies the score by its factor through ``Candidate.adjust``, under the n
 shows for it. A lever whose setting is 1.0 changes nothing. The order is part of the result:
 the factors are multiplied one after the other, and floating-point products depend on it.
 One lever may drop the candidate instead (the effective dates, for an ``as_of`` search): it
-returns why, and the levers after it are not applied. ``Pipeline.priors`` runs the table.
+returns why, and the levers after it are not applied. ``Pipeline.priors`` runs the table,
+calling only the levers whose switch says, once per search, that they can change a score.
 """
 
 from __future__ import annotations
@@ -199,20 +200,40 @@ def superseded(cand: Candidate, search: SearchPriors) -> None:
         cand.adjust("superseded", search.settings.superseded_factor, by)
 
 
-# In the order applied.
-LEVERS: tuple[Lever, ...] = (
-    pasted_text,
-    question,
-    translation,
-    page_boost,
-    source_class,
-    library,
-    renders_from_code,
-    auxiliary,
-    named_file,
-    definition,
-    language,
-    surface,
-    effective_dates,
-    superseded,
+# A switch says, once per search, whether its lever can change any candidate's score; the
+# levers switched off are not called (each still checks its own setting when called alone).
+Switch = Callable[[SearchPriors], bool]
+
+
+def _always(_search: SearchPriors) -> bool:
+    return True
+
+
+def _foreign_libraries(query: Query) -> bool:
+    """Whether the search reaches libraries' files without asking for one of them."""
+    return bool(query.library_sources) and not query.library
+
+
+# In the order applied, each with its switch.
+TABLE: tuple[tuple[Lever, Switch], ...] = (
+    (pasted_text, lambda s: s.decided.pasted_docs != 1.0),
+    (question, lambda s: s.decided.question_code != 1.0),
+    (translation, lambda s: s.decided.translation != 1.0),
+    (page_boost, lambda s: s.settings.page_boost),
+    (source_class, _always),
+    (library, lambda s: s.settings.library_factor != 1.0 and _foreign_libraries(s.query)),
+    (renders_from_code, lambda s: s.settings.directive_factor != 1.0),
+    (auxiliary, lambda s: s.decided.auxiliary != 1.0),
+    (named_file, lambda s: bool(s.query.files)),
+    (definition, lambda s: bool(s.decided.named)),
+    (language, lambda s: s.settings.language_prior != 1.0),
+    (surface, lambda s: bool(s.surface_terms) and s.settings.surface_boost != 1.0),
+    (effective_dates, _always),
+    (superseded, _always),
 )
+LEVERS: tuple[Lever, ...] = tuple(lever for lever, _ in TABLE)
+
+
+def switched_on(search: SearchPriors) -> tuple[Lever, ...]:
+    """The levers that can change a score in this search, in the table's order."""
+    return tuple(lever for lever, on in TABLE if on(search))
