@@ -33,7 +33,7 @@ ALLOWED: dict[str, str] = {
     ),
     "daemon/scriptorium/index/builder.py::Indexer._steps": (
         "one generator whose removal-before-addition order is the invariant its docstring "
-        "states"
+        "states, shared by every reconcile"
     ),
     "daemon/scriptorium/semantic/builder.py::VectorBuilder._make": (
         "one pass over a generation's blocks: reuse the vectors already made, encode the "
