@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
@@ -32,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.measure import latency, rss_mb, throughput, tree_bytes  # noqa: E402
+from bench.realtree import materialise_commit  # noqa: E402
 from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
 from scriptorium.v1 import retrieval_pb2_grpc  # noqa: E402
 from tests.support.daemon import Daemon  # noqa: E402
@@ -63,27 +62,7 @@ THROUGHPUT_TARGET = 0.5
 
 def materialise(mirror: Path, target: Path) -> Path | str:
     """sympy's tree written under ``target``; or why it cannot be (the section is skipped)."""
-    git_dir = mirror / SYMPY_REPO
-    if not git_dir.is_dir():
-        return f"no mirror of sympy at {git_dir}"
-    found = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{SYMPY_COMMIT}^{{commit}}"],
-        capture_output=True,
-    )
-    if found.returncode != 0:
-        return f"commit {SYMPY_COMMIT} is not in {git_dir}"
-    target.mkdir(parents=True, exist_ok=True)
-    with (
-        subprocess.Popen(
-            ["git", "--git-dir", str(git_dir), "archive", "--format=tar", SYMPY_COMMIT],
-            stdout=subprocess.PIPE,
-        ) as archive,
-        tarfile.open(fileobj=archive.stdout, mode="r|") as tar,
-    ):
-        tar.extractall(target, filter="data")
-    if archive.returncode != 0:
-        return f"git archive of {SYMPY_COMMIT} failed ({archive.returncode})"
-    return target
+    return materialise_commit(mirror / SYMPY_REPO, SYMPY_COMMIT, target, "sympy")
 
 
 def issue_texts(benchmarks: Path) -> list[str]:

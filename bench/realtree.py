@@ -50,26 +50,30 @@ TLDR_QUERIES = [
 
 def materialise(mirror: Path, target: Path) -> Path | str:
     """The tree written under ``target``; or why it cannot be (the section is then skipped)."""
-    git_dir = mirror / TLDR_REPO
+    return materialise_commit(mirror / TLDR_REPO, TLDR_COMMIT, target, "tldr-pages")
+
+
+def materialise_commit(git_dir: Path, commit: str, target: Path, name: str) -> Path | str:
+    """``commit`` of the mirror ``git_dir`` written under ``target``; or why it cannot be."""
     if not git_dir.is_dir():
-        return f"no mirror of tldr-pages at {git_dir}"
+        return f"no mirror of {name} at {git_dir}"
     found = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{TLDR_COMMIT}^{{commit}}"],
+        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"],
         capture_output=True,
     )
     if found.returncode != 0:
-        return f"commit {TLDR_COMMIT} is not in {git_dir}"
+        return f"commit {commit} is not in {git_dir}"
     target.mkdir(parents=True, exist_ok=True)
     with (
         subprocess.Popen(
-            ["git", "--git-dir", str(git_dir), "archive", "--format=tar", TLDR_COMMIT],
+            ["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit],
             stdout=subprocess.PIPE,
         ) as archive,
         tarfile.open(fileobj=archive.stdout, mode="r|") as tar,
     ):
         tar.extractall(target, filter="data")
     if archive.returncode != 0:
-        return f"git archive of {TLDR_COMMIT} failed ({archive.returncode})"
+        return f"git archive of {commit} failed ({archive.returncode})"
     return target
 
 

@@ -22,7 +22,7 @@ from scriptorium.faults import ENV as FAULT_PAUSE
 from scriptorium.faults import reached_marker
 from tests.support.daemon import CORPUS, REPO
 from tests.support.docsite import page, serving
-from tests.support.http import HttpDaemon
+from tests.support.http import HttpDaemon, config_text
 from tests.support.waiting import wait_for
 
 SCRIPT = REPO / "tests" / "browser" / "console.mjs"
@@ -52,25 +52,7 @@ def browser_available() -> None:
 
 def config(tree: Path) -> Path:
     path = tree / "console.toml"
-    path.write_text(
-        f"""
-[server]
-watch = false
-
-[[sources]]
-name = "docs"
-kind = "markdown"
-root = "{tree / "docs"}"
-default = true
-
-[[sources]]
-name = "code"
-kind = "code"
-root = "{tree / "code"}"
-default = true
-""",
-        encoding="utf-8",
-    )
+    path.write_text(config_text(tree), encoding="utf-8")
     return path
 
 
