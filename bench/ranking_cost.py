@@ -21,7 +21,7 @@ from scriptorium.evaluation.suite.overrides import ranking_table
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon
 
-# The levers the ranker added recently, at their off values (see ranking/settings.py):
+# The levers the ranker added recently, at their off values (see settings/ranking.py):
 # ``over_fetch`` 4 was the pool before the stable window, which pays for it with 2.
 LEVERS_OFF = {
     "stable_window": 0,

@@ -144,7 +144,7 @@ def test_a_documents_tokens_are_each_blocks_own_on_the_fastapi_pages(fastapi_cor
         document_tokens,
         indexed_fields,
     )
-    from scriptorium.ranking.settings import RankingSettings
+    from scriptorium.settings.ranking import RankingSettings
     from scriptorium_plugins.markdown.source import MarkdownSource
     from tests.support.daemon import CORPUS
 

@@ -10,8 +10,8 @@ import pytest
 from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.ranking.paths import translated
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import plain_question, query_names
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
 from scriptorium.text import tokenize
 

@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent(
             max_workers=1,
             mp_context=parallel.multiprocessing.get_context("spawn"),
             initializer=parallel._start_helper,
-            initargs=([config], {}, fingerprint, str(root.parent), os.getpid()),
+            initargs=([config], {}, load_registry, fingerprint, str(root.parent), os.getpid()),
         )
         try:
             chunk = pool.submit(parallel._load_chunk, [("docs", "index.md")], True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from scriptorium.domain.libraries import inside_library, split_library_label
 from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.ranking.libraries import library_prior
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
 from scriptorium.text import tokenize
 

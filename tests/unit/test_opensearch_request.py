@@ -8,7 +8,7 @@ import pytest
 
 from scriptorium.domain.model import Query
 from scriptorium.plugins import load_registry
-from scriptorium.ranking.settings import ranking_settings
+from scriptorium.settings.ranking import ranking_settings
 from scriptorium.sources.base import SourceConfig, SourceContext
 from scriptorium.sources.remote import RemoteContext
 from scriptorium_plugins.opensearch.source import OpenSearchSource

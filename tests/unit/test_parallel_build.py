@@ -142,6 +142,7 @@ def test_helpers_take_chunks_from_the_front_while_this_process_takes_the_back(
         sources=engine.catalog.by_name,
         options=engine.ranking.token_options(),
         fingerprint=engine.indexer.extractors.fingerprint,
+        load_plugins=load_registry,
         helpers=1,
         on_fallback=lambda why: pytest.fail(f"fell back: {why}"),
         on_loaded=reported.extend,
@@ -214,6 +215,7 @@ def test_streaming_loads_hand_back_every_file_once_as_a_serial_load_would(
             sources={"en": source},
             options=options,
             fingerprint=registry.extractor_chain.fingerprint,
+            load_plugins=load_registry,
             helpers=1,
             on_fallback=fallbacks.append,
         )

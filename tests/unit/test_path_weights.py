@@ -69,7 +69,7 @@ def test_a_search_of_one_corpus_uses_that_corpus_boost(engine):
 
 
 def test_docs_path_weight_defaults_to_path_weight():
-    from scriptorium.ranking.settings import ranking_settings
+    from scriptorium.settings.ranking import ranking_settings
 
     assert ranking_settings({"path_weight": 0.8}).weights.path_for("docs") == 0.8
     both = ranking_settings({"path_weight": 0.8, "docs_path_weight": 1.2}).weights

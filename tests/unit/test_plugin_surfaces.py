@@ -13,7 +13,8 @@ import scriptorium.plugin.unstable as unstable
 
 def test_the_surfaces_share_no_name() -> None:
     assert set(stable.__all__).isdisjoint(unstable.__all__)
-    assert set(unstable.__all__) == stable.MOVED_TO_UNSTABLE
+    # Every name that moved is there, and the one added since (how build helpers load plugins).
+    assert set(unstable.__all__) == stable.MOVED_TO_UNSTABLE | {"load_plugins"}
 
 
 @pytest.mark.parametrize("name", sorted(stable.MOVED_TO_UNSTABLE))

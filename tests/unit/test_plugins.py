@@ -82,8 +82,8 @@ def test_a_plugin_supplies_the_semantic_retrievers_encoder(tmp_path, monkeypatch
     import numpy as np
 
     from scriptorium.plugin import Encoder, hookimpl
-    from scriptorium.ranking.settings import RankingSettings
     from scriptorium.semantic.service import semantic_for
+    from scriptorium.settings.ranking import RankingSettings
 
     class Letters:
         """Vectors of letter counts: enough to tell the hook's encoder is the one used."""

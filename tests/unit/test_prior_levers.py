@@ -17,7 +17,7 @@ from scriptorium.domain.model import (
 from scriptorium.ranking import priors
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.priors import LEVERS, SearchPriors
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
 
 JAN = datetime(2026, 1, 1, tzinfo=UTC)

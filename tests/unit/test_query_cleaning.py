@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import weighted_terms
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text import (
     without_fence_languages,
     without_form_labels,

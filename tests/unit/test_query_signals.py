@@ -10,7 +10,6 @@ import pytest
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.suffixes import PathSuffixes
 from scriptorium.ranking.pipeline import Pipeline
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
@@ -21,6 +20,7 @@ from scriptorium.ranking.signals import (
     title_line,
     weighted_terms,
 )
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text import counted_query_terms
 from tests.unit.test_fusion_priors import candidate
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from scriptorium.cli import reference
-from scriptorium.ranking.levers import SHIPPED, status
-from scriptorium.ranking.settings import RANKING_KEYS, RankingSettings
+from scriptorium.settings.levers import SHIPPED, status
+from scriptorium.settings.ranking import RANKING_KEYS, RankingSettings
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / reference.LEVERS_PAGE

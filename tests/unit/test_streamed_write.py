@@ -46,6 +46,7 @@ def with_one_helper(engine: LocalEngine, source, fallbacks: list[str]) -> dict:
         "sources": {"docs": source},
         "options": engine.ranking.token_options(),
         "fingerprint": engine.indexer.extractors.fingerprint,
+        "load_plugins": load_registry,
         "helpers": 1,
         "on_fallback": fallbacks.append,
     }

@@ -28,8 +28,8 @@ from scriptorium.grpc.servicer import RetrievalServicer
 from scriptorium.plugins import load_registry
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.ranker import STAGES
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.settings.config import ConfigError, Settings, TelemetrySettings, parse_telemetry
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import SourceConfig
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import CORPUS

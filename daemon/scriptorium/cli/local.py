@@ -105,7 +105,7 @@ def cmd_index_push(args: argparse.Namespace) -> int:
     """Every source that keeps its blocks in a cluster (``push``) gets a new generation."""
     from scriptorium.engine.checks import validate_source_kinds
     from scriptorium.plugins import load_registry
-    from scriptorium.ranking.settings import ranking_settings
+    from scriptorium.settings.ranking import ranking_settings
     from scriptorium.sources.base import SourceConfig, SourceContext
     from scriptorium.sources.remote import RemoteContext
 

@@ -38,9 +38,9 @@ class Table:
 
 def core_tables() -> list[Table]:
     """The daemon's own tables, in the order a configuration file usually has them."""
-    from scriptorium.ranking.settings import RANKING_KEYS
     from scriptorium.settings.config import SERVER_KEYS
     from scriptorium.settings.dependencies import DEPENDENCY_KEYS
+    from scriptorium.settings.ranking import RANKING_KEYS
     from scriptorium.settings.source_tables import SOURCE_KEYS
     from scriptorium.settings.telemetry import TELEMETRY_KEYS
 
@@ -154,8 +154,8 @@ def render_markdown(tables: Sequence[Table]) -> str:
 def render_levers() -> str:
     """The ``[ranking]`` table as docs/ranking.md shows it: each lever with its default and
     status (``shipped``, or off and the measurement that says why), read from the code."""
-    from scriptorium.ranking.levers import status
-    from scriptorium.ranking.settings import RANKING_KEYS, RankingSettings
+    from scriptorium.settings.levers import status
+    from scriptorium.settings.ranking import RANKING_KEYS, RankingSettings
 
     lines = [
         LEVERS_BEGIN,

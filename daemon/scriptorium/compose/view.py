@@ -14,9 +14,9 @@ from scriptorium.domain.model import Candidate, Query, RefKind, SourceDocument
 from scriptorium.domain.outcomes import SearchHit, SearchOutcome
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.served import ServedIndex
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.search import SearchService
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import Source
 from scriptorium.sources.catalog import SourceCatalog
 

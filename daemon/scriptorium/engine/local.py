@@ -47,11 +47,10 @@ from scriptorium.index import statedirs
 from scriptorium.index.builder import Indexer
 from scriptorium.index.generation import GenerationStore
 from scriptorium.limits import MAX_QUERY_CHARS
-from scriptorium.plugins import Registry
+from scriptorium.plugins import Registry, load_registry
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.ranker import Ranker
 from scriptorium.ranking.rerank import reranker_for
-from scriptorium.ranking.settings import ranking_settings
 from scriptorium.results.budget import check_budget, fit_flow, fit_guide, fit_related
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.answer import Answerer
@@ -60,6 +59,7 @@ from scriptorium.retrieval.providers import LocalProvider, build_chain
 from scriptorium.retrieval.search import SearchService
 from scriptorium.semantic.service import semantic_for
 from scriptorium.settings.config import default_state_dir
+from scriptorium.settings.ranking import ranking_settings
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemoteContext
@@ -96,6 +96,7 @@ class LocalEngine(Engine):
             self.ranking.token_options(),
             registry.extractor_chain,
             make_resolver=Resolver,
+            load_plugins=load_registry,
             build_stop=build_stop,
         )
         pipeline = Pipeline(self.ranking, self.indexer.lines_of)

@@ -16,7 +16,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cachetools import LRUCache
 
@@ -191,6 +191,7 @@ class Indexer(Repairing, Resuming):
         extractors: ExtractorChain,
         *,
         make_resolver: Callable[[list[Source], Snapshot], PageResolver],
+        load_plugins: Callable[[], Any] | None = None,
         build_stop: threading.Event | None = None,
     ) -> None:
         self.sources = sources
@@ -206,6 +207,8 @@ class Indexer(Repairing, Resuming):
         # an entry per page and module name: seconds at 90,000 files, off the start path).
         self._resolver: tuple[Snapshot, PageResolver] | None = None
         self._make_resolver = make_resolver
+        # How a build helper process loads the plugins (None: no helper processes).
+        self._load_plugins = load_plugins
         self._resolver_lock = threading.Lock()
         # Held by every build and update: one writer at a time.
         self._write_lock = threading.Lock()
@@ -994,13 +997,14 @@ class Indexer(Repairing, Resuming):
                 len(wanted),
             )
         helpers = helper_count(self.settings.build_workers, len(wanted))
-        if helpers:
+        if helpers and self._load_plugins is not None:
             keys = iter(wanted)
             for chunk in load_in_order(
                 wanted,
                 sources=self.by_name,
                 options=self.token_options,
                 fingerprint=self.extractors.fingerprint,
+                load_plugins=self._load_plugins,
                 helpers=helpers,
                 on_fallback=lambda why: log.warning("building without helper processes: %s", why),
                 on_loaded=progress.advance,

@@ -9,10 +9,12 @@ helpers load the next, and the generation is the same as a serial build's. A hel
 come back through a file (see ``_Helpers``).
 
 Helpers are *spawned* (fresh interpreters), never forked: the daemon builds while gRPC's
-threads are running, and a fork would copy their locks. Each helper loads the plugins from the
-entry points and builds the sources it is given; a helper whose extractors differ from the
-caller's (plugins registered in code rather than through entry points) refuses, and the build
-carries on in the building process alone.
+threads are running, and a fork would copy their locks. Each helper loads the plugins with
+the caller's ``load_plugins`` (a module-level function, so it reaches the helper by name: the
+engine hands down the plugin manager's loader, and the index never imports it) and builds the
+sources it is given; a helper whose extractors differ from the caller's ``fingerprint``
+(plugins registered in code rather than through entry points) refuses, and the build carries
+on in the building process alone.
 """
 
 from __future__ import annotations
@@ -127,12 +129,11 @@ class _ForeignPlugins(RuntimeError):
 def _start_helper(
     configs: list[SourceConfig],
     options: dict[str, bool],
+    load_plugins: Callable[[], Any],
     fingerprint: str,
     spool: str,
     parent: int,
 ) -> None:
-    from scriptorium.plugins import load_registry
-
     # A building process killed outright must not leave its helpers waiting for work forever.
     die_with_parent(parent)
 
@@ -141,7 +142,7 @@ def _start_helper(
     # KeyboardInterrupt traceback on the terminal.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-    registry = load_registry()
+    registry = load_plugins()
     chain = registry.extractor_chain
     if chain.fingerprint != fingerprint:
         # Said with the first task rather than raised here: a failing initializer only shows
@@ -181,6 +182,7 @@ def load_in_order(
     sources: Mapping[str, Source],
     options: Mapping[str, bool],
     fingerprint: str,
+    load_plugins: Callable[[], Any],
     helpers: int,
     on_fallback: Callable[[str], None] = lambda why: None,
     on_loaded: Callable[[Sequence[Item]], None] = lambda items: None,
@@ -206,7 +208,9 @@ def load_in_order(
     results: list[list[Loaded] | None] = [None] * len(chunks)
     front, last, ready = 0, len(chunks) - 1, 0
     pending: dict[Future, int] = {}
-    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback, encode=True)
+    pool = _helper_pool(
+        items, sources, options, (load_plugins, fingerprint), helpers, on_fallback, encode=True
+    )
     try:
         while ready < len(chunks):
             build_checkpoint(stop)
@@ -328,7 +332,7 @@ def _helper_pool(
     items: Sequence[Item],
     sources: Mapping[str, Source],
     options: Mapping[str, bool],
-    fingerprint: str,
+    plugins: tuple[Callable[[], Any], str],
     helpers: int,
     on_fallback: Callable[[str], None],
     *,
@@ -352,7 +356,7 @@ def _helper_pool(
             initargs=(
                 [sources[n].config for n in _names(items)],
                 dict(options),
-                fingerprint,
+                *plugins,
                 spool,
                 os.getpid(),
             ),
@@ -370,6 +374,7 @@ def load_streaming(
     sources: Mapping[str, Source],
     options: Mapping[str, bool],
     fingerprint: str,
+    load_plugins: Callable[[], Any],
     helpers: int,
     on_fallback: Callable[[str], None] = lambda why: None,
 ) -> Iterator[list[tuple[Item, Loaded]]]:
@@ -380,7 +385,9 @@ def load_streaming(
     chunks = _chunks(items, None)
     front, back = 0, len(chunks) - 1
     pending: dict[Future, int] = {}
-    pool = _helper_pool(items, sources, options, fingerprint, helpers, on_fallback, encode=False)
+    pool = _helper_pool(
+        items, sources, options, (load_plugins, fingerprint), helpers, on_fallback, encode=False
+    )
 
     def here(index: int) -> list[tuple[Item, Loaded]]:
         return list(zip(chunks[index], load_files(sources, chunks[index], options), strict=True))

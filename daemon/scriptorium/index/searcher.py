@@ -17,28 +17,8 @@ from scriptorium.domain.model import Block, Corpus, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.guard import DamagedIndex, GuardedSearcher
+from scriptorium.settings.fields import FieldWeights
 from scriptorium.text.features import BlockFeatures
-
-
-@dataclass(frozen=True, slots=True)
-class FieldWeights:
-    """BM25 field boosts; the defaults are the ones the evaluation set supports.
-
-    ``docs_path`` is the path's boost for documentation blocks (None: ``path``). A page's
-    path is its title in slug form; a code file's path names a module, and for a query that
-    names a definition the folder it sits in says little.
-    """
-
-    body: float = 1.0
-    heading: float = 1.0
-    path: float = 0.5
-    docs_path: float | None = None
-
-    def path_for(self, corpus: str) -> float:
-        """The path's boost for blocks of ``corpus`` ("docs" or "code")."""
-        if corpus == Corpus.DOCS and self.docs_path is not None:
-            return self.docs_path
-        return self.path
 
 
 @dataclass(slots=True)

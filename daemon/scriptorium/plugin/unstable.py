@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from scriptorium.index.fields import block_tokens
     from scriptorium.index.parallel import helper_count, load_streaming
     from scriptorium.index.searcher import FieldWeights, build_query
+    from scriptorium.plugins import load_registry as load_plugins
 
 # Name -> (module, attribute; None for the module itself), imported on first use.
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -34,6 +35,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     **{n: ("scriptorium.index.searcher", n) for n in ("FieldWeights", "build_query")},
     # a build's helper processes, streaming documents as they are cut
     **{n: ("scriptorium.index.parallel", n) for n in ("helper_count", "load_streaming")},
+    # how those helpers load the plugins (load_streaming's load_plugins)
+    "load_plugins": ("scriptorium.plugins", "load_registry"),
     # tests hold a stage with SCRIPTORIUM_FAULT_PAUSE (see scriptorium.faults)
     "fault_pause": ("scriptorium.faults", "pause"),
 }
@@ -56,6 +59,7 @@ __all__ = [
     "fault_pause",
     "helper_count",
     "index_schema",
+    "load_plugins",
     "load_streaming",
     "resolution_from_error",
     "wire",

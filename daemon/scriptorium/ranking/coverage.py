@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from scriptorium.domain.model import Candidate, Corpus, Query
 from scriptorium.ranking.bodies import matched_terms
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 
 
 def document_evidence(settings: RankingSettings, query: Query, candidates: list[Candidate]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from scriptorium.domain.libraries import inside_library, split_library_label
 from scriptorium.domain.model import Candidate, Query
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text import tokenize
 
 

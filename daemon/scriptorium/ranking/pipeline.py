@@ -1,7 +1,7 @@
 """The ranking pipeline: lexical hits → fused → priors → mode → ordered, diversified window.
 
 Each stage records what it kept and dropped so ``explain`` can answer "why this result?".
-Every lever has a setting in ``RankingSettings`` (ranking/settings.py); the defaults are the
+Every lever has a setting in ``RankingSettings`` (settings/ranking.py); the defaults are the
 ones the evaluation suite supports (see docs/ranking.md for the measurements). The order the
 stages run in is ``Ranker``'s (ranking/ranker.py); what a query says is in ranking/signals.py
 and what it decides for the priors in ranking/query_priors.py, the priors' levers in
@@ -37,12 +37,12 @@ from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also 
 from scriptorium.ranking.coverage import document_evidence, term_coverage
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.priors import SearchPriors, switched_on
-from scriptorium.ranking.settings import (  # noqa: F401 (also imported from here)
+from scriptorium.ranking.twins import near_duplicate
+from scriptorium.settings.ranking import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
     RANKING_KEYS,
     RankingSettings,
 )
-from scriptorium.ranking.twins import near_duplicate
 from scriptorium.text import best_line, query_terms, tokenize
 from scriptorium.text.features import WordSet
 from scriptorium.text.snippets import ScreenMemo

@@ -21,8 +21,8 @@ from scriptorium.ranking.bodies import cjk_head_of, directive_in
 from scriptorium.ranking.libraries import library_prior
 from scriptorium.ranking.paths import auxiliary_kind, translated
 from scriptorium.ranking.query_priors import QueryPriors
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import qualifies
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text import query_terms, tokenize
 from scriptorium.text.features import CJK
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scriptorium.domain.model import Query
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import (
     asked_folders,
     asked_kinds,
@@ -21,6 +20,7 @@ from scriptorium.ranking.signals import (
     plain_question,
     query_names,
 )
+from scriptorium.settings.ranking import RankingSettings
 
 
 @dataclass(frozen=True, slots=True)

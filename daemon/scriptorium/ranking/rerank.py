@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from scriptorium.domain.model import Candidate, Query, Reason, SourceDocument
 from scriptorium.domain.outcomes import PluginError, StageReport
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 
 log = logging.getLogger(__name__)
 

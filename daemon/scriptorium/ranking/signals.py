@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from scriptorium.domain.model import Block, Candidate, Query
 from scriptorium.ranking.bodies import matched_terms
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text import (
     counted_query_terms,
     tokenize,

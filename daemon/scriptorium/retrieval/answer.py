@@ -11,10 +11,10 @@ from scriptorium.domain.model import Candidate, Query
 from scriptorium.domain.outcomes import SearchOutcome, UnderstoodQuery
 from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.ranker import Ranker
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import coverage
 from scriptorium.results.budget import apply_budget, tokens_of
 from scriptorium.results.hits import HitBuilder, conflicts_in
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.remote import SearchBatch
 

@@ -15,8 +15,8 @@ from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import LexicalHit, lexical_search
 from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.pipeline import Pipeline
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import named_files, query_names
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.remote import SearchBatch
 
 if TYPE_CHECKING:

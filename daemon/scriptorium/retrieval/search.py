@@ -20,11 +20,11 @@ from scriptorium.limits import (
     TOP_K_MAX,
 )
 from scriptorium.plugins import PluginError, Registry
-from scriptorium.ranking.settings import RankingSettings
 from scriptorium.ranking.signals import last_named, weighted_terms
 from scriptorium.retrieval.answer import Answerer, new_outcome
 from scriptorium.retrieval.local import LocalCandidates
 from scriptorium.retrieval.providers import ProviderChain
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import is_listing

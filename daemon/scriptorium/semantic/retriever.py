@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from scriptorium.index.catalog import Snapshot
-    from scriptorium.ranking.settings import RankingSettings
     from scriptorium.semantic import vectors as V
+    from scriptorium.settings.ranking import RankingSettings
 
 QUERY_MEMO = 512
 

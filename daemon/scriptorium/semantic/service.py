@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 
 if TYPE_CHECKING:
     from scriptorium.semantic.encoder import Encoder

@@ -196,7 +196,7 @@ def _check_tables(data: Mapping[str, Any]) -> None:
 def _parse_ranking(value: Any) -> dict[str, Any]:
     table = table_of(value, "[ranking]")
     if table:
-        from scriptorium.ranking.settings import RANKING_KEYS
+        from scriptorium.settings.ranking import RANKING_KEYS
 
         check_table(table, RANKING_KEYS, "[ranking]")
     return dict(table)

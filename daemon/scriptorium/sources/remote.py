@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from scriptorium.domain.model import Candidate, Corpus, Query, SourceDocument
 from scriptorium.domain.outcomes import ContentOutcome, Resolution, SourceReport
-from scriptorium.ranking.settings import RankingSettings
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import Source, SourceConfig, SourceContext
 
 if TYPE_CHECKING:

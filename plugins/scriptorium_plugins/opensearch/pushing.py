@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from opensearchpy.exceptions import ConnectionError as ClusterConnectionError
 
 from scriptorium.plugin import SourceConfig
-from scriptorium.plugin.unstable import helper_count, load_streaming
+from scriptorium.plugin.unstable import helper_count, load_plugins, load_streaming
 from scriptorium_plugins.opensearch import generations
 from scriptorium_plugins.opensearch.documents import actions
 from scriptorium_plugins.opensearch.locking import LockHeld
@@ -60,6 +60,7 @@ def push_source(
             sources={source.name: reader},
             options=token_options,
             fingerprint=reader.context.extractors.fingerprint,
+            load_plugins=load_plugins,
             helpers=helpers,
             on_fallback=lambda why: log.warning("pushing without helper processes: %s", why),
         ):

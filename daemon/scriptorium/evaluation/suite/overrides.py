@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.evaluation.suite.repos import SuiteError
-from scriptorium.ranking.settings import RANKING_KEYS
+from scriptorium.settings.ranking import RANKING_KEYS
 
 _ROOT_LINE = re.compile(r'^(\s*root\s*=\s*)"([^"]*)"', re.M)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from scriptorium.index.searcher import FieldWeights
-from scriptorium.ranking.levers import off
+from scriptorium.settings.fields import FieldWeights
+from scriptorium.settings.levers import off
 from scriptorium.settings.schema import Key, check_table
 from scriptorium.text.tokenize import MAX_QUERY_TERMS
 
