@@ -31,7 +31,7 @@ ALLOWED: dict[str, str] = {
     "daemon/scriptorium/http/openapi.py::openapi_document": (
         "one literal OpenAPI document assembled per RPC; its nesting mirrors the document"
     ),
-    "daemon/scriptorium/index/builder.py::Indexer._steps": (
+    "daemon/scriptorium/index/changes.py::write_steps": (
         "one generator whose removal-before-addition order is the invariant its docstring "
         "states, shared by every reconcile"
     ),

@@ -12,7 +12,7 @@ from scriptorium.domain.model import Corpus
 from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
 from scriptorium.index import blobwriter, parallel
-from scriptorium.index import builder as indexer
+from scriptorium.index import changes
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.store import encode_document
 from scriptorium.plugins import Registry, load_registry
@@ -86,7 +86,7 @@ def test_a_build_in_workers_equals_a_serial_build(tmp_path, corpus, monkeypatch)
         shared.append(len(items))
         return parallel.load_in_order(items, **kwargs)
 
-    monkeypatch.setattr(indexer, "load_in_order", sharing)
+    monkeypatch.setattr(changes, "load_in_order", sharing)
     serial, serial_summary = build(tmp_path, corpus, "serial", workers=1)
     # The helper encodes the blobs of what it loads: this process encodes only its own.
     loaded_here, encoded_here = [], []

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from scriptorium.cancel import BuildCancelled
-from scriptorium.index.builder import SourceState
 from scriptorium.index.failures import GenerationWriteError
+from scriptorium.index.progress import SourceState
 from scriptorium.sources.base import LocalTreeSource, Source
 from scriptorium.sources.watcher import (
     EventsUnavailable,

@@ -14,6 +14,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 MB = 1_000_000
@@ -303,3 +304,31 @@ class BuildProgress:
                 100 * self._done / self._total,
                 now - self._started,
             )
+
+
+@dataclass(slots=True)
+class SourceState:
+    state: str = "loading"
+    last_error: str = ""
+    indexed_at: float | None = None
+    last_scan_ok: float | None = None
+    # The build under way: files of this source it has to read, and has read (for ListSources).
+    build_files_total: int = 0
+    build_files_done: int = 0
+    # And their sizes in bytes, as listed (for a progress bar's MB and rate).
+    build_bytes_total: int = 0
+    build_bytes_done: int = 0
+
+
+@dataclass(slots=True)
+class BuildSummary:
+    generation: int
+    documents: int
+    blocks: int
+    bytes: int
+    changed: int
+    removed: int
+    seconds: float
+    files: dict[str, int] = field(default_factory=dict)
+    # Files an interrupted build had read, continued from (``index/resume.py``).
+    resumed: int = 0
