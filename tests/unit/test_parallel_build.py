@@ -11,8 +11,7 @@ from scriptorium.blocks.extractors import Extraction
 from scriptorium.domain.model import Corpus
 from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
-from scriptorium.index import blobwriter, parallel
-from scriptorium.index import changes
+from scriptorium.index import blobwriter, changes, parallel
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.store import encode_document
 from scriptorium.plugins import Registry, load_registry
