@@ -27,9 +27,8 @@ from scriptorium.domain.model import FileStat, SourceDocument
 from scriptorium.domain.outcomes import Unavailable
 from scriptorium.index.catalog import (
     Snapshot,
-    document_bids,
-    document_includes,
     next_tables,
+    written,
 )
 from scriptorium.index.changes import (
     Listing,
@@ -53,7 +52,7 @@ from scriptorium.index.generation import (
 )
 from scriptorium.index.native import release_free_memory
 from scriptorium.index.opening import ROOT_GONE, Opening
-from scriptorium.index.pack import encode_pack, stored
+from scriptorium.index.pack import encode_pack
 from scriptorium.index.progress import BuildSummary, SourceState
 from scriptorium.index.repair import Repairing
 from scriptorium.index.resume import ProgressKept
@@ -61,7 +60,6 @@ from scriptorium.index.resuming import Resuming
 from scriptorium.index.rewriting import Rewriting
 from scriptorium.index.schema import SCHEMA_VERSION
 from scriptorium.index.served import PageResolver
-from scriptorium.index.store import blob_name
 from scriptorium.index.texts import StoredDocument, TextCache
 from scriptorium.sources.base import LocalTreeSource, Source
 from scriptorium.text import TOKENIZER_VERSION, split_lines
@@ -426,17 +424,7 @@ class Indexer(Opening, Rewriting, Repairing, Resuming):
                 return None
             fingerprint = self.index_fingerprint
             prime = len(change.added) <= PRIME_AT_MOST
-            added = [
-                stored(
-                    doc,
-                    blob_name(doc, fingerprint),
-                    self.cache,
-                    document_includes(doc),
-                    document_bids(doc),
-                    prime,
-                )
-                for doc in change.added
-            ]
+            added = [written(doc, fingerprint, self.cache, prime) for doc in change.added]
             docs, blocks = next_tables(
                 tables,
                 current.docs if current else None,

@@ -19,7 +19,7 @@ from scriptorium.index.doctable import DocTable
 from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
 from scriptorium.index.guard import GuardedSearcher
 from scriptorium.index.pack import document_record, from_record, stored
-from scriptorium.index.store import CorruptBlobError
+from scriptorium.index.store import CorruptBlobError, blob_name
 from scriptorium.index.suffixes import PathSuffixes
 from scriptorium.index.texts import DEFAULT_CACHE_BYTES, StoredDocument, TextCache
 from scriptorium.text.markdown import includes_in
@@ -134,6 +134,21 @@ def served(doc: SourceDocument, manifest: Manifest, cache: TextCache) -> StoredD
         return doc
     blob = manifest.sources[doc.source].files[doc.path].blob
     return stored(doc, blob, cache, document_includes(doc), document_bids(doc))
+
+
+def written(
+    doc: SourceDocument, fingerprint: str, cache: TextCache, prime: bool = True
+) -> StoredDocument:
+    """The served form of a document a write is adding, its blob named as the write names it
+    (``blob_name`` under the index's ``fingerprint``)."""
+    return stored(
+        doc,
+        blob_name(doc, fingerprint),
+        cache,
+        document_includes(doc),
+        document_bids(doc),
+        prime,
+    )
 
 
 def document_includes(doc: SourceDocument) -> tuple[str, ...]:

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scriptorium.index import resume
-from scriptorium.index.catalog import Snapshot, document_bids, document_includes, next_tables
+from scriptorium.index.catalog import Snapshot, next_tables, written
 from scriptorium.index.failures import CorruptGenerationError
 from scriptorium.index.generation import Finish, Manifest, SourceEntry, Step
-from scriptorium.index.pack import encode_pack, stored
+from scriptorium.index.pack import encode_pack
 from scriptorium.index.resume import Kept, KeptRecord
-from scriptorium.index.store import CorruptBlobError, blob_name
+from scriptorium.index.store import CorruptBlobError
 
 if TYPE_CHECKING:
     from scriptorium.index.generation import GenerationStore
@@ -75,14 +75,7 @@ class Resuming:
                 return None
             fingerprint = self.index_fingerprint
             added = [
-                stored(
-                    doc,
-                    blob_name(doc, fingerprint),
-                    self.cache,
-                    document_includes(doc),
-                    document_bids(doc),
-                    False,
-                )
+                written(doc, fingerprint, self.cache, prime=False)
                 for doc in applied
                 if not isinstance(doc, tuple)
             ]
