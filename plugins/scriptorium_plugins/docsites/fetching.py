@@ -66,7 +66,8 @@ class Pacer:
         self._last = time.monotonic()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
+    """``data`` in ``path`` whole or not at all (written beside it, then renamed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".part")
     temporary.write_bytes(data)
@@ -111,7 +112,7 @@ class PageCache:
         return Fetched(entry.get("final", url), body, entry.get("type", ""), unchanged=True)
 
     def keep(self, url: str, response: httpx.Response, body: bytes) -> None:
-        _write_atomic(self._body_path(url), body)
+        write_atomic(self._body_path(url), body)
         self._table[url] = {
             "etag": response.headers.get("etag", ""),
             "last_modified": response.headers.get("last-modified", ""),
@@ -121,7 +122,7 @@ class PageCache:
 
     def save(self) -> None:
         """Write the validator table (once per crawl)."""
-        _write_atomic(self._table_path, json.dumps(self._table, sort_keys=True).encode())
+        write_atomic(self._table_path, json.dumps(self._table, sort_keys=True).encode())
 
 
 class PoliteClient:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.plugin import CrawlReport
+from scriptorium_plugins.docsites.fetching import write_atomic
 from scriptorium_plugins.docsites.tally import COMPLETE, CrawlTally, report_from_json
 
 STAMP = ".crawl.json"
@@ -25,16 +26,10 @@ GONE = (404, 410)
 
 
 def default_folder(kind: str, name: str) -> Path:
+    """Where a fetched site of ``kind`` named ``name`` is kept without a ``cache_dir``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "site"
     return Path(base) / "scriptorium" / kind / safe
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".part")
-    temporary.write_text(text, "utf-8")
-    temporary.replace(path)
 
 
 class Mirror:
@@ -70,7 +65,7 @@ class Mirror:
                 return
         except OSError:
             pass
-        _write(path, text)
+        write_atomic(path, text.encode("utf-8"))
 
     def reuse(self, relpath: str, url: str) -> bool:
         """Keep a page as the last crawl wrote it (its source answered 304), when the same
@@ -108,7 +103,7 @@ class Mirror:
             "report": tally.as_json(),
             "pages": pages,
         }
-        _write(self.folder / STAMP, json.dumps(self.stamp, sort_keys=True))
+        write_atomic(self.folder / STAMP, json.dumps(self.stamp, sort_keys=True).encode("utf-8"))
 
     def report(self) -> CrawlReport | None:
         report = self.stamp.get("report")

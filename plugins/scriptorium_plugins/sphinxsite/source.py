@@ -18,14 +18,14 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
-import os
 import re
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from scriptorium.plugin import SourceConfig, SourceContext, SourceDocument
-from scriptorium_plugins.docsites.fetching import FetchFailed, PageCache, PoliteClient
+from scriptorium_plugins.docsites.fetching import FetchFailed, PageCache, PoliteClient, write_atomic
+from scriptorium_plugins.docsites.mirror import default_folder
 from scriptorium_plugins.markdown.source import MarkdownSource
 from scriptorium_plugins.sphinxsite.site import (
     SiteFormatError,
@@ -43,19 +43,6 @@ INCLUDE = ("*.rst", "*.md")
 STAMP = ".sphinx-mirror.json"
 OBJECTS = ".sphinx-objects.json"
 HTTP_CACHE = ".http-cache"
-
-
-def _default_cache(name: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "site"
-    return Path(base) / "scriptorium" / "sphinx" / safe
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".part")
-    temporary.write_text(text, "utf-8")
-    temporary.replace(path)
 
 
 class SiteMirror:
@@ -99,9 +86,9 @@ class SiteMirror:
             relative = stale.relative_to(self.folder).as_posix()
             if stale.is_file() and stale.suffix in (".rst", ".md") and relative not in written:
                 stale.unlink()
-        _write(self.folder / OBJECTS, json.dumps(objects))
+        write_atomic(self.folder / OBJECTS, json.dumps(objects).encode("utf-8"))
         report = {"url": self.url, "at": time.time(), "pages": len(written)}
-        _write(self.folder / STAMP, json.dumps(report))
+        write_atomic(self.folder / STAMP, json.dumps(report).encode("utf-8"))
         return report
 
     def _page(self, client: PoliteClient, page: SitePage) -> str | None:
@@ -126,7 +113,7 @@ class SiteMirror:
                 return name  # unchanged: not rewritten, so not re-indexed
         except OSError:
             pass
-        _write(path, text)
+        write_atomic(path, text.encode("utf-8"))
         return name
 
 
@@ -155,7 +142,8 @@ class SphinxSiteSource(MarkdownSource):
         url = str(config.options.get("url") or "").strip()
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"source {config.name!r}: url must be an http(s) URL, not {url!r}")
-        folder = Path(str(config.options.get("cache_dir") or "") or _default_cache(config.name))
+        cache_dir = str(config.options.get("cache_dir") or "")
+        folder = Path(cache_dir) if cache_dir else default_folder("sphinx", config.name)
         folder.mkdir(parents=True, exist_ok=True)
         options = {k: v for k, v in config.options.items() if k not in ("url", "cache_dir")}
         options.setdefault("include", list(INCLUDE))
