@@ -69,6 +69,10 @@ def test_nearest_reads_on_past_its_limit_in_cosine_order():
     assert read == index.bids[expected].tolist()
     scores = [score for _, score in index.nearest(query, 4)]
     assert scores == sorted(scores, reverse=True)
+    shared = index.cosines(query)
+    assert [bid for bid, _ in index.nearest(query, 4, V.CODE, shared)] == [
+        bid for bid, _ in index.nearest(query, 4, V.CODE)
+    ]
 
 
 def test_the_partial_file_keeps_whole_chunks_and_drops_a_torn_one(tmp_path):

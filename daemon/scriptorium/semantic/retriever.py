@@ -104,12 +104,13 @@ class SemanticCandidates:
         seen = {hit.bid for hit in hits}
         limit = self.ranking.semantic_candidates
         floors: dict[Corpus, float] = {}
+        every = index.cosines(vector) if limit > 0 else None
         for corpus in corpora:
             if weights[corpus] <= 0 or limit <= 0:
                 continue
             code = V.CODE if corpus is Corpus.CODE else V.DOCS
             taken = 0
-            for bid, cosine in index.nearest(vector, limit, code):
+            for bid, cosine in index.nearest(vector, limit, code, every):
                 if taken >= limit:
                     break
                 floors[corpus] = cosine
