@@ -23,13 +23,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.measure import latency, rss_mb, throughput, tree_bytes  # noqa: E402
+from bench.measure import client_channel, latency, rss_mb, throughput, tree_bytes  # noqa: E402
 from bench.realtree import materialise_commit  # noqa: E402
 from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
 from scriptorium.v1 import retrieval_pb2_grpc  # noqa: E402
@@ -121,11 +120,11 @@ def concurrent(address: str, seconds: float, callers: int = 16) -> dict:
     """Short-query and health-check throughput with ``callers`` threads, each its channel."""
 
     def search_caller():
-        stub = retrieval_pb2_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+        stub = retrieval_pb2_grpc.RetrievalServiceStub(client_channel(address))
         return lambda i: stub.Search(pb.SearchRequest(query=SHORT_QUERIES[i % 10]))
 
     def health_caller():
-        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
+        health = health_pb2_grpc.HealthStub(client_channel(address))
         return lambda i: health.Check(health_pb2.HealthCheckRequest())
 
     searched = throughput(search_caller, callers, seconds)
