@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -117,7 +118,8 @@ def searches(stub, health, texts: list[str], n: int) -> dict:
 
 
 def concurrent(address: str, seconds: float, callers: int = 16) -> dict:
-    """Short-query and health-check throughput with ``callers`` threads, each its channel."""
+    """Short-query and health-check throughput with ``callers`` threads, each on a connection
+    of its own; calls that ended with a status are counted by code (``failed``)."""
 
     def search_caller():
         stub = retrieval_pb2_grpc.RetrievalServiceStub(client_channel(address))
@@ -127,13 +129,15 @@ def concurrent(address: str, seconds: float, callers: int = 16) -> dict:
         health = health_pb2_grpc.HealthStub(client_channel(address))
         return lambda i: health.Check(health_pb2.HealthCheckRequest())
 
-    searched = throughput(search_caller, callers, seconds)
-    trivial = throughput(health_caller, callers, seconds)
+    failures: Counter[str] = Counter()
+    searched = throughput(search_caller, callers, seconds, failures)
+    trivial = throughput(health_caller, callers, seconds, failures)
     return {
         "callers": callers,
         "search_per_s": searched,
         "trivial_per_s": trivial,
         "ratio": _ratio(searched, trivial),
+        "failed": dict(failures),
     }
 
 
