@@ -29,13 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import grpc
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.corpus import make_scaled_corpus  # noqa: E402
-from bench.measure import latency, ratio, throughput  # noqa: E402
+from bench.measure import client_channel, latency, ratio, throughput  # noqa: E402
 from bench.queries import QUERIES  # noqa: E402
 from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
 from scriptorium.v1 import retrieval_pb2_grpc  # noqa: E402
@@ -97,7 +95,7 @@ def _search_figures(daemons: list[Daemon], n: int, seconds: float) -> dict:
     def caller():
         daemon = daemons[turn["next"] % len(daemons)]
         turn["next"] += 1
-        s = retrieval_pb2_grpc.RetrievalServiceStub(grpc.insecure_channel(daemon.address))
+        s = retrieval_pb2_grpc.RetrievalServiceStub(client_channel(daemon.address))
         return lambda i: s.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)]), timeout=120)
 
     measured["search_per_s_16"] = throughput(caller, 16, seconds)

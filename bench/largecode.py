@@ -21,15 +21,15 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
-import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.measure import latency, rss_mb, throughput, tree_bytes  # noqa: E402
+from bench.measure import client_channel, latency, rss_mb, throughput, tree_bytes  # noqa: E402
 from bench.realtree import materialise_commit  # noqa: E402
 from scriptorium.v1 import retrieval_pb2 as pb  # noqa: E402
 from scriptorium.v1 import retrieval_pb2_grpc  # noqa: E402
@@ -118,23 +118,26 @@ def searches(stub, health, texts: list[str], n: int) -> dict:
 
 
 def concurrent(address: str, seconds: float, callers: int = 16) -> dict:
-    """Short-query and health-check throughput with ``callers`` threads, each its channel."""
+    """Short-query and health-check throughput with ``callers`` threads, each on a connection
+    of its own; calls that ended with a status are counted by code (``failed``)."""
 
     def search_caller():
-        stub = retrieval_pb2_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+        stub = retrieval_pb2_grpc.RetrievalServiceStub(client_channel(address))
         return lambda i: stub.Search(pb.SearchRequest(query=SHORT_QUERIES[i % 10]))
 
     def health_caller():
-        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
+        health = health_pb2_grpc.HealthStub(client_channel(address))
         return lambda i: health.Check(health_pb2.HealthCheckRequest())
 
-    searched = throughput(search_caller, callers, seconds)
-    trivial = throughput(health_caller, callers, seconds)
+    failures: Counter[str] = Counter()
+    searched = throughput(search_caller, callers, seconds, failures)
+    trivial = throughput(health_caller, callers, seconds, failures)
     return {
         "callers": callers,
         "search_per_s": searched,
         "trivial_per_s": trivial,
         "ratio": _ratio(searched, trivial),
+        "failed": dict(failures),
     }
 
 

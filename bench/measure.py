@@ -6,8 +6,11 @@ import os
 import statistics
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+
+import grpc
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -36,26 +39,50 @@ def summary(samples_ms: list[float]) -> dict:
     }
 
 
+def client_channel(address: str) -> grpc.Channel:
+    """A channel on a connection of its own, as an independent client process has.
+
+    gRPC shares one connection between channels made with the same target and options (its
+    global subchannel pool), so callers each "with their own channel" would all be streams of
+    one HTTP/2 connection, refused past the daemon's ``max_concurrent_streams``: a local
+    subchannel pool gives each channel its own connection.
+    """
+    return grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
+
+
 def throughput(
-    make_call: Callable[[], Callable[[int], object]], callers: int, seconds: float
+    make_call: Callable[[], Callable[[int], object]],
+    callers: int,
+    seconds: float,
+    failures: Counter[str] | None = None,
 ) -> float:
-    """Calls per second with ``callers`` threads, each with its own channel, for ``seconds``."""
+    """Successful calls per second with ``callers`` threads for ``seconds``, each caller with
+    its own channel (``make_call`` makes them: see :func:`client_channel`); a call that fails
+    with a status is counted in ``failures`` under its code's name, not as a call."""
     stop = time.monotonic() + seconds
     counts = [0] * callers
+    failed: list[Counter[str]] = [Counter() for _ in range(callers)]
 
     def worker(slot: int) -> None:
         call = make_call()
-        i = 0
+        i = done = 0
         while time.monotonic() < stop:
-            call(i)
+            try:
+                call(i)
+                done += 1
+            except grpc.RpcError as exc:
+                failed[slot][exc.code().name] += 1
             i += 1
-        counts[slot] = i
+        counts[slot] = done
 
     threads = [threading.Thread(target=worker, args=(s,)) for s in range(callers)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    if failures is not None:
+        for counter in failed:
+            failures.update(counter)
     return round(sum(counts) / seconds, 1)
 
 

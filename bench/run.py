@@ -58,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import grpc
@@ -77,6 +78,7 @@ from bench.languages import languages_bench, render_languages  # noqa: E402
 from bench.largecode import DEFAULT_BENCHMARKS, large_code, render_large_code  # noqa: E402
 from bench.lifecycle import cold_start, edit_latency  # noqa: E402
 from bench.measure import (  # noqa: E402
+    client_channel,
     cpu_seconds,
     dir_mb,
     latency,
@@ -270,21 +272,25 @@ def serve_measurements(config: Path, state: Path, scale: int, quick: bool) -> di
         log(f"x{scale}: eval queries {out['search_eval_queries']}")
 
         def search_caller():
-            s = pb_stub(grpc.insecure_channel(daemon.address))
+            s = pb_stub(client_channel(daemon.address))
             return lambda i: s.Search(pb.SearchRequest(query=QUERIES[i % 10]))
 
         def health_caller():
-            h = health_pb2_grpc.HealthStub(grpc.insecure_channel(daemon.address))
+            h = health_pb2_grpc.HealthStub(client_channel(daemon.address))
             return lambda i: h.Check(health_pb2.HealthCheckRequest())
 
         out["throughput"] = {}
         for callers in (1, 4, 16, 64):
-            s_rate = throughput(search_caller, callers, seconds)
-            h_rate = throughput(health_caller, callers, seconds)
+            failures: Counter[str] = Counter()
+            s_rate = throughput(search_caller, callers, seconds, failures)
+            h_rate = throughput(health_caller, callers, seconds, failures)
             out["throughput"][str(callers)] = {
                 "search_per_s": s_rate,
                 "trivial_per_s": h_rate,
                 "ratio": ratio(s_rate, h_rate),
+                # Calls that ended with a status (by code): none is expected up to the
+                # daemon's max_concurrent_rpcs independent callers.
+                "failed": dict(failures),
             }
         log(f"x{scale}: throughput {out['throughput']}")
         out.update(composing(stub, n))
@@ -587,6 +593,7 @@ def render_scale(r: dict) -> list[str]:
         lines.append(
             f"throughput @{callers:<3}    {t['search_per_s']:>8} search/s vs"
             f" {t['trivial_per_s']} trivial/s = {t['ratio']}"
+            + (f" (failed: {t['failed']})" if t.get("failed") else "")
         )
     parts = ("get_content_part", "outline")
     composed = ("get_content", *parts, *CODE_LOCATIONS, "expand_related", "summarize_flow")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 
-from bench.measure import latency, throughput
+from bench.measure import client_channel, latency, throughput
 from bench.queries import QUERIES
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import Daemon
@@ -118,7 +118,7 @@ def _search_load(daemon: Daemon, n: int, seconds: float) -> dict:
     measured = latency(lambda i: stub.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)])), n)
 
     def caller():
-        s = pb_stub(grpc.insecure_channel(daemon.address))
+        s = pb_stub(client_channel(daemon.address))
         return lambda i: s.Search(pb.SearchRequest(query=QUERIES[i % len(QUERIES)]))
 
     measured["search_per_s_16"] = throughput(caller, 16, seconds)

@@ -236,37 +236,58 @@ def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
         return []
     searcher = snapshot.searcher
     ids = searcher.fast_field_values(S.BID, [address for _, address in found])
-    blocks = snapshot.blocks
-    memo = _features_memo(searcher)
+    memo = _resolved_memo(searcher, snapshot.blocks)
     hits = []
     for (score, address), bid in zip(found, ids, strict=True):
-        entry = blocks.get(bid) if bid is not None else None
-        if entry is not None:
-            stored = memo.get(bid)
-            if stored is None:
-                stored = BlockFeatures(functools.partial(_stored_features, searcher, address))
-                if len(memo) >= FEATURES_MEMO_LIMIT:
-                    memo.clear()
-                memo[bid] = stored
-            hits.append(LexicalHit(float(score), entry[0], entry[1], stored, bid))
+        if bid is None:
+            continue
+        resolved = memo.get(bid)
+        if resolved is None:
+            resolved = _resolved(snapshot, searcher, address, bid)
+            if resolved is None:
+                continue
+            if len(memo) >= FEATURES_MEMO_LIMIT:
+                memo.clear()
+            memo[bid] = resolved
+        hits.append(LexicalHit(float(score), resolved[0], resolved[1], resolved[2], bid))
     return hits
 
 
-# Blocks whose stored features are kept decoded, for the searcher they were read from: the
-# same blocks are candidates of search after search, and a few thousand entries of about a
-# kilobyte each are cheaper than a document-store read and a decode per candidate per search.
+def _resolved(
+    snapshot: Snapshot, searcher: GuardedSearcher, address: tantivy.DocAddress, bid: int
+) -> tuple[SourceDocument, int, BlockFeatures] | None:
+    """A block's document, its index there and its stored features (read on first use);
+    None for a block id the snapshot does not hold."""
+    entry = snapshot.blocks.get(bid)
+    if entry is None:
+        return None
+    features = BlockFeatures(functools.partial(_stored_features, searcher, address))
+    return entry[0], entry[1], features
+
+
+# Blocks resolved (document, index in it, stored features kept decoded) for the searcher and
+# block table they were read from: the same blocks are candidates of search after search, and
+# a few thousand entries (a made document is about 200 bytes, features about a kilobyte) are
+# cheaper than a block-table search, a document lookup, a document-store read and a decode per
+# candidate per search. Keyed by generation (its searcher and table), so never stale.
 FEATURES_MEMO_LIMIT = 4096
-_memo: tuple[GuardedSearcher | None, dict[int, BlockFeatures]] = (None, {})
+_memo: tuple[object, object, dict[int, tuple[SourceDocument, int, BlockFeatures]]] = (
+    None,
+    None,
+    {},
+)
 
 
-def _features_memo(searcher: GuardedSearcher) -> dict[int, BlockFeatures]:
-    """The memo of ``searcher`` (a new generation starts an empty one, so none is kept
-    alive by the features of blocks read from it)."""
+def _resolved_memo(
+    searcher: GuardedSearcher, blocks: object
+) -> dict[int, tuple[SourceDocument, int, BlockFeatures]]:
+    """The memo of ``searcher`` and ``blocks`` (a new generation starts an empty one, so none
+    is kept alive by the blocks read from it)."""
     global _memo
-    held, memo = _memo
-    if held is not searcher:
+    held_searcher, held_blocks, memo = _memo
+    if held_searcher is not searcher or held_blocks is not blocks:
         memo = {}
-        _memo = (searcher, memo)
+        _memo = (searcher, blocks, memo)
     return memo
 
 

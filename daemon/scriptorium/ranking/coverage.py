@@ -57,11 +57,16 @@ def term_coverage(settings: RankingSettings, query: Query, candidates: list[Cand
     if not power or not 2 <= len(terms) <= settings.term_coverage_max_terms:
         return
     options = tuple(sorted(settings.token_options().items()))
+    count = len(terms)
+    # The factor of each number of matched terms, made once per search (the same expression,
+    # so the same floats); the sentence only for an explained candidate.
+    factors = [(max(matched, 1) / count) ** power for matched in range(count)]
     for cand in candidates:
         matched = len(matched_terms(cand, terms, options))
-        if matched < len(terms):
-            cand.adjust(
-                "coverage",
-                (max(matched, 1) / len(terms)) ** power,
-                f"matches {matched} of {len(terms)} query terms",
-            )
+        if matched < count:
+            if cand.explained:
+                cand.adjust(
+                    "coverage", factors[matched], f"matches {matched} of {count} query terms"
+                )
+            else:
+                cand.score *= factors[matched]

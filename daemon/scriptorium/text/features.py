@@ -14,6 +14,7 @@ the other words. Most tokens are words, so each is stored once.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
@@ -200,7 +201,7 @@ class BlockFeatures:
         """The ``terms`` among the block's coverage tokens (a few substring tests: cheaper
         than making the token set for every candidate of every search)."""
         text = self._text
-        return frozenset(t for t in terms if f" {t} " in text)
+        return frozenset([t for t, spaced in _spaced(terms) if spaced in text])
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -220,3 +221,10 @@ class BlockFeatures:
         if self._word_set is None:
             self._word_set = word_set_of(self.words)
         return self._word_set
+
+
+@functools.lru_cache(maxsize=64)
+def _spaced(terms: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """Each term with the spaces that make it a whole token of a features text: made once per
+    search's terms, not once per candidate."""
+    return tuple((t, f" {t} ") for t in terms)
