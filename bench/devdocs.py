@@ -186,7 +186,7 @@ def render_devdocs(r: dict) -> list[str]:
     lines = [
         f"devdocs {r['tree']}: {r['build']['documents']} pages, {r['text_mb']} MB of text "
         f"({r['missing_blobs']} blobs absent from the mirror), "
-        f"load {r['load_average_at_start'][0]}",
+        f"load {r['load_average_at_start'][0]:.1f}",
         line("build", r["build"]),
     ]
     if "build_one_process" in r:

@@ -232,7 +232,7 @@ def load_in_order(
                         on_loaded(chunks[index])
                     pool = None
             if pool is not None:
-                front = pool.hand_out(chunks, front, last, pending)
+                front = pool.hand_out(chunks, front, last, pending, ready)
             if results[ready] is not None:
                 chunk, results[ready] = results[ready], None
                 ready += 1
@@ -289,11 +289,22 @@ class _Helpers:
         self._spool = spool
 
     def hand_out(
-        self, chunks: Sequence[Sequence[Item]], front: int, back: int, pending: dict[Future, int]
+        self,
+        chunks: Sequence[Sequence[Item]],
+        front: int,
+        back: int,
+        pending: dict[Future, int],
+        written: int | None = None,
     ) -> int:
         """Queue chunks ``front``.. (not past ``back``) until the helpers have their share
-        waiting, recording each in ``pending``; returns the next chunk not handed out."""
+        waiting, recording each in ``pending``; returns the next chunk not handed out.
+
+        Given ``written`` (the chunks the caller has taken, in order), chunks loaded and not
+        taken yet count as waiting too: a writer slower than the helpers then holds a bounded
+        number of loaded chunks, not every chunk the helpers got ahead by."""
         while front <= back and len(pending) < self._queued:
+            if written is not None and front - written >= self._queued:
+                break
             pending[self._pool.submit(_load_chunk, chunks[front], self._encode)] = front
             front += 1
         return front
