@@ -34,6 +34,9 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * build MB/s per documentation format against plain Markdown (``bench/formats.py``).
 * a real large tree, tldr-pages at a pinned commit from a local mirror (``bench/realtree.py``):
   Markdown build MB/s, cold start, RSS after start, Search p50; skipped without the mirror.
+* a real documentation tree with few headings, the DevDocs pages of code-rag-bench at a pinned
+  commit from a local mirror (``bench/devdocs.py``): build MB/s and the building process's peak
+  RSS against the targets (≥ 8 MB/s, ≤ 400 MB); skipped without the mirror.
 * a large code tree, sympy at a SWE-bench base commit from a local mirror
   (``bench/largecode.py``): short queries and SWE-bench issue texts against the health check's
   p50 of the same run (targets ≤ 3×, ≤ 10× p50 and ≤ 30× p99), 16 callers' throughput against
@@ -72,6 +75,7 @@ os.environ.setdefault("SCRIPTORIUM_SEMANTIC", "off")
 
 from bench.cluster import cluster_bench, render_cluster  # noqa: E402
 from bench.corpus import make_scaled_corpus  # noqa: E402
+from bench.devdocs import devdocs, render_devdocs  # noqa: E402
 from bench.formats import doc_formats, render_formats  # noqa: E402
 from bench.http_cost import http_cost, render_http_cost  # noqa: E402
 from bench.languages import languages_bench, render_languages  # noqa: E402
@@ -474,6 +478,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-real-tree", action="store_true", help="skip the real large tree")
     parser.add_argument(
+        "--no-devdocs", action="store_true", help="skip the DevDocs build (bench/devdocs.py)"
+    )
+    parser.add_argument(
         "--benchmarks",
         type=Path,
         default=DEFAULT_BENCHMARKS,
@@ -511,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_real_tree:
             log("real large tree")
             results["real_tree"] = real_tree(work / "real-tree", args.real_tree_mirror, build)
+        if not args.no_devdocs:
+            log("devdocs build")
+            results["devdocs"] = devdocs(work / "devdocs", args.real_tree_mirror)
         if not args.no_large_code:
             log("large code tree")
             results["large_code"] = large_code(
@@ -542,6 +552,8 @@ def render(results: dict) -> str:
     lines += render_formats(results.get("formats", {}))
     if "real_tree" in results:
         lines += ["", *render_real_tree(results["real_tree"])]
+    if "devdocs" in results:
+        lines += ["", *render_devdocs(results["devdocs"])]
     if "large_code" in results:
         lines += ["", *render_large_code(results["large_code"])]
     return "\n".join(lines)

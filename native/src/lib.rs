@@ -95,10 +95,38 @@ impl Memo {
     }
 }
 
+/// Token -> its stem, in two generations like `Memo`: a tree whose vocabulary outgrows one
+/// table (base64 data in pages makes hundreds of thousands of one-off words) keeps the words in
+/// use rather than stemming every common word again through Python after each turnover.
+#[derive(Default)]
+struct Stems {
+    young: FxMap<Box<str>, Py<PyString>>,
+    old: FxMap<Box<str>, Py<PyString>>,
+}
+
+impl Stems {
+    fn get(&mut self, py: Python<'_>, token: &str) -> Option<Py<PyString>> {
+        if let Some(found) = self.young.get(token) {
+            return Some(found.clone_ref(py));
+        }
+        let found = self.old.remove(token)?;
+        let out = found.clone_ref(py);
+        self.insert(token, found);
+        Some(out)
+    }
+
+    fn insert(&mut self, token: &str, stem: Py<PyString>) {
+        if self.young.len() >= CACHE_LIMIT {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(token.into(), stem);
+    }
+}
+
 #[derive(Default)]
 struct State {
     memos: [Memo; 16],
-    stems: FxMap<Box<str>, Py<PyString>>,
+    stems: Stems,
     pool: FxMap<Box<str>, Py<PyString>>,
     /// Per code point, once asked: 1 when Python's `\w` matches it, 2 when not.
     words: Vec<u8>,
@@ -230,15 +258,12 @@ impl Tokenizer {
         stem: &Bound<'_, PyAny>,
         token: &str,
     ) -> PyResult<Py<PyString>> {
-        if let Some(found) = state.stems.get(token) {
-            return Ok(found.clone_ref(py));
+        if let Some(found) = state.stems.get(py, token) {
+            return Ok(found);
         }
         let made = stem.call1((token,))?.downcast_into::<PyString>()?;
         let shared = state.share(py, made.to_str()?);
-        if state.stems.len() >= CACHE_LIMIT {
-            state.stems.clear();
-        }
-        state.stems.insert(token.into(), shared.clone_ref(py));
+        state.stems.insert(token, shared.clone_ref(py));
         Ok(shared)
     }
 

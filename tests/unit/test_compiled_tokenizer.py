@@ -114,6 +114,29 @@ def test_adversarial_unicode_gives_the_same_tokens(compiled_tokenizer, combo):
     assert fast == reference
 
 
+def test_stems_stay_the_references_across_the_memos_turnovers(compiled_tokenizer):
+    """More one-off words than the stem memo holds (base64 in a page does this), between
+    common words: the memo turns over several times, and every stem stays Python's. A
+    tokenizer of its own, so the shared one's memos are left as the other tests find them."""
+    fresh, _ = compiled.load(
+        tok.TOKENIZER_VERSION, tok.STOPWORDS, tok.MAX_TOKEN_CHARS, tok.CJK_CHARS
+    )
+    analyse = tok._fallbacks[True, True, True, True]
+    rng = random.Random(43)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    common = ["running", "configured", "settings", "parameters", "requests", "generously"]
+    for _ in range(3):
+        words = []
+        for i in range(70_000):
+            words.append("".join(rng.choice(letters) for _ in range(rng.randint(5, 12))))
+            if i % 7 == 0:
+                words.append(rng.choice(common))
+        text = " ".join(words)
+        fast = fresh.tokenize(text, True, True, True, analyse, tok._stem_word)
+        assert fast == tok.python_tokenize(text, True, True, True, True)
+        assert "run" in fast and "configur" in fast
+
+
 def test_random_mixtures_give_the_same_tokens(compiled_tokenizer):
     rng = random.Random(20)
     for _ in range(4000):

@@ -45,7 +45,7 @@ from scriptorium.engine.base import Engine
 from scriptorium.engine.watching import Watch
 from scriptorium.index import statedirs
 from scriptorium.index.builder import Indexer
-from scriptorium.index.generation import GenerationStore
+from scriptorium.index.generation import GenerationStore, writer_heap_bytes
 from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.plugins import Registry, load_registry
 from scriptorium.ranking.pipeline import Pipeline
@@ -84,7 +84,11 @@ class LocalEngine(Engine):
         state_dir = Path(
             settings.state_dir or default_state_dir([s.config for s in self.catalog.local])
         )
-        store = GenerationStore(state_dir, read_only=settings.read_only)
+        store = GenerationStore(
+            state_dir,
+            read_only=settings.read_only,
+            writer_heap=writer_heap_bytes(settings.build_memory_mb),
+        )
         # Held while this engine lives: ``scriptorium state prune`` never removes the directory.
         self._state_claim = statedirs.claim(state_dir, settings)
         for remote in self.catalog.remote:

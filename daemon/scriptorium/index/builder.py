@@ -42,6 +42,7 @@ from scriptorium.index.changes import (
 from scriptorium.index.doctable import DocTable
 from scriptorium.index.generation import (
     FORMAT_VERSION,
+    Change,
     CorruptGenerationError,
     FileEntry,
     Finish,
@@ -331,6 +332,7 @@ class Indexer(Opening, Rewriting, Repairing, Resuming):
                 stop=self._build_stopped,
                 encoded_for=prepared.blob_for,
                 keep=self._keeper(base, current, tables, prepared.progress) if resumable else None,
+                settle=self._settler(change, prepared.progress),
             )
         except GenerationWriteError as exc:
             self._write_failed(exc, scans, base)
@@ -399,6 +401,27 @@ class Indexer(Opening, Rewriting, Repairing, Resuming):
             scans.append(Scan(source, table, old_files, stats, reread=reread))
         return listing
 
+    def _settler(
+        self, change: Change, progress: list[int]
+    ) -> Callable[[SourceDocument], SourceDocument]:
+        """What the write keeps of each document it has written: its stored record, in place
+        of the document in ``change.added`` (where the steps put it just before handing it
+        on), so a build holds the text of the documents in flight only, not of every one."""
+        fingerprint = self.index_fingerprint
+
+        def settle(doc: SourceDocument) -> SourceDocument:
+            # progress[1], the files this reconcile reads, is known before the first document.
+            prime = progress[1] <= PRIME_AT_MOST
+            kept = written(doc, fingerprint, self.cache, prime)
+            added = change.added
+            for i in range(len(added) - 1, -1, -1):  # the last, unless the steps moved on
+                if added[i] is doc:
+                    added[i] = kept
+                    break
+            return kept
+
+        return settle
+
     def _finisher(
         self,
         base: Manifest | None,
@@ -424,7 +447,12 @@ class Indexer(Opening, Rewriting, Repairing, Resuming):
                 return None
             fingerprint = self.index_fingerprint
             prime = len(change.added) <= PRIME_AT_MOST
-            added = [written(doc, fingerprint, self.cache, prime) for doc in change.added]
+            added = [
+                doc
+                if isinstance(doc, StoredDocument)
+                else written(doc, fingerprint, self.cache, prime)
+                for doc in change.added
+            ]
             docs, blocks = next_tables(
                 tables,
                 current.docs if current else None,

@@ -142,6 +142,7 @@ def write_steps(
                 change.removed.append(key)
                 yield key
             change.added.append(doc)
+            change.added_bytes += stat.size
             # Before the step: a stopped write keeps the entries of what it applied.
             table.files[stat.path] = FileEntry(
                 doc.content_hash,

@@ -56,6 +56,7 @@ from scriptorium.index.pack import PACK_FILE, CorruptPackError, PackRecords
 from scriptorium.index.readonly import open_read_only, writable
 from scriptorium.index.resume import Kept, ProgressKept, kept_dirs, kept_name, write_record
 from scriptorium.index.store import BlobStore, blob_name
+from scriptorium.index.texts import StoredDocument
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,11 @@ class Change:
     """What a new generation changes relative to its parent."""
 
     removed: list[tuple[str, str]] = field(default_factory=list)  # (source, path)
+    # Each document as it came, or once written its stored record (its text dropped).
     added: list[SourceDocument] = field(default_factory=list)
+    # The bytes of the files behind ``added``, counted as they come (a failed write says
+    # what it needed without reading texts the stored records no longer hold).
+    added_bytes: int = 0
 
 
 # One step of a streamed write: a document to add, or the (source, path) of one to remove.
@@ -112,6 +117,9 @@ class _Plan:
     # Given the steps applied when a stop came, what to keep of them (``index/resume.py``);
     # None: a stopped write keeps nothing.
     keep: Callable[[list[Step]], Kept | None] | None = None
+    # What the write keeps of a document once its blob and blocks are handed on (its stored
+    # record, text dropped): a build then holds no document's text past its own step.
+    settle: Callable[[SourceDocument], SourceDocument] = lambda doc: doc
 
 
 class _NothingChanged(Exception):
@@ -126,19 +134,39 @@ def _chained(first: Step, rest: Iterator[Step]) -> Iterator[Step]:
     yield from rest
 
 
-# The tantivy writer's indexing budget. A write that fills it is flushed as a segment, and a
-# search visits every segment with its own top-k pass: at 64 MB a 420 MB corpus (608,790
-# blocks) was written as 8 segments and its tantivy query took about 25 % longer than over
-# one. The arena grows only as a write needs it, so a small write costs no more memory (peak
-# RSS of a 4 MB build unchanged) and a 420 MB build peaks 2 % higher.
+# The tantivy writer's indexing budget when none is given (``[server] build_memory_mb`` gives
+# it, ``writer_heap_bytes``). A write that fills it is flushed as a segment, and a search visits
+# every segment with its own top-k pass: at 64 MB a 420 MB corpus (608,790 blocks) was written
+# as 8 segments and its tantivy query took about 25 % longer than over one. The arena grows
+# only as a write needs it, so a small write costs no more memory.
 WRITER_HEAP_BYTES = 1_000_000_000
+# tantivy refuses a writer with less than this per indexing thread.
+MIN_WRITER_HEAP_BYTES = 15_000_000
+# The share of a build's memory bound given to the writer's arena. tantivy holds about 1.75
+# times its arena while writing (the arena, then the segment it serialises), and the building
+# process about 250 MB of its own (the interpreter, documents in flight, the new generation's
+# tables): over 13,741 DevDocs pages a 100 MB arena peaked at 426 MB, a 200 MB one at 599 MB.
+WRITER_HEAP_SHARE = 0.25
+
+
+def writer_heap_bytes(build_memory_mb: int) -> int:
+    """The tantivy writer's arena for a build bounded to ``build_memory_mb`` (0: no bound, the
+    default arena)."""
+    if build_memory_mb <= 0:
+        return WRITER_HEAP_BYTES
+    share = int(build_memory_mb * 1_000_000 * WRITER_HEAP_SHARE)
+    return max(MIN_WRITER_HEAP_BYTES, min(WRITER_HEAP_BYTES, share))
 
 
 class GenerationStore:
     """All generations and the shared blob store under one state directory."""
 
-    def __init__(self, state_dir: Path, *, read_only: bool = False) -> None:
+    def __init__(
+        self, state_dir: Path, *, read_only: bool = False, writer_heap: int = WRITER_HEAP_BYTES
+    ) -> None:
         self.state_dir = state_dir
+        # The tantivy writer's arena of every write (see ``writer_heap_bytes``).
+        self.writer_heap = writer_heap
         # A reader: it serves what is there and writes no generation, blob or partial. So is
         # any store whose directory this process cannot write (a read-only mount).
         self.read_only = read_only or (state_dir.is_dir() and not writable(state_dir))
@@ -380,6 +408,7 @@ class GenerationStore:
         stop: Callable[[], bool] | None = None,
         encoded_for: Callable[[SourceDocument], bytes | None] = lambda doc: None,
         keep: Callable[[list[Step]], Kept | None] | None = None,
+        settle: Callable[[SourceDocument], SourceDocument] = lambda doc: doc,
     ) -> Manifest | None:
         """Write a new generation from ``parent`` as ``steps`` arrive; returns its verified
         manifest, or None when there was nothing to write.
@@ -400,10 +429,11 @@ class GenerationStore:
         nothing behind; a file-system failure ends it with ``GenerationWriteError``,
         likewise. Given ``keep``, a stopped write keeps what ``keep(applied)`` says of the
         steps it had applied, as a partial generation (``index/resume.py``), and ends with
-        ``ProgressKept``.
+        ``ProgressKept``. ``settle(doc)`` is called once a document's blob and blocks are
+        handed on, and what it returns is what ``keep`` is given of it.
         """
         steps = iter(steps)
-        plan = _Plan(parent, change, extractors, tokens_for, stop, encoded_for, keep)
+        plan = _Plan(parent, change, extractors, tokens_for, stop, encoded_for, keep, settle)
         try:
             with self.writing():
                 first = next(steps, _NO_STEP)
@@ -434,7 +464,7 @@ class GenerationStore:
                 index = tantivy.Index.open(str(index_dir))
             else:
                 index = tantivy.Index(S.build_schema(), path=str(index_dir))
-            writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+            writer = index.writer(heap_size=self.writer_heap, num_threads=1)
             blob_writer = BlobWriter(self.blobs)
             applied: list[Step] = []
             with blob_writer as blobs:
@@ -526,6 +556,7 @@ class GenerationStore:
                 else:
                     blobs.put(blob_name(step, plan.extractors), step, plan.encoded_for(step))
                     self._add_blocks(writer, step, plan.tokens_for)
+                    step = plan.settle(step)
                     documents += 1
                     faults.pause_counted("build.files", documents, plan.stop)
                 if plan.keep is not None:
@@ -601,7 +632,11 @@ class GenerationStore:
                 free = megabytes(free_bytes) + " free"
             except OSError:
                 free_bytes, free = None, "free space unknown"
-            text = sum(len(d.text.encode("utf-8")) for d in change.added)
+            text = change.added_bytes or sum(
+                len(d.text.encode("utf-8"))
+                for d in change.added
+                if not isinstance(d, StoredDocument)
+            )
             files = len(change.added)
             if free_bytes is not None and free_bytes > 2 * text:
                 # The text is not what did not fit: something else filled the disk for a

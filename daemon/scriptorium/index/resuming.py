@@ -14,6 +14,7 @@ from scriptorium.index.generation import Finish, Manifest, SourceEntry, Step
 from scriptorium.index.pack import encode_pack
 from scriptorium.index.resume import Kept, KeptRecord
 from scriptorium.index.store import CorruptBlobError
+from scriptorium.index.texts import StoredDocument
 
 if TYPE_CHECKING:
     from scriptorium.index.generation import GenerationStore
@@ -75,7 +76,9 @@ class Resuming:
                 return None
             fingerprint = self.index_fingerprint
             added = [
-                written(doc, fingerprint, self.cache, prime=False)
+                doc
+                if isinstance(doc, StoredDocument)
+                else written(doc, fingerprint, self.cache, prime=False)
                 for doc in applied
                 if not isinstance(doc, tuple)
             ]

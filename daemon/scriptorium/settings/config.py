@@ -56,6 +56,8 @@ def default_state_dir(sources: Sequence[SourceConfig]) -> Path:
 
 
 WATCH_MODES = ("events", "poll")
+# A build's default memory bound (megabytes; see ``build_memory_mb``).
+BUILD_MEMORY_MB = 400
 
 
 @dataclass
@@ -92,9 +94,14 @@ class Settings:
     # With events, a full listing this often anyway (seconds; 0 = never): it catches what no
     # event reports, such as an edit behind a symlink that points elsewhere in the tree.
     rescan_interval: float = 300.0
-    # Worker processes for builds with many changed files: 0 = one per core (at most 4),
-    # 1 = build in the daemon's own process.
+    # Processes that load the files of builds with many changed files: 0 = one per core (at
+    # most 3), 1 = build in the daemon's own process; with more, helpers load and the daemon
+    # writes.
     build_workers: int = 0
+    # Megabytes the building process of a large build may hold (0: no bound, tantivy's
+    # arena at 1 GB): a quarter goes to tantivy's indexing arena, whose fill writes a
+    # segment; documents are held as stored records, text dropped, once written.
+    build_memory_mb: int = BUILD_MEMORY_MB
     # The share of the index's blocks deleted by edits the watch landed at which the index is
     # written again from the roots, so BM25's statistics count only what is served
     # (``index/compaction.py``); a reconcile of every root does so at any share.
@@ -252,6 +259,15 @@ SERVER_KEYS: tuple[Key, ...] = (
     Key("rescan_interval", "number", 300.0, "seconds between safety listings", minimum=0),
     Key("build_workers", "integer", 0, "worker processes for large builds", minimum=0),
     Key(
+        "build_memory_mb",
+        "integer",
+        BUILD_MEMORY_MB,
+        "megabytes the building process may hold while it writes a large build: a quarter "
+        "is tantivy's indexing arena, and a build that fills it writes another segment, "
+        "each searched on its own (0: no bound, a 1 GB arena)",
+        minimum=0,
+    ),
+    Key(
         "rewrite_deleted_share",
         "number",
         0.01,
@@ -280,6 +296,7 @@ _PLAIN_KEYS = frozenset(
         "read_only",
         "watch_mode",
         "build_workers",
+        "build_memory_mb",
         "text_cache_bytes",
         "provider_chain",
     }

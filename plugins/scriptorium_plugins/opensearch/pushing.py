@@ -50,7 +50,9 @@ def push_source(
     )
     token_options = source.ranking.token_options()
     items = [(source.name, stat.path) for stat in reader.list_files()]
-    helpers = helper_count(workers, len(items))
+    # A push loads in this process too (between sends), so one helper fewer than a build's,
+    # whose building process only writes.
+    helpers = max(0, helper_count(workers, len(items)) - 1)
 
     def batches() -> Iterator[list[dict[str, Any]]]:
         # Cut and tokenized by the local builder's helper processes, chunk by chunk, while
