@@ -165,3 +165,35 @@ def test_a_block_is_read_with_its_page_opening():
     mixed = _in_context(index, query, hits, cosines, 0.5)  # type: ignore[arg-type]
     assert mixed[0] == pytest.approx(0.5)  # half its own 0, half its opening's 1
     assert mixed[1] == pytest.approx(0.4)  # a page with no vectors keeps its own
+
+
+def test_a_passage_gets_the_same_vector_alone_as_among_others():
+    """The vectors of a tree reached through edits are those of its fresh build: a passage's
+    vector depends on its text alone, not on the passages encoded with it."""
+    from scriptorium.semantic.encoder import OnnxEncoder
+    from scriptorium.semantic.model import ModelMissing, find_model
+
+    try:
+        model = find_model()
+    except ModelMissing as exc:
+        pytest.fail(f"make venv installs the encoder: {exc}")
+    encoder = OnnxEncoder(model)
+    target = "Declare a request body with a Pydantic model and read it in a path operation."
+    others = [
+        "x",
+        "A much longer passage " * 60,
+        "def read_items(q: str | None = None):\n    return {'q': q}",
+        "Dependencies with yield run code after the response is sent.",
+    ]
+    try:
+        alone = encoder.passages([target])[0]
+        among = encoder.passages([*others[:2], target, *others[2:]])
+        encoder.release()
+        again = encoder.passages([others[3], target])
+    finally:
+        encoder.release()
+    assert np.array_equal(alone, among[2])
+    assert np.array_equal(alone, again[1])
+    assert abs(float(np.linalg.norm(alone)) - 1.0) < 1e-5
+    # Each text's own vector: the rows are not copies of one another.
+    assert float(among[0] @ among[2]) < 0.99
