@@ -53,6 +53,11 @@ class SemanticCandidates:
         encoder = self.builder.encoder
         assert encoder is not None
         vector = encoder.query(text)
+        tail = self.ranking.semantic_query_tail
+        if tail > 0 and len(text) > 2 * tail:
+            # A pasted text's question often comes last, past what the encoder reads.
+            both = vector + encoder.query(text[-tail:])
+            vector = both / max(float((both * both).sum()) ** 0.5, 1e-12)
         with self._lock:
             self._queries[text] = vector
         return vector
