@@ -54,7 +54,7 @@ class SemanticCandidates:
         assert encoder is not None
         vector = encoder.query(text)
         tail = self.ranking.semantic_query_tail
-        if tail > 0 and len(text) > 2 * tail:
+        if 0 < tail < len(text):
             # A pasted text's question often comes last, past what the encoder reads.
             both = vector + encoder.query(text[-tail:])
             vector = both / max(float((both * both).sum()) ** 0.5, 1e-12)
