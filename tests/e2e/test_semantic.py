@@ -181,8 +181,12 @@ def test_a_tree_reached_by_edits_has_the_vectors_of_its_fresh_build(tmp_path):
         assert wait_for(lambda: ready(updated))
         caught_up = _ranked_with_meaning(updated)
         log = updated.full_log()
-    (total, encoded) = map(int, re.findall(r"(\d+) blocks, (\d+) encoded", log)[-1])
-    assert 0 < encoded < total  # only the edited pages' blocks were encoded again
+    found = re.findall(r"(\d+) blocks, (\d+) encoded, (\d+) of their passage's vector", log)
+    total, encoded, by_text = map(int, found[-1])
+    # Only the edited passages were encoded again: the edited pages' other blocks have new
+    # ids (their page changed) and took the vector their unchanged passage already had.
+    assert 0 < encoded < len(edited) * 2 and by_text > encoded, log
+    assert total > 100
     with running(["--config", str(config)], tmp_path / "fresh", env=env) as fresh:
         assert wait_for(lambda: ready(fresh))
         built = _ranked_with_meaning(fresh)

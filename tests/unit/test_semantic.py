@@ -3,6 +3,9 @@ and the hybrid score."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 import pytest
 
@@ -33,6 +36,25 @@ def test_a_vector_file_reads_back_mapped(tmp_path):
     assert np.array_equal(read.bids, index.bids)
     assert np.allclose(read.matrix, index.matrix)
     assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_passage_hashes_are_kept_and_a_first_format_file_still_reads(tmp_path):
+    index = _index()
+    hashes = np.array([V.text_hash(f"passage {i}") for i in range(len(index))], dtype=np.int64)
+    hashed = V.VectorIndex("m", 4, index.bids, index.corpora, index.matrix, hashes)
+    V.write(tmp_path / "gen-4.vec", hashed)
+    assert np.array_equal(V.read(tmp_path / "gen-4.vec").texts, hashes)
+    assert 0 not in hashes.tolist() and V.text_hash("a") == V.text_hash("a")
+    # The first format: ids, corpora and rows, no hashes.
+    parts = [index.bids.tobytes(), index.corpora.tobytes(), index.matrix.tobytes()]
+    digest = hashlib.sha256(b"".join(parts)).hexdigest()
+    meta = {"model": "m", "generation": 3, "count": 6, "dimensions": 8, "sha256": digest}
+    data = bytearray(V.MAGIC_1 + json.dumps(meta).encode() + b"\n")
+    for part in parts:
+        data += b"\0" * (-len(data) % V.ALIGN) + part
+    (tmp_path / "gen-3.vec").write_bytes(bytes(data))
+    old = V.read(tmp_path / "gen-3.vec")
+    assert old.texts is None and np.array_equal(old.matrix, index.matrix)
 
 
 def test_a_flipped_byte_refuses_the_file(tmp_path):
