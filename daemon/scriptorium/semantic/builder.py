@@ -221,7 +221,7 @@ class VectorBuilder:
         self.status.per_source = per_source
         self.status.detail = f"generation {snapshot.generation}"
         known_texts = _TextVectors(self.index, matrix)
-        encoded = 0
+        encoded = reused = 0
         for start in range(0, len(missing), CHUNK):
             if self._stop.is_set() or self._wanted is not snapshot:
                 raise _Superseded
@@ -239,6 +239,7 @@ class VectorBuilder:
                     fresh.append(i)
                 else:
                     rows[i] = vector
+                    reused += 1
             if fresh:
                 rows[fresh] = self.encoder.passages([texts[i] for i in fresh])
                 encoded += len(fresh)
@@ -272,7 +273,7 @@ class VectorBuilder:
             snapshot.generation,
             total,
             encoded,
-            len(missing) - encoded,
+            reused,
             elapsed,
         )
         release = getattr(self.encoder, "release", None)
