@@ -20,6 +20,9 @@ REPEATS = "repeats"
 _GRPC_LOGGER = "grpc._cython.cygrpc"
 _BATCH_ERROR = "ExecuteBatchError raised in core"
 _METHOD = re.compile(r"\[([^\]]*)\]")
+# Libraries that log every HTTP request at INFO: a crawl of a documentation site or a busy
+# search cluster would fill the daemon's log with them. Shown at DEBUG.
+CHATTY_LOGGERS = ("httpx", "httpcore", "opensearch", "urllib3")
 
 
 @dataclass(slots=True)
@@ -94,7 +97,11 @@ class VanishedGrpcClient(logging.Filter):
 
 
 def install(handlers: list[logging.Handler]) -> None:
-    """Limit repeated lines on ``handlers`` and quiet grpcio's vanished-client traceback."""
+    """Limit repeated lines on ``handlers``, quiet grpcio's vanished-client traceback, and
+    keep the per-request lines of HTTP libraries for DEBUG."""
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        for name in CHATTY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
     limiter = RepeatLimiter()
     for handler in handlers:
         handler.addFilter(limiter)

@@ -4,6 +4,8 @@ ListSources reports the vectors' progress, and a restart serves the vectors kept
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from scriptorium.faults import times_reached
@@ -122,3 +124,73 @@ def test_an_edited_page_gets_its_vector_without_encoding_the_rest(tmp_path):
         assert wait_for(caught_up)
         assert _paths(daemon, query)[0] == "offline"
         assert "5 blocks, 1 encoded" in daemon.full_log()
+
+
+QUESTIONS = [
+    "how do I send data in the body of a request",
+    "run something after the response was returned",
+    "only let logged in users reach an endpoint",
+    "check that a number sent by the client is within limits",
+    "When I declare a dependency with yield that opens a database session and raise an "
+    "error inside the handler, the code after the yield runs but the response is already "
+    "sent. How do I close the session after the work finished?",
+]
+EDITED = (
+    "\n\nAn older note: the handler reads the body, checks the token from the header and "
+    "returns the model, and the client retries when the network drops.\n"
+)
+
+
+def _ranked_with_meaning(daemon) -> dict[str, list[tuple]]:
+    answers = {}
+    for question in QUESTIONS:
+        response = daemon.stub.Search(
+            pb.SearchRequest(query=question, top_k=15, explain=True), timeout=60
+        )
+        answers[question] = [
+            (r.ref_id, r.location, r.score, r.scores.lexical, r.scores.dense)
+            for r in response.results
+        ]
+    return answers
+
+
+def test_a_tree_reached_by_edits_has_the_vectors_of_its_fresh_build(tmp_path):
+    """Vectors encoded for the edited blocks alone equal those a fresh build encodes among
+    all the others, so the caught-up daemon ranks exactly as the fresh one."""
+    _model_or_skip()
+    from tests.support.daemon import CORPUS
+
+    pages = sorted((CORPUS / "docs/en/docs/tutorial").glob("*.md"))[:24]
+    tree = {page.name: page.read_text("utf-8") for page in pages}
+    docs = write_tree(tmp_path / "docs", tree)
+    config = markdown_config(tmp_path / "config.toml", {"docs": docs})
+    env = {"SCRIPTORIUM_SEMANTIC": "on"}
+
+    def ready(daemon) -> bool:
+        (source,) = _vectors(daemon)
+        return source.vectors_state == "ready" and source.vectors_done == source.vectors_total
+
+    edited = sorted(tree)[::3]
+    write_tree(docs, {name: tree[name] + EDITED for name in edited})  # the older tree
+    state = tmp_path / "state"
+    with running(["--config", str(config)], state, env=env) as older:
+        assert wait_for(lambda: ready(older))
+    write_tree(docs, {name: tree[name] for name in edited})  # the tree as it is now
+    with running(["--config", str(config)], state, env=env) as updated:
+        updated.wait_caught_up()
+        assert wait_for(lambda: ready(updated))
+        caught_up = _ranked_with_meaning(updated)
+        log = updated.full_log()
+    found = re.findall(r"(\d+) blocks, (\d+) encoded, (\d+) of their passage's vector", log)
+    total, encoded, by_text = map(int, found[-1])
+    # Only the edited passages were encoded again: the edited pages' other blocks have new
+    # ids (their page changed) and took the vector their unchanged passage already had.
+    assert 0 < encoded < len(edited) * 2 and by_text > encoded, log
+    assert total > 100
+    with running(["--config", str(config)], tmp_path / "fresh", env=env) as fresh:
+        assert wait_for(lambda: ready(fresh))
+        built = _ranked_with_meaning(fresh)
+    # The cosine takes part in every answer compared.
+    assert all(any(hit[4] > 0 for hit in built[q]) for q in QUESTIONS)
+    differing = [q for q in QUESTIONS if caught_up[q] != built[q]]
+    assert not differing, differing

@@ -13,6 +13,7 @@ root the nodes run as ``nobody`` and the cache sits where ``nobody`` can read it
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import http.client
 import json
@@ -35,6 +36,7 @@ MAVEN = "https://repo1.maven.org/maven2/org/opensearch/distribution/integ-test-z
 MIN_JAVA = 11
 START_TIMEOUT = 240.0
 UNPRIVILEGED = "nobody"
+PR_SET_PDEATHSIG = 1
 
 
 class ClusterError(RuntimeError):
@@ -224,10 +226,13 @@ class Cluster:
         }
         env.pop("JAVA_TOOL_OPTIONS", None)
         command = node_command(home, node, seeds, managers)
+        # A node ends with the test process, even one killed outright: the fixture's teardown
+        # would not run, and three JVMs (1.4 GB) would outlive it.
         if _as_root():
             subprocess.run(["chown", "-R", f"{UNPRIVILEGED}:", str(node.folder)], check=True)
+            # Changing the user clears a death signal set before; setpriv sets it after.
             privileges = [f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups"]
-            command = ["setpriv", *privileges, *command]
+            command = ["setpriv", *privileges, "--pdeathsig=KILL", *command]
         with (node.folder / "console.log").open("wb") as log:
             node.process = subprocess.Popen(
                 command,
@@ -236,6 +241,7 @@ class Cluster:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=None if _as_root() else _die_with_parent,
             )
 
     def health(self, timeout: float = 5.0) -> dict:
@@ -298,6 +304,12 @@ class Cluster:
                 node.process.wait(timeout=60)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _die_with_parent() -> None:
+    """In the node's process before it runs: the kernel kills it when its parent ends."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def node_command(home: Path, node: Node, seeds: str, managers: str) -> list[str]:

@@ -186,6 +186,11 @@ def test_near_duplicates_are_held_back_and_backfill_only_when_the_window_is_shor
         ("how to use Depends with yield", {"depends"}),
         ("Depends", {"depends"}),
         ("APIRouter prefix", {"apirouter"}),
+        # Capitalised by grammar: a sentence's or a line's first word.
+        ("the session closes after the yield. How do I keep it open?", set()),
+        ('it failed. "Why" is what I ask', set()),
+        ("a dataframe of prices:\nAverage them per day with Grouper", {"grouper"}),
+        ("the pool is full. How do I size HTTPTransport", {"httptransport"}),
     ],
 )
 def test_only_identifier_like_words_name_a_definition(text, names):

@@ -3,6 +3,9 @@ and the hybrid score."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 import pytest
 
@@ -33,6 +36,25 @@ def test_a_vector_file_reads_back_mapped(tmp_path):
     assert np.array_equal(read.bids, index.bids)
     assert np.allclose(read.matrix, index.matrix)
     assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_passage_hashes_are_kept_and_a_first_format_file_still_reads(tmp_path):
+    index = _index()
+    hashes = np.array([V.text_hash(f"passage {i}") for i in range(len(index))], dtype=np.int64)
+    hashed = V.VectorIndex("m", 4, index.bids, index.corpora, index.matrix, hashes)
+    V.write(tmp_path / "gen-4.vec", hashed)
+    assert np.array_equal(V.read(tmp_path / "gen-4.vec").texts, hashes)
+    assert 0 not in hashes.tolist() and V.text_hash("a") == V.text_hash("a")
+    # The first format: ids, corpora and rows, no hashes.
+    parts = [index.bids.tobytes(), index.corpora.tobytes(), index.matrix.tobytes()]
+    digest = hashlib.sha256(b"".join(parts)).hexdigest()
+    meta = {"model": "m", "generation": 3, "count": 6, "dimensions": 8, "sha256": digest}
+    data = bytearray(V.MAGIC_1 + json.dumps(meta).encode() + b"\n")
+    for part in parts:
+        data += b"\0" * (-len(data) % V.ALIGN) + part
+    (tmp_path / "gen-3.vec").write_bytes(bytes(data))
+    old = V.read(tmp_path / "gen-3.vec")
+    assert old.texts is None and np.array_equal(old.matrix, index.matrix)
 
 
 def test_a_flipped_byte_refuses_the_file(tmp_path):
@@ -165,3 +187,35 @@ def test_a_block_is_read_with_its_page_opening():
     mixed = _in_context(index, query, hits, cosines, 0.5)  # type: ignore[arg-type]
     assert mixed[0] == pytest.approx(0.5)  # half its own 0, half its opening's 1
     assert mixed[1] == pytest.approx(0.4)  # a page with no vectors keeps its own
+
+
+def test_a_passage_gets_the_same_vector_alone_as_among_others():
+    """The vectors of a tree reached through edits are those of its fresh build: a passage's
+    vector depends on its text alone, not on the passages encoded with it."""
+    from scriptorium.semantic.encoder import OnnxEncoder
+    from scriptorium.semantic.model import ModelMissing, find_model
+
+    try:
+        model = find_model()
+    except ModelMissing as exc:
+        pytest.fail(f"make venv installs the encoder: {exc}")
+    encoder = OnnxEncoder(model)
+    target = "Declare a request body with a Pydantic model and read it in a path operation."
+    others = [
+        "x",
+        "A much longer passage " * 60,
+        "def read_items(q: str | None = None):\n    return {'q': q}",
+        "Dependencies with yield run code after the response is sent.",
+    ]
+    try:
+        alone = encoder.passages([target])[0]
+        among = encoder.passages([*others[:2], target, *others[2:]])
+        encoder.release()
+        again = encoder.passages([others[3], target])
+    finally:
+        encoder.release()
+    assert np.array_equal(alone, among[2])
+    assert np.array_equal(alone, again[1])
+    assert abs(float(np.linalg.norm(alone)) - 1.0) < 1e-5
+    # Each text's own vector: the rows are not copies of one another.
+    assert float(among[0] @ among[2]) < 0.99

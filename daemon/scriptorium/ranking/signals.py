@@ -150,26 +150,44 @@ _RAW_WORDS = re.compile(r"[^\s`]+")
 _EDGE_PUNCT = "\"'“”‘’,;!?[]{}<>"
 _COMPOUND = re.compile(r"\w[_.:/]+\w|\w\(\)?$|^_\w")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+# A word ending so (before closing quotes and brackets) ends its sentence.
+_SENTENCE_END = frozenset(".?!")
+_CLOSING = "\"'”’)]"
 
 
 def identifier_words(text: str) -> list[str]:
     """The words of a query that look like identifiers rather than English.
 
     Code spans, compounds (``snake_case``, ``a.b``, ``a/b``, ``f()``), ``camelCase`` and
-    ``APIRouter``; and a capitalised word in an otherwise lower-case query (not the first
-    word, capitalised by grammar, unless it is the whole query; not "I"; not in a title-case
-    query, where most of the other words are capitalised).
+    ``APIRouter``; and a capitalised word in an otherwise lower-case query, unless grammar
+    capitalised it (the query's first word, unless it is the whole query; a line's first
+    word; a word after a sentence's end; "I"), and not in a title-case query, where most of
+    the other words are capitalised.
     """
     found = _CODE_SPAN.findall(text)
-    words = [raw.strip(_EDGE_PUNCT) for raw in _RAW_WORDS.findall(_CODE_SPAN.sub(" ", text))]
-    words = [w for w in words if w]
-    rest = [w for w in words[1:] if w != "I"]
+    words: list[str] = []
+    by_grammar: list[bool] = []
+    stripped = _CODE_SPAN.sub(" ", text)
+    ended = True  # the text's start is a sentence's start
+    at = 0
+    for match in _RAW_WORDS.finditer(stripped):
+        starts = ended or "\n" in stripped[at : match.start()]
+        at = match.end()
+        raw = match.group()
+        ended = raw.rstrip(_CLOSING)[-1:] in _SENTENCE_END
+        word = raw.strip(_EDGE_PUNCT)
+        if word:
+            words.append(word)
+            by_grammar.append(starts or word == "I")
+        else:
+            ended = ended or starts
+    rest = [w for w, grammar in zip(words[1:], by_grammar[1:], strict=True) if not grammar]
     capitalised = sum(1 for w in rest if w[:1].isupper())
     plain_case = len(rest) <= 1 or 2 * capitalised <= len(rest)
-    for index, word in enumerate(words):
+    for word, grammar in zip(words, by_grammar, strict=True):
         bare = word.rstrip(".:,")
         shaped = bool(_COMPOUND.search(bare) or _CAMEL.search(bare))
-        named = bare[:1].isupper() and plain_case and bare != "I" and (index or len(words) == 1)
+        named = bare[:1].isupper() and plain_case and (not grammar or len(words) == 1)
         if shaped or named:
             found.append(bare)
     return found

@@ -190,11 +190,14 @@ class VectorBuilder:
         bids, corpora, places = _blocks_of(snapshot)
         total = len(bids)
         matrix = np.zeros((total, self.encoder.dimensions), dtype=np.float32)
+        hashes = np.zeros(total, dtype=np.int64)
         have = np.zeros(total, dtype=bool)
         if self.index is not None and total:
             rows = self.index.rows_of(bids)
             known = rows >= 0
             matrix[known] = self.index.matrix[rows[known]]
+            if self.index.texts is not None:
+                hashes[known] = self.index.texts[rows[known]]
             none = known.copy()
             none[known] = self.index.corpora[rows[known]] == V.NONE
             corpora[none] = V.NONE
@@ -217,19 +220,32 @@ class VectorBuilder:
         self.status.state = "encoding" if missing else self.status.state
         self.status.per_source = per_source
         self.status.detail = f"generation {snapshot.generation}"
+        known_texts = _TextVectors(self.index, matrix)
+        encoded = reused = 0
         for start in range(0, len(missing), CHUNK):
             if self._stop.is_set() or self._wanted is not snapshot:
                 raise _Superseded
             chunk = missing[start : start + CHUNK]
             texts = [_passage(snapshot, places[at]) for at in chunk]
-            read = [i for i, text in enumerate(texts) if text is not None]
             rows = np.zeros((len(chunk), self.encoder.dimensions), dtype=np.float32)
-            if read:
-                rows[read] = self.encoder.passages([texts[i] for i in read])
+            fresh = []
             for i, text in enumerate(texts):
                 if text is None:
                     corpora[chunk[i]] = V.NONE
+                    continue
+                hashes[chunk[i]] = V.text_hash(text)
+                vector = known_texts.get(int(hashes[chunk[i]]))
+                if vector is None:
+                    fresh.append(i)
+                else:
+                    rows[i] = vector
+                    reused += 1
+            if fresh:
+                rows[fresh] = self.encoder.passages([texts[i] for i in fresh])
+                encoded += len(fresh)
             matrix[chunk] = rows
+            for i in fresh:
+                known_texts.add(int(hashes[chunk[i]]), chunk[i])
             for at, row in zip(chunk, rows, strict=True):
                 self._fresh[int(bids[at])] = (int(corpora[at]), row)
             if self._writable:
@@ -240,7 +256,9 @@ class VectorBuilder:
             for at in chunk:
                 per_source[sources[at]][0] += 1
         if missing or self.index is None or self.index.generation != snapshot.generation:
-            index = V.VectorIndex(self.encoder.name, snapshot.generation, bids, corpora, matrix)
+            index = V.VectorIndex(
+                self.encoder.name, snapshot.generation, bids, corpora, matrix, hashes
+            )
             self.index = self._keep(index)
         self._fresh.clear()
         elapsed = time.monotonic() - started
@@ -250,10 +268,12 @@ class VectorBuilder:
             per_source={name: [count, count] for name, (_, count) in per_source.items()},
         )
         log.info(
-            "vectors for generation %d ready: %d blocks, %d encoded, in %.1fs",
+            "vectors for generation %d ready: %d blocks, %d encoded, %d of their passage's "
+            "vector, in %.1fs",
             snapshot.generation,
             total,
-            len(missing),
+            encoded,
+            reused,
             elapsed,
         )
         release = getattr(self.encoder, "release", None)
@@ -287,6 +307,42 @@ class VectorBuilder:
     def _remove(path: Path) -> None:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+class _TextVectors:
+    """Vectors by passage hash: the served generation's, and those this pass encoded. A
+    passage's vector depends on its text alone, so a block whose id is new (its file changed
+    elsewhere) or a second block with the same passage takes the vector that text has."""
+
+    def __init__(self, index: V.VectorIndex | None, matrix: np.ndarray) -> None:
+        import numpy as np
+
+        self._index = index
+        self._matrix = matrix  # this pass's rows
+        self._made: dict[int, int] = {}  # passage hash → row of this pass
+        texts = None if index is None else index.texts
+        if texts is None or not len(texts):
+            self._sorted = self._rows = None
+            return
+        self._rows = np.argsort(texts, kind="stable")
+        self._sorted = np.asarray(texts)[self._rows]
+
+    def get(self, text: int) -> np.ndarray | None:
+        made = self._made.get(text)
+        if made is not None:
+            return self._matrix[made]
+        if self._sorted is None:
+            return None
+        import numpy as np
+
+        at = int(np.searchsorted(self._sorted, text))
+        if at == len(self._sorted) or int(self._sorted[at]) != text:
+            return None
+        assert self._index is not None and self._rows is not None
+        return np.array(self._index.matrix[int(self._rows[at])])
+
+    def add(self, text: int, row: int) -> None:
+        self._made[text] = row
 
 
 class _Superseded(Exception):

@@ -9,14 +9,17 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from scriptorium.semantic.model import ModelFiles
 
-# Passages are encoded in batches of this many (onnxruntime's throughput flattens past it).
-BATCH = 16
+# What the vectors on disk were made by, beyond the model and its token limit: passages encoded
+# one at a time (a batch's int8 activations share one quantization scale, so a passage
+# encoded beside others was not the vector it gets alone).
+PASSAGE_MODE = "alone"
 
 
 @runtime_checkable
@@ -38,9 +41,13 @@ class Encoder(Protocol):
 class OnnxEncoder:
     """A BERT-style encoder run in-process by onnxruntime with its own tokenizer.
 
-    Two sessions: the one for passages, made in the thread that encodes them, so its worker
-    threads inherit that thread's lowered priority, and one for queries, made on first use in
-    a request thread, so a search is never queued behind a batch of passages.
+    A passage's vector is a function of its text alone: passages are encoded one at a time,
+    never in a batch (the int8 model quantizes a batch's activations with one scale, so a
+    batch changes its members' vectors), so a tree reached through edits holds the vectors a
+    fresh build makes. Throughput comes from ``threads`` workers, each running its own
+    single-threaded session; the workers are started by the thread that encodes, so they
+    inherit its lowered priority. Queries have their own session, made on first use in a
+    request thread, so a search is never queued behind passages.
     """
 
     def __init__(
@@ -54,7 +61,7 @@ class OnnxEncoder:
         from tokenizers import Tokenizer
 
         self.model = model
-        self.name = f"{model.name}/{passage_tokens}"
+        self.name = f"{model.name}/{passage_tokens}/{PASSAGE_MODE}"
         self.dimensions = model.dimensions
         self.passage_tokens = min(passage_tokens, model.max_tokens)
         # A query may read more than a passage (a pasted problem); 0: as many as a passage.
@@ -65,30 +72,36 @@ class OnnxEncoder:
         self._tokenizer.no_truncation()
         self._sessions: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._workers: ThreadPoolExecutor | None = None
+        self._local = threading.local()
 
-    def _session(self, role: str, threads: int):
-        session = self._sessions.get(role)
+    def _new_session(self, threads: int, *, passages: bool):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # A passage's activations are needed once; an arena would keep them for the
+        # daemon's life.
+        options.enable_cpu_mem_arena = not passages
+        if not passages:
+            # Pre-packed weights are a second copy of the model (~19 MB for bge-small)
+            # kept for the daemon's life; one query does not need them.
+            options.add_session_config_entry("session.disable_prepacking", "1")
+        return ort.InferenceSession(
+            str(self.model.onnx), options, providers=["CPUExecutionProvider"]
+        )
+
+    def _query_session(self):
+        session = self._sessions.get("queries")
         if session is None:
-            import onnxruntime as ort
-
             with self._lock:
-                session = self._sessions.get(role)
+                session = self._sessions.get("queries")
                 if session is None:
-                    options = ort.SessionOptions()
-                    options.intra_op_num_threads = threads
-                    options.inter_op_num_threads = 1
-                    options.log_severity_level = 3
-                    # A batch of passages needs tens of MB of activations once; an arena
-                    # would keep them for the daemon's life.
-                    options.enable_cpu_mem_arena = role != "passages"
-                    if role != "passages":
-                        # Pre-packed weights are a second copy of the model (~19 MB for
-                        # bge-small) kept for the daemon's life; one query does not need them.
-                        options.add_session_config_entry("session.disable_prepacking", "1")
-                    session = ort.InferenceSession(
-                        str(self.model.onnx), options, providers=["CPUExecutionProvider"]
+                    session = self._sessions["queries"] = self._new_session(
+                        self.threads, passages=False
                     )
-                    self._sessions[role] = session
         return session
 
     def _ids(self, texts: Sequence[str], limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -119,25 +132,32 @@ class OnnxEncoder:
         return pooled / np.maximum(norms, 1e-12)
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``texts``, each cut to the first ``passage_tokens`` tokens. Texts
-        of like length are batched together, so little of a batch is padding."""
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        session = self._session("passages", self.threads)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        """Unit vectors of ``texts``, each cut to the first ``passage_tokens`` tokens and
+        encoded on its own (the same text always gets the same vector)."""
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
-            out[chunk] = self._run(session, [texts[i] for i in chunk], self.passage_tokens)
+        if not texts:
+            return out
+        if self._workers is None:
+            self._workers = ThreadPoolExecutor(self.threads, thread_name_prefix="encoder")
+        for at, row in enumerate(self._workers.map(self._passage, texts)):
+            out[at] = row
         return out
 
+    def _passage(self, text: str) -> np.ndarray:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = self._new_session(1, passages=True)
+        return self._run(session, [text], self.passage_tokens)[0]
+
     def release(self) -> None:
-        """Drop the passage session (made again for the next pass): between passes the
-        daemon holds only what queries need."""
-        with self._lock:
-            self._sessions.pop("passages", None)
+        """Stop the passage workers and drop their sessions (made again for the next pass):
+        between passes the daemon holds only what queries need."""
+        workers, self._workers = self._workers, None
+        if workers is not None:
+            workers.shutdown(wait=True)
+        self._local = threading.local()
 
     def query(self, text: str) -> np.ndarray:
         """The unit vector of a query (with the model's query prefix)."""
-        session = self._session("queries", self.threads)
+        session = self._query_session()
         return self._run(session, [self.model.query_prefix + text], self.query_tokens)[0]

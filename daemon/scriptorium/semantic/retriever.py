@@ -53,6 +53,11 @@ class SemanticCandidates:
         encoder = self.builder.encoder
         assert encoder is not None
         vector = encoder.query(text)
+        tail = self.ranking.semantic_query_tail
+        if 0 < tail < len(text):
+            # A pasted text's question often comes last, past what the encoder reads.
+            both = vector + encoder.query(text[-tail:])
+            vector = both / max(float((both * both).sum()) ** 0.5, 1e-12)
         with self._lock:
             self._queries[text] = vector
         return vector
@@ -170,6 +175,13 @@ def _covered(query: Query, hits: Sequence[LexicalHit]) -> float:
     return best
 
 
+@functools.lru_cache(maxsize=16384)
+def _opening_id(source: str, path: str, content_hash: str) -> int:
+    """The block id of a document's first block (a hash: remembered, as the same pages are
+    candidates again and again)."""
+    return block_id(source, path, content_hash, 0)
+
+
 def _in_context(
     index: V.VectorIndex,
     vector: np.ndarray,
@@ -183,7 +195,7 @@ def _in_context(
     import numpy as np
 
     firsts = np.array(
-        [block_id(h.doc.source, h.doc.path, h.doc.content_hash, 0) for h in hits], dtype=np.int64
+        [_opening_id(h.doc.source, h.doc.path, h.doc.content_hash) for h in hits], dtype=np.int64
     )
     opening = index.similarity(vector, firsts)
     mixed = (1.0 - share) * cosines + share * opening

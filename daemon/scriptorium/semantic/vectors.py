@@ -3,9 +3,10 @@ file a build appends to so its progress outlives a restart.
 
 A vector file (``gen-<N>.vec``) is a header line of JSON (model, dimensions, count, the sha256
 of what follows), then the block ids (int64, sorted), one corpus byte per block (0 docs,
-1 code), and the unit vectors (float32, one row per block), each part starting at a multiple
-of 64 bytes. It is written whole to a temporary name and renamed, so a reader sees a whole file
-or none. Serving maps it: memory holds the pages a search touches, not the corpus.
+1 code), a hash of each block's passage (int64, 0 unknown; the first format has none), and the
+unit vectors (float32, one row per block), each part starting at a multiple of 64 bytes. It is
+written whole to a temporary name and renamed, so a reader sees a whole file or none. Serving
+maps it: memory holds the pages a search touches, not the corpus.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-MAGIC = b"scriptorium-vectors-1\n"
+MAGIC = b"scriptorium-vectors-2\n"
+# The first format: no passage hashes (still read).
+MAGIC_1 = b"scriptorium-vectors-1\n"
 ALIGN = 64
 DOCS, CODE = 0, 1
 # A block the encoder does not read (a translation, CJK text: the model is English), kept with
@@ -46,6 +49,9 @@ class VectorIndex:
     bids: np.ndarray  # int64, sorted
     corpora: np.ndarray  # uint8
     matrix: np.ndarray  # float32 (count, dimensions), often a memory map
+    # A hash of each block's passage (int64, 0 unknown): a block whose id is new but whose
+    # passage is not (an edit elsewhere in its file) takes the vector its text already has.
+    texts: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.bids)
@@ -108,12 +114,21 @@ class VectorIndex:
             done += step
 
 
+def text_hash(text: str) -> int:
+    """A passage's hash as stored in a vector file (never 0, which means unknown)."""
+    value = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+    value = value - (1 << 64) if value >= 1 << 63 else value
+    return value or 1
+
+
 def write(path: Path, index: VectorIndex) -> None:
     """Write ``index`` to ``path`` atomically (a temporary name, fsync, rename)."""
     bids = np.ascontiguousarray(index.bids, dtype=np.int64)
     corpora = np.ascontiguousarray(index.corpora, dtype=np.uint8)
+    texts = np.zeros(len(bids), dtype=np.int64) if index.texts is None else index.texts
+    texts = np.ascontiguousarray(texts, dtype=np.int64)
     matrix = np.ascontiguousarray(index.matrix, dtype=np.float32)
-    parts = [bids.tobytes(), corpora.tobytes(), matrix.tobytes()]
+    parts = [bids.tobytes(), corpora.tobytes(), texts.tobytes(), matrix.tobytes()]
     digest = hashlib.sha256()
     for part in parts:
         digest.update(part)
@@ -151,12 +166,13 @@ def read(path: Path, *, verify: bool = True) -> VectorIndex:
         with path.open("rb") as handle:
             magic = handle.read(len(MAGIC))
             line = handle.readline(4096)
-        if magic != MAGIC or not line.endswith(b"\n"):
+        if magic not in (MAGIC, MAGIC_1) or not line.endswith(b"\n"):
             raise ValueError("not a vector file")
+        hashed = magic == MAGIC
         meta = json.loads(line)
         count, dims = int(meta["count"]), int(meta["dimensions"])
         offset = _aligned(len(MAGIC) + len(line))
-        sizes = (count * 8, count, count * dims * 4)
+        sizes = (count * 8, count, *((count * 8,) if hashed else ()), count * dims * 4)
         starts = []
         for size in sizes:
             starts.append(offset)
@@ -188,8 +204,15 @@ def read(path: Path, *, verify: bool = True) -> VectorIndex:
             )
         bids = np.memmap(path, dtype=np.int64, mode="r", offset=starts[0], shape=(count,))
         corpora = np.memmap(path, dtype=np.uint8, mode="r", offset=starts[1], shape=(count,))
-        matrix = np.memmap(path, dtype=np.float32, mode="r", offset=starts[2], shape=(count, dims))
-        return VectorIndex(str(meta["model"]), int(meta["generation"]), bids, corpora, matrix)
+        texts = (
+            np.memmap(path, dtype=np.int64, mode="r", offset=starts[2], shape=(count,))
+            if hashed
+            else None
+        )
+        matrix = np.memmap(path, dtype=np.float32, mode="r", offset=starts[-1], shape=(count, dims))
+        return VectorIndex(
+            str(meta["model"]), int(meta["generation"]), bids, corpora, matrix, texts
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptVectorsError(f"{path.name}: {exc}") from None
 

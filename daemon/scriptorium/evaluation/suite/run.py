@@ -22,7 +22,7 @@ from scriptorium.evaluation.suite.corpus import CorpusView, load_documents, open
 from scriptorium.evaluation.suite.materialise import Materialised, materialise
 from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.evaluation.suite.sets import DOCS_SEARCH_SETS, CorpusSpec, SuiteCase
-from scriptorium.evaluation.suite.settle import wait_for_vectors
+from scriptorium.evaluation.suite.settle import seed_vectors, wait_for_vectors
 from scriptorium.limits import TOP_K_MAX
 from scriptorium.plugins import Registry
 from scriptorium.v1 import retrieval_pb2 as pb
@@ -156,6 +156,8 @@ def run_corpus(
     started = time.perf_counter()
     corpus = materialised or materialise(repos, spec.repo, spec.commit, spec.selection, cache, log)
     timing.materialise_s = time.perf_counter() - started
+    for seeded in seed_vectors(corpus.state_dir):
+        log(f"  vectors seeded from another commit: {seeded}")
 
     daemon = runner.DaemonProcess(
         config=write_config(corpus, spec, ranking),

@@ -7,8 +7,11 @@ priority of the suite itself (``make eval-suite`` runs under ``nice``), not belo
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from scriptorium.evaluation import runner
 from scriptorium.evaluation.suite.repos import SuiteError
@@ -19,6 +22,40 @@ os.environ.setdefault("SCRIPTORIUM_VECTOR_NICENESS", "0")
 # Vector states after which a source's vectors will not change without an edit.
 SETTLED = frozenset({"ready", "off", "failed", ""})
 VECTORS_TIMEOUT_S = 4 * 3600.0
+
+
+_VEC_NAME = re.compile(r"gen-(\d+)\.vec$")
+
+
+def seed_vectors(state_dir: Path) -> list[Path]:
+    """Give a corpus state without vectors the newest vector file of the same repository at
+    another commit (as ``gen-0.vec``, older than any of its own): block ids name content, so
+    its daemon encodes only the blocks that commit does not share. A whole checkout per
+    commit (swebench) would otherwise encode every repository once per commit. The paths
+    seeded."""
+    # <cache>/<owner+repo>/<commit>/<selection>/state
+    selection, commits = state_dir.parent.name, state_dir.parent.parent.parent
+    newest: dict[str, tuple[float, Path]] = {}
+    for sibling in commits.glob(f"*/{selection}/state/vectors/*/gen-*.vec"):
+        if sibling.parents[4] == state_dir.parent.parent or not _VEC_NAME.search(sibling.name):
+            continue
+        encoder = sibling.parent.name
+        stamp = sibling.stat().st_mtime
+        if encoder not in newest or stamp > newest[encoder][0]:
+            newest[encoder] = (stamp, sibling)
+    seeded = []
+    for encoder, (_, source) in sorted(newest.items()):
+        folder = state_dir / "vectors" / encoder
+        if folder.is_dir() and any(_VEC_NAME.search(p.name) for p in folder.iterdir()):
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / "gen-0.vec"
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        seeded.append(target)
+    return seeded
 
 
 def wait_for_vectors(client: runner.RetrievalClient, log: Callable[[str], None]) -> float:
