@@ -244,9 +244,7 @@ class RankingSettings:
     semantic_query_tail: int = off(
         0, "noise on ds1000: 400/600/1000 characters moved MRR 0.306 to 0.301/0.315/0.310"
     )
-    semantic_weight_long_code: float = off(
-        0.0, "pasted texts rank code lexically, swebench's strength (journal round 14)"
-    )
+    semantic_weight_long_code: float = 0.2
     # Where a candidate's cosine counts from: "candidates" (the lowest among them) or
     # "nearest" (the last of the corpus's nearest blocks; below it, 0).
     semantic_floor: str = "nearest"
