@@ -27,7 +27,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.measure import tree_bytes  # noqa: E402
+from bench.measure import rss_mb, tree_bytes  # noqa: E402
+from scriptorium.evaluation.suite.materialise import (  # noqa: E402
+    Selection,
+    list_blobs,
+    read_blobs,
+)
+from scriptorium.evaluation.suite.repos import has_commit  # noqa: E402
 from scriptorium.launcher import daemon_command  # noqa: E402
 
 DEFAULT_MIRROR = Path("/work/.mirror")
@@ -45,36 +51,18 @@ def materialise(mirror: Path, target: Path) -> tuple[Path, int] | str:
     git_dir = mirror / DEVDOCS_REPO
     if not git_dir.is_dir():
         return f"no mirror of code-rag-bench at {git_dir}"
-    git = ["git", "--git-dir", str(git_dir)]
-    listed = subprocess.run(
-        [*git, "ls-tree", "-r", "-z", DEVDOCS_COMMIT, DEVDOCS_FOLDER], capture_output=True
-    )
-    if listed.returncode != 0:
+    if not has_commit(git_dir, DEVDOCS_COMMIT):
         return f"commit {DEVDOCS_COMMIT} is not in {git_dir}"
-    blobs = []
-    for entry in listed.stdout.split(b"\0"):
-        if entry:
-            meta, path = entry.split(b"\t", 1)
-            if meta.split()[1] == b"blob":
-                blobs.append((meta.split()[2].decode(), path.decode()))
+    selection = Selection("devdocs", prefixes=(DEVDOCS_FOLDER + "/",))
+    blobs = list_blobs(git_dir, DEVDOCS_COMMIT, selection)
     missing = 0
-    with subprocess.Popen(
-        [*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    ) as batch:
-        assert batch.stdin is not None and batch.stdout is not None
-        for sha, path in blobs:
-            batch.stdin.write(f"{sha}\n".encode())
-            batch.stdin.flush()
-            header = batch.stdout.readline().split()
-            if header[-1] == b"missing":
-                missing += 1
-                continue
-            data = batch.stdout.read(int(header[2]))
-            batch.stdout.read(1)  # the newline after every object
-            out = target / path
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(data)
-        batch.stdin.close()
+    for (_, path), data in zip(blobs, read_blobs(git_dir, [sha for sha, _ in blobs]), strict=True):
+        if data is None:
+            missing += 1
+            continue
+        out = target / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
     return target / DEVDOCS_FOLDER, missing
 
 
@@ -94,18 +82,8 @@ def _tree_rss_mb(root: int) -> tuple[float, float]:
         children = [pid for pid, ppid in table.items() if ppid == parent]
         pids += children
         frontier += children
-    sizes = [_rss_mb(pid) for pid in pids]
+    sizes = [rss_mb(pid) for pid in pids]
     return sizes[0], sum(sizes)
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def measured_build(config: Path, state: Path, megabytes: float, workers: int | None) -> dict:
