@@ -44,7 +44,8 @@ CHUNK = 64
 NICENESS = 10
 # An evaluation harness that waits for the vectors sets it to 0 (``scriptorium eval --suite``).
 NICENESS_ENV = "SCRIPTORIUM_VECTOR_NICENESS"
-_VEC_NAME = re.compile(r"^gen-(\d+)\.vec$")
+# A generation's vector file (the partial file does not match).
+VECTOR_FILE = re.compile(r"^gen-(\d+)\.vec$")
 PARTIAL = "partial.vec"
 # A passage with this many CJK characters in its opening is not English.
 CJK_LETTERS = 20
@@ -177,7 +178,7 @@ class VectorBuilder:
             names = os.listdir(self.folder)
         except OSError:
             return []
-        return [int(m.group(1)) for m in map(_VEC_NAME.match, names) if m]
+        return [int(m.group(1)) for m in map(VECTOR_FILE.match, names) if m]
 
     def _make(self, snapshot: Snapshot) -> None:
         import numpy as np

@@ -7,7 +7,6 @@ priority of the suite itself (``make eval-suite`` runs under ``nice``), not belo
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import time
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from scriptorium.evaluation import runner
 from scriptorium.evaluation.suite.repos import SuiteError
+from scriptorium.semantic.builder import VECTOR_FILE
 from scriptorium.v1 import retrieval_pb2 as pb
 
 os.environ.setdefault("SCRIPTORIUM_VECTOR_NICENESS", "0")
@@ -22,9 +22,6 @@ os.environ.setdefault("SCRIPTORIUM_VECTOR_NICENESS", "0")
 # Vector states after which a source's vectors will not change without an edit.
 SETTLED = frozenset({"ready", "off", "failed", ""})
 VECTORS_TIMEOUT_S = 4 * 3600.0
-
-
-_VEC_NAME = re.compile(r"gen-(\d+)\.vec$")
 
 
 def seed_vectors(state_dir: Path) -> list[Path]:
@@ -37,7 +34,7 @@ def seed_vectors(state_dir: Path) -> list[Path]:
     selection, commits = state_dir.parent.name, state_dir.parent.parent.parent
     newest: dict[str, tuple[float, Path]] = {}
     for sibling in commits.glob(f"*/{selection}/state/vectors/*/gen-*.vec"):
-        if sibling.parents[4] == state_dir.parent.parent or not _VEC_NAME.search(sibling.name):
+        if sibling.parents[4] == state_dir.parent.parent or not VECTOR_FILE.match(sibling.name):
             continue
         encoder = sibling.parent.name
         stamp = sibling.stat().st_mtime
@@ -46,7 +43,7 @@ def seed_vectors(state_dir: Path) -> list[Path]:
     seeded = []
     for encoder, (_, source) in sorted(newest.items()):
         folder = state_dir / "vectors" / encoder
-        if folder.is_dir() and any(_VEC_NAME.search(p.name) for p in folder.iterdir()):
+        if folder.is_dir() and any(VECTOR_FILE.match(p.name) for p in folder.iterdir()):
             continue
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / "gen-0.vec"
