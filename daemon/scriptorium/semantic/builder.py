@@ -316,31 +316,30 @@ class _TextVectors:
     elsewhere) or a second block with the same passage takes the vector that text has."""
 
     def __init__(self, index: V.VectorIndex | None, matrix: np.ndarray) -> None:
-        import numpy as np
-
         self._index = index
         self._matrix = matrix  # this pass's rows
         self._made: dict[int, int] = {}  # passage hash → row of this pass
-        texts = None if index is None else index.texts
-        if texts is None or not len(texts):
-            self._sorted = self._rows = None
-            return
-        self._rows = np.argsort(texts, kind="stable")
-        self._sorted = np.asarray(texts)[self._rows]
+        # The served generation's hashes sorted, with their rows: made on the first lookup,
+        # so a pass with nothing to encode (a restart) does not sort them.
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
 
     def get(self, text: int) -> np.ndarray | None:
         made = self._made.get(text)
         if made is not None:
             return self._matrix[made]
-        if self._sorted is None:
+        index = self._index
+        if index is None or index.texts is None or not len(index.texts):
             return None
         import numpy as np
 
-        at = int(np.searchsorted(self._sorted, text))
-        if at == len(self._sorted) or int(self._sorted[at]) != text:
+        if self._sorted is None:
+            rows = np.argsort(index.texts, kind="stable")
+            self._sorted = (np.asarray(index.texts)[rows], rows)
+        hashes, rows = self._sorted
+        at = int(np.searchsorted(hashes, text))
+        if at == len(hashes) or int(hashes[at]) != text:
             return None
-        assert self._index is not None and self._rows is not None
-        return np.array(self._index.matrix[int(self._rows[at])])
+        return np.array(index.matrix[int(rows[at])])
 
     def add(self, text: int, row: int) -> None:
         self._made[text] = row
