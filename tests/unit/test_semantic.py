@@ -165,6 +165,25 @@ def test_only_a_one_line_question_naming_an_identifier_is_a_lookup():
     assert not _looks_up_name(problem)
 
 
+def test_a_short_snippet_of_several_lines_takes_a_pasted_texts_weight():
+    from scriptorium.domain.model import Corpus
+    from scriptorium.semantic.retriever import SemanticCandidates
+    from scriptorium.settings.ranking import RankingSettings
+
+    snippet = "import matplotlib.pyplot as plt\nplt.scatter(x, y)\n\n# how to turn on minor ticks\n"
+    question = "how do I turn on minor ticks in a scatter plot"
+    wrapped = "how do I turn on minor ticks\nin a scatter plot"
+    settings = RankingSettings()
+    assert len(snippet) < settings.long_query_chars
+    assert settings.is_pasted(snippet)
+    assert not settings.is_pasted(question) and not settings.is_pasted(wrapped)
+    assert not RankingSettings(pasted_lines=0).is_pasted(snippet)  # length alone decides
+    candidates = SemanticCandidates(None, settings)  # type: ignore[arg-type]
+    # A pasted text's share is fixed; a question's follows how much of it the words found.
+    assert candidates.weight(snippet, Corpus.DOCS, covered=1.0) == settings.semantic_weight_long
+    assert candidates.weight(question, Corpus.DOCS, covered=1.0) == settings.semantic_weight
+
+
 def test_a_block_is_read_with_its_page_opening():
     from types import SimpleNamespace
 

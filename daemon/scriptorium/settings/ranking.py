@@ -139,6 +139,10 @@ class RankingSettings:
     # text, a traceback): in a short question every word is the specific part. Characters
     # rather than terms, since a short CJK question cuts into many bigram terms.
     long_query_chars: int = 300
+    # A query of at least this many lines is a pasted text too, however short: a snippet of
+    # code with a comment saying what it wants, a traceback's last frames. A question typed
+    # by hand is one line, or two when it wraps. 0: length alone decides.
+    pasted_lines: int = 3
     # Factor for documentation results of a query longer than long_query_chars: a pasted
     # issue text, traceback or program is about the code it quotes more often than about a
     # page; 1.0 is off.
@@ -271,9 +275,13 @@ class RankingSettings:
         return self.definition_words == "pasted" and not self.is_pasted(text)
 
     def is_pasted(self, text: str) -> bool:
-        """Whether a query is a pasted text (an issue, a traceback) rather than a question:
-        the long-query levers apply to it."""
-        return len(text) > self.long_query_chars
+        """Whether a query is a pasted text (an issue, a traceback, a snippet of code) rather
+        than a question: longer than ``long_query_chars``, or of ``pasted_lines`` lines or
+        more. The long-query levers apply to it."""
+        if len(text) > self.long_query_chars:
+            return True
+        lines = self.pasted_lines
+        return lines > 0 and text.strip().count("\n") + 1 >= lines
 
     def window(self, top_k: int) -> int:
         """How many results a search asking for ``top_k`` is ranked for before the cut."""
@@ -315,7 +323,7 @@ _HELP = {
     "definition_identifiers_only": "give the definition prior and candidates only to query "
     "words that look like identifiers (snake_case, camelCase, dotted, code spans), in every query",
     "definition_words": "which queries' plain words may name a definition as well: any, or "
-    "pasted (only texts longer than long_query_chars)",
+    "pasted (only pasted texts: longer than long_query_chars or of pasted_lines lines)",
     "document_evidence": "weigh up documentation blocks by the share of query terms only "
     "other blocks of their page match (0 is off)",
     "document_evidence_code": "the same for code files (0 is off)",
@@ -350,7 +358,7 @@ _HELP = {
     "semantic_prose": "the encoder reads a pasted text's sentences only (no fenced code, code "
     "lines, data rows or tracebacks)",
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
-    "pasted text (longer than long_query_chars)",
+    "pasted text (longer than long_query_chars, or of pasted_lines lines or more)",
     "semantic_weight_long_code": "the cosine's share of a code candidate's score for a pasted text",
     "semantic_query_tail": "characters of a pasted text's end the encoder reads as well, when "
     "the text is longer (the query's vector: the mean of its start's and its end's; 0: the "
@@ -402,8 +410,10 @@ _HELP = {
     "long_query_chars": "query_term_frequency, identifier_term_weight and auxiliary_asks short "
     "apply only to queries "
     "longer than this many characters (0: to every query)",
-    "long_query_docs_factor": "factor for documentation results of queries longer than "
-    "long_query_chars (a pasted issue text or traceback); 1.0 is off",
+    "pasted_lines": "a query of at least this many lines counts as a pasted text whatever its "
+    "length (0: long_query_chars alone decides)",
+    "long_query_docs_factor": "factor for documentation results of a pasted text (an issue "
+    "text, a traceback, a snippet: see long_query_chars and pasted_lines); 1.0 is off",
     "drop_html_comments": "leave a query's HTML comments (<!-- -->, an issue template's hidden "
     "prompts) out of the search",
     "drop_comparison_words": "leave a question's comparison word (vs, versus) out of the "
