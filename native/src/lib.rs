@@ -21,6 +21,7 @@ mod features;
 mod markdown;
 mod screen;
 mod unicode;
+mod vectors;
 
 use ascii::{ascii_tokens, is_alpha};
 use features::{ascii_features, cjk_head, encoded, has_directive};
@@ -499,5 +500,6 @@ fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<screen::ScreenedLines>()?;
     m.add_function(wrap_pyfunction!(screen::terms_occurring, m)?)?;
     m.add_function(wrap_pyfunction!(markdown::markdown_spaces, m)?)?;
+    m.add_function(wrap_pyfunction!(vectors::int8_dots, m)?)?;
     Ok(())
 }

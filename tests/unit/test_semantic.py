@@ -97,6 +97,66 @@ def test_nearest_reads_on_past_its_limit_in_cosine_order():
     ]
 
 
+def _clustered(count: int, dims: int = 384, seed: int = 3) -> V.VectorIndex:
+    """Unit rows in a few tight clusters: near neighbours close together, as a corpus's are."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(8, dims))
+    rows = centers[rng.integers(0, 8, size=count)] + 0.35 * rng.normal(size=(count, dims))
+    corpora = rng.integers(0, 2, size=count).astype(np.uint8)
+    corpora[::50] = V.NONE
+    bids = np.arange(count, dtype=np.int64) * 7 + 1
+    return V.VectorIndex("m", 1, bids, corpora, _unit(rows))
+
+
+def test_the_nearest_over_int8_codes_are_the_exact_nearest_with_exact_cosines():
+    exact = _clustered(3000)
+    coded = exact.with_codes()
+    assert coded.codes is not None and coded.codes.dtype == np.int8
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        query = _unit(exact.matrix[rng.integers(0, 3000)] + 0.2 * rng.normal(size=(1, 384)))[0]
+        for corpus in (V.DOCS, V.CODE, None):
+            wanted = [r for r in zip(range(50), exact.nearest(query, 50, corpus), strict=False)]
+            got = [r for r in zip(range(50), coded.nearest(query, 50, corpus), strict=False)]
+            assert [b for _, (b, _) in got] == [b for _, (b, _) in wanted]
+            assert np.allclose([c for _, (_, c) in got], [c for _, (_, c) in wanted], atol=1e-6)
+    # One pass over the codes serves several corpora.
+    shared = coded.approximate(query)
+    assert list(coded.nearest(query, 5, V.CODE, shared)) == list(coded.nearest(query, 5, V.CODE))
+
+
+def test_reading_on_past_the_codes_head_gives_every_row_once_by_exact_cosine():
+    coded = _clustered(600, dims=16).with_codes()
+    docs = coded.corpora == V.DOCS
+    row = int(np.flatnonzero(docs)[0])
+    query = coded.matrix[row]
+    read = list(coded.nearest(query, 2, V.DOCS))  # a head of 200 rows, then the rest
+    assert len(read) == int(docs.sum()) > 200
+    assert sorted(b for b, _ in read) == sorted(coded.bids[docs].tolist())
+    tail = [c for _, c in read[200:]]
+    assert tail == sorted(tail, reverse=True)
+    assert read[0] == (int(coded.bids[row]), pytest.approx(1.0, abs=1e-5))
+
+
+def test_the_compiled_scan_gives_the_reference_integers():
+    from scriptorium.semantic import scan
+
+    compiled = scan._compiled()
+    if compiled is None:
+        pytest.skip("the compiled extension (native/) is not installed")
+    rng = np.random.default_rng(5)
+    for count, dims in ((1, 1), (9, 3), (500, 384), (33, 385)):
+        codes, _ = scan.quantize(rng.normal(size=(count, dims)).astype(np.float32))
+        codes[0, 0] = 127
+        query = scan.query_code(rng.normal(size=dims).astype(np.float32))
+        query[0] = -127
+        assert (scan.dots(codes, query) == scan.reference_dots(codes, query)).all()
+    with pytest.raises(ValueError, match="not 3 rows"):
+        compiled(codes, query, np.empty(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="contiguous"):
+        compiled(codes[:, ::2], query[::2], np.empty(len(codes), dtype=np.int32))
+
+
 def test_the_partial_file_keeps_whole_chunks_and_drops_a_torn_one(tmp_path):
     path = tmp_path / "partial.vec"
     index = _index()

@@ -170,7 +170,7 @@ class VectorBuilder:
                 self._remove(path)
                 continue
             if index.matrix.shape[1:] == (self.encoder.dimensions,):
-                self.index = index
+                self.index = index.with_codes()
                 return
 
     def _files(self) -> list[int]:
@@ -260,7 +260,7 @@ class VectorBuilder:
             index = V.VectorIndex(
                 self.encoder.name, snapshot.generation, bids, corpora, matrix, hashes
             )
-            self.index = self._keep(index)
+            self.index = self._keep(index).with_codes()
         self._fresh.clear()
         elapsed = time.monotonic() - started
         self.status = VectorStatus(

@@ -109,7 +109,7 @@ class SemanticCandidates:
         seen = {hit.bid for hit in hits}
         limit = self.ranking.semantic_candidates
         floors: dict[Corpus, float] = {}
-        every = index.cosines(vector) if limit > 0 else None
+        every = index.approximate(vector) if limit > 0 else None
         for corpus in corpora:
             if weights[corpus] <= 0 or limit <= 0:
                 continue

@@ -6,11 +6,13 @@ of what follows), then the block ids (int64, sorted), one corpus byte per block 
 1 code), a hash of each block's passage (int64, 0 unknown; the first format has none), and the
 unit vectors (float32, one row per block), each part starting at a multiple of 64 bytes. It is
 written whole to a temporary name and renamed, so a reader sees a whole file or none. Serving
-maps it: memory holds the pages a search touches, not the corpus.
+maps it and keeps an int8 code of each row in memory (a quarter of the vectors' size): every
+search passes over the codes, and reads only its candidates' float32 rows (semantic/scan.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from scriptorium.semantic import scan
 
 MAGIC = b"scriptorium-vectors-2\n"
 # The first format: no passage hashes (still read).
@@ -52,9 +56,18 @@ class VectorIndex:
     # A hash of each block's passage (int64, 0 unknown): a block whose id is new but whose
     # passage is not (an edit elsewhere in its file) takes the vector its text already has.
     texts: np.ndarray | None = None
+    # The rows' int8 codes and scales (semantic/scan.py), made once in the vector thread
+    # (``with_codes``) before the index serves; without them the pass reads the float32 rows.
+    codes: np.ndarray | None = None
+    scales: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.bids)
+
+    def with_codes(self) -> VectorIndex:
+        """This index with its rows' codes made (what serving searches over)."""
+        codes, scales = scan.quantize(self.matrix)
+        return dataclasses.replace(self, codes=codes, scales=scales)
 
     def rows_of(self, bids: np.ndarray) -> np.ndarray:
         """The row of each of ``bids`` (-1 where a block has no vector)."""
@@ -75,43 +88,58 @@ class VectorIndex:
         return out
 
     def cosines(self, query: np.ndarray) -> np.ndarray:
-        """The cosine of ``query`` with every row (one pass over the vectors)."""
+        """The cosine of ``query`` with every row (one pass over the float32 vectors)."""
         return self.matrix @ query
+
+    def approximate(self, query: np.ndarray) -> np.ndarray:
+        """A score for every row that orders them about as their cosines do: from the codes
+        when made (a quarter of the bytes), else the cosines themselves."""
+        if self.codes is None or self.scales is None:
+            return self.cosines(query)
+        return scan.dots(self.codes, scan.query_code(query)) * self.scales
 
     def nearest(
         self,
         query: np.ndarray,
         limit: int,
         corpus: int | None = None,
-        cosines: np.ndarray | None = None,
+        approximate: np.ndarray | None = None,
     ) -> Iterator[tuple[int, float]]:
-        """Block ids by decreasing cosine with ``query`` (of one corpus when given), the first
-        ``limit`` of them first and the rest only if the caller reads on (a filter that
-        drops some still gets ``limit``). ``cosines`` (from :meth:`cosines`) spares a caller
-        asking for several corpora a pass over the vectors each."""
+        """Block ids by decreasing cosine with ``query`` (of one corpus when given), with the
+        cosine. The first ``limit`` come from the rows the codes rank highest (the best
+        ``scan.prefilter(limit)`` read exactly); a caller that reads on (a filter dropped
+        some) gets every other row by its exact cosine. ``approximate`` (from
+        :meth:`approximate`) spares a caller asking for several corpora a pass each."""
         if not len(self.bids):
             return
-        scores = self.cosines(query) if cosines is None else cosines
+        exact = self.codes is None
+        scores = self.approximate(query) if approximate is None else approximate
         wanted = self.corpora == corpus if corpus is not None else self.corpora != NONE
         scores = np.where(wanted, scores, -np.inf)
         count = len(scores)
-        step = max(limit, 1)
-        if step < count:
-            # The first ``limit`` by a partial sort (most callers read no further).
-            head = np.argpartition(-scores, step - 1)[:step]
-            order = head[np.argsort(-scores[head], kind="stable")]
+        step = max(limit, 1) if exact else min(count, scan.prefilter(limit))
+        # The first rows by a partial sort (most callers read no further).
+        head = np.argpartition(-scores, step - 1)[:step] if step < count else np.arange(count)
+        head = head[scores[head] > -np.inf]
+        if exact:
+            cosines = scores[head]
         else:
-            order = np.argsort(-scores, kind="stable")
-        done = 0
-        while done < count:
-            if done == len(order):  # the caller read on: the full order
-                order = np.argsort(-scores, kind="stable")
-            for row in order[done : done + step]:
-                value = float(scores[row])
-                if value == -np.inf:
-                    return
+            head = np.sort(head)  # in file order: the reads go forward through the map
+            cosines = self.matrix[head] @ query
+        ranked = np.argsort(-cosines, kind="stable")
+        for row, value in zip(head[ranked].tolist(), cosines[ranked].tolist(), strict=True):
+            yield int(self.bids[row]), float(value)
+        if len(head) == int(wanted.sum()):
+            return
+        # The caller read on past the head: the rest by exact cosine.
+        given = set(head.tolist())
+        every = np.where(wanted, self.cosines(query), -np.inf)
+        for row in np.argsort(-every, kind="stable").tolist():
+            value = float(every[row])
+            if value == -np.inf:
+                return
+            if row not in given:
                 yield int(self.bids[row]), value
-            done += step
 
 
 def text_hash(text: str) -> int:

@@ -1,0 +1,79 @@
+"""The pass over every vector a search makes, on int8 codes of the rows.
+
+Finding a query's nearest blocks reads every vector of the generation once per search. As
+float32 that pass is bound by memory (384 floats a block: 94 MB for 61,000 blocks, ~16 ms, and
+all of it resident), so it reads int8 codes instead: a quarter of the bytes, one scale per row.
+The codes only choose which rows are read exactly: the nearest blocks are the best of the
+``prefilter`` rows the codes rank highest, ordered by their float32 cosines, so every score a
+search reports is exact. A block the codes misplace by more than that margin is what the
+approximation can cost (measured identical on the ranking suite; docs/ranking.md).
+
+The dot products run in the compiled extension (``native/src/vectors.rs``) when it is
+installed; the numpy expression here is the reference and gives the same integers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+# Rows quantized at a time (bounds the float32 temporaries of making the codes).
+CHUNK_ROWS = 8192
+# The largest code magnitude: symmetric, so a code's negation is a code.
+PEAK = 127
+
+
+def prefilter(limit: int) -> int:
+    """Rows read exactly for ``limit`` nearest blocks: four times as many, at least 200."""
+    return max(4 * limit, 200)
+
+
+def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes of ``rows`` (each row scaled so its largest magnitude is ``PEAK``) and each
+    row's scale (a code times its scale is about the row)."""
+    count, dims = rows.shape
+    codes = np.empty((count, dims), dtype=np.int8)
+    scales = np.empty(count, dtype=np.float32)
+    for start in range(0, count, CHUNK_ROWS):
+        chunk = np.asarray(rows[start : start + CHUNK_ROWS], dtype=np.float32)
+        peak = np.abs(chunk).max(axis=1) if dims else np.zeros(len(chunk), np.float32)
+        scale = np.where(peak > 0, peak / PEAK, 1.0).astype(np.float32)
+        codes[start : start + len(chunk)] = np.rint(chunk / scale[:, None])
+        scales[start : start + len(chunk)] = scale
+    return codes, scales
+
+
+def query_code(query: np.ndarray) -> np.ndarray:
+    """The query's int8 code (its scale is the same for every row, so it is not kept)."""
+    codes, _ = quantize(np.asarray(query, dtype=np.float32).reshape(1, -1))
+    return codes[0]
+
+
+def dots(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The int32 dot product of each row of ``codes`` with the int8 ``query``."""
+    out = np.empty(len(codes), dtype=np.int32)
+    if not len(codes):
+        return out
+    compiled = _compiled()
+    if compiled is not None:
+        compiled(np.ascontiguousarray(codes), np.ascontiguousarray(query), out)
+    else:
+        out[:] = reference_dots(codes, query)
+    return out
+
+
+def reference_dots(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """What the compiled scan computes, in numpy."""
+    return np.einsum("ij,j->i", codes, query, dtype=np.int32)
+
+
+def _compiled() -> Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None:
+    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
+        return None
+    try:
+        import scriptorium_native
+    except ImportError:
+        return None
+    return getattr(scriptorium_native, "int8_dots", None)
