@@ -13,8 +13,9 @@ STAMP="$VENV/.scriptorium-installed"
 
 NATIVE_STAMP="$VENV/.scriptorium-native"
 
-# The compiled tokenizer (native/, a Rust crate built by maturin) is optional: when it does not
-# build, the daemon runs the Python tokenizer (the reference, same tokens) and says so at start.
+# The compiled fast paths (native/: the tokenizer, the line screen, the vector scan; a Rust
+# crate built by maturin) are optional: when they do not build, the daemon runs the Python code
+# (the reference, the same answers) and says so at start.
 # Rebuilt when a file of the crate is newer than its stamp; a failed build is not retried until
 # the crate changes.
 native_stale() {
@@ -29,17 +30,17 @@ build_native() {
   # in the home directory.
   export CARGO_HOME="$PWD/native/.cargo-home"
   if ! command -v cargo >/dev/null 2>&1; then
-    echo "ensure_venv: no cargo on PATH: the compiled tokenizer is not built, the Python one is used" >&2
+    echo "ensure_venv: no cargo on PATH: the compiled fast paths are not built, the Python code is used" >&2
     touch "$NATIVE_STAMP"
     return 0
   fi
-  echo "ensure_venv: building the compiled tokenizer (native/, Rust with cargo; about a minute the first time)"
+  echo "ensure_venv: building the compiled fast paths (native/, Rust with cargo; about a minute the first time)"
   if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ./native; then
-    echo "ensure_venv: built the compiled tokenizer (native/)"
+    echo "ensure_venv: built the compiled fast paths (native/)"
   else
     # No stale build left behind: what runs is either this crate or the Python rules.
     "$VENV/bin/python" -m pip uninstall --quiet --yes scriptorium-native >/dev/null 2>&1 || true
-    echo "ensure_venv: the compiled tokenizer (native/) did not build: the Python one is used" >&2
+    echo "ensure_venv: the compiled fast paths (native/) did not build: the Python code is used" >&2
   fi
   touch "$NATIVE_STAMP"
 }
