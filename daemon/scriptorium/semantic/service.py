@@ -33,13 +33,16 @@ def semantic_for(
     vector thread: a missing model is said there (and in ListSources), never at start-up."""
     if not ranking.semantic or semantic_off():
         return None
-    # Imported only when it is on: numpy and the retriever cost a lexical start nothing.
+    # Imported only when it is on: the retriever costs a lexical start nothing.
     from scriptorium.semantic.builder import VectorBuilder
-    from scriptorium.semantic.encoder import OnnxEncoder
-    from scriptorium.semantic.model import find_model
     from scriptorium.semantic.retriever import SemanticCandidates
 
     def make_encoder() -> Encoder:
+        # Called in the vector thread, after SERVING: the encoder's imports (numpy,
+        # onnxruntime, tokenizers) never delay a start.
+        from scriptorium.semantic.encoder import OnnxEncoder
+        from scriptorium.semantic.model import find_model
+
         if embedder is not None:
             supplied = embedder(model=ranking.semantic_model, tokens=ranking.semantic_tokens)
             if supplied is not None:
