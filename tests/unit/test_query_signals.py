@@ -244,3 +244,13 @@ def test_a_pasted_texts_title_terms_weigh_more_when_asked():
 )
 def test_a_question_in_another_language_is_told_by_its_function_words(text, foreign):
     assert foreign_question(text) is foreign
+
+
+def test_a_pasted_texts_numbers_can_be_left_out_of_its_terms():
+    dump = "the labels come out wrong\n[[1 0 0]\n [0 1 0]]\nin tf.one_hot with depth 10"
+    kept = weighted_terms(dump, RankingSettings())[0]
+    assert {"0", "1", "10"} <= set(kept)
+    dropped = weighted_terms(dump, RankingSettings(drop_numbers=True))[0]
+    assert not {"0", "1", "10"} & set(dropped) and {"one_hot", "depth"} <= set(dropped)
+    # A question is not a pasted text: its numbers stay.
+    assert "3" in weighted_terms("what changed in python 3", RankingSettings(drop_numbers=True))[0]

@@ -254,14 +254,20 @@ def weighted_terms(
     limit = settings.max_query_terms
     first = settings.identifier_terms_first and pasted
     letters = settings.drop_single_letters and pasted
+    numbers = settings.drop_numbers and pasted
     counted = counted_query_terms(
         text,
-        limit=len(text) + 1 if first or letters else limit,
+        limit=len(text) + 1 if first or letters or numbers else limit,
         frequent_first=settings.frequent_query_terms,
         **options,
     )
-    if letters:
-        counted = [c for c in counted if len(c[0]) > 1 or not c[0].isascii()] or counted
+    if letters or numbers:
+        counted = [
+            c
+            for c in counted
+            if not (letters and len(c[0]) <= 1 and c[0].isascii())
+            and not (numbers and c[0].isascii() and c[0].isdigit())
+        ] or counted
         if not first:
             counted = capped_terms(counted, limit, frequent_first=settings.frequent_query_terms)
     if first and len(counted) > limit:
