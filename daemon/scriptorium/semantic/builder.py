@@ -171,6 +171,7 @@ class VectorBuilder:
                 continue
             if index.matrix.shape[1:] == (self.encoder.dimensions,):
                 self.index = index.with_codes()
+                release_free_memory()  # making the codes' float temporaries
                 return
 
     def _files(self) -> list[int]:

@@ -60,6 +60,8 @@ class VectorIndex:
     # (``with_codes``) before the index serves; without them the pass reads the float32 rows.
     codes: np.ndarray | None = None
     scales: np.ndarray | None = None
+    # The rows of each corpus (docs, code, either), made with the codes.
+    corpus_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.bids)
@@ -67,7 +69,15 @@ class VectorIndex:
     def with_codes(self) -> VectorIndex:
         """This index with its rows' codes made (what serving searches over)."""
         codes, scales = scan.quantize(self.matrix)
-        return dataclasses.replace(self, codes=codes, scales=scales)
+        rows = (self.rows_for(DOCS), self.rows_for(CODE), self.rows_for(None))
+        return dataclasses.replace(self, codes=codes, scales=scales, corpus_rows=rows)
+
+    def rows_for(self, corpus: int | None) -> np.ndarray:
+        """The rows of ``corpus`` (of either when None; never a block without a vector)."""
+        if self.corpus_rows is not None:
+            return self.corpus_rows[2 if corpus is None else corpus]
+        wanted = self.corpora != NONE if corpus is None else self.corpora == corpus
+        return np.flatnonzero(wanted)
 
     def rows_of(self, bids: np.ndarray) -> np.ndarray:
         """The row of each of ``bids`` (-1 where a block has no vector)."""
@@ -110,36 +120,34 @@ class VectorIndex:
         ``scan.prefilter(limit)`` read exactly); a caller that reads on (a filter dropped
         some) gets every other row by its exact cosine. ``approximate`` (from
         :meth:`approximate`) spares a caller asking for several corpora a pass each."""
-        if not len(self.bids):
+        rows = self.rows_for(corpus)
+        if not len(rows):
             return
         exact = self.codes is None
-        scores = self.approximate(query) if approximate is None else approximate
-        wanted = self.corpora == corpus if corpus is not None else self.corpora != NONE
-        scores = np.where(wanted, scores, -np.inf)
-        count = len(scores)
-        step = max(limit, 1) if exact else min(count, scan.prefilter(limit))
+        scores = (self.approximate(query) if approximate is None else approximate)[rows]
+        step = min(len(rows), max(limit, 1) if exact else scan.prefilter(limit))
         # The first rows by a partial sort (most callers read no further).
-        head = np.argpartition(-scores, step - 1)[:step] if step < count else np.arange(count)
-        head = head[scores[head] > -np.inf]
-        if exact:
-            cosines = scores[head]
+        if step < len(rows):
+            picked = np.argpartition(-scores, step - 1)[:step]
         else:
-            head = np.sort(head)  # in file order: the reads go forward through the map
+            picked = np.arange(len(rows))
+        if exact:
+            head, cosines = rows[picked], scores[picked]
+        else:
+            head = np.sort(rows[picked])  # in file order: the reads go forward through the map
             cosines = self.matrix[head] @ query
         ranked = np.argsort(-cosines, kind="stable")
         for row, value in zip(head[ranked].tolist(), cosines[ranked].tolist(), strict=True):
             yield int(self.bids[row]), float(value)
-        if len(head) == int(wanted.sum()):
+        if step == len(rows):
             return
         # The caller read on past the head: the rest by exact cosine.
         given = set(head.tolist())
-        every = np.where(wanted, self.cosines(query), -np.inf)
-        for row in np.argsort(-every, kind="stable").tolist():
-            value = float(every[row])
-            if value == -np.inf:
-                return
+        every = scores if exact else self.matrix[rows] @ query
+        for at in np.argsort(-every, kind="stable").tolist():
+            row = int(rows[at])
             if row not in given:
-                yield int(self.bids[row]), value
+                yield int(self.bids[row]), float(every[at])
 
 
 def text_hash(text: str) -> int:
