@@ -1,5 +1,5 @@
 """``make venv`` (scripts/ensure_venv.sh) says each step before it takes its time: creating the
-virtualenv, installing, building the compiled tokenizer, compiling bytecode, and that it is
+virtualenv, installing, building the compiled fast paths, compiling bytecode, and that it is
 ready, so a first ``make run`` is never a minute of silence.
 
 The real script runs in a copy of the repository's layout whose Python and cargo are stand-ins
@@ -71,8 +71,8 @@ def test_a_first_make_venv_says_each_step_in_order(tmp_path):
     expected = [
         "creating .venv with Python 3.11.9",
         "installing the project and its dev extras into .venv",
-        "building the compiled tokenizer (native/",
-        "built the compiled tokenizer (native/)",
+        "building the compiled fast paths (native/",
+        "built the compiled fast paths (native/)",
         "compiling the project's bytecode",
         ".venv is ready",
     ]
