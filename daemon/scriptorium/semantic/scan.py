@@ -19,8 +19,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-# Rows quantized at a time (bounds the float32 temporaries of making the codes).
-CHUNK_ROWS = 8192
+# Rows quantized at a time, through one float32 buffer (making the codes of a large index
+# leaves no temporaries behind in the allocator).
+CHUNK_ROWS = 1024
 # The largest code magnitude: symmetric, so a code's negation is a code.
 PEAK = 127
 
@@ -36,11 +37,16 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     count, dims = rows.shape
     codes = np.empty((count, dims), dtype=np.int8)
     scales = np.empty(count, dtype=np.float32)
+    buffer = np.empty((min(count, CHUNK_ROWS), dims), dtype=np.float32)
     for start in range(0, count, CHUNK_ROWS):
         chunk = np.asarray(rows[start : start + CHUNK_ROWS], dtype=np.float32)
-        peak = np.abs(chunk).max(axis=1) if dims else np.zeros(len(chunk), np.float32)
+        work = buffer[: len(chunk)]
+        np.abs(chunk, out=work)
+        peak = work.max(axis=1) if dims else np.zeros(len(chunk), np.float32)
         scale = np.where(peak > 0, peak / PEAK, 1.0).astype(np.float32)
-        codes[start : start + len(chunk)] = np.rint(chunk / scale[:, None])
+        np.divide(chunk, scale[:, None], out=work)
+        np.rint(work, out=work)
+        codes[start : start + len(chunk)] = work
         scales[start : start + len(chunk)] = scale
     return codes, scales
 
