@@ -14,10 +14,11 @@ installed; the numpy expression here is the reference and gives the same integer
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
+
+from scriptorium.text.compiled import native_part
 
 # Rows quantized at a time, through one float32 buffer (making the codes of a large index
 # leaves no temporaries behind in the allocator).
@@ -76,10 +77,4 @@ def reference_dots(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 
 def _compiled() -> Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None:
-    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
-        return None
-    try:
-        import scriptorium_native
-    except ImportError:
-        return None
-    return getattr(scriptorium_native, "int8_dots", None)
+    return native_part("int8_dots")

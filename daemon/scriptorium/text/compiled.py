@@ -20,7 +20,14 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["class_ranges", "load", "markdown_lines", "screened_lines", "terms_occurring"]
+__all__ = [
+    "class_ranges",
+    "load",
+    "markdown_lines",
+    "native_part",
+    "screened_lines",
+    "terms_occurring",
+]
 
 
 def class_ranges(chars: str) -> list[tuple[int, int]]:
@@ -62,19 +69,26 @@ def load(
     return tokenizer, "compiled (scriptorium_native)"
 
 
-def markdown_lines() -> Any | None:
-    """The extension's Markdown line loops (fenced code, the heading pass), or None.
-
-    Not tied to the tokenizer's rules: ``text/markdown.py`` keeps the Python loops as the
-    reference, and ``tests/unit/test_compiled_markdown.py`` compares the two.
-    """
+def native_part(name: str) -> Any | None:
+    """The extension's ``name`` (a function or class), or None when the extension is not
+    installed, lacks it (an older build) or ``SCRIPTORIUM_PURE_PYTHON`` is set: every fast
+    path outside the tokenizer is looked up here, and its Python code runs instead."""
     if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
         return None
     try:
         import scriptorium_native
     except ImportError:
         return None
-    made = getattr(scriptorium_native, "MarkdownLines", None)
+    return getattr(scriptorium_native, name, None)
+
+
+def markdown_lines() -> Any | None:
+    """The extension's Markdown line loops (fenced code, the heading pass), or None.
+
+    Not tied to the tokenizer's rules: ``text/markdown.py`` keeps the Python loops as the
+    reference, and ``tests/unit/test_compiled_markdown.py`` compares the two.
+    """
+    made = native_part("MarkdownLines")
     return None if made is None else made(str.isdecimal)
 
 
@@ -84,21 +98,9 @@ def screened_lines() -> Any | None:
     ``text/snippets.py`` keeps the Python screen as the reference, and
     ``tests/unit/test_compiled_screen.py`` compares the two.
     """
-    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
-        return None
-    try:
-        import scriptorium_native
-    except ImportError:
-        return None
-    return getattr(scriptorium_native, "ScreenedLines", None)
+    return native_part("ScreenedLines")
 
 
 def terms_occurring() -> Any | None:
     """The extension's test of which terms occur in a text, in one pass (or None)."""
-    if os.environ.get("SCRIPTORIUM_PURE_PYTHON"):
-        return None
-    try:
-        import scriptorium_native
-    except ImportError:
-        return None
-    return getattr(scriptorium_native, "terms_occurring", None)
+    return native_part("terms_occurring")
