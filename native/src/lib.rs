@@ -8,7 +8,7 @@
 //! to the Python analyser, and stemming goes through the Python stemmer; both are memoised
 //! here like the Python memo does. Whether a non-ASCII code point is `\w` is asked of
 //! Python's `re` (once per code point), so run boundaries follow Python's tables, never
-//! Rust's.
+//! Rust's. Texts arrive with their data URIs' payloads blanked (`tokenize.readable`, rules 2).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -27,7 +27,7 @@ use ascii::{ascii_tokens, is_alpha};
 use features::{ascii_features, cjk_head, encoded, has_directive};
 
 /// The rules version this code follows (`TOKENIZER_VERSION` of the Python module).
-const RULES: &str = "1";
+const RULES: &str = "2";
 const CACHE_LIMIT: usize = 65_536;
 const CACHEABLE_BYTES: usize = 128 * 4;
 

@@ -58,6 +58,8 @@ ADVERSARIAL = [
     "a" * 70 + " " + "b_" * 40 + "c " + "x" * 64 + " " + "Y" * 65 + "z",
     "api" + "_sub" * 20 + " " + "Get" * 30 + " " + "k9" * 40,
     "tabs\tand\nnew\r\nlines\x0bform\x0cfeed\x1cseparators\u2028line\u2029para",
+    # data URIs: the payload is blanked before either tokenizer reads the text
+    "![x](data:image/png;base64,iVBORw0K+Gg/oA==) après;base64, ;base64,== data:;base64,x_y",
     "",
     " ",
     "_",
@@ -218,6 +220,7 @@ def test_features_are_the_same_bytes(fastapi_corpus, compiled_tokenizer):
             body, section, path, options, joined.split(" ") if joined else (), rest
         )
         assert features.block_features(body, section, path, options, joined, rest) == expected
+        body = tok.readable(body)  # what the extension is handed
         made = compiled_tokenizer.features(body, joined, rest, str.casefold)
         assert made == expected, body
         compared += 1
@@ -271,9 +274,8 @@ def test_unicode_features_follow_pythons_tables(compiled_tokenizer):
         expected = features.encode_features(
             body, (), "p.md", options, joined.split(" ") if joined else (), ["p", "md"]
         )
-        assert compiled_tokenizer.features(body, joined, ["p", "md"], str.casefold) == expected, (
-            body
-        )
+        made = compiled_tokenizer.features(tok.readable(body), joined, ["p", "md"], str.casefold)
+        assert made == expected, body
 
 
 def test_a_body_it_cannot_read_gets_its_features_from_python(compiled_tokenizer):

@@ -200,6 +200,27 @@ def test_stemming_is_optional() -> None:
     assert tokenize("検索エンジン", stem=True) == tokenize("検索エンジン")
 
 
+def test_a_data_uris_payload_gives_no_tokens() -> None:
+    """An image inlined in a page: its base64 payload is not words, what surrounds it is."""
+    payload = "iVBORw0KGgoAAAANSUhEUgAAAUAAAADgCAMAAABFJU/CAAAC2VBMVEVHcEzT0+fKzuXV1eg="
+    page = f"See the ![Plot example](data:image/png;base64,{payload}) for matplotlib_plots"
+    blank = "See the ![Plot example](data:image/png;base64, ) for matplotlib_plots"
+    for options in ({}, {"stem": True}, {"drop_stopwords": False}, {"split_identifiers": False}):
+        assert tokenize(page, **options) == tokenize(blank, **options), options
+    assert tokenize(page) == [
+        "see", "plot", "example", "data", "image/png", "image", "png", "base64", "base",
+        "matplotlib_plots", "matplotlib", "plots",
+    ]  # fmt: skip
+    # The same letters outside a data URI are words like any other.
+    assert "ivborw0kggoaaaansuheugaaauaaaadgcamaaabfju" in tokenize(f"key: {payload}")
+    # Two images, with text between and after them; and a page that is not ASCII.
+    two = f"a ![](data:image/gif;base64,{payload}) router ![](data:image/png;base64,{payload}) app"
+    assert tokenize(two) == tokenize(
+        "a ![](data:image/gif;base64,) router ![](data:image/png;base64,) app"
+    )
+    assert tokenize(f"検索 {page}") == ["検索", *tokenize(blank)]
+
+
 def test_flags_do_not_share_memoised_results() -> None:
     text = "the router and the app"
     assert tokenize(text) == ["router", "app"]

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from scriptorium.text.tokenize import compiled_tokenizer, tokenize
+from scriptorium.text.tokenize import compiled_tokenizer, readable, tokenize
 
 # A mkdocstrings directive (``::: fastapi.security.OAuth2PasswordBearer``): the site renders
 # the API reference from the code's docstrings at build time.
@@ -53,8 +53,8 @@ def coverage_tokens(
 def word_set(body: str) -> frozenset[str]:
     """A block's words (runs of word characters, case-folded): enough to tell a copy from a
     different text, and blind to the punctuation that tells ``x: int`` from
-    ``x: Annotated[int, ...]``."""
-    return frozenset(WORDS.findall(body.casefold()))
+    ``x: Annotated[int, ...]``. A data URI's payload has none, as it has no tokens."""
+    return frozenset(WORDS.findall(readable(body).casefold()))
 
 
 # Bits of a word set's signature: at a few hundred words a block, few words share a bit.
@@ -122,6 +122,7 @@ def block_features(
     runs (the same bytes; ``tests/unit/test_compiled_tokenizer.py``)."""
     native = compiled_tokenizer()
     if native is not None:
+        body = readable(body)
         # Python's Unicode rules reach the extension one code point at a time: what
         # ``str.casefold`` makes of it here, what ``\w`` matches in the tokenizer.
         found = native.features(body, joined_body_tokens, rest_tokens, str.casefold)

@@ -32,6 +32,9 @@ Rules, applied after NFKC (case is kept until identifiers have been split):
 * **Stopwords** are dropped only when a word stands alone: a stopword inside an identifier
   (``is_active``, ``a.b.c``) is part of something written on purpose and is kept.
 * **Stemming** (optional) applies the Snowball English stemmer to ASCII alphabetic tokens.
+* **Inlined data** is not words: the base64 payload of a data URI (``data:image/png;base64,…``,
+  an image inlined in a page) gives no tokens (:func:`readable`); ``data``, ``image/png`` and
+  ``base64`` before it still do.
 
 Per-compound results are memoised in bounded module-level tables, because natural text and code
 repeat the same words heavily; that keeps tokenizing a whole corpus to a few C-level passes.
@@ -60,12 +63,13 @@ __all__ = [
     "joined_tokens",
     "python_tokenize",
     "query_terms",
+    "readable",
     "token_set",
     "tokenize",
 ]
 
 # Indexes store this; any change to the rules above must bump it so stale indexes are rebuilt.
-TOKENIZER_VERSION = "1"
+TOKENIZER_VERSION = "2"
 MAX_TOKEN_CHARS = 64
 MAX_QUERY_TERMS = 64
 
@@ -98,6 +102,11 @@ _CJK_START_RE = re.compile(f"[{CJK_CHARS}]")
 _SEGMENT_SPLIT_RE = re.compile(r"_*(?:[./-]|::)_*")
 _CAMEL_SPLIT_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])")
 _LETTER_RUN_RE = re.compile(r"[^\W\d_]{2,}")
+# A data URI's base64 payload. On a page that inlines images it is most of the bytes (90 of the
+# 138 MB of DevDocs' pages), and every piece of it a new one-off "word" that nobody searches
+# for: tokenizing it cost most of a build's time there, and its length weighed in BM25.
+_DATA_MARK = ";base64,"
+_DATA_PAYLOAD_RE = re.compile(r"(?<=;base64,)[A-Za-z0-9+/=]+")
 
 # Memo tables, a pair per option combination: compound -> its tokens. New entries go to the
 # first (young) table; when it is full it becomes the second (old) table and the previous old
@@ -241,6 +250,14 @@ def _analyse(
     return tuple(kept)
 
 
+def readable(text: str) -> str:
+    """``text`` with each data URI's base64 payload replaced by a space: what the tokenizer
+    and a block's stored words read (the block's text itself is kept as it is)."""
+    if _DATA_MARK not in text:
+        return text
+    return _DATA_PAYLOAD_RE.sub(" ", text)
+
+
 def tokenize(
     text: str,
     *,
@@ -256,6 +273,7 @@ def tokenize(
     """
     if not text:
         return []
+    text = readable(text)
     native = _native[0] if _native else _load_native()
     if native is not None:
         ascii_text = text.isascii()
@@ -282,6 +300,7 @@ def joined_tokens(
 ) -> str:
     """``" ".join(tokenize(text, ...))``, the form the index stores, made in one call by the
     compiled tokenizer when it runs."""
+    text = readable(text)
     native = _native[0] if _native else _load_native()
     if native is not None and text:
         found = native.joined(
@@ -317,6 +336,7 @@ def python_tokenize(
     and what runs without it."""
     if not text:
         return []
+    text = readable(text)
     runs = _ASCII_RUN_RE.findall(text) if text.isascii() else _RUN_RE.findall(nfkc(text))
     if not runs:
         return []
