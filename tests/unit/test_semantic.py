@@ -32,7 +32,8 @@ def test_a_vector_file_reads_back_mapped(tmp_path):
     V.write(path, index)
     read = V.read(path)
     assert read.generation == 4 and read.model == "m"
-    assert isinstance(read.matrix, np.memmap)
+    assert isinstance(read.matrix.base, np.memmap)  # mapped, served as a plain array
+    assert not read.matrix.flags.writeable
     assert np.array_equal(read.bids, index.bids)
     assert np.allclose(read.matrix, index.matrix)
     assert not list(tmp_path.glob(".tmp-*"))
@@ -138,6 +139,22 @@ def test_reading_on_past_the_codes_head_gives_every_row_once_by_exact_cosine():
     assert read[0] == (int(coded.bids[row]), pytest.approx(1.0, abs=1e-5))
 
 
+def test_a_querys_code_is_its_code_as_a_row():
+    from scriptorium.semantic import scan
+
+    rng = np.random.default_rng(11)
+    queries = [rng.normal(size=384).astype(np.float32) for _ in range(2000)]
+    queries += [
+        np.zeros(384, np.float32),
+        np.full(384, 1e-30, np.float32),
+        _unit(np.ones((1, 8)))[0],
+    ]
+    for query in queries:
+        codes, _ = scan.quantize(query.reshape(1, -1))
+        made = scan.query_code(query)
+        assert made.dtype == np.int8 and np.array_equal(made, codes[0])
+
+
 def test_the_compiled_scan_gives_the_reference_integers():
     from scriptorium.semantic import scan
 
@@ -197,19 +214,20 @@ class _Hit:
 
 
 def test_the_hybrid_score_mixes_on_the_corpus_bm25_scale():
-    hits = [_Hit(10.0), _Hit(5.0), _Hit(0.0)]
-    cosines = np.array([0.5, 0.7, 0.9], dtype=np.float32)
-    _rescore([0, 1, 2], hits, cosines, 0.5)  # type: ignore[arg-type]
-    assert [h.lexical for h in hits] == [10.0, 5.0, 0.0]
+    hits = [_Hit(10.0), _Hit(5.0), _Hit(0.0), _Hit(8.0)]
+    cosines = np.array([0.5, 0.7, 0.9, np.nan], dtype=np.float32).tolist()
+    _rescore([0, 1, 2, 3], hits, cosines, 0.5)  # type: ignore[arg-type]
+    assert [h.lexical for h in hits] == [10.0, 5.0, 0.0, 8.0]
     assert hits[0].score == pytest.approx(10 * 0.5)  # lexical best, lowest cosine
     assert hits[1].score == pytest.approx(10 * (0.25 + 0.25))
     assert hits[2].score == pytest.approx(10 * 0.5)  # found by meaning alone
     assert hits[2].dense == pytest.approx(0.9)
+    assert hits[3].score == pytest.approx(8 * 0.5) and hits[3].dense == 0.0  # no vector
 
 
 def test_a_floor_at_the_nearest_blocks_sharpens_the_cosine():
     hits = [_Hit(10.0), _Hit(5.0), _Hit(0.0)]
-    cosines = np.array([0.5, 0.7, 0.9], dtype=np.float32)
+    cosines = np.array([0.5, 0.7, 0.9], dtype=np.float32).tolist()
     _rescore([0, 1, 2], hits, cosines, 0.5, floor=0.8)  # type: ignore[arg-type]
     assert hits[0].score == pytest.approx(10 * 0.5)  # below the floor: its cosine counts 0
     assert hits[1].score == pytest.approx(10 * 0.25)

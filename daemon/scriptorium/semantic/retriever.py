@@ -11,6 +11,7 @@ after it (fusion across corpora, the priors) read it as they read a lexical scor
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -136,11 +137,12 @@ class SemanticCandidates:
         if context > 0:
             cosines = _in_context(index, vector, hits, cosines, context)
         nearest_floor = self.ranking.semantic_floor == "nearest"
+        values = cosines.tolist()  # Python floats, as float() of each gives
         for corpus in corpora:
             _rescore(
                 [i for i, h in enumerate(hits) if h.doc.corpus is corpus],
                 hits,
-                cosines,
+                values,
                 weights[corpus],
                 floors.get(corpus) if nearest_floor else None,
             )
@@ -205,19 +207,17 @@ def _in_context(
 def _rescore(
     members: Sequence[int],
     hits: list[LexicalHit],
-    cosines: np.ndarray,
+    cosines: Sequence[float],
     weight: float,
     floor: float | None = None,
 ) -> None:
-    """One corpus's hybrid scores, on its BM25 scale. The cosine is scaled from ``floor``
-    (the last of the nearest blocks; a candidate below it counts 0) or, without one, from
-    the lowest among the candidates, up to the highest."""
-    import numpy as np
-
+    """One corpus's hybrid scores, on its BM25 scale. The cosine (NaN for a block without a
+    vector) is scaled from ``floor`` (the last of the nearest blocks; a candidate below it
+    counts 0) or, without one, from the lowest among the candidates, up to the highest."""
     if not members or weight <= 0:
         return
     best = max(hits[i].score for i in members)
-    known = [float(cosines[i]) for i in members if not np.isnan(cosines[i])]
+    known = [cosines[i] for i in members if not math.isnan(cosines[i])]
     if not known:
         return
     low, high = min(known), max(known)
@@ -227,9 +227,10 @@ def _rescore(
     scale = best if best > 0 else 1.0
     for i in members:
         hit = hits[i]
-        cosine = float(cosines[i])
-        semantic = 0.0 if np.isnan(cosine) or span <= 0 else max(0.0, cosine - low) / span
+        cosine = cosines[i]
+        missing = math.isnan(cosine)
+        semantic = 0.0 if missing or span <= 0 else max(0.0, cosine - low) / span
         lexical = hit.score / best if best > 0 else 0.0
-        hit.dense = 0.0 if np.isnan(cosine) else cosine
+        hit.dense = 0.0 if missing else cosine
         hit.lexical = hit.score
         hit.score = scale * ((1.0 - weight) * lexical + weight * semantic)

@@ -53,9 +53,12 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def query_code(query: np.ndarray) -> np.ndarray:
-    """The query's int8 code (its scale is the same for every row, so it is not kept)."""
-    codes, _ = quantize(np.asarray(query, dtype=np.float32).reshape(1, -1))
-    return codes[0]
+    """The query's int8 code (its scale is the same for every row, so it is not kept): what
+    :func:`quantize` makes of it as one row, in the same float32 steps without its buffers."""
+    row = np.asarray(query, dtype=np.float32)
+    peak = np.abs(row).max() if row.size else np.float32(0)
+    scale = peak / PEAK if peak > 0 else np.float32(1.0)
+    return np.rint(row / scale).astype(np.int8)
 
 
 def dots(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
