@@ -23,6 +23,7 @@ from scriptorium.text import (
     tokenize,
     trim_to_tokens,
 )
+from scriptorium.text.preview import prepare
 from scriptorium.text.tokenize import _ASCII_RUN_RE, _RUN_RE
 from tests.support.daemon import CORPUS
 
@@ -380,6 +381,14 @@ def test_preview_matches_case_insensitively_and_starts_on_a_word() -> None:
     collapsed = collapse_whitespace(text)
     start = collapsed.index(inner[:40])
     assert collapsed[start - 1] == " "
+
+
+def test_preview_leaves_an_inlined_images_payload_out() -> None:
+    payload = "iVBORw0KGgoAAAANSUhEUgAAAUAAAADgCAMAAABFJU" * 40
+    page = f"Intro text. ![Scatter plot](data:image/png;base64,{payload}) Draws a scatter plot."
+    for text in (page, prepare(page)):
+        shown = preview(text, "scatter plot png")
+        assert shown == "Intro text. ![Scatter plot](data:image/png;base64, ) Draws a scatter plot."
 
 
 def test_preview_respects_max_chars() -> None:

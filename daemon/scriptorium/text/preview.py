@@ -17,6 +17,8 @@ The contract (stable; consumers may rely on it):
 * ``...`` is prepended when the window does not start at the beginning and appended when it does
   not reach the end. Ellipses are outside the budget: a preview is at most ``max_chars + 6``.
 * When no term occurs, the preview is the first ``max_chars`` characters.
+* A data URI's base64 payload (an image inlined in a page) is left out, as it gives no tokens:
+  ``![Plot](data:image/png;base64, )`` rather than a window of base64.
 * Lengths are Python code points (not UTF-16 units, not graphemes).
 """
 
@@ -28,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from scriptorium.text.normalize import collapse_whitespace
-from scriptorium.text.tokenize import CJK_CHARS
+from scriptorium.text.tokenize import CJK_CHARS, readable
 
 __all__ = ["ELLIPSIS", "MAX_OCCURRENCES", "MIN_TERM_CHARS", "PreviewText", "prepare", "preview"]
 
@@ -94,7 +96,7 @@ class PreviewText:
 
 
 def prepare(text: str) -> PreviewText:
-    collapsed = collapse_whitespace(text)
+    collapsed = collapse_whitespace(readable(text))
     return PreviewText(collapsed, _fold(collapsed))
 
 
@@ -103,7 +105,7 @@ def preview(text: str | PreviewText, query: str, max_chars: int = 200) -> str:
     if max_chars <= 0:
         return ""
     prepared = text if isinstance(text, PreviewText) else None
-    collapsed = prepared.collapsed if prepared else collapse_whitespace(text)
+    collapsed = prepared.collapsed if prepared else collapse_whitespace(readable(text))
     size = len(collapsed)
     if size <= max_chars:
         return collapsed
