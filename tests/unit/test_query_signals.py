@@ -227,6 +227,16 @@ def test_a_pasted_texts_title_terms_weigh_more_when_asked():
     assert title_line("one line only, however long it is", 200) == ""
     assert title_line("x" * 201 + "\nbody", 200) == ""
     assert title_line("\n  Title here \nbody", 200) == "Title here"
+    # A line ending with a colon is a label for what follows, not a title.
+    for label in ("Problem:", "Traceback (most recent call last):", "Steps to reproduce:"):
+        assert title_line(f"{label}\n  File 'x.py', line 3, in <module>\nKeyError", 200) == ""
+    problem = "Problem:\nHow do I turn a long table into a wide one, one column per month?"
+    assert weighted_terms(problem, settings)[1] == ()
+    # A snippet's first line of code is no title; a title quoting code still is.
+    snippet = "import numpy as np\nx = np.arange(10)\n# plot x against its square\n"
+    assert title_line(snippet, 200) == "" and weighted_terms(snippet, settings)[1] == ()
+    quoting = '`autodoc_typehints = "description"` causes autoclass to add a return type\nbody'
+    assert title_line(quoting, 200).startswith("`autodoc_typehints")
 
 
 @pytest.mark.parametrize(

@@ -293,11 +293,21 @@ def weighted_terms(
     return terms, weights if any(w != 1.0 for w in weights) else ()
 
 
+# A first line that opens a snippet of code rather than an issue: an import, a definition, a
+# decorator, an interpreter prompt.
+_CODE_OPENING = re.compile(r"(?:import\s|from\s+\S+\s+import\s|def\s|class\s|@\w|>>>)")
+
+
 def title_line(text: str, longest: int) -> str:
     """A text's first non-empty line when it reads as a title (at most ``longest``
-    characters, followed by more text), else ""."""
+    characters, followed by more text), else "". Two first lines are no title: one ending
+    with a colon introduces what follows ("Problem:", "Traceback (most recent call last):",
+    "Steps to reproduce:"), a label whose words say nothing of the subject; and a line of code
+    (``import numpy as np``) opens a snippet."""
     head, _, rest = text.strip().partition("\n")
     head = head.strip()
+    if head.endswith(":") or _CODE_OPENING.match(head):
+        return ""
     return head if head and len(head) <= longest and rest.strip() else ""
 
 
