@@ -42,16 +42,23 @@ def describe(exc: BaseException) -> str:
     return f"{name}: {text[:200]}" if text else name
 
 
+# Document frequencies a searcher remembers (pairs of field and term).
+DOC_FREQ_MEMO = 65_536
+
+
 class GuardedSearcher:
     """A ``tantivy.Searcher`` whose failures are :class:`DamagedIndex`, each reported."""
 
-    __slots__ = ("_searcher", "generation", "on_damage")
+    __slots__ = ("_freqs", "_searcher", "generation", "on_damage")
 
     def __init__(self, searcher: tantivy.Searcher, generation: int) -> None:
         self._searcher = searcher
         self.generation = generation
         # Called with each ``DamagedIndex`` (the indexer rebuilds the generation).
         self.on_damage: Callable[[DamagedIndex], None] | None = None
+        # Document frequencies already asked of this generation, which never change them:
+        # abstention asks two per query term, search after search (135 a pasted issue text).
+        self._freqs: dict[tuple[str, str], int] = {}
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -68,8 +75,15 @@ class GuardedSearcher:
     def search(self, *args: Any, **kwargs: Any) -> Any:
         return self._call("search", *args, **kwargs)
 
-    def doc_freq(self, *args: Any, **kwargs: Any) -> int:
-        return self._call("doc_freq", *args, **kwargs)
+    def doc_freq(self, field: str, term: str) -> int:
+        key = (field, term)
+        found = self._freqs.get(key)
+        if found is None:
+            found = self._call("doc_freq", field, term)
+            if len(self._freqs) >= DOC_FREQ_MEMO:
+                self._freqs = {}
+            self._freqs[key] = found
+        return found
 
     def fast_field_values(self, *args: Any, **kwargs: Any) -> Any:
         return self._call("fast_field_values", *args, **kwargs)
