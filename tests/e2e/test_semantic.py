@@ -12,7 +12,7 @@ from scriptorium.faults import times_reached
 from scriptorium.semantic.model import ModelMissing, find_model
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
-from tests.support.trees import markdown_config, write_tree
+from tests.support.trees import docs_and_code_config, markdown_config, write_tree
 from tests.support.waiting import wait_for
 
 PAGES = {
@@ -79,6 +79,41 @@ def test_lexical_first_then_meaning(tmp_path):
         assert wait_for(lambda: _vectors(again)[0].vectors_state == "ready")
         assert _paths(again, MEANING)[0] == "retries"
         assert "0 encoded" in again.full_log()
+
+
+CODE = {
+    f"client/part_{i}.py": f'def step_{i}(value):\n    """Step {i} of the client."""\n'
+    f"    return value + {i}\n"
+    for i in range(12)
+}
+
+
+def test_docs_vectors_serve_while_the_code_is_encoded(tmp_path):
+    """A first pass encodes the docs first and serves their vectors at once: a question
+    about the docs finds its answer by meaning while the code's vectors are still made."""
+    _model_or_skip()
+    docs = write_tree(tmp_path / "docs", PAGES)
+    code = write_tree(tmp_path / "code", CODE)
+    config = docs_and_code_config(tmp_path / "config.toml", docs, code)
+    release = tmp_path / "release-code"
+    env = {"SCRIPTORIUM_SEMANTIC": "on", "SCRIPTORIUM_FAULT_PAUSE": f"vectors.corpus={release}"}
+    with running(["--config", str(config)], tmp_path / "state", env=env) as daemon:
+        assert wait_for(lambda: times_reached(release) >= 1)
+        by_name = {source.name: source for source in _vectors(daemon)}
+        assert by_name["docs"].vectors_done == by_name["docs"].vectors_total == 4
+        assert by_name["code"].vectors_done < by_name["code"].vectors_total
+        assert by_name["docs"].vectors_state == "encoding"
+        request = pb.SearchRequest(query=MEANING, top_k=5, kinds=[pb.CORPUS_DOCS], explain=True)
+        first = daemon.stub.Search(request, timeout=30).results[0]
+        assert first.location.split("#")[0] == "retries"
+        assert first.scores.dense > 0.5
+        assert "serve for docs (4 blocks) while the rest are encoded" in daemon.full_log()
+        assert not list((tmp_path / "state" / "vectors").rglob("gen-*.vec"))
+        release.touch()
+        assert wait_for(lambda: all(s.vectors_state == "ready" for s in _vectors(daemon)))
+        by_name = {source.name: source for source in _vectors(daemon)}
+        assert by_name["code"].vectors_done == by_name["code"].vectors_total == 12
+    assert list((tmp_path / "state" / "vectors").rglob("gen-*.vec"))
 
 
 def test_turned_off(tmp_path):

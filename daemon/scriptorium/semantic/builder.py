@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,6 +85,8 @@ class VectorBuilder:
         self._starting = threading.Lock()
         self._go = threading.Event()
         self._writable = True
+        # What serves is a first pass's complete corpora, not yet a generation's file.
+        self._early = False
         # Vectors encoded by this process and not yet in a served file: block id → row.
         self._fresh: dict[int, tuple[int, np.ndarray]] = {}
 
@@ -190,6 +192,7 @@ class VectorBuilder:
         faults.pause("vectors.encode", self._stop.is_set)
         started = time.monotonic()
         bids, corpora, places = _blocks_of(snapshot)
+        kinds = corpora.copy()  # each block's corpus (``corpora`` marks those without a vector)
         total = len(bids)
         matrix = np.zeros((total, self.encoder.dimensions), dtype=np.float32)
         hashes = np.zeros(total, dtype=np.int64)
@@ -211,8 +214,17 @@ class VectorBuilder:
                 if held[0] == V.NONE:
                     corpora[at] = V.NONE
                 have[at] = True
-        # In document order, so each document's text is read once.
-        missing = sorted(np.flatnonzero(~have).tolist(), key=places.__getitem__)
+        # Docs before code (a repository's docs are often a tenth of its blocks, and a
+        # question about using it wants them), each in document order, so each document's
+        # text is read once.
+        missing = sorted(
+            np.flatnonzero(~have).tolist(),
+            key=lambda at: (int(kinds[at]) != V.DOCS, places[at]),
+        )
+        # With no vectors serving yet, a corpus's serve as soon as each of its blocks has one.
+        early = _EarlyCorpora(kinds, missing) if self.index is None or self._early else None
+        if early is not None:
+            self._serve_complete(snapshot, early, bids, kinds, corpora, matrix, hashes, have)
         sources = [snapshot.docs.key_at(at)[0] for at, _ in places]
         per_source: dict[str, list[int]] = {}
         for name in sources:
@@ -224,10 +236,9 @@ class VectorBuilder:
         self.status.detail = f"generation {snapshot.generation}"
         known_texts = _TextVectors(self.index, matrix)
         encoded = reused = 0
-        for start in range(0, len(missing), CHUNK):
+        for chunk in _chunks(missing, kinds):
             if self._stop.is_set() or self._wanted is not snapshot:
                 raise _Superseded
-            chunk = missing[start : start + CHUNK]
             texts = [_passage(snapshot, places[at]) for at in chunk]
             rows = np.zeros((len(chunk), self.encoder.dimensions), dtype=np.float32)
             fresh = []
@@ -257,11 +268,16 @@ class VectorBuilder:
                     self._writable = False
             for at in chunk:
                 per_source[sources[at]][0] += 1
+            if early is not None:
+                have[chunk] = True
+                early.done(chunk)
+                self._serve_complete(snapshot, early, bids, kinds, corpora, matrix, hashes, have)
         if missing or self.index is None or self.index.generation != snapshot.generation:
             index = V.VectorIndex(
                 self.encoder.name, snapshot.generation, bids, corpora, matrix, hashes
             )
             self.index = self._keep(index).with_codes()
+            self._early = False
         self._fresh.clear()
         elapsed = time.monotonic() - started
         self.status = VectorStatus(
@@ -283,6 +299,47 @@ class VectorBuilder:
             release()
         # The pass's activations were freed into glibc's arenas: give them back.
         release_free_memory()
+
+    def _serve_complete(
+        self,
+        snapshot: Snapshot,
+        early: _EarlyCorpora,
+        bids: np.ndarray,
+        kinds: np.ndarray,
+        corpora: np.ndarray,
+        matrix: np.ndarray,
+        hashes: np.ndarray,
+        have: np.ndarray,
+    ) -> None:
+        """Serve the vectors of the corpora every block of which has one, while another is
+        still encoding (held in memory: the generation's file is written when all are)."""
+        import numpy as np
+
+        from scriptorium.semantic import vectors as V
+
+        complete = early.newly_complete()
+        if not complete:
+            return
+        assert self.encoder is not None
+        rows = have & np.isin(kinds, early.complete)
+        index = V.VectorIndex(
+            self.encoder.name,
+            snapshot.generation,
+            bids[rows],
+            corpora[rows],
+            matrix[rows],
+            hashes[rows],
+        )
+        self.index = index.with_codes()
+        self._early = True
+        names = " and ".join("code" if c == V.CODE else "docs" for c in complete)
+        log.info(
+            "vectors of generation %d serve for %s (%d blocks) while the rest are encoded",
+            snapshot.generation,
+            names,
+            len(index),
+        )
+        faults.pause("vectors.corpus", self._stop.is_set)
 
     def _keep(self, index: V.VectorIndex) -> V.VectorIndex:
         """Write ``index`` to its file and serve it mapped from there; prune older files."""
@@ -344,6 +401,46 @@ class _TextVectors:
 
     def add(self, text: int, row: int) -> None:
         self._made[text] = row
+
+
+def _chunks(missing: list[int], kinds: np.ndarray) -> Iterator[list[int]]:
+    """``missing`` in chunks of at most ``CHUNK``, none spanning two corpora (the docs'
+    last chunk ends where they do, so their vectors can serve before any code's is made)."""
+    chunk: list[int] = []
+    for at in missing:
+        if len(chunk) == CHUNK or (chunk and kinds[at] != kinds[chunk[-1]]):
+            yield chunk
+            chunk = []
+        chunk.append(at)
+    if chunk:
+        yield chunk
+
+
+class _EarlyCorpora:
+    """Which corpora of a first pass have every block's vector, and which of those serve."""
+
+    def __init__(self, kinds: np.ndarray, missing: list[int]) -> None:
+        from scriptorium.semantic import vectors as V
+
+        self._kinds = kinds
+        present = {int(k) for k in set(kinds.tolist())} & {V.DOCS, V.CODE}
+        self._left = dict.fromkeys(present, 0)
+        for at in missing:
+            self._left[int(kinds[at])] += 1
+        self.complete: list[int] = []
+
+    def done(self, chunk: list[int]) -> None:
+        for at in chunk:
+            self._left[int(self._kinds[at])] -= 1
+
+    def newly_complete(self) -> list[int]:
+        """Corpora complete since the last call, while another still encodes (the last
+        one's vectors serve with the generation's file)."""
+        if not any(self._left.values()):
+            return []
+        new = [c for c, left in sorted(self._left.items()) if not left and c not in self.complete]
+        self.complete.extend(new)
+        return new
 
 
 class _Superseded(Exception):
