@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 
 import pytest
 
@@ -53,6 +54,15 @@ def _all_terms(lines: list[str], terms: list[str]) -> tuple[list, list]:
     return python, snippets._Prepared(window).many_term_lines(terms)
 
 
+def _counts(lines: list[str], terms: list[str]) -> tuple[list, list]:
+    """Each line's count of terms from the reference's lines per term, and the compiled
+    count of all of them in one pass."""
+    python, _ = _all_terms(lines, terms)
+    counted = Counter(line for found in python for line in found)
+    compiled = snippets._Prepared(_window(lines)).compiled.terms_line_counts(terms)
+    return sorted(counted.items()), compiled
+
+
 def _occurring(text: str, terms: list[str]) -> tuple[list[bool], list[bool]]:
     return [t in text for t in terms], snippets._COMPILED_OCCURRING(text, terms)
 
@@ -76,6 +86,8 @@ def test_adversarial_lines_screen_alike(lines: list[str]) -> None:
     terms = sorted(_terms(lines))
     python, compiled = _all_terms(lines, terms)
     assert compiled == python, lines
+    python, compiled = _counts(lines, terms)
+    assert compiled == python, lines
     text = "\n".join(line for line in lines if line.isascii()).lower()
     python, compiled = _occurring(text, [*terms, "zzz", "\nab", ""])
     assert compiled == python, lines
@@ -93,6 +105,8 @@ def test_every_python_file_of_the_corpus_screens_alike() -> None:
             assert compiled == python, (path.name, term)
             compared += bool(python)
         python, compiled = _all_terms(lines, terms)
+        assert compiled == python, path.name
+        python, compiled = _counts(lines, terms)
         assert compiled == python, path.name
         text = "\n".join(line for line in lines if line.isascii()).lower()
         python, compiled = _occurring(text, [*terms, "zq", "not_in_this_file"])
@@ -116,6 +130,8 @@ def test_random_mixtures_screen_alike() -> None:
             assert compiled == python, (term, lines)
         python, compiled = _all_terms(lines, sorted(terms))
         assert compiled == python, lines
+        python, compiled = _counts(lines, sorted(terms))
+        assert compiled == python, lines
         text = "\n".join(line for line in lines if line.isascii()).lower()
         python, compiled = _occurring(text, sorted(terms))
         assert compiled == python, lines
@@ -129,9 +145,28 @@ def test_best_line_answers_alike(monkeypatch: pytest.MonkeyPatch) -> None:
         ["dependencies", "response_model", "status_code"],
         ["websocket", "route"],
         ["nothing_here_at_all"],
+        # A pasted text's many terms: counted by one compiled pass (COUNTED_TERMS).
+        [*sorted(_terms(lines[400:440]))[:80], "zq_absent", "caf\u00e9"],
     ]
-    answers = [snippets.best_line(lines, terms) for terms in queries]
+    assert len(queries[-1]) > snippets.COUNTED_TERMS
+    ranges = [(0, None), (100, 900), (350, 420)]
+    answers = [snippets.best_line(lines, terms, a, b) for terms in queries for a, b in ranges]
+    memo = snippets.ScreenMemo()
+    twice = [
+        snippets.best_line(lines, terms, a, b, memo=memo, key="routing")
+        for _ in range(2)
+        for terms in queries
+        for a, b in ranges
+    ]
+    assert twice == answers + answers
+    monkeypatch.setattr(snippets, "COUNTED_TERMS", 10_000)  # the memo's lines per term
+    assert [
+        snippets.best_line(lines, terms, a, b) for terms in queries for a, b in ranges
+    ] == answers
     monkeypatch.setattr(snippets, "_COMPILED_SCREEN", None)
+    monkeypatch.setattr(snippets, "_COMPILED_COUNTS", False)
     monkeypatch.setattr(snippets, "_COMPILED_OCCURRING", None)
-    assert [snippets.best_line(lines, terms) for terms in queries] == answers
-    assert any(answer is not None for answer in answers)
+    assert [
+        snippets.best_line(lines, terms, a, b) for terms in queries for a, b in ranges
+    ] == answers
+    assert sum(answer is not None for answer in answers) >= 9

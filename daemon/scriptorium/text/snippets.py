@@ -19,6 +19,10 @@ from scriptorium.text.tokenize import tokenize
 __all__ = ["ScreenMemo", "best_line", "code_snippet", "doc_snippet"]
 
 
+# Above this many terms, a range's lines are counted by one compiled pass rather than from the
+# memo's lines per term (a question's few terms are found in the memo; a pasted text's hundreds
+# cost more to look up than to find again).
+COUNTED_TERMS = 32
 # Lines screened at a time: a long block is screened in growing slices, so a scan can stop
 # once a line holds every term that occurs anywhere in the range.
 FIRST_SLICE = 256
@@ -166,22 +170,15 @@ class _Screen:
             return []
         memo, key = self.memo, self.key
         prepared: _Prepared | None = None
-        counts: Counter[int] = Counter()
-        missing = []
-        for term in wanted:
-            if not term.isascii():
-                continue
-            found = memo.get((key, start, stop, term)) if memo is not None else None
-            if isinstance(found, tuple):
-                counts.update(found)
-            else:
-                missing.append(term)
-        if missing:
+        terms = [term for term in wanted if term.isascii()]
+        if len(terms) > COUNTED_TERMS and _COMPILED_COUNTS and all(terms):
+            # Many terms (a pasted text): one compiled pass counts each line's terms, cheaper
+            # than a memo entry per term to look up and add.
             prepared = _Prepared(self.lines[start:stop])
-            for term, found in zip(missing, prepared.many_term_lines(missing), strict=True):
-                if memo is not None:
-                    memo.put((key, start, stop, term), found)
-                counts.update(found)
+            assert prepared.compiled is not None
+            counts = dict(prepared.compiled.terms_line_counts(terms))
+        else:
+            counts = self._counted(terms, start, stop)
         unscreened = memo.get((key, start, stop, None)) if memo is not None else None
         if not isinstance(unscreened, tuple):
             window = self.lines[start:stop] if prepared is None else prepared.lines
@@ -195,11 +192,33 @@ class _Screen:
             return screened
         return sorted(screened + [(start + i, len(wanted)) for i in unscreened])
 
+    def _counted(self, terms: list[str], start: int, stop: int) -> Counter[int]:
+        """How many of ``terms`` each line of ``[start, stop)`` may hold, from the memo's
+        lines per term where it has them."""
+        memo, key = self.memo, self.key
+        counts: Counter[int] = Counter()
+        missing = []
+        for term in terms:
+            found = memo.get((key, start, stop, term)) if memo is not None else None
+            if isinstance(found, tuple):
+                counts.update(found)
+            else:
+                missing.append(term)
+        if missing:
+            prepared = _Prepared(self.lines[start:stop])
+            for term, found in zip(missing, prepared.many_term_lines(missing), strict=True):
+                if memo is not None:
+                    memo.put((key, start, stop, term), found)
+                counts.update(found)
+        return counts
+
 
 # The compiled screen (``native/src/screen.rs``): the same lines and the same occurring
 # terms as the Python below, found for every term of a query in one pass over the text.
 _COMPILED_SCREEN = screened_lines()
 _COMPILED_OCCURRING = terms_occurring()
+# Whether it counts each line's terms in one call (an older build does not).
+_COMPILED_COUNTS = hasattr(_COMPILED_SCREEN, "terms_line_counts")
 
 
 class _Prepared:
