@@ -102,7 +102,8 @@ def test_docs_vectors_serve_while_the_code_is_encoded(tmp_path):
         by_name = {source.name: source for source in _vectors(daemon)}
         assert by_name["docs"].vectors_done == by_name["docs"].vectors_total == 4
         assert by_name["code"].vectors_done < by_name["code"].vectors_total
-        assert by_name["docs"].vectors_state == "encoding"
+        assert by_name["docs"].vectors_state == "ready"
+        assert by_name["code"].vectors_state == "encoding"
         request = pb.SearchRequest(query=MEANING, top_k=5, kinds=[pb.CORPUS_DOCS], explain=True)
         first = daemon.stub.Search(request, timeout=30).results[0]
         assert first.location.split("#")[0] == "retries"

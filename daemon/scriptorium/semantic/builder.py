@@ -113,7 +113,10 @@ class VectorBuilder:
         """(state, vectors made, blocks, detail) for one source's blocks."""
         status = self.status
         done, total = status.per_source.get(source, (0, 0))
-        return status.state, done, total, status.detail
+        state = status.state
+        if state == "encoding" and self._early and 0 < total == done:
+            state = "ready"  # a first pass serves this source's corpus already
+        return state, done, total, status.detail
 
     # -- the thread -----------------------------------------------------------------------
 
