@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--docs-search-set", type=Path, help="docs-search dataset.yaml")
     parser.add_argument("--swebench-set", type=Path, help="swebench instances.jsonl")
     parser.add_argument("--fastapi-set", type=Path, default=None, help="eval/fastapi.jsonl")
+    parser.add_argument("--usage-set", type=Path, default=None, help="eval/usage.jsonl")
     parser.add_argument("--fastapi-config", type=Path, default=None, help="eval/fastapi.toml")
     parser.add_argument(
         "--ds1000-source",
@@ -192,6 +193,19 @@ def _preflight(specs: Sequence[CorpusSpec], repos: Path | None, cache: Path) -> 
             raise SuiteError(f"repository {spec.repo} has no commit {spec.commit}")
 
 
+def _check_usage(cases: Sequence[SuiteCase], repos: Path | None, cache: Path) -> None:
+    """The usage set's answers are files of their repositories (materialised here; the runs
+    find them built)."""
+    if not cases:
+        return
+    from scriptorium.evaluation.suite import usage
+
+    specs = dict.fromkeys(case.corpus for case in cases)
+    where = _need_repos(repos)
+    trees = {s: materialise(where, s.repo, s.commit, s.selection, cache, _log) for s in specs}
+    usage.check_answers(list(cases), lambda spec: _tree_files(trees[spec]))
+
+
 def _by_corpus(cases: Sequence[SuiteCase]) -> dict[CorpusSpec, list[SuiteCase]]:
     grouped: dict[CorpusSpec, list[SuiteCase]] = {}
     for case in cases:
@@ -217,6 +231,11 @@ def _run(args: argparse.Namespace) -> int:
             sets.swebench_cases(sets.read_swebench(path)), steps.get("swebench"), args.limit
         )
         external += swe
+    if "usage" in chosen:
+        from scriptorium.evaluation.suite import usage
+
+        found = usage.read(_in_repo(args.usage_set, "eval/usage.jsonl"))
+        external += sets.sample(found, steps.get("usage"), args.limit)
     docs_entries: list[dict[str, Any]] = []
     libraries: dict[str, sets.Library] = {}
     docs_sets = [name for name in chosen if name in sets.DOCS_SEARCH_SETS]
@@ -234,6 +253,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     if external or docs_specs:
         _preflight([c.corpus for c in external] + docs_specs, args.repos, cache)
+    _check_usage([c for c in external if c.set_name == "usage"], args.repos, cache)
 
     if docs_entries:
         trees = {

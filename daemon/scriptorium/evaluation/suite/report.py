@@ -28,6 +28,8 @@ SET_TITLES = {
     "page level, MRR@10)",
     "fastapi-repo": "fastapi-repo (the project's questions over the whole FastAPI repository, "
     "page level, MRR@10)",
+    "usage": "usage (the project's questions about using httpx and pydantic, each over its "
+    "whole repository; file level, MRR@10)",
 }
 # What a clipped query was cut to, per set: the daemon's own limit unless the set says less.
 CLIP_NOTES = {"ds1000": "to the set's first 2,000 characters"}

@@ -20,7 +20,15 @@ from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.limits import SEARCHED_QUERY_CHARS
 from scriptorium.text import clip_at_whitespace
 
-SET_NAMES = ("fastapi", "docs-search", "docs-search-repo", "swebench", "ds1000", "fastapi-repo")
+SET_NAMES = (
+    "fastapi",
+    "docs-search",
+    "docs-search-repo",
+    "swebench",
+    "ds1000",
+    "fastapi-repo",
+    "usage",
+)
 DOCS_SEARCH_FILE = "docs-search-eval/dataset.yaml"
 SWEBENCH_FILE = "swebench-verified/instances.jsonl"
 # Span names that are not definitions: a result can never "be" them, so they only count as files.

@@ -1,0 +1,74 @@
+"""``usage``: questions about using a library, asked over its whole repository.
+
+An agent working with a library asks how to do something with it ("forbid extra fields on a
+model") over a clone of the library: docs, code, tests and all, with default kinds. The
+project's own questions (``eval/usage.jsonl``) name the repository and commit they are asked
+over and the files that answer them, docs pages or code, written down before any run. A case
+counts by file, like fastapi-repo; Hit@1 is the figure a user meets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from scriptorium.evaluation.suite.materialise import Selection
+from scriptorium.evaluation.suite.repos import SuiteError
+from scriptorium.evaluation.suite.sets import CorpusSpec, SourceSpec, SuiteCase, clip_query
+
+SET_NAME = "usage"
+FIELDS = ("id", "repo", "commit", "query", "acceptable")
+
+
+def corpus(repo: str, commit: str) -> CorpusSpec:
+    """The whole repository, sourced as ``scriptorium serve REPO`` sources it."""
+    sources = (SourceSpec("docs", "markdown"), SourceSpec("code", "code"))
+    return CorpusSpec(repo, commit, Selection("repo"), sources)
+
+
+def read(path: Path) -> list[SuiteCase]:
+    """The set's cases; an entry lacking a field, or not JSON, is an error naming its line."""
+    cases: list[SuiteCase] = []
+    seen: set[str] = set()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SuiteError(f"{path}: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SuiteError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        missing = [name for name in FIELDS if not entry.get(name)]
+        if missing:
+            raise SuiteError(f"{path}:{number}: no {', '.join(missing)}")
+        if entry["id"] in seen:
+            raise SuiteError(f"{path}:{number}: id {entry['id']!r} twice")
+        seen.add(entry["id"])
+        query, truncated = clip_query(entry["query"])
+        cases.append(
+            SuiteCase(
+                set_name=SET_NAME,
+                case_id=entry["id"],
+                group=entry["repo"].rsplit("/", 1)[-1],
+                query=query,
+                corpus=corpus(entry["repo"], entry["commit"]),
+                gains=dict.fromkeys(entry["acceptable"], 1),
+                query_chars=len(entry["query"]),
+                truncated=truncated,
+            )
+        )
+    return cases
+
+
+def check_answers(cases: list[SuiteCase], files_of: Callable[[CorpusSpec], frozenset[str]]) -> None:
+    """Every answer is a file of its repository at its commit (the set is pinned: a missing
+    one is the set's error, not a case to skip)."""
+    for case in cases:
+        files = files_of(case.corpus)
+        absent = sorted(f for f in case.gains if f not in files)
+        if absent:
+            raise SuiteError(f"usage {case.case_id}: no {', '.join(absent)} in {case.corpus.key}")
