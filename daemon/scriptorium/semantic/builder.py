@@ -275,7 +275,13 @@ class VectorBuilder:
                 have[chunk] = True
                 early.done(chunk)
                 self._serve_complete(snapshot, early, bids, kinds, corpora, matrix, hashes, have)
-        if missing or self.index is None or self.index.generation != snapshot.generation:
+        # (What serves may be a first pass's complete corpora alone: ``_early``.)
+        if (
+            missing
+            or self.index is None
+            or self._early
+            or self.index.generation != snapshot.generation
+        ):
             index = V.VectorIndex(
                 self.encoder.name, snapshot.generation, bids, corpora, matrix, hashes
             )
