@@ -498,6 +498,7 @@ fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tokenizer>()?;
     m.add_class::<markdown::MarkdownLines>()?;
     m.add_class::<screen::ScreenedLines>()?;
+    m.add_class::<screen::ScreenTerms>()?;
     m.add_function(wrap_pyfunction!(screen::terms_occurring, m)?)?;
     m.add_function(wrap_pyfunction!(markdown::markdown_spaces, m)?)?;
     m.add_function(wrap_pyfunction!(vectors::int8_dots, m)?)?;

@@ -102,19 +102,35 @@ impl ScreenedLines {
             .collect()
     }
 
-    /// For each line holding at least one of `terms` as a token, `(line, how many distinct
-    /// terms it holds)`, by line: what a caller would count from `terms_lines`, in one pass
-    /// and without a tuple per term.
-    fn terms_line_counts(
-        &self,
-        py: Python<'_>,
-        terms: Vec<String>,
-    ) -> PyResult<Vec<(usize, usize)>> {
+    /// For each line holding at least one of the terms as a token, `(line, how many distinct
+    /// terms it holds)`, by line: what a caller would count from `terms_lines`, in one pass,
+    /// with the automaton made once for the search (`ScreenTerms`).
+    fn counts_of(&self, py: Python<'_>, terms: &ScreenTerms) -> Vec<(usize, usize)> {
+        py.allow_threads(|| self.line_counts(&terms.automaton, terms.count))
+    }
+}
+
+/// A search's terms made into one automaton, for every `ScreenedLines.counts_of` of it.
+#[pyclass(frozen, module = "scriptorium_native")]
+pub struct ScreenTerms {
+    automaton: Arc<AhoCorasick>,
+    count: usize,
+}
+
+#[pymethods]
+impl ScreenTerms {
+    #[new]
+    fn new(terms: Vec<String>) -> PyResult<Self> {
         if terms.iter().any(|t| t.is_empty()) {
             return Err(PyValueError::new_err("an empty term is screened by Python"));
         }
-        py.allow_threads(|| self.line_counts(&terms))
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        let patterns: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let automaton =
+            automaton_for(&patterns).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(Self {
+            automaton,
+            count: terms.len(),
+        })
     }
 }
 
@@ -168,13 +184,11 @@ impl ScreenedLines {
         Ok(lines)
     }
 
-    fn line_counts(&self, terms: &[String]) -> Result<Vec<(usize, usize)>, BuildError> {
-        let patterns: Vec<&str> = terms.iter().map(String::as_str).collect();
-        let automaton = automaton_for(&patterns)?;
+    fn line_counts(&self, automaton: &AhoCorasick, terms: usize) -> Vec<(usize, usize)> {
         let ends = &self.ends;
         // The last line each term was counted on (matches come by their end, so a term's
         // lines come in order).
-        let mut last: Vec<usize> = vec![usize::MAX; terms.len()];
+        let mut last: Vec<usize> = vec![usize::MAX; terms];
         let mut counts: Vec<usize> = vec![0; ends.len()];
         for found in automaton.find_overlapping_iter(self.lowered.as_str()) {
             let (at, end) = (found.start(), found.end());
@@ -190,11 +204,11 @@ impl ScreenedLines {
                 counts[index] += 1;
             }
         }
-        Ok(counts
+        counts
             .into_iter()
             .enumerate()
             .filter(|&(_, count)| count > 0)
-            .collect())
+            .collect()
     }
 
     fn lines_of(&self, term: &str) -> Vec<usize> {

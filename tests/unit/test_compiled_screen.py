@@ -59,7 +59,8 @@ def _counts(lines: list[str], terms: list[str]) -> tuple[list, list]:
     count of all of them in one pass."""
     python, _ = _all_terms(lines, terms)
     counted = Counter(line for found in python for line in found)
-    compiled = snippets._Prepared(_window(lines)).compiled.terms_line_counts(terms)
+    automaton = snippets._COMPILED_TERMS(terms)
+    compiled = snippets._Prepared(_window(lines)).compiled.counts_of(automaton)
     return sorted(counted.items()), compiled
 
 
@@ -76,6 +77,9 @@ def _terms(lines: list[str]) -> set[str]:
 def test_the_compiled_screen_is_in_use() -> None:
     assert snippets._Prepared(["a"]).compiled is not None
     assert snippets._COMPILED_OCCURRING is not None
+    many = snippets.Wanted([f"term{i}" for i in range(snippets.COUNTED_TERMS + 1)])
+    assert many.compiled is not None
+    assert snippets.Wanted(["few", "terms"]).compiled is None  # the memo's lines per term
 
 
 @pytest.mark.parametrize("lines", ADVERSARIAL)
@@ -159,12 +163,14 @@ def test_best_line_answers_alike(monkeypatch: pytest.MonkeyPatch) -> None:
         for a, b in ranges
     ]
     assert twice == answers + answers
+    prepared = [snippets.Wanted(terms) for terms in queries]  # once per search, as anchoring does
+    assert [snippets.best_line(lines, w, a, b) for w in prepared for a, b in ranges] == answers
     monkeypatch.setattr(snippets, "COUNTED_TERMS", 10_000)  # the memo's lines per term
     assert [
         snippets.best_line(lines, terms, a, b) for terms in queries for a, b in ranges
     ] == answers
     monkeypatch.setattr(snippets, "_COMPILED_SCREEN", None)
-    monkeypatch.setattr(snippets, "_COMPILED_COUNTS", False)
+    monkeypatch.setattr(snippets, "_COMPILED_TERMS", None)
     monkeypatch.setattr(snippets, "_COMPILED_OCCURRING", None)
     assert [
         snippets.best_line(lines, terms, a, b) for terms in queries for a, b in ranges

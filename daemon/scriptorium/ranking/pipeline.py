@@ -43,7 +43,7 @@ from scriptorium.settings.ranking import (  # noqa: F401 (also imported from her
     RANKING_KEYS,
     RankingSettings,
 )
-from scriptorium.text import best_line, query_terms, tokenize
+from scriptorium.text import Wanted, best_line, query_terms, tokenize
 from scriptorium.text.features import WordSet
 from scriptorium.text.snippets import ScreenMemo
 
@@ -91,21 +91,26 @@ class Pipeline:
             for hit in hits
         ]
 
-    def anchor(self, query: Query, candidates: list[Candidate]) -> None:
+    def anchor(
+        self, query: Query, candidates: list[Candidate], wanted: Wanted | None = None
+    ) -> None:
         """Centre code candidates on their best matching line (done for the final window only).
 
-        Lines are matched on plain tokens as well as the query's (possibly stemmed) terms. A
-        code block where no line matches but whose file path does becomes a file-level result
-        anchored at line 1: the path, not the code, is what answered.
+        Lines are matched on plain tokens as well as the query's (possibly stemmed) terms
+        (``wanted``, made once per search by :meth:`anchor_terms`). A code block where no line
+        matches but whose file path does becomes a file-level result anchored at line 1: the
+        path, not the code, is what answered.
         """
-        terms = set(query.terms) | set(query_terms(query.text))
+        if wanted is None:
+            wanted = self.anchor_terms(query)
+        terms = wanted.given
         for cand in candidates:
             block = cand.block
             if block.kind is RefKind.CODE and cand.anchor_line is None:
                 lines = self.lines_of(cand.document)
                 best = best_line(
                     lines,
-                    terms,
+                    wanted,
                     block.start_line - 1,
                     block.end_line,
                     memo=self.screens,
@@ -119,9 +124,20 @@ class Pipeline:
                 else:
                     cand.anchor_line = block.start_line
 
-    def _settle(self, query: Query, window: list[Candidate], location_of: LocationOf) -> None:
+    @staticmethod
+    def anchor_terms(query: Query) -> Wanted:
+        """The terms code results are anchored by: the query's and its plain tokens."""
+        return Wanted(set(query.terms) | set(query_terms(query.text)))
+
+    def _settle(
+        self,
+        query: Query,
+        window: list[Candidate],
+        location_of: LocationOf,
+        wanted: Wanted | None = None,
+    ) -> None:
         """Anchor the window's code results and give each its final location."""
-        self.anchor(query, window)
+        self.anchor(query, window, wanted)
         for cand in window:
             cand.location = location_of(cand)
 
@@ -137,11 +153,12 @@ class Pipeline:
         kept: list[Candidate] = []
         files: set[tuple[str, str]] = set()
         used = 0
+        wanted = self.anchor_terms(query)
         for cand in window:
             if len(kept) >= count:
                 break
             used += 1
-            self._settle(query, [cand], location_of)
+            self._settle(query, [cand], location_of, wanted)
             if cand.file_level:
                 key = (cand.source, cand.document.path)
                 if key in files:

@@ -14,7 +14,7 @@ from scriptorium.text.normalize import (
     without_version_lines,
 )
 from scriptorium.text.preview import preview
-from scriptorium.text.snippets import best_line, code_snippet, doc_snippet
+from scriptorium.text.snippets import Wanted, best_line, code_snippet, doc_snippet
 from scriptorium.text.stopwords import STOPWORDS
 from scriptorium.text.tokenize import (
     MAX_QUERY_TERMS,
@@ -31,6 +31,7 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "STOPWORDS",
     "TOKENIZER_VERSION",
+    "Wanted",
     "best_line",
     "clip_at_whitespace",
     "code_snippet",

@@ -12,11 +12,11 @@ from collections import Counter
 from collections.abc import Collection, Hashable, Sequence
 from itertools import accumulate
 
-from scriptorium.text.compiled import screened_lines, terms_occurring
+from scriptorium.text.compiled import native_part, screened_lines, terms_occurring
 from scriptorium.text.normalize import normalize
 from scriptorium.text.tokenize import tokenize
 
-__all__ = ["ScreenMemo", "best_line", "code_snippet", "doc_snippet"]
+__all__ = ["ScreenMemo", "Wanted", "best_line", "code_snippet", "doc_snippet"]
 
 
 # Above this many terms, a range's lines are counted by one compiled pass rather than from the
@@ -58,9 +58,25 @@ class ScreenMemo:
         self._items += items
 
 
+class Wanted:
+    """The terms :func:`best_line` looks for, made ready once for every result of a search:
+    normalised, the ASCII ones listed, and (many of them: a pasted text) the compiled
+    automaton that counts each line's terms in one pass."""
+
+    __slots__ = ("ascii", "compiled", "given", "terms")
+
+    def __init__(self, terms: Collection[str]) -> None:
+        self.given = frozenset(terms)  # as the caller gave them
+        self.terms = frozenset(normalize(t) for t in terms if t)
+        self.ascii = [term for term in self.terms if term.isascii()]
+        self.compiled = None
+        if len(self.ascii) > COUNTED_TERMS and _COMPILED_TERMS is not None and all(self.ascii):
+            self.compiled = _COMPILED_TERMS(self.ascii)
+
+
 def best_line(
     lines: Sequence[str],
-    terms: Collection[str],
+    terms: Collection[str] | Wanted,
     start: int = 0,
     end: int | None = None,
     *,
@@ -71,12 +87,14 @@ def best_line(
 
     Lines are matched on their unstemmed tokens (stopwords included), so an identifier part such
     as ``user`` finds ``getUserName``. Terms are normalised here, so both query terms and raw
-    words work. Ties go to the earliest line; None when no line holds any term.
+    words work (a caller anchoring many results passes them once as :class:`Wanted`). Ties go
+    to the earliest line; None when no line holds any term.
 
     ``memo`` with a ``key`` naming the text of ``lines`` (its content hash) keeps what the
     screening found per term, for later calls on the same text.
     """
-    wanted = {normalize(t) for t in terms if t}
+    prepared = terms if isinstance(terms, Wanted) else Wanted(terms)
+    wanted = prepared.terms
     if not wanted:
         return None
     start = max(start, 0)
@@ -97,7 +115,7 @@ def best_line(
         # The answer is the earliest line with the highest count. Lines are visited by their
         # bound, highest first, so the scan ends as soon as no remaining line can reach the
         # best (lines of earlier slices come first, so they win ties).
-        checks = screen.lines_to_check(wanted, low, high)
+        checks = screen.lines_to_check(prepared, low, high)
         checks.sort(key=lambda check: (-check[1], check[0]))
         for index, most in checks:
             if most < best_count:
@@ -119,7 +137,7 @@ class _Screen:
     def __init__(self, lines: Sequence[str], memo: ScreenMemo | None, key: Hashable) -> None:
         self.lines, self.memo, self.key = lines, memo, key
 
-    def occurring(self, wanted: set[str], start: int, stop: int) -> int:
+    def occurring(self, wanted: frozenset[str], start: int, stop: int) -> int:
         """How many of ``wanted`` occur in ``[start, stop)`` at all, as substrings of its
         normalised lines.
 
@@ -156,7 +174,7 @@ class _Screen:
                     memo.put((key, start, stop, "in", term), found)
         return sum(known.values())
 
-    def lines_to_check(self, wanted: set[str], start: int, stop: int) -> list[tuple[int, int]]:
+    def lines_to_check(self, wanted: Wanted, start: int, stop: int) -> list[tuple[int, int]]:
         """``(index, most)`` for the lines in ``[start, stop)`` that may hold a wanted token.
 
         ``most`` bounds how many distinct wanted tokens the line can hold. Tokenizing every
@@ -170,15 +188,14 @@ class _Screen:
             return []
         memo, key = self.memo, self.key
         prepared: _Prepared | None = None
-        terms = [term for term in wanted if term.isascii()]
-        if len(terms) > COUNTED_TERMS and _COMPILED_COUNTS and all(terms):
+        if wanted.compiled is not None:
             # Many terms (a pasted text): one compiled pass counts each line's terms, cheaper
             # than a memo entry per term to look up and add.
             prepared = _Prepared(self.lines[start:stop])
             assert prepared.compiled is not None
-            counts = dict(prepared.compiled.terms_line_counts(terms))
+            counts = dict(prepared.compiled.counts_of(wanted.compiled))
         else:
-            counts = self._counted(terms, start, stop)
+            counts = self._counted(wanted.ascii, start, stop)
         unscreened = memo.get((key, start, stop, None)) if memo is not None else None
         if not isinstance(unscreened, tuple):
             window = self.lines[start:stop] if prepared is None else prepared.lines
@@ -190,7 +207,7 @@ class _Screen:
         screened = [(start + i, counts[i]) for i in sorted(counts)]
         if not unscreened:
             return screened
-        return sorted(screened + [(start + i, len(wanted)) for i in unscreened])
+        return sorted(screened + [(start + i, len(wanted.terms)) for i in unscreened])
 
     def _counted(self, terms: list[str], start: int, stop: int) -> Counter[int]:
         """How many of ``terms`` each line of ``[start, stop)`` may hold, from the memo's
@@ -217,8 +234,9 @@ class _Screen:
 # terms as the Python below, found for every term of a query in one pass over the text.
 _COMPILED_SCREEN = screened_lines()
 _COMPILED_OCCURRING = terms_occurring()
-# Whether it counts each line's terms in one call (an older build does not).
-_COMPILED_COUNTS = hasattr(_COMPILED_SCREEN, "terms_line_counts")
+# A search's terms made into one automaton for the screen's counts (None: an older build,
+# or no extension).
+_COMPILED_TERMS = native_part("ScreenTerms") if hasattr(_COMPILED_SCREEN, "counts_of") else None
 
 
 class _Prepared:
