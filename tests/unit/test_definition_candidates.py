@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from scriptorium.engine.local import LocalEngine
+from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import FieldWeights, lexical_search
 from scriptorium.plugins import load_registry
 from scriptorium.settings.config import load_settings
@@ -81,3 +82,25 @@ def test_a_defined_name_still_brings_its_definition(engine):
     # The class the query names joins the three best blocks, after them.
     assert found[:3] == plain and len(found) > 3
     assert any(path == "fastapi/security/oauth2.py" for path, _ in found[3:])
+
+
+def test_a_corpus_without_a_block_asks_no_query(engine):
+    """This tree is code alone: a pool of its docs is empty, known without searching."""
+
+    def pool(corpora: list[str]) -> tuple[int, int]:
+        snapshot = CountingSnapshot(engine.indexer.snapshot)
+        hits = lexical_search(
+            snapshot,
+            ["scope", "token"],
+            FieldWeights(),
+            3,
+            corpora=corpora,
+            documents=[doc_term("code", "fastapi/security/oauth2.py")],
+            document_limit=2,
+        )
+        return len(hits), snapshot.searcher.queries
+
+    assert pool(["docs"]) == (0, 0)
+    found, queries = pool(["code"])
+    assert found >= 3 and queries == 2  # the pool, and the named file's blocks
+    assert pool(["docs", "code"]) == (found, queries)

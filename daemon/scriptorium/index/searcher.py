@@ -187,6 +187,8 @@ def lexical_search(
     admit more; measured, it found one more definition for 0.2 ms a search: not kept.)"""
     if not terms:
         return []
+    if corpora and not any(snapshot.searcher.doc_freq(S.CORPUS, c) for c in corpora):
+        return []  # no block of these corpora (a tree of code alone asked for docs)
     schema = snapshot.index.schema
     matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
 
