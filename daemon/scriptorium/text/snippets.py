@@ -63,15 +63,22 @@ class Wanted:
     normalised, the ASCII ones listed, and (many of them: a pasted text) the compiled
     automaton that counts each line's terms in one pass."""
 
-    __slots__ = ("ascii", "compiled", "given", "terms")
+    __slots__ = ("_compiled", "ascii", "given", "terms")
 
     def __init__(self, terms: Collection[str]) -> None:
         self.given = frozenset(terms)  # as the caller gave them
         self.terms = frozenset(normalize(t) for t in terms if t)
         self.ascii = [term for term in self.terms if term.isascii()]
-        self.compiled = None
-        if len(self.ascii) > COUNTED_TERMS and _COMPILED_TERMS is not None and all(self.ascii):
-            self.compiled = _COMPILED_TERMS(self.ascii)
+        self._compiled: object = False  # not made yet
+
+    @property
+    def compiled(self) -> object | None:
+        """The compiled automaton of many terms, made on first use (a window of docs alone
+        never needs it), or None for few terms or without the extension."""
+        if self._compiled is False:
+            many = len(self.ascii) > COUNTED_TERMS and all(self.ascii)
+            self._compiled = _COMPILED_TERMS(self.ascii) if many and _COMPILED_TERMS else None
+        return self._compiled
 
 
 def best_line(
@@ -188,12 +195,13 @@ class _Screen:
             return []
         memo, key = self.memo, self.key
         prepared: _Prepared | None = None
-        if wanted.compiled is not None:
+        automaton = wanted.compiled
+        if automaton is not None:
             # Many terms (a pasted text): one compiled pass counts each line's terms, cheaper
             # than a memo entry per term to look up and add.
             prepared = _Prepared(self.lines[start:stop])
             assert prepared.compiled is not None
-            counts = dict(prepared.compiled.counts_of(wanted.compiled))
+            counts = dict(prepared.compiled.counts_of(automaton))
         else:
             counts = self._counted(wanted.ascii, start, stop)
         unscreened = memo.get((key, start, stop, None)) if memo is not None else None
