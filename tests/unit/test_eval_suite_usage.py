@@ -49,7 +49,7 @@ def test_the_projects_set_reads_into_whole_repository_cases() -> None:
 def test_an_entry_is_a_case_over_its_repository(tmp_path: Path) -> None:
     (case,) = usage.read(_write(tmp_path, ENTRY, ""))
     assert case.case_id == "lib-timeout" and case.group == "lib"
-    assert case.corpus == usage.corpus("owner/lib", "a" * 40)
+    assert case.corpus == sets.whole_repository("owner/lib", "a" * 40)
     assert case.gains == {"docs/timeouts.md": 1, "lib/_config.py": 1}
     assert case.query == "set a timeout" and case.query_chars == len("set a timeout")
 
@@ -57,7 +57,7 @@ def test_an_entry_is_a_case_over_its_repository(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("entries", "said"),
     [
-        (["{not json"], "usage.jsonl:1: not JSON"),
+        (["{not json"], "usage.jsonl:1: not valid JSON"),
         ([{**ENTRY, "acceptable": []}], "usage.jsonl:1: no acceptable"),
         ([{k: v for k, v in ENTRY.items() if k != "commit"}], "no commit"),
         ([ENTRY, ENTRY], "usage.jsonl:2: id 'lib-timeout' twice"),

@@ -11,7 +11,6 @@ skipped (most list no docs at all).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,13 @@ from typing import Any
 
 from scriptorium.evaluation.suite.materialise import Selection, materialise
 from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_commit
-from scriptorium.evaluation.suite.sets import CorpusSpec, SourceSpec, SuiteCase, clip_query
+from scriptorium.evaluation.suite.sets import (
+    CorpusSpec,
+    SourceSpec,
+    SuiteCase,
+    clip_query,
+    json_lines,
+)
 
 SET_NAME = "ds1000"
 REPO = "code-rag-bench/code-rag-bench"
@@ -69,13 +74,7 @@ def read_problems(git_dir: Path, commit: str) -> list[dict[str, Any]]:
     if done.returncode != 0:
         raise SuiteError(f"{git_dir}: no {PROBLEMS_FILE} at {commit[:12]}")
     rows = []
-    for number, line in enumerate(done.stdout.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SuiteError(f"{PROBLEMS_FILE}:{number}: not valid JSON ({exc.msg})") from exc
+    for number, row in json_lines(done.stdout.decode("utf-8").splitlines(), PROBLEMS_FILE):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             raise SuiteError(f"{PROBLEMS_FILE}:{number}: a problem needs a 'prompt'")
         rows.append(row)

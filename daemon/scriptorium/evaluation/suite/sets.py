@@ -8,7 +8,7 @@ baseline are scored by one function whatever locations they speak in.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,18 @@ def clip_query(text: str, limit: int = SEARCHED_QUERY_CHARS) -> tuple[str, bool]
     return clipped, len(clipped) < len(text)
 
 
+def json_lines(lines: Iterable[str], where: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of a JSON-lines set; a line that is not
+    JSON is a :class:`SuiteError` naming ``where`` and the line."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SuiteError(f"{where}:{number}: not valid JSON ({exc.msg})") from exc
+
+
 def parse_repo_at(raw: str, flag: str) -> tuple[str, str]:
     """``owner/name@commit`` → (repository, commit): another repository or commit for a set
     whose corpus is pinned (a test's own repository, a later snapshot)."""
@@ -145,12 +157,16 @@ def docs_corpus(library: Library) -> CorpusSpec:
 
 
 def repo_corpus(library: Library) -> CorpusSpec:
-    """The whole repository of a library, sourced as ``scriptorium serve REPO`` sources it: its
-    Markdown as ``docs`` and its code as ``code``, each with the kind's default patterns. The
-    same questions then meet the code, tests and translations a user serving a clone meets."""
-    selection = Selection("repo")
+    """The whole repository of a library (:func:`whole_repository`)."""
+    return whole_repository(library.repo, library.commit)
+
+
+def whole_repository(repo: str, commit: str) -> CorpusSpec:
+    """A whole repository, sourced as ``scriptorium serve REPO`` sources it: its Markdown as
+    ``docs`` and its code as ``code``, each with the kind's default patterns. The questions
+    then meet the code, tests and translations a user serving a clone meets."""
     sources = (SourceSpec("docs", "markdown"), SourceSpec("code", "code"))
-    return CorpusSpec(library.repo, library.commit, selection, sources)
+    return CorpusSpec(repo, commit, Selection("repo"), sources)
 
 
 # The sets scored page by page against the docs-search grades, and the corpus each asks over.
@@ -288,13 +304,7 @@ def read_swebench(path: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read the swebench set ({exc.strerror})") from exc
     rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SuiteError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+    for number, row in json_lines(lines, str(path)):
         missing = [
             k
             for k in ("instance_id", "repo", "base_commit", "problem_statement", "expected_spans")

@@ -9,22 +9,20 @@ counts by file, like fastapi-repo; Hit@1 is the figure a user meets.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
-from scriptorium.evaluation.suite.materialise import Selection
 from scriptorium.evaluation.suite.repos import SuiteError
-from scriptorium.evaluation.suite.sets import CorpusSpec, SourceSpec, SuiteCase, clip_query
+from scriptorium.evaluation.suite.sets import (
+    CorpusSpec,
+    SuiteCase,
+    clip_query,
+    json_lines,
+    whole_repository,
+)
 
 SET_NAME = "usage"
 FIELDS = ("id", "repo", "commit", "query", "acceptable")
-
-
-def corpus(repo: str, commit: str) -> CorpusSpec:
-    """The whole repository, sourced as ``scriptorium serve REPO`` sources it."""
-    sources = (SourceSpec("docs", "markdown"), SourceSpec("code", "code"))
-    return CorpusSpec(repo, commit, Selection("repo"), sources)
 
 
 def read(path: Path) -> list[SuiteCase]:
@@ -35,13 +33,7 @@ def read(path: Path) -> list[SuiteCase]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise SuiteError(f"{path}: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SuiteError(f"{path}:{number}: not JSON ({exc.msg})") from None
+    for number, entry in json_lines(lines, str(path)):
         missing = [name for name in FIELDS if not entry.get(name)]
         if missing:
             raise SuiteError(f"{path}:{number}: no {', '.join(missing)}")
@@ -55,7 +47,7 @@ def read(path: Path) -> list[SuiteCase]:
                 case_id=entry["id"],
                 group=entry["repo"].rsplit("/", 1)[-1],
                 query=query,
-                corpus=corpus(entry["repo"], entry["commit"]),
+                corpus=whole_repository(entry["repo"], entry["commit"]),
                 gains=dict.fromkeys(entry["acceptable"], 1),
                 query_chars=len(entry["query"]),
                 truncated=truncated,
