@@ -166,49 +166,47 @@ impl ScreenedLines {
     fn all_lines(&self, terms: &[String]) -> Result<Vec<Vec<usize>>, BuildError> {
         let patterns: Vec<&str> = terms.iter().map(String::as_str).collect();
         let automaton = automaton_for(&patterns)?;
-        let ends = &self.ends;
         let mut lines: Vec<Vec<usize>> = vec![Vec::new(); terms.len()];
-        for found in automaton.find_overlapping_iter(self.lowered.as_str()) {
-            let (at, end) = (found.start(), found.end());
-            let index = ends.partition_point(|&e| e <= at);
-            let held = &mut lines[found.pattern().as_usize()];
-            if held.last() == Some(&index) {
-                continue; // this line holds the term already
-            }
-            let line_start = if index > 0 { ends[index - 1] } else { 0 };
-            let line = &self.original[line_start..ends[index]];
-            if token_bounds(line, at - line_start, end - line_start) {
-                held.push(index);
-            }
-        }
+        self.each_term_line(&automaton, terms.len(), |term, line| lines[term].push(line));
         Ok(lines)
     }
 
     fn line_counts(&self, automaton: &AhoCorasick, terms: usize) -> Vec<(usize, usize)> {
-        let ends = &self.ends;
-        // The last line each term was counted on (matches come by their end, so a term's
-        // lines come in order).
-        let mut last: Vec<usize> = vec![usize::MAX; terms];
-        let mut counts: Vec<usize> = vec![0; ends.len()];
-        for found in automaton.find_overlapping_iter(self.lowered.as_str()) {
-            let (at, end) = (found.start(), found.end());
-            let index = ends.partition_point(|&e| e <= at);
-            let held = &mut last[found.pattern().as_usize()];
-            if *held == index {
-                continue; // this line holds the term already
-            }
-            let line_start = if index > 0 { ends[index - 1] } else { 0 };
-            let line = &self.original[line_start..ends[index]];
-            if token_bounds(line, at - line_start, end - line_start) {
-                *held = index;
-                counts[index] += 1;
-            }
-        }
+        let mut counts: Vec<usize> = vec![0; self.ends.len()];
+        self.each_term_line(automaton, terms, |_, line| counts[line] += 1);
         counts
             .into_iter()
             .enumerate()
             .filter(|&(_, count)| count > 0)
             .collect()
+    }
+
+    /// Calls `found(term, line)` once for each line where a term occurs as it could as a
+    /// token, in one pass of `automaton` (the automaton of the `terms` terms) over the text.
+    fn each_term_line(
+        &self,
+        automaton: &AhoCorasick,
+        terms: usize,
+        mut found: impl FnMut(usize, usize),
+    ) {
+        let ends = &self.ends;
+        // The last line each term was found on (matches come by their end, so a term's lines
+        // come in order).
+        let mut last: Vec<usize> = vec![usize::MAX; terms];
+        for matched in automaton.find_overlapping_iter(self.lowered.as_str()) {
+            let (at, end) = (matched.start(), matched.end());
+            let index = ends.partition_point(|&e| e <= at);
+            let term = matched.pattern().as_usize();
+            if last[term] == index {
+                continue; // this line holds the term already
+            }
+            let line_start = if index > 0 { ends[index - 1] } else { 0 };
+            let line = &self.original[line_start..ends[index]];
+            if token_bounds(line, at - line_start, end - line_start) {
+                last[term] = index;
+                found(term, index);
+            }
+        }
     }
 
     fn lines_of(&self, term: &str) -> Vec<usize> {
