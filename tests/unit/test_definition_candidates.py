@@ -53,18 +53,15 @@ class CountingSnapshot:
         return getattr(self._snapshot, name)
 
 
-def _search(engine: LocalEngine, symbols: set[str]) -> tuple[list[tuple[str, int]], int]:
+def _asked(engine: LocalEngine, **options) -> tuple[list[tuple[str, int]], int]:
+    """The three best blocks for "scope token" with ``options``, and the queries it took."""
     snapshot = CountingSnapshot(engine.indexer.snapshot)
-    hits = lexical_search(
-        snapshot,
-        ["scope", "token"],
-        FieldWeights(),
-        3,
-        symbols=symbols,
-        symbol_limit=5,
-        symbol_reach=(3, 100.0),
-    )
+    hits = lexical_search(snapshot, ["scope", "token"], FieldWeights(), 3, **options)
     return [(h.doc.path, h.block.start_line) for h in hits], snapshot.searcher.queries
+
+
+def _search(engine: LocalEngine, symbols: set[str]) -> tuple[list[tuple[str, int]], int]:
+    return _asked(engine, symbols=symbols, symbol_limit=5, symbol_reach=(3, 100.0))
 
 
 def test_names_no_block_defines_ask_no_second_query(engine):
@@ -88,17 +85,9 @@ def test_a_corpus_without_a_block_asks_no_query(engine):
     """This tree is code alone: a pool of its docs is empty, known without searching."""
 
     def pool(corpora: list[str]) -> tuple[int, int]:
-        snapshot = CountingSnapshot(engine.indexer.snapshot)
-        hits = lexical_search(
-            snapshot,
-            ["scope", "token"],
-            FieldWeights(),
-            3,
-            corpora=corpora,
-            documents=[doc_term("code", "fastapi/security/oauth2.py")],
-            document_limit=2,
-        )
-        return len(hits), snapshot.searcher.queries
+        named = [doc_term("code", "fastapi/security/oauth2.py")]
+        hits, queries = _asked(engine, corpora=corpora, documents=named, document_limit=2)
+        return len(hits), queries
 
     assert pool(["docs"]) == (0, 0)
     found, queries = pool(["code"])
