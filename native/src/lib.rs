@@ -60,7 +60,7 @@ impl Fx {
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Word,
     Under,
     Conn,
@@ -166,7 +166,7 @@ fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
     i < ranges.len() && ranges[i].0 <= c
 }
 
-fn ascii_kind(b: u8) -> Kind {
+pub(crate) fn ascii_kind(b: u8) -> Kind {
     match b {
         b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' => Kind::Word,
         b'_' => Kind::Under,
@@ -178,7 +178,7 @@ fn ascii_kind(b: u8) -> Kind {
 
 /// The runs of `kinds` (one per character) as (first, end) character indices and whether
 /// each is a CJK run: `WORD++(?:CONNECTOR WORD++)*+ | CJK++` of the Python module.
-fn runs(kinds: &[Kind]) -> Vec<(usize, usize, bool)> {
+pub(crate) fn runs(kinds: &[Kind]) -> Vec<(usize, usize, bool)> {
     let n = kinds.len();
     let at = |j: usize| if j < n { kinds[j] } else { Kind::Other };
     let word_end = |mut j: usize| {

@@ -6,11 +6,16 @@
 //! ASCII (the caller blanks the others), so byte offsets are Python's string offsets and the
 //! case predicates are ASCII's.
 
+use crate::ascii::ascii_tokens;
+use crate::{ascii_kind, runs, FxMap, Kind};
 use aho_corasick::{AhoCorasick, BuildError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// What precedes an inlined image's base64 payload (`tokenize._DATA_MARK`).
+const DATA_MARK: &[u8] = b";base64,";
 
 /// Automata kept for the term lists asked most recently. One search screens every result of
 /// its window with the same terms, and building the automaton of a pasted text's hundred
@@ -108,6 +113,41 @@ impl ScreenedLines {
     fn counts_of(&self, py: Python<'_>, terms: &ScreenTerms) -> Vec<(usize, usize)> {
         py.allow_threads(|| self.line_counts(&terms.automaton, terms.count))
     }
+
+    /// The earliest line holding the most distinct terms among its tokens (as
+    /// `tokenize(line, drop_stopwords=False)` makes them), as `(line, how many)`; None when
+    /// no line holds any. Lines are visited by their `counts_of` count, which
+    /// bounds what their tokens hold, highest first, and only as far as one could still win:
+    /// a few lines are tokenized, not every line a term occurs in.
+    fn best_of(&self, py: Python<'_>, terms: &ScreenTerms) -> Option<(usize, usize)> {
+        py.allow_threads(|| {
+            let mut bounds = self.line_counts(&terms.automaton, terms.count);
+            bounds.sort_by_key(|&(index, most)| (std::cmp::Reverse(most), index));
+            let mut seen = vec![usize::MAX; terms.count];
+            let mut best: Option<(usize, usize)> = None;
+            for (index, most) in bounds {
+                if let Some((best_index, best_count)) = best {
+                    if most < best_count {
+                        break; // no line left can hold as many
+                    }
+                    if most == best_count && index > best_index {
+                        continue; // at most a tie, and the earlier line wins it
+                    }
+                }
+                let count = terms.held_by(self.line(index), index, &mut seen);
+                let wins = match best {
+                    None => count > 0,
+                    Some((best_index, best_count)) => {
+                        count > best_count || (count == best_count && index < best_index)
+                    }
+                };
+                if wins {
+                    best = Some((index, count));
+                }
+            }
+            best
+        })
+    }
 }
 
 /// A search's terms made into one automaton, for every `ScreenedLines.counts_of` of it.
@@ -115,23 +155,89 @@ impl ScreenedLines {
 pub struct ScreenTerms {
     automaton: Arc<AhoCorasick>,
     count: usize,
+    /// Each term's index in the list, for `best_of`.
+    ids: FxMap<String, usize>,
+    /// The tokenizer's longest token (`MAX_TOKEN_CHARS`): longer ones are not tokens.
+    max_chars: usize,
 }
 
 #[pymethods]
 impl ScreenTerms {
+    /// `terms`: distinct, non-empty, lower-case ASCII; `max_chars`: the tokenizer's longest
+    /// token.
     #[new]
-    fn new(terms: Vec<String>) -> PyResult<Self> {
+    fn new(terms: Vec<String>, max_chars: usize) -> PyResult<Self> {
         if terms.iter().any(|t| t.is_empty()) {
             return Err(PyValueError::new_err("an empty term is screened by Python"));
         }
         let patterns: Vec<&str> = terms.iter().map(String::as_str).collect();
         let automaton =
             automaton_for(&patterns).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let count = terms.len();
+        let ids: FxMap<String, usize> = terms.into_iter().zip(0..).collect();
+        if ids.len() != count {
+            return Err(PyValueError::new_err("screened terms must be distinct"));
+        }
         Ok(Self {
             automaton,
-            count: terms.len(),
+            count,
+            ids,
+            max_chars,
         })
     }
+}
+
+impl ScreenTerms {
+    /// How many distinct terms the tokens of the ASCII `line` hold. `seen` holds, per term,
+    /// the last `stamp` (line) it was counted for.
+    fn held_by(&self, line: &[u8], stamp: usize, seen: &mut [usize]) -> usize {
+        let blanked;
+        let line = if line.windows(DATA_MARK.len()).any(|w| w == DATA_MARK) {
+            blanked = blank_payloads(line);
+            blanked.as_slice()
+        } else {
+            line
+        };
+        let kinds: Vec<Kind> = line.iter().map(|&b| ascii_kind(b)).collect();
+        let mut count = 0;
+        for (first, end, _) in runs(&kinds) {
+            for token in ascii_tokens(&line[first..end], true) {
+                if token.len() > self.max_chars {
+                    continue;
+                }
+                if let Some(&id) = self.ids.get(&token) {
+                    if seen[id] != stamp {
+                        seen[id] = stamp;
+                        count += 1;
+                    }
+                }
+            }
+        }
+        count
+    }
+}
+
+/// `tokenize.readable` of an ASCII line: each data URI's base64 payload (the run of
+/// `[A-Za-z0-9+/=]` right after `;base64,`) replaced by a space.
+fn blank_payloads(line: &[u8]) -> Vec<u8> {
+    let payload = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=';
+    let mut out = Vec::with_capacity(line.len());
+    let mut at = 0;
+    while at < line.len() {
+        if line[at..].starts_with(DATA_MARK) {
+            out.extend_from_slice(DATA_MARK);
+            at += DATA_MARK.len();
+            let end = at + line[at..].iter().take_while(|&&b| payload(b)).count();
+            if end > at {
+                out.push(b' ');
+                at = end;
+            }
+        } else {
+            out.push(line[at]);
+            at += 1;
+        }
+    }
+    out
 }
 
 /// Which of `terms` occur anywhere in `text`, as substrings (`_Screen.occurring`'s test over
@@ -163,6 +269,12 @@ pub fn terms_occurring(py: Python<'_>, text: &str, terms: Vec<String>) -> PyResu
 }
 
 impl ScreenedLines {
+    /// Line `index` of the range as it was given.
+    fn line(&self, index: usize) -> &[u8] {
+        let start = if index > 0 { self.ends[index - 1] } else { 0 };
+        &self.original[start..self.ends[index]]
+    }
+
     fn all_lines(&self, terms: &[String]) -> Result<Vec<Vec<usize>>, BuildError> {
         let patterns: Vec<&str> = terms.iter().map(String::as_str).collect();
         let automaton = automaton_for(&patterns)?;

@@ -1,11 +1,12 @@
 """The compiled line screen (``native/src/screen.rs``) against the Python screen it stands in for.
 
 Anchoring a code result screens its block's lines per query term (``text/snippets.py``,
-``_Prepared.term_lines``); the compiled screen must find the same lines for every term: over
-every Python file of the FastAPI corpus with the words of its own lines as terms, over
-adversarial lines (camelCase, digits, underscores, a term straddling two lines, blanked
-non-ASCII lines, empty lines) and over random mixtures; and ``best_line`` must answer the same
-with and without it.
+``_Prepared.term_lines``); the compiled screen must find the same lines for every term, and
+count each line's distinct terms among its tokens exactly as ``tokenize`` does: over every
+Python file of the FastAPI corpus with the words of its own lines as terms, over adversarial
+lines (camelCase, digits, underscores, a term straddling two lines, blanked non-ASCII lines,
+empty lines, inlined data, overlong words) and over random mixtures; and ``best_line`` must
+answer the same with and without it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from scriptorium.text import snippets
 from scriptorium.text.compiled import screened_lines
 from scriptorium.text.normalize import split_lines
+from scriptorium.text.tokenize import MAX_TOKEN_CHARS, tokenize
 from tests.support.daemon import CORPUS
 
 pytestmark = pytest.mark.skipif(
@@ -33,6 +35,10 @@ ADVERSARIAL = [
     ["", "caf\u00e9 = 1", "cafe = 2"],  # the non-ASCII line is blanked by the caller
     ["aaaa", "aaaaaaa", "a a a", "Aa aA AA"],
     ["x1y2z3", "1abc", "abc1", "ABCdef", "abcDEF", "_abc_", "__init__"],
+    # inlined data (its payload is no word), compounds, and a word longer than any token
+    ['src="data:image/png;base64,iVBORw0abcKGgo=" alt=abc', ";base64,;base64,abc_def x"],
+    ["a.b.c = x::y::z", "path/to-file.py", "fooBar_bazQux.quux", "v2.api-3"],
+    ["a" * (MAX_TOKEN_CHARS + 1) + "_abc", "abc_" + "b" * MAX_TOKEN_CHARS],
 ]
 
 
@@ -59,9 +65,23 @@ def _counts(lines: list[str], terms: list[str]) -> tuple[list, list]:
     count of all of them in one pass."""
     python, _ = _all_terms(lines, terms)
     counted = Counter(line for found in python for line in found)
-    automaton = snippets._COMPILED_TERMS(terms)
+    automaton = snippets._COMPILED_TERMS(terms, MAX_TOKEN_CHARS)
     compiled = snippets._Prepared(_window(lines)).compiled.counts_of(automaton)
     return sorted(counted.items()), compiled
+
+
+def _best_of(lines: list[str], terms: list[str]) -> tuple[tuple | None, tuple | None]:
+    """The earliest line with the most distinct terms among its tokens (``tokenize``,
+    stopwords kept), by the reference and compiled."""
+    wanted = set(terms)
+    window = _window(lines)
+    python = None
+    for index, line in enumerate(window):
+        count = len(wanted.intersection(tokenize(line, drop_stopwords=False)))
+        if count > (python[1] if python else 0):
+            python = (index, count)
+    automaton = snippets._COMPILED_TERMS(terms, MAX_TOKEN_CHARS)
+    return python, snippets._Prepared(window).compiled.best_of(automaton)
 
 
 def _occurring(text: str, terms: list[str]) -> tuple[list[bool], list[bool]]:
@@ -92,6 +112,10 @@ def test_adversarial_lines_screen_alike(lines: list[str]) -> None:
     assert compiled == python, lines
     python, compiled = _counts(lines, terms)
     assert compiled == python, lines
+    listed = sorted({*terms, "base64", "png", "ivborw0abckggo", "def"})
+    for some in (listed, listed[::2], listed[1::3], ["zzz", "base64"]):
+        python, compiled = _best_of(lines, some)
+        assert compiled == python, (lines, some)
     text = "\n".join(line for line in lines if line.isascii()).lower()
     python, compiled = _occurring(text, [*terms, "zzz", "\nab", ""])
     assert compiled == python, lines
@@ -100,7 +124,7 @@ def test_adversarial_lines_screen_alike(lines: list[str]) -> None:
 def test_every_python_file_of_the_corpus_screens_alike() -> None:
     files = sorted((CORPUS / "fastapi").rglob("*.py"))
     assert len(files) > 20
-    compared = 0
+    compared = counted = 0
     for path in files:
         lines = split_lines(path.read_text("utf-8"))
         terms = sorted(_terms(lines))
@@ -112,10 +136,15 @@ def test_every_python_file_of_the_corpus_screens_alike() -> None:
         assert compiled == python, path.name
         python, compiled = _counts(lines, terms)
         assert compiled == python, path.name
+        for some in (terms, terms[::7], terms[3::11]):
+            python, compiled = _best_of(lines, some)
+            assert compiled == python, path.name
+            counted += python is not None
         text = "\n".join(line for line in lines if line.isascii()).lower()
         python, compiled = _occurring(text, [*terms, "zq", "not_in_this_file"])
         assert compiled == python, path.name
     assert compared > 1000  # most terms are found somewhere: the comparison is of real lines
+    assert counted > 50  # files where some line holds a term
 
 
 def test_random_mixtures_screen_alike() -> None:
@@ -135,6 +164,8 @@ def test_random_mixtures_screen_alike() -> None:
         python, compiled = _all_terms(lines, sorted(terms))
         assert compiled == python, lines
         python, compiled = _counts(lines, sorted(terms))
+        assert compiled == python, lines
+        python, compiled = _best_of(lines, sorted(terms))
         assert compiled == python, lines
         text = "\n".join(line for line in lines if line.isascii()).lower()
         python, compiled = _occurring(text, sorted(terms))

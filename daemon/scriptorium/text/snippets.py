@@ -14,7 +14,7 @@ from itertools import accumulate
 
 from scriptorium.text.compiled import native_part, screened_lines, terms_occurring
 from scriptorium.text.normalize import normalize
-from scriptorium.text.tokenize import tokenize
+from scriptorium.text.tokenize import MAX_TOKEN_CHARS, compiled_tokenizer, tokenize
 
 __all__ = ["ScreenMemo", "Wanted", "best_line", "code_snippet", "doc_snippet"]
 
@@ -74,10 +74,14 @@ class Wanted:
     @property
     def compiled(self) -> object | None:
         """The compiled automaton of many terms, made on first use (a window of docs alone
-        never needs it), or None for few terms or without the extension."""
+        never needs it), or None for few terms or without the extension. Its counts are
+        the compiled tokenizer's, so it is used only while that tokenizer is."""
         if self._compiled is False:
             many = len(self.ascii) > COUNTED_TERMS and all(self.ascii)
-            self._compiled = _COMPILED_TERMS(self.ascii) if many and _COMPILED_TERMS else None
+            usable = _COMPILED_TERMS is not None and compiled_tokenizer() is not None
+            self._compiled = (
+                _COMPILED_TERMS(self.ascii, MAX_TOKEN_CHARS) if many and usable else None
+            )
         return self._compiled
 
 
@@ -107,6 +111,13 @@ def best_line(
     start = max(start, 0)
     stop = len(lines) if end is None else min(end, len(lines))
     screen = _Screen(lines, memo if key is not None else None, key)
+    if prepared.compiled is not None:
+        # Many terms (a pasted text): one compiled pass over the whole range bounds every
+        # line and tokenizes only those that could be best, cheaper than the slices below
+        # and the pass over the range that bounds them.
+        checks = screen.lines_to_check(prepared, start, stop)
+        best_index, best_count = _best_checked(lines, wanted, checks, -1, 0)
+        return best_index if best_count else None
     # No line holds more terms than occur in the range at all (every token of a line is a
     # substring of the line normalised). A long range is screened slice by slice, in order,
     # and once the best line holds that many no later line can beat it: a query naming a
@@ -119,21 +130,38 @@ def best_line(
     low, size = start, FIRST_SLICE
     while low < stop and best_count < reachable:
         high = min(stop, low + size)
-        # The answer is the earliest line with the highest count. Lines are visited by their
-        # bound, highest first, so the scan ends as soon as no remaining line can reach the
-        # best (lines of earlier slices come first, so they win ties).
         checks = screen.lines_to_check(prepared, low, high)
-        checks.sort(key=lambda check: (-check[1], check[0]))
-        for index, most in checks:
-            if most < best_count:
-                break
-            if most == best_count and index > best_index:
-                continue
-            count = len(wanted.intersection(tokenize(lines[index], drop_stopwords=False)))
-            if count > best_count or (count == best_count and count and index < best_index):
-                best_index, best_count = index, count
+        best_index, best_count = _best_checked(lines, wanted, checks, best_index, best_count)
         low, size = high, size * 2
     return best_index if best_count else None
+
+
+def _best_checked(
+    lines: Sequence[str],
+    wanted: frozenset[str],
+    checks: list[tuple[int, int, bool]],
+    best_index: int,
+    best_count: int,
+) -> tuple[int, int]:
+    """The earliest line with the highest count among ``checks`` (``lines_to_check``) and
+    the best so far (of earlier lines, which win ties).
+
+    Lines are visited by their bound, highest first, so the scan ends as soon as no remaining
+    line can reach the best.
+    """
+    checks.sort(key=lambda check: (-check[1], check[0]))
+    for index, most, exact in checks:
+        if most < best_count:
+            break
+        if most == best_count and index > best_index:
+            continue
+        if exact:
+            count = most
+        else:
+            count = len(wanted.intersection(tokenize(lines[index], drop_stopwords=False)))
+        if count > best_count or (count == best_count and count and index < best_index):
+            best_index, best_count = index, count
+    return best_index, best_count
 
 
 class _Screen:
@@ -181,15 +209,18 @@ class _Screen:
                     memo.put((key, start, stop, "in", term), found)
         return sum(known.values())
 
-    def lines_to_check(self, wanted: Wanted, start: int, stop: int) -> list[tuple[int, int]]:
-        """``(index, most)`` for the lines in ``[start, stop)`` that may hold a wanted token.
+    def lines_to_check(self, wanted: Wanted, start: int, stop: int) -> list[tuple[int, int, bool]]:
+        """``(index, most, exact)`` for the lines in ``[start, stop)`` that may hold a wanted
+        token.
 
-        ``most`` bounds how many distinct wanted tokens the line can hold. Tokenizing every
-        line of a long definition would dominate a search, so lines are screened first: every
-        token of an ASCII line is a lower-cased substring of it that starts and ends where the
-        tokenizer can split (:func:`_token_bounds`), so only lines where a term occurs that way
-        can count, and no more terms than occur there. A line with other characters (where
-        NFKC and casefolding may change lengths) is kept unscreened, bounded by every term.
+        ``most`` bounds how many distinct wanted tokens the line can hold, and is that number
+        when ``exact``. Tokenizing every line of a long definition would dominate a search,
+        so lines are screened first: every token of an ASCII line is a lower-cased substring
+        of it that starts and ends where the tokenizer can split (:func:`_token_bounds`), so
+        only lines where a term occurs that way can count, and no more terms than occur there.
+        With many terms (a pasted text) the compiled screen answers for the ASCII lines at
+        once: only its best line is listed, exact. A line with other characters (where NFKC
+        and casefolding may change lengths) is kept unscreened, bounded by every term.
         """
         if start >= stop:
             return []
@@ -197,11 +228,13 @@ class _Screen:
         prepared: _Prepared | None = None
         automaton = wanted.compiled
         if automaton is not None:
-            # Many terms (a pasted text): one compiled pass counts each line's terms, cheaper
-            # than a memo entry per term to look up and add.
+            # Many terms (a pasted text): one compiled pass bounds each line's terms and
+            # tokenizes the few lines that could be best, cheaper than a memo entry per term to
+            # look up and add, and than tokenizing those lines one Python call at a time.
             prepared = _Prepared(self.lines[start:stop])
             assert prepared.compiled is not None
-            counts = dict(prepared.compiled.counts_of(automaton))
+            best = prepared.compiled.best_of(automaton)
+            counts = {} if best is None else {best[0]: best[1]}
         else:
             counts = self._counted(wanted.ascii, start, stop)
         unscreened = memo.get((key, start, stop, None)) if memo is not None else None
@@ -212,10 +245,11 @@ class _Screen:
                 unscreened = tuple(i for i, line in enumerate(window) if not line.isascii())
             if memo is not None:
                 memo.put((key, start, stop, None), unscreened)
-        screened = [(start + i, counts[i]) for i in sorted(counts)]
+        exact = automaton is not None
+        screened = [(start + i, counts[i], exact) for i in sorted(counts)]
         if not unscreened:
             return screened
-        return sorted(screened + [(start + i, len(wanted.terms)) for i in unscreened])
+        return sorted(screened + [(start + i, len(wanted.terms), False) for i in unscreened])
 
     def _counted(self, terms: list[str], start: int, stop: int) -> Counter[int]:
         """How many of ``terms`` each line of ``[start, stop)`` may hold, from the memo's
@@ -244,7 +278,7 @@ _COMPILED_SCREEN = screened_lines()
 _COMPILED_OCCURRING = terms_occurring()
 # A search's terms made into one automaton for the screen's counts (None: an older build,
 # or no extension).
-_COMPILED_TERMS = native_part("ScreenTerms") if hasattr(_COMPILED_SCREEN, "counts_of") else None
+_COMPILED_TERMS = native_part("ScreenTerms") if hasattr(_COMPILED_SCREEN, "best_of") else None
 
 
 class _Prepared:
