@@ -19,6 +19,7 @@ use std::sync::Mutex;
 mod ascii;
 mod features;
 mod markdown;
+mod preview;
 mod screen;
 mod unicode;
 mod vectors;
@@ -500,6 +501,7 @@ fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<screen::ScreenedLines>()?;
     m.add_class::<screen::ScreenTerms>()?;
     m.add_function(wrap_pyfunction!(screen::terms_occurring, m)?)?;
+    m.add_function(wrap_pyfunction!(preview::best_start_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(markdown::markdown_spaces, m)?)?;
     m.add_function(wrap_pyfunction!(vectors::int8_dots, m)?)?;
     Ok(())

@@ -25,6 +25,7 @@ from scriptorium.text import best_line, normalize, tokenize
 from scriptorium.text.normalize import collapse_whitespace
 from scriptorium.text.preview import (
     _CJK_RE,
+    _COMPILED_SWEEP,
     ELLIPSIS,
     MAX_OCCURRENCES,
     _best_start,
@@ -144,6 +145,37 @@ def test_preview_sweep_and_window_scoring_agree():
             continue
         args = (prepared.collapsed, prepared.folded, terms, width)
         assert _best_start_sweep(*args) == _best_start(*args), args
+
+
+@pytest.mark.skipif(_COMPILED_SWEEP is None, reason="the compiled extension is not installed")
+def test_the_compiled_sweep_finds_the_python_sweeps_window():
+    # ASCII text: random words (overlapping terms such as "aa" in "aaaa", terms longer than
+    # the window, windows of a few characters), then every Python file of the FastAPI corpus
+    # previewed for a pasted text of its own words.
+    rng = random.Random(29)
+    words = [w for w in WORDS if w.isascii()] + ["aa", "aaaa", "a_a", "x" * 30, "(", "."]
+    compared = 0
+    for _ in range(4000):
+        prepared = prepare(" ".join(rng.choice(words) for _ in range(rng.randint(1, 90))))
+        terms = _preview_terms(" ".join(rng.choice(words) for _ in range(rng.randint(7, 40))))
+        width = rng.choice([200, 60, 12, 5])
+        if len(prepared.collapsed) <= width:
+            continue
+        args = (prepared.collapsed, prepared.folded, terms, width)
+        assert _COMPILED_SWEEP(*args, MAX_OCCURRENCES) == _best_start_sweep(*args), args
+        compared += 1
+    for path in sorted((CORPUS / "fastapi").rglob("*.py")):
+        prepared = prepare(path.read_text("utf-8"))
+        if not prepared.collapsed.isascii():
+            continue
+        pasted = prepared.collapsed.split(" ")
+        for _ in range(3):
+            at = rng.randrange(max(1, len(pasted) - 60))
+            terms = _preview_terms(" ".join(pasted[at : at + 60]) + " zq_absent")
+            args = (prepared.collapsed, prepared.folded, terms, 200)
+            assert _COMPILED_SWEEP(*args, MAX_OCCURRENCES) == _best_start_sweep(*args), path
+            compared += 1
+    assert compared > 3000
 
 
 def test_long_queries_preview_as_the_plain_computation():

@@ -29,6 +29,7 @@ import heapq
 import re
 from dataclasses import dataclass
 
+from scriptorium.text.compiled import native_part
 from scriptorium.text.normalize import collapse_whitespace
 from scriptorium.text.tokenize import CJK_CHARS, readable
 
@@ -111,8 +112,12 @@ def preview(text: str | PreviewText, query: str, max_chars: int = 200) -> str:
         return collapsed
     terms = _preview_terms(query)
     haystack = prepared.folded if prepared else _fold(collapsed)
-    best_start = _best_start_sweep if len(terms) > SWEEP_TERMS else _best_start
-    start = best_start(collapsed, haystack, terms, max_chars)
+    if len(terms) <= SWEEP_TERMS:
+        start = _best_start(collapsed, haystack, terms, max_chars)
+    elif _COMPILED_SWEEP is not None and collapsed.isascii():
+        start = _COMPILED_SWEEP(collapsed, haystack, terms, max_chars, MAX_OCCURRENCES)
+    else:
+        start = _best_start_sweep(collapsed, haystack, terms, max_chars)
     return _decorate(collapsed, start, min(start + max_chars, size))
 
 
@@ -129,6 +134,11 @@ def _propose(collapsed: str, found: int, lead: int, last: int, cjk: bool) -> int
         if gap >= 0:
             start = gap + 1
     return start
+
+
+# The sweep compiled (``native/src/preview.rs``), for ASCII text: a pasted text previews every
+# result with dozens of terms. None without the extension; the function below is the reference.
+_COMPILED_SWEEP = native_part("best_start_sweep")
 
 
 def _best_start_sweep(collapsed: str, haystack: str, terms: tuple[str, ...], max_chars: int) -> int:
