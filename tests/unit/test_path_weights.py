@@ -68,6 +68,18 @@ def test_a_search_of_one_corpus_uses_that_corpus_boost(engine):
     )
 
 
+@pytest.mark.parametrize("corpus", ["docs", "code"])
+def test_a_pool_of_one_corpus_holds_that_corpus_of_the_whole_search(engine, corpus):
+    # A corpus's pool leaves the other corpus out (``restrict``): the same blocks with the
+    # same scores as the search of both corpora has for that corpus.
+    weights = FieldWeights(path=0.5)
+    both = _scores(engine, weights)
+    one = _scores(engine, weights, corpora=[corpus])
+    expected = {key: score for key, score in both.items() if _corpus_of(engine, key[0]) == corpus}
+    assert one and len(one) < len(both)
+    assert one == pytest.approx(expected, rel=1e-6)
+
+
 def test_docs_path_weight_defaults_to_path_weight():
     from scriptorium.settings.ranking import ranking_settings
 
