@@ -112,10 +112,10 @@ def preview(text: str | PreviewText, query: str, max_chars: int = 200) -> str:
         return collapsed
     terms = _preview_terms(query)
     haystack = prepared.folded if prepared else _fold(collapsed)
-    if len(terms) <= SWEEP_TERMS:
-        start = _best_start(collapsed, haystack, terms, max_chars)
-    elif _COMPILED_SWEEP is not None and collapsed.isascii():
+    if _COMPILED_SWEEP is not None and collapsed.isascii():
         start = _COMPILED_SWEEP(collapsed, haystack, terms, max_chars, MAX_OCCURRENCES)
+    elif len(terms) <= SWEEP_TERMS:
+        start = _best_start(collapsed, haystack, terms, max_chars)
     else:
         start = _best_start_sweep(collapsed, haystack, terms, max_chars)
     return _decorate(collapsed, start, min(start + max_chars, size))
@@ -136,8 +136,9 @@ def _propose(collapsed: str, found: int, lead: int, last: int, cjk: bool) -> int
     return start
 
 
-# The sweep compiled (``native/src/preview.rs``), for ASCII text: a pasted text previews every
-# result with dozens of terms. None without the extension; the function below is the reference.
+# The sweep compiled (``native/src/preview.rs``), for ASCII text and any number of terms: it
+# finds the window both Python functions find (a pasted text previews every result with dozens
+# of terms). None without the extension; the Python functions are the reference.
 _COMPILED_SWEEP = native_part("best_start_sweep")
 
 
