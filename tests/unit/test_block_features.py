@@ -59,6 +59,12 @@ def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
         assert stored.word_set == word_set_of(word_set(block.body))
         assert stored.directive == renders_from_code(block.body)
         assert stored.cjk_head == bool(CJK.search(block.body[:CJK_HEAD]))
+        # ``matched`` keeps its last answer: asked again, and then of other terms, it answers
+        # what the tokens hold each time.
+        tokens = stored.tokens
+        for terms in (frozenset(list(tokens)[:2]) | {"zq"}, frozenset({"app", "zq"})):
+            for _ in range(2):
+                assert stored.matched(terms) == terms & tokens
         directives += stored.directive
         cjk += stored.cjk_head
     assert directives and cjk  # the reference pages and the Japanese ones: both flags occur

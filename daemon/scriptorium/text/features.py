@@ -153,6 +153,7 @@ class BlockFeatures:
         "_both",
         "_flags",
         "_load",
+        "_matched",
         "_text",
         "_tokens",
         "_word_set",
@@ -169,6 +170,7 @@ class BlockFeatures:
         self._tokens: frozenset[str] | None = None
         self._words: frozenset[str] | None = None
         self._word_set: WordSet | None = None
+        self._matched: tuple[frozenset[str], frozenset[str]] | None = None
 
     def _read(self) -> bool:
         # Safe to share between request threads: the flags are set last, and ``_load`` is
@@ -200,9 +202,15 @@ class BlockFeatures:
 
     def matched(self, terms: frozenset[str]) -> frozenset[str]:
         """The ``terms`` among the block's coverage tokens (a few substring tests: cheaper
-        than making the token set for every candidate of every search)."""
+        than making the token set for every candidate of every search). The last answer is
+        kept with its terms: a search's priors ask it of each candidate two or three times."""
+        last = self._matched
+        if last is not None and (last[0] is terms or last[0] == terms):
+            return last[1]
         text = self._text
-        return frozenset([t for t, spaced in _spaced(terms) if spaced in text])
+        found = frozenset([t for t, spaced in _spaced(terms) if spaced in text])
+        self._matched = (terms, found)
+        return found
 
     @property
     def tokens(self) -> frozenset[str]:
