@@ -168,6 +168,18 @@ def test_the_compiled_scan_gives_the_reference_integers():
         query = scan.query_code(rng.normal(size=dims).astype(np.float32))
         query[0] = -127
         assert (scan.dots(codes, query) == scan.reference_dots(codes, query)).all()
+    # Any int8 codes, not only quantized ones: -128 in the rows, in the query (the byte
+    # multiply-add path cannot take it there) and at the extremes, rows 32 bytes wide and not.
+    for count, dims in ((64, 384), (5, 33), (3, 31), (2, 64)):
+        codes = rng.integers(-128, 128, size=(count, dims), dtype=np.int8)
+        codes[0, :] = -128
+        for query in (
+            rng.integers(-127, 128, size=dims, dtype=np.int8),
+            np.full(dims, 127, dtype=np.int8),
+            np.full(dims, -127, dtype=np.int8),
+            np.full(dims, -128, dtype=np.int8),
+        ):
+            assert (scan.dots(codes, query) == scan.reference_dots(codes, query)).all()
     with pytest.raises(ValueError, match="not 3 rows"):
         compiled(codes, query, np.empty(3, dtype=np.int32))
     with pytest.raises(ValueError, match="contiguous"):
