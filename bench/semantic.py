@@ -38,6 +38,17 @@ def _vectors_done(daemon: Daemon) -> tuple[bool, int]:
     return settled, sum(s.vectors_total for s in sources)
 
 
+def wait_for_vectors(daemon: Daemon, timeout: float = VECTORS_TIMEOUT_S) -> tuple[bool, int, float]:
+    """Until every source's vectors are settled (ready, off or failed) or ``timeout``: whether
+    they settled, how many blocks they cover, and the seconds waited."""
+    began = time.perf_counter()
+    settled, blocks = _vectors_done(daemon)
+    while not settled and time.perf_counter() - began < timeout:
+        time.sleep(0.5)
+        settled, blocks = _vectors_done(daemon)
+    return settled, blocks, time.perf_counter() - began
+
+
 def semantic_cost(config: Path, state: Path, work: Path, quick: bool) -> dict:
     """Both daemons' figures and the ratios (semantic over lexical)."""
     try:
@@ -58,12 +69,7 @@ def semantic_cost(config: Path, state: Path, work: Path, quick: bool) -> dict:
             "lexical": _ready_seconds(lexical),
             "semantic": _ready_seconds(semantic),
         }
-        began = time.perf_counter()
-        settled, blocks = _vectors_done(semantic)
-        while not settled and time.perf_counter() - began < VECTORS_TIMEOUT_S:
-            time.sleep(0.5)
-            settled, blocks = _vectors_done(semantic)
-        seconds = time.perf_counter() - began
+        settled, blocks, seconds = wait_for_vectors(semantic)
         out["vectors"] = {
             "complete": settled,
             "blocks": blocks,
