@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from scriptorium.domain.model import Corpus
 from scriptorium.index.native import release_free_memory
 from scriptorium.ranking.paths import auxiliary_kind, translated
 from scriptorium.semantic.passages import passage
+from scriptorium.semantic.progress import EarlyCorpora, PassBlocks, TextVectors, chunks
 from scriptorium.text.features import CJK, CJK_HEAD
 
 if TYPE_CHECKING:
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Passages encoded between two looks at whether a newer generation serves.
-CHUNK = 64
 # The background thread's niceness (Linux applies it to the thread alone).
 NICENESS = 10
 # An evaluation harness that waits for the vectors sets it to 0 (``scriptorium eval --suite``).
@@ -225,9 +224,10 @@ class VectorBuilder:
             key=lambda at: (int(kinds[at]) != V.DOCS, places[at]),
         )
         # With no vectors serving yet, a corpus's serve as soon as each of its blocks has one.
-        early = _EarlyCorpora(kinds, missing) if self.index is None or self._early else None
+        early = EarlyCorpora(kinds, missing) if self.index is None or self._early else None
+        blocks = PassBlocks(bids, kinds, corpora, matrix, hashes, have)
         if early is not None:
-            self._serve_complete(snapshot, early, bids, kinds, corpora, matrix, hashes, have)
+            self._serve_complete(snapshot, early, blocks)
         sources = [snapshot.docs.key_at(at)[0] for at, _ in places]
         per_source: dict[str, list[int]] = {}
         for name in sources:
@@ -237,9 +237,9 @@ class VectorBuilder:
         self.status.state = "encoding" if missing else self.status.state
         self.status.per_source = per_source
         self.status.detail = f"generation {snapshot.generation}"
-        known_texts = _TextVectors(self.index, matrix)
+        known_texts = TextVectors(self.index, matrix)
         encoded = reused = 0
-        for chunk in _chunks(missing, kinds):
+        for chunk in chunks(missing, kinds):
             if self._stop.is_set() or self._wanted is not snapshot:
                 raise _Superseded
             texts = [_passage(snapshot, places[at]) for at in chunk]
@@ -274,7 +274,7 @@ class VectorBuilder:
             if early is not None:
                 have[chunk] = True
                 early.done(chunk)
-                self._serve_complete(snapshot, early, bids, kinds, corpora, matrix, hashes, have)
+                self._serve_complete(snapshot, early, blocks)
         # (What serves may be a first pass's complete corpora alone: ``_early``.)
         if (
             missing
@@ -309,17 +309,7 @@ class VectorBuilder:
         # The pass's activations were freed into glibc's arenas: give them back.
         release_free_memory()
 
-    def _serve_complete(
-        self,
-        snapshot: Snapshot,
-        early: _EarlyCorpora,
-        bids: np.ndarray,
-        kinds: np.ndarray,
-        corpora: np.ndarray,
-        matrix: np.ndarray,
-        hashes: np.ndarray,
-        have: np.ndarray,
-    ) -> None:
+    def _serve_complete(self, snapshot: Snapshot, early: EarlyCorpora, blocks: PassBlocks) -> None:
         """Serve the vectors of the corpora every block of which has one, while another is
         still encoding (held in memory: the generation's file is written when all are)."""
         import numpy as np
@@ -330,14 +320,14 @@ class VectorBuilder:
         if not complete:
             return
         assert self.encoder is not None
-        rows = have & np.isin(kinds, early.complete)
+        rows = blocks.have & np.isin(blocks.kinds, early.complete)
         index = V.VectorIndex(
             self.encoder.name,
             snapshot.generation,
-            bids[rows],
-            corpora[rows],
-            matrix[rows],
-            hashes[rows],
+            blocks.bids[rows],
+            blocks.corpora[rows],
+            blocks.matrix[rows],
+            blocks.hashes[rows],
         )
         self.index = index.with_codes()
         self._early = True
@@ -375,81 +365,6 @@ class VectorBuilder:
     def _remove(path: Path) -> None:
         with contextlib.suppress(OSError):
             path.unlink()
-
-
-class _TextVectors:
-    """Vectors by passage hash: the served generation's, and those this pass encoded. A
-    passage's vector depends on its text alone, so a block whose id is new (its file changed
-    elsewhere) or a second block with the same passage takes the vector that text has."""
-
-    def __init__(self, index: V.VectorIndex | None, matrix: np.ndarray) -> None:
-        self._index = index
-        self._matrix = matrix  # this pass's rows
-        self._made: dict[int, int] = {}  # passage hash → row of this pass
-        # The served generation's hashes sorted, with their rows: made on the first lookup,
-        # so a pass with nothing to encode (a restart) does not sort them.
-        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
-
-    def get(self, text: int) -> np.ndarray | None:
-        made = self._made.get(text)
-        if made is not None:
-            return self._matrix[made]
-        index = self._index
-        if index is None or index.texts is None or not len(index.texts):
-            return None
-        import numpy as np
-
-        if self._sorted is None:
-            rows = np.argsort(index.texts, kind="stable")
-            self._sorted = (np.asarray(index.texts)[rows], rows)
-        hashes, rows = self._sorted
-        at = int(np.searchsorted(hashes, text))
-        if at == len(hashes) or int(hashes[at]) != text:
-            return None
-        return np.array(index.matrix[int(rows[at])])
-
-    def add(self, text: int, row: int) -> None:
-        self._made[text] = row
-
-
-def _chunks(missing: list[int], kinds: np.ndarray) -> Iterator[list[int]]:
-    """``missing`` in chunks of at most ``CHUNK``, none spanning two corpora (the docs'
-    last chunk ends where they do, so their vectors can serve before any code's is made)."""
-    chunk: list[int] = []
-    for at in missing:
-        if len(chunk) == CHUNK or (chunk and kinds[at] != kinds[chunk[-1]]):
-            yield chunk
-            chunk = []
-        chunk.append(at)
-    if chunk:
-        yield chunk
-
-
-class _EarlyCorpora:
-    """Which corpora of a first pass have every block's vector, and which of those serve."""
-
-    def __init__(self, kinds: np.ndarray, missing: list[int]) -> None:
-        from scriptorium.semantic import vectors as V
-
-        self._kinds = kinds
-        present = {int(k) for k in set(kinds.tolist())} & {V.DOCS, V.CODE}
-        self._left = dict.fromkeys(present, 0)
-        for at in missing:
-            self._left[int(kinds[at])] += 1
-        self.complete: list[int] = []
-
-    def done(self, chunk: list[int]) -> None:
-        for at in chunk:
-            self._left[int(self._kinds[at])] -= 1
-
-    def newly_complete(self) -> list[int]:
-        """Corpora complete since the last call, while another still encodes (the last
-        one's vectors serve with the generation's file)."""
-        if not any(self._left.values()):
-            return []
-        new = [c for c, left in sorted(self._left.items()) if not left and c not in self.complete]
-        self.complete.extend(new)
-        return new
 
 
 class _Superseded(Exception):
