@@ -40,7 +40,8 @@ The FastAPI corpus is copied (scale 1) or grown by deterministic mutation (scale
 * a large code tree, sympy at a SWE-bench base commit from a local mirror
   (``bench/largecode.py``): short queries and SWE-bench issue texts against the health check's
   p50 of the same run (targets ≤ 3×, ≤ 10× p50 and ≤ 30× p99), 16 callers' throughput against
-  the health check's, RSS after the issue texts; skipped without the mirror.
+  the health check's, RSS after the issue texts; skipped without the mirror. With
+  ``--large-code-semantic``, the same searches again with the semantic retriever on.
 * the HTTP/JSON API's Search latency against the gRPC call on one daemon, as ratios
   (``bench/http_cost.py``), at the scales named by ``--http-scales``.
 * the docs through a three-node OpenSearch cluster beside the local index (``bench/cluster.py``:
@@ -489,6 +490,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-large-code", action="store_true", help="skip the large code tree (sympy)"
     )
+    parser.add_argument(
+        "--large-code-semantic",
+        action="store_true",
+        help="the large code tree's searches again with the semantic retriever on (its vectors"
+        " take about six minutes on two cores)",
+    )
     args = parser.parse_args(argv)
     args.tracing_scales = set(_scales(args.tracing_scales))
     args.http_scales = set(_scales(args.http_scales))
@@ -524,7 +531,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_large_code:
             log("large code tree")
             results["large_code"] = large_code(
-                work / "large-code", args.real_tree_mirror, args.benchmarks, build, args.quick
+                work / "large-code",
+                args.real_tree_mirror,
+                args.benchmarks,
+                build,
+                args.quick,
+                semantic=args.large_code_semantic,
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
