@@ -134,17 +134,21 @@ def test_preview_matches_the_plain_computation_on_random_texts():
         assert preview(prepare(text), query, width) == expected
 
 
+def _random_windows(rng: random.Random, words: list[str], most_terms: int, cases: int):
+    """``(collapsed, folded, terms, width)`` for ``cases`` random texts of ``words`` longer
+    than their window, each asked for one to ``most_terms`` of the words."""
+    for _ in range(cases):
+        prepared = prepare(" ".join(rng.choice(words) for _ in range(rng.randint(1, 90))))
+        query = " ".join(rng.choice(words) for _ in range(rng.randint(1, most_terms)))
+        width = rng.choice([200, 60, 12, 5])
+        if len(prepared.collapsed) > width:
+            yield prepared.collapsed, prepared.folded, _preview_terms(query), width
+
+
 def test_preview_sweep_and_window_scoring_agree():
     # Long queries take the sweep, short ones score windows term by term: both must find the
     # same window, also for terms longer than the window and windows of a few characters.
-    rng = random.Random(17)
-    for _ in range(4000):
-        prepared = prepare(" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 90))))
-        terms = _preview_terms(" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))))
-        width = rng.choice([200, 60, 12, 5])
-        if len(prepared.collapsed) <= width:
-            continue
-        args = (prepared.collapsed, prepared.folded, terms, width)
+    for args in _random_windows(random.Random(17), WORDS, 12, 4000):
         assert _best_start_sweep(*args) == _best_start(*args), args
 
 
@@ -156,13 +160,8 @@ def test_the_compiled_sweep_finds_the_python_sweeps_window():
     rng = random.Random(29)
     words = [w for w in WORDS if w.isascii()] + ["aa", "aaaa", "a_a", "x" * 30, "(", "."]
     compared = 0
-    for _ in range(4000):
-        prepared = prepare(" ".join(rng.choice(words) for _ in range(rng.randint(1, 90))))
-        terms = _preview_terms(" ".join(rng.choice(words) for _ in range(rng.randint(1, 40))))
-        width = rng.choice([200, 60, 12, 5])
-        if len(prepared.collapsed) <= width:
-            continue
-        args = (prepared.collapsed, prepared.folded, terms, width)
+    for args in _random_windows(rng, words, 40, 4000):
+        terms = args[2]
         # Few terms are scored window by window in Python, many swept: both are the reference.
         reference = _best_start(*args) if len(terms) <= SWEEP_TERMS else _best_start_sweep(*args)
         assert _COMPILED_SWEEP(*args, MAX_OCCURRENCES) == reference, args
