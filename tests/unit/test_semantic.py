@@ -328,3 +328,58 @@ def test_a_passage_gets_the_same_vector_alone_as_among_others():
     assert abs(float(np.linalg.norm(alone)) - 1.0) < 1e-5
     # Each text's own vector: the rows are not copies of one another.
     assert float(among[0] @ among[2]) < 0.99
+
+
+def _mixing(count: int, lexical: int, **levers):
+    """A retriever over ``count`` docs blocks (block i's cosine with the query falling with i)
+    whose lexical pool holds the last ``lexical`` of them; returns a function of the query's
+    text giving the bids of the candidates after mixing and each one's score."""
+    from types import SimpleNamespace
+
+    from scriptorium.domain.model import Corpus, Query
+    from scriptorium.index.searcher import LexicalHit
+    from scriptorium.semantic.retriever import SemanticCandidates
+    from scriptorium.settings.ranking import RankingSettings
+
+    dims = 4
+    angles = np.linspace(0.0, 1.2, count)
+    rows = np.zeros((count, dims), dtype=np.float32)
+    rows[:, 0], rows[:, 1] = np.cos(angles), np.sin(angles)
+    bids = np.arange(1, count + 1, dtype=np.int64)
+    index = V.VectorIndex("m", 1, bids, np.full(count, V.DOCS, dtype=np.uint8), rows)
+    page = SimpleNamespace(source="docs", path="p.md", content_hash="h", corpus=Corpus.DOCS)
+    snapshot = SimpleNamespace(blocks={int(b): (page, 0) for b in bids})
+    query_vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    builder = SimpleNamespace(index=index, encoder=SimpleNamespace(query=lambda _t: query_vector))
+    settings = RankingSettings(semantic_page_context=0.0, **levers)
+    retriever = SemanticCandidates(builder, settings)  # type: ignore[arg-type]
+
+    def mixed(text: str, top_k: int = 10) -> dict[int, float]:
+        pool = [LexicalHit(1.0 + i, page, 0, None, int(b)) for i, b in enumerate(bids[-lexical:])]
+        query = Query(text, ("words",), top_k=top_k, corpora=frozenset({Corpus.DOCS}))
+        hits = retriever.mix(snapshot, query, pool, lambda _hit: True)  # type: ignore[arg-type]
+        return {hit.bid: hit.score for hit in hits}
+
+    return mixed
+
+
+def test_a_question_whose_words_matched_takes_the_first_of_the_nearest_at_the_same_floor():
+    # 50 nearest read; a matched question's share is 0.2 of the largest (1.0): 10 join.
+    levers = {"semantic_candidates": 50, "min_candidates": 20, "over_fetch": 1, "stable_window": 10}
+    share = _mixing(120, lexical=20, **levers)
+    every = _mixing(120, lexical=20, semantic_added="all", **levers)
+    question = "how do I read the settings"
+    some, all_of_them = share(question), every(question)
+    assert sorted(some) == [*range(1, 11), *range(101, 121)]
+    assert len(all_of_them) == 70
+    # The floor is still the 50th nearest's: every candidate both keep scores the same.
+    assert all(all_of_them[bid] == pytest.approx(score) for bid, score in some.items())
+    # A pasted text takes every one of the nearest.
+    pasted = "Traceback (most recent call last):\n  File 'app.py'\nKeyError: 'x'\n"
+    assert len(share(pasted)) == 70
+
+
+def test_a_question_whose_words_found_few_blocks_takes_every_one_of_the_nearest():
+    levers = {"semantic_candidates": 50, "min_candidates": 20, "over_fetch": 1, "stable_window": 10}
+    few = _mixing(120, lexical=5, **levers)  # the pool holds 20; the words found 5
+    assert len(few("how do I read the settings")) == 55

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -82,6 +83,27 @@ class SemanticCandidates:
         top = max(base, ranking.semantic_weight_uncovered)
         return base + (top - base) * (1.0 - covered)
 
+    def added(self, query: Query, weight: float, pooled: int) -> int:
+        """How many of a corpus's nearest blocks become candidates (the first ones; all
+        ``semantic_candidates`` of them are read for the floor). A question whose lexical pool
+        is full (``pooled``: the candidates its words found) takes them in proportion to the
+        cosine's share of its score: with the smallest share (its words matched) a block only
+        the meaning reaches cannot outrank the lexical ones, and the suite's lists are the
+        same with 10 of 50 as with all (docs/ranking.md), where every extra candidate costs
+        the priors a pass. With fewer candidates than the pool holds, the meaning fills it."""
+        ranking = self.ranking
+        limit = ranking.semantic_candidates
+        if (
+            ranking.semantic_added == "all"
+            or ranking.is_pasted(query.text)
+            or pooled < ranking.candidate_limit(query.top_k)
+        ):
+            return limit
+        top = max(
+            ranking.semantic_weight_uncovered, ranking.semantic_weight, ranking.semantic_weight_code
+        )
+        return limit if top <= 0 else math.ceil(limit * min(1.0, weight / top))
+
     def mix(
         self,
         snapshot: Snapshot,
@@ -108,6 +130,13 @@ class SemanticCandidates:
             text = prose(text)
         vector = self.query_vector(text)
         seen = {hit.bid for hit in hits}
+        # The lexical candidates of each corpus's pool (None: one pool for both).
+        pooled = (
+            Counter(hit.doc.corpus for hit in hits)
+            if len(corpora) > 1 and self.ranking.per_corpus_candidates
+            else None
+        )
+        lexical = len(hits)
         limit = self.ranking.semantic_candidates
         floors: dict[Corpus, float] = {}
         every = index.approximate(vector) if limit > 0 else None
@@ -115,6 +144,9 @@ class SemanticCandidates:
             if weights[corpus] <= 0 or limit <= 0:
                 continue
             code = V.CODE if corpus is Corpus.CODE else V.DOCS
+            added = self.added(
+                query, weights[corpus], lexical if pooled is None else pooled[corpus]
+            )
             taken = 0
             for bid, cosine in index.nearest(vector, limit, code, every):
                 if taken >= limit:
@@ -129,8 +161,9 @@ class SemanticCandidates:
                 hit = LexicalHit(0.0, entry[0], entry[1], None, bid)
                 if not allowed(hit):
                     continue
-                hits.append(hit)
-                seen.add(bid)
+                if taken < added:
+                    hits.append(hit)
+                    seen.add(bid)
                 taken += 1
         cosines = index.similarity(vector, np.array([h.bid for h in hits], dtype=np.int64))
         context = self.ranking.semantic_page_context

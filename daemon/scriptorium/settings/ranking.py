@@ -231,8 +231,12 @@ class RankingSettings:
     semantic_query_tokens: int = off(
         0, "512 tokens of a query: no gain on ds1000 (MRR 0.225 → 0.224)"
     )
-    # Nearest blocks added per corpus.
+    # Nearest blocks read per corpus: the last of them sets the cosine's floor.
     semantic_candidates: int = 50
+    # Which of them become candidates: "all", or for a question "share" (the first
+    # semantic_candidates × its cosine share ÷ the largest share, rounded up): where its words
+    # found the answer, the blocks only its meaning reaches cannot outrank it.
+    semantic_added: str = "share"
     # The cosine's share of a candidate's score: for questions (docs, code) whose lexical
     # candidates match all their terms, and for pasted texts longer than long_query_chars
     # (docs, code); 0 leaves that case lexical.
@@ -302,6 +306,7 @@ class RankingSettings:
 _CHOICES = {
     "fusion": ("raw", "max", "rrf"),
     "semantic_floor": ("candidates", "nearest"),
+    "semantic_added": ("all", "share"),
     "auxiliary_asks": ("words", "prose", "short"),
     "definition_words": ("any", "pasted"),
 }
@@ -354,7 +359,11 @@ _HELP = {
     "encodes every block again)",
     "semantic_query_tokens": "tokens of a query the encoder reads, up to the model's 512 (0: "
     "semantic_tokens)",
-    "semantic_candidates": "nearest blocks by cosine added to each corpus's candidates",
+    "semantic_candidates": "nearest blocks by cosine read per corpus: the last of them sets the "
+    "cosine's floor, and a pasted text takes them all as candidates",
+    "semantic_added": "which of the nearest blocks a question takes as candidates: all, or "
+    "share (the first semantic_candidates × its cosine share ÷ the largest share, rounded up; "
+    "the rest only set the floor)",
     "semantic_weight": "the cosine's share of a documentation candidate's score for a question",
     "semantic_weight_code": "the cosine's share of a code candidate's score for a question",
     "semantic_weight_uncovered": "for a question, the cosine's share when its best lexical "
