@@ -363,7 +363,7 @@ def _mixing(count: int, lexical: int, **levers):
     return mixed
 
 
-def test_a_question_whose_words_matched_takes_the_first_of_the_nearest_at_the_same_floor():
+def test_a_search_takes_the_first_of_the_nearest_by_its_cosine_share_at_the_same_floor():
     # 50 nearest read; a matched question's share is 0.2 of the largest (1.0): 10 join.
     levers = {"semantic_candidates": 50, "min_candidates": 20, "over_fetch": 1, "stable_window": 10}
     share = _mixing(120, lexical=20, **levers)
@@ -374,9 +374,9 @@ def test_a_question_whose_words_matched_takes_the_first_of_the_nearest_at_the_sa
     assert len(all_of_them) == 70
     # The floor is still the 50th nearest's: every candidate both keep scores the same.
     assert all(all_of_them[bid] == pytest.approx(score) for bid, score in some.items())
-    # A pasted text takes every one of the nearest.
+    # A pasted text's share over docs is 0.7: 35 of the 50 join.
     pasted = "Traceback (most recent call last):\n  File 'app.py'\nKeyError: 'x'\n"
-    assert len(share(pasted)) == 70
+    assert sorted(share(pasted)) == [*range(1, 36), *range(101, 121)]
 
 
 def test_a_question_whose_words_found_few_blocks_takes_every_one_of_the_nearest():

@@ -233,9 +233,9 @@ class RankingSettings:
     )
     # Nearest blocks read per corpus: the last of them sets the cosine's floor.
     semantic_candidates: int = 50
-    # Which of them become candidates: "all", or for a question "share" (the first
-    # semantic_candidates × its cosine share ÷ the largest share, rounded up): where its words
-    # found the answer, the blocks only its meaning reaches cannot outrank it.
+    # Which of them become candidates: "all", or "share" (the first semantic_candidates ×
+    # the cosine's share of the score ÷ the largest share, rounded up): past those, blocks
+    # only the meaning reaches do not reach the results.
     semantic_added: str = "share"
     # The cosine's share of a candidate's score: for questions (docs, code) whose lexical
     # candidates match all their terms, and for pasted texts longer than long_query_chars
@@ -360,10 +360,11 @@ _HELP = {
     "semantic_query_tokens": "tokens of a query the encoder reads, up to the model's 512 (0: "
     "semantic_tokens)",
     "semantic_candidates": "nearest blocks by cosine read per corpus: the last of them sets the "
-    "cosine's floor, and a pasted text takes them all as candidates",
-    "semantic_added": "which of the nearest blocks a question takes as candidates: all, or "
-    "share (the first semantic_candidates × its cosine share ÷ the largest share, rounded up; "
-    "the rest only set the floor)",
+    "cosine's floor",
+    "semantic_added": "which of the nearest blocks a search takes as candidates: all, or share "
+    "(the first semantic_candidates × the cosine's share of its score ÷ the largest share, "
+    "rounded up; all when its words found fewer blocks than the pool holds; the rest only "
+    "set the floor)",
     "semantic_weight": "the cosine's share of a documentation candidate's score for a question",
     "semantic_weight_code": "the cosine's share of a code candidate's score for a question",
     "semantic_weight_uncovered": "for a question, the cosine's share when its best lexical "
