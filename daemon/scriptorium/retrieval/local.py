@@ -72,7 +72,7 @@ class LocalCandidates:
     def lexical_hits(self, query: Query) -> list[LexicalHit]:
         """BM25 candidates: one pool per corpus searched (or one for both when
         ``per_corpus_candidates`` is off)."""
-        if len(query.corpora) == 1 or not self.ranking.per_corpus_candidates:
+        if not self.ranking.pools_apart(query.corpora):
             corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
             return self._lexical(query, corpora)
         hits: list[LexicalHit] = []

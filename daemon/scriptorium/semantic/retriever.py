@@ -131,7 +131,7 @@ class SemanticCandidates:
         # The lexical candidates of each corpus's pool (None: one pool for both).
         pooled = (
             Counter(hit.doc.corpus for hit in hits)
-            if len(corpora) > 1 and self.ranking.per_corpus_candidates
+            if self.ranking.pools_apart(query.corpora)
             else None
         )
         lexical = len(hits)

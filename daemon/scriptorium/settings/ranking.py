@@ -8,6 +8,7 @@ each lever's default, comment and help read side by side.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from scriptorium.settings.fields import FieldWeights
@@ -300,6 +301,10 @@ class RankingSettings:
 
     def candidate_limit(self, top_k: int) -> int:
         return max(self.min_candidates, self.window(top_k) * self.over_fetch)
+
+    def pools_apart(self, corpora: Collection[object]) -> bool:
+        """Whether a search of ``corpora`` (empty: both) gets a lexical pool per corpus."""
+        return len(corpora) != 1 and self.per_corpus_candidates
 
 
 # The string levers' values.
