@@ -504,5 +504,6 @@ fn scriptorium_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preview::best_start_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(markdown::markdown_spaces, m)?)?;
     m.add_function(wrap_pyfunction!(vectors::int8_dots, m)?)?;
+    m.add_function(wrap_pyfunction!(vectors::int8_best_rows, m)?)?;
     Ok(())
 }

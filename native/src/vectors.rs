@@ -2,7 +2,10 @@
 //! product of a query's int8 code with each row's code. A search makes this pass once, over
 //! every block of the generation, so it is the part of the retriever that grows with the corpus.
 //!
-//! The numpy expression in `scan.py` is the reference: both give the same integers.
+//! The numpy expression in `scan.py` is the reference: both give the same integers, and
+//! `best_rows` the same rows as its choice from the scaled scores.
+
+use std::cmp::Ordering;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
@@ -123,4 +126,211 @@ pub fn int8_dots(
         dots(codes, query, out);
     });
     Ok(())
+}
+
+/// A row's approximate score (its dot product times its scale, in f64 as numpy's int32 ×
+/// float32 gives it), ordered by score, then by lower row first (a fixed answer where scores tie).
+#[derive(Clone, Copy)]
+struct Scored {
+    score: f64,
+    row: u32,
+}
+
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then_with(|| other.row.cmp(&self.row))
+    }
+}
+
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Scored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Scored {}
+
+/// The best `count` rows offered so far. Rows better than the bar (the worst of the last
+/// trim's best `count`) are gathered, and trimmed to the best `count` when twice as many are
+/// held: amortised linear, where a heap pays a sift for most rows of a small corpus.
+struct Best {
+    count: usize,
+    kept: Vec<Scored>,
+    bar: Option<Scored>,
+}
+
+impl Best {
+    fn new(count: usize) -> Self {
+        Best {
+            count,
+            kept: Vec::with_capacity(2 * count.max(32)),
+            bar: None,
+        }
+    }
+
+    #[inline(always)]
+    fn offer(&mut self, scored: Scored) {
+        if self.bar.is_some_and(|bar| scored <= bar) {
+            return;
+        }
+        self.kept.push(scored);
+        if self.kept.len() >= 2 * self.count.max(32) {
+            self.trim();
+        }
+    }
+
+    /// Offers the rows of one chunk (the first is row `start`) that are of `corpus` (None:
+    /// any with a vector): a row below the bar or of another corpus costs one branch, taken
+    /// rarely once `count` are kept.
+    fn offer_chunk(&mut self, corpus: Option<u8>, start: usize, scores: &[f64], corpora: &[u8]) {
+        let mut bar = self.bar.map_or(f64::NEG_INFINITY, |bar| bar.score);
+        for (at, (&score, &of)) in scores.iter().zip(corpora).enumerate() {
+            // `&`, not `&&`: the corpus test is no branch of its own (corpora interleave).
+            let of_corpus = corpus.map_or(of != NO_CORPUS, |c| c == of);
+            if !((score >= bar) & of_corpus) {
+                continue;
+            }
+            self.offer(Scored {
+                score,
+                row: (start + at) as u32,
+            });
+            bar = self.bar.map_or(f64::NEG_INFINITY, |bar| bar.score);
+        }
+    }
+
+    fn trim(&mut self) {
+        if self.count == 0 {
+            self.kept.clear();
+        } else if self.kept.len() > self.count {
+            // The best first: everything before the `count`-th is better than it.
+            self.kept
+                .select_nth_unstable_by(self.count - 1, |a, b| b.cmp(a));
+            self.kept.truncate(self.count);
+            self.bar = self.kept.last().copied();
+        }
+    }
+
+    fn rows(mut self) -> Vec<u32> {
+        self.trim();
+        let mut rows: Vec<u32> = self.kept.iter().map(|s| s.row).collect();
+        rows.sort_unstable();
+        rows
+    }
+}
+
+// Rows scored at a time: a stack buffer of dot products and one of scores, then the choice.
+const CHUNK: usize = 2048;
+// The corpus byte of a row without a vector (`vectors.NONE`).
+const NO_CORPUS: u8 = 255;
+
+fn best_rows(
+    codes: &[i8],
+    query: &[i8],
+    scales: &[f32],
+    corpora: &[u8],
+    wanted: &[Option<u8>],
+    count: usize,
+) -> Vec<Vec<u32>> {
+    let dims = query.len();
+    let mut kept: Vec<Best> = wanted.iter().map(|_| Best::new(count)).collect();
+    let mut dots_of = [0i32; CHUNK];
+    let mut scores_of = [0f64; CHUNK];
+    if count > 0 {
+        for start in (0..scales.len()).step_by(CHUNK) {
+            let end = (start + CHUNK).min(scales.len());
+            let (dots_of, scores_of) = (&mut dots_of[..end - start], &mut scores_of[..end - start]);
+            dots(&codes[start * dims..end * dims], query, dots_of);
+            for ((score, &dot), &scale) in
+                scores_of.iter_mut().zip(&*dots_of).zip(&scales[start..end])
+            {
+                *score = f64::from(dot) * f64::from(scale);
+            }
+            for (which, best) in wanted.iter().zip(kept.iter_mut()) {
+                best.offer_chunk(*which, start, scores_of, &corpora[start..end]);
+            }
+        }
+    }
+    kept.into_iter().map(Best::rows).collect()
+}
+
+/// For each corpus of `wanted` (a corpus byte, or None for any row that has one), the rows
+/// (ascending) of the `count` best approximate scores among that corpus's rows: the dot
+/// product of each row's code with `query`, times the row's scale. Corpus `i`'s rows are
+/// written from `out[i * count]` (int64), and its number of rows returned. One pass over the
+/// codes serves every corpus; it runs without the GIL.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn int8_best_rows(
+    py: Python<'_>,
+    codes: PyBuffer<i8>,
+    query: PyBuffer<i8>,
+    scales: PyBuffer<f32>,
+    corpora: PyBuffer<u8>,
+    wanted: Vec<Option<u8>>,
+    count: usize,
+    out: PyBuffer<i64>,
+) -> PyResult<Vec<usize>> {
+    let dims = query.item_count();
+    let rows = scales.item_count();
+    let buffers_ok = codes.is_c_contiguous()
+        && query.is_c_contiguous()
+        && scales.is_c_contiguous()
+        && corpora.is_c_contiguous()
+        && out.is_c_contiguous();
+    if !buffers_ok || out.readonly() {
+        return Err(PyValueError::new_err(
+            "int8_best_rows takes contiguous arrays and a writable int64 out",
+        ));
+    }
+    if dims == 0 || codes.item_count() != rows * dims || corpora.item_count() != rows {
+        return Err(PyValueError::new_err(format!(
+            "int8_best_rows: {} codes and {} corpus bytes are not {} rows of {} (the query's length)",
+            codes.item_count(),
+            corpora.item_count(),
+            rows,
+            dims
+        )));
+    }
+    if out.item_count() != wanted.len() * count || rows > u32::MAX as usize {
+        return Err(PyValueError::new_err(format!(
+            "int8_best_rows: out holds {} rows, not {} corpora of {} (or over 2^32 rows)",
+            out.item_count(),
+            wanted.len(),
+            count
+        )));
+    }
+    let (codes_at, query_at, scales_at, corpora_at, out_at) = (
+        codes.buf_ptr() as usize,
+        query.buf_ptr() as usize,
+        scales.buf_ptr() as usize,
+        corpora.buf_ptr() as usize,
+        out.buf_ptr() as usize,
+    );
+    let counts = py.allow_threads(|| {
+        // SAFETY: each pointer is the start of a contiguous buffer of the length checked
+        // above; the buffers stay held (alive and unmoved) until this function returns, and
+        // `out` is writable and not one of the inputs.
+        let codes = unsafe { std::slice::from_raw_parts(codes_at as *const i8, rows * dims) };
+        let query = unsafe { std::slice::from_raw_parts(query_at as *const i8, dims) };
+        let scales = unsafe { std::slice::from_raw_parts(scales_at as *const f32, rows) };
+        let corpora = unsafe { std::slice::from_raw_parts(corpora_at as *const u8, rows) };
+        let out =
+            unsafe { std::slice::from_raw_parts_mut(out_at as *mut i64, wanted.len() * count) };
+        let best = best_rows(codes, query, scales, corpora, &wanted, count);
+        for (rows, slots) in best.iter().zip(out.chunks_mut(count.max(1))) {
+            for (row, slot) in rows.iter().zip(slots.iter_mut()) {
+                *slot = i64::from(*row);
+            }
+        }
+        best.iter().map(Vec::len).collect()
+    });
+    Ok(counts)
 }

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from scriptorium.domain.model import Block, RefKind
+from scriptorium.semantic import scan
 from scriptorium.semantic import vectors as V
 from scriptorium.semantic.passages import name_words, passage
 from scriptorium.semantic.retriever import _rescore
+from scriptorium.text.compiled import native_part
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -92,8 +94,8 @@ def test_nearest_reads_on_past_its_limit_in_cosine_order():
     assert read == index.bids[expected].tolist()
     scores = [score for _, score in index.nearest(query, 4)]
     assert scores == sorted(scores, reverse=True)
-    shared = index.cosines(query)
-    assert [bid for bid, _ in index.nearest(query, 4, V.CODE, shared)] == [
+    (head,) = index.heads(query, 4, [V.CODE])
+    assert [bid for bid, _ in index.nearest(query, 4, V.CODE, head)] == [
         bid for bid, _ in index.nearest(query, 4, V.CODE)
     ]
 
@@ -122,8 +124,32 @@ def test_the_nearest_over_int8_codes_are_the_exact_nearest_with_exact_cosines():
             assert [b for _, (b, _) in got] == [b for _, (b, _) in wanted]
             assert np.allclose([c for _, (_, c) in got], [c for _, (_, c) in wanted], atol=1e-6)
     # One pass over the codes serves several corpora.
-    shared = coded.approximate(query)
-    assert list(coded.nearest(query, 5, V.CODE, shared)) == list(coded.nearest(query, 5, V.CODE))
+    docs_head, code_head = coded.heads(query, 5, [V.DOCS, V.CODE])
+    assert list(coded.nearest(query, 5, V.CODE, code_head)) == list(coded.nearest(query, 5, V.CODE))
+    assert list(coded.nearest(query, 5, V.DOCS, docs_head)) == list(coded.nearest(query, 5, V.DOCS))
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 200, 5000])
+def test_the_compiled_choice_of_best_rows_is_the_reference_one(count):
+    if native_part("int8_best_rows") is None:
+        pytest.skip("the compiled extension is not installed")
+    rng = np.random.default_rng(5)
+    codes, scales = scan.quantize(_unit(rng.normal(size=(6000, 48))).astype(np.float32))
+    corpora = rng.integers(0, 2, size=6000).astype(np.uint8)
+    corpora[::50] = V.NONE
+    # Duplicated rows: equal scores at the margin, where the lower row is kept.
+    codes[3000:3600], scales[3000:3600] = codes[2400:3000], scales[2400:3000]
+    wanted = [V.DOCS, V.CODE, None]
+    for _ in range(10):
+        query = scan.query_code(_unit(rng.normal(size=(1, 48)))[0])
+        scores = scan.dots(codes, query) * scales
+        expected = scan.reference_best_rows(scores, corpora, wanted, count)
+        got = scan.best_rows(codes, query, scales, corpora, wanted, count)
+        for corpus, corpus_rows, wanted_rows in zip(wanted, got, expected, strict=True):
+            assert corpus_rows.tolist() == wanted_rows.tolist()
+            of_corpus = np.flatnonzero(corpora != V.NONE if corpus is None else corpora == corpus)
+            assert len(corpus_rows) == min(count, len(of_corpus))
+            assert set(corpus_rows.tolist()) <= set(of_corpus.tolist())
 
 
 def test_reading_on_past_the_codes_head_gives_every_row_once_by_exact_cosine():

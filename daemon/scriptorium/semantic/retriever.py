@@ -137,16 +137,15 @@ class SemanticCandidates:
         lexical = len(hits)
         limit = self.ranking.semantic_candidates
         floors: dict[Corpus, float] = {}
-        every = index.approximate(vector) if limit > 0 else None
-        for corpus in corpora:
-            if weights[corpus] <= 0 or limit <= 0:
-                continue
-            code = V.CODE if corpus is Corpus.CODE else V.DOCS
+        searched = [c for c in corpora if weights[c] > 0] if limit > 0 else []
+        codes = [V.CODE if corpus is Corpus.CODE else V.DOCS for corpus in searched]
+        heads = index.heads(vector, limit, codes) if searched else []
+        for corpus, code, head in zip(searched, codes, heads, strict=True):
             added = self.added(
                 query, weights[corpus], lexical if pooled is None else pooled[corpus]
             )
             taken = 0
-            for bid, cosine in index.nearest(vector, limit, code, every):
+            for bid, cosine in index.nearest(vector, limit, code, head):
                 if taken >= limit:
                     break
                 floors[corpus] = cosine

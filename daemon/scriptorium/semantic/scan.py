@@ -8,13 +8,14 @@ The codes only choose which rows are read exactly: the nearest blocks are the be
 search reports is exact. A block the codes misplace by more than that margin is what the
 approximation can cost (measured identical on the ranking suite; docs/ranking.md).
 
-The dot products run in the compiled extension (``native/src/vectors.rs``) when it is
-installed; the numpy expression here is the reference and gives the same integers.
+The dot products, and the choice of each corpus's best rows from them, run in the compiled
+extension (``native/src/vectors.rs``) when it is installed, in one pass that keeps no score
+array; the numpy expressions here are the reference and give the same integers and rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -25,6 +26,8 @@ from scriptorium.text.compiled import native_part
 CHUNK_ROWS = 1024
 # The largest code magnitude: symmetric, so a code's negation is a code.
 PEAK = 127
+# The corpus byte of a row without a vector (``vectors.NONE``).
+NONE = 255
 
 
 def prefilter(limit: int) -> int:
@@ -32,15 +35,18 @@ def prefilter(limit: int) -> int:
     return max(4 * limit, 200)
 
 
-def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """int8 codes of ``rows`` (each row scaled so its largest magnitude is ``PEAK``) and each
-    row's scale (a code times its scale is about the row)."""
-    count, dims = rows.shape
+def quantize(rows: np.ndarray, which: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes of ``rows`` (of the rows ``which`` only, in that order, when given; each
+    scaled so its largest magnitude is ``PEAK``) and each one's scale (a code times its scale
+    is about the row)."""
+    dims = rows.shape[1]
+    count = len(rows) if which is None else len(which)
     codes = np.empty((count, dims), dtype=np.int8)
     scales = np.empty(count, dtype=np.float32)
     buffer = np.empty((min(count, CHUNK_ROWS), dims), dtype=np.float32)
     for start in range(0, count, CHUNK_ROWS):
-        chunk = np.asarray(rows[start : start + CHUNK_ROWS], dtype=np.float32)
+        taken = slice(start, start + CHUNK_ROWS)
+        chunk = np.asarray(rows[taken] if which is None else rows[which[taken]], dtype=np.float32)
         work = buffer[: len(chunk)]
         np.abs(chunk, out=work)
         peak = work.max(axis=1) if dims else np.zeros(len(chunk), np.float32)
@@ -77,6 +83,49 @@ def dots(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
 def reference_dots(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
     """What the compiled scan computes, in numpy."""
     return np.einsum("ij,j->i", codes, query, dtype=np.int32)
+
+
+def best_rows(
+    codes: np.ndarray,
+    query: np.ndarray,
+    scales: np.ndarray,
+    corpora: np.ndarray,
+    wanted: Sequence[int | None],
+    count: int,
+) -> list[np.ndarray]:
+    """For each corpus of ``wanted`` (None: any row that has one), the rows (ascending) of its
+    ``count`` best approximate scores (each row's dot product with ``query`` times its scale);
+    where scores tie at the margin, the lower row is kept."""
+    compiled = native_part("int8_best_rows")
+    if compiled is not None and len(codes):
+        out = np.empty((len(wanted), count), dtype=np.int64)
+        counts = compiled(
+            np.ascontiguousarray(codes),
+            np.ascontiguousarray(query),
+            np.ascontiguousarray(scales, dtype=np.float32),
+            np.ascontiguousarray(corpora, dtype=np.uint8),
+            list(wanted),
+            count,
+            out,
+        )
+        return [rows[:n] for rows, n in zip(out, counts, strict=True)]
+    return reference_best_rows(dots(codes, query) * scales, corpora, wanted, count)
+
+
+def reference_best_rows(
+    scores: np.ndarray, corpora: np.ndarray, wanted: Sequence[int | None], count: int
+) -> list[np.ndarray]:
+    """What the compiled selection computes, in numpy, from every row's score."""
+    out = []
+    for corpus in wanted:
+        rows = np.flatnonzero(corpora != NONE if corpus is None else corpora == corpus)
+        if count < len(rows):
+            of = scores[rows]
+            bar = -np.partition(-of, count - 1)[count - 1]  # the count-th best score
+            above = rows[of > bar]
+            rows = np.concatenate([above, rows[of == bar][: count - len(above)]])
+        out.append(np.sort(rows[:count]) if count else rows[:0])
+    return out
 
 
 def _compiled() -> Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None:

@@ -18,7 +18,7 @@ import json
 import os
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +33,7 @@ ALIGN = 64
 DOCS, CODE = 0, 1
 # A block the encoder does not read (a translation, CJK text: the model is English), kept with
 # a zero row so later generations need not look at it again.
-NONE = 255
+NONE = scan.NONE
 
 
 class CorruptVectorsError(RuntimeError):
@@ -56,10 +56,13 @@ class VectorIndex:
     # A hash of each block's passage (int64, 0 unknown): a block whose id is new but whose
     # passage is not (an edit elsewhere in its file) takes the vector its text already has.
     texts: np.ndarray | None = None
-    # The rows' int8 codes and scales (semantic/scan.py), made once in the vector thread
-    # (``with_codes``) before the index serves; without them the pass reads the float32 rows.
+    # The int8 codes and scales (semantic/scan.py) of the rows with a vector (code i is row
+    # ``corpus_rows[2][i]``; a code tree can have a third of its blocks without one), and
+    # their corpora, made once in the vector thread (``with_codes``) before the index
+    # serves; without them the pass reads the float32 rows.
     codes: np.ndarray | None = None
     scales: np.ndarray | None = None
+    code_corpora: np.ndarray | None = None
     # The rows of each corpus (docs, code, either), made with the codes.
     corpus_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -67,10 +70,16 @@ class VectorIndex:
         return len(self.bids)
 
     def with_codes(self) -> VectorIndex:
-        """This index with its rows' codes made (what serving searches over)."""
-        codes, scales = scan.quantize(self.matrix)
+        """This index with its codes made (what serving searches over)."""
         rows = (self.rows_for(DOCS), self.rows_for(CODE), self.rows_for(None))
-        return dataclasses.replace(self, codes=codes, scales=scales, corpus_rows=rows)
+        codes, scales = scan.quantize(self.matrix, rows[2])
+        return dataclasses.replace(
+            self,
+            codes=codes,
+            scales=scales,
+            code_corpora=np.ascontiguousarray(self.corpora[rows[2]]),
+            corpus_rows=rows,
+        )
 
     def rows_for(self, corpus: int | None) -> np.ndarray:
         """The rows of ``corpus`` (of either when None; never a block without a vector)."""
@@ -101,49 +110,54 @@ class VectorIndex:
         """The cosine of ``query`` with every row (one pass over the float32 vectors)."""
         return self.matrix @ query
 
-    def approximate(self, query: np.ndarray) -> np.ndarray:
-        """A score for every row that orders them about as their cosines do: from the codes
-        when made (a quarter of the bytes), else the cosines themselves."""
-        if self.codes is None or self.scales is None:
-            return self.cosines(query)
-        return scan.dots(self.codes, scan.query_code(query)) * self.scales
+    def heads(
+        self, query: np.ndarray, limit: int, corpora: Sequence[int | None]
+    ) -> list[np.ndarray]:
+        """For each of ``corpora`` (None: either), the rows (ascending) :meth:`nearest` reads
+        exactly for its first ``limit`` blocks: with the codes made, the best
+        ``scan.prefilter(limit)`` by the codes, all chosen in one pass over them; without,
+        every row."""
+        rows = [self.rows_for(corpus) for corpus in corpora]
+        if self.codes is None or self.scales is None or self.code_corpora is None:
+            return rows
+        count = scan.prefilter(limit)
+        read = [c for c, of in zip(corpora, rows, strict=True) if len(of) > count]
+        coded = self.rows_for(None)
+        best = iter(
+            scan.best_rows(
+                self.codes, scan.query_code(query), self.scales, self.code_corpora, read, count
+            )
+            if read
+            else []
+        )
+        # A corpus with no more rows than the prefilter reads all of them.
+        return [coded[next(best)] if len(of) > count else of for of in rows]
 
     def nearest(
         self,
         query: np.ndarray,
         limit: int,
         corpus: int | None = None,
-        approximate: np.ndarray | None = None,
+        head: np.ndarray | None = None,
     ) -> Iterator[tuple[int, float]]:
         """Block ids by decreasing cosine with ``query`` (of one corpus when given), with the
-        cosine. The first ``limit`` come from the rows the codes rank highest (the best
-        ``scan.prefilter(limit)`` read exactly); a caller that reads on (a filter dropped
-        some) gets every other row by its exact cosine. ``approximate`` (from
-        :meth:`approximate`) spares a caller asking for several corpora a pass each."""
-        rows = self.rows_for(corpus)
-        if not len(rows):
+        cosine. The first ``limit`` come from the rows :meth:`heads` chooses (the best
+        ``scan.prefilter(limit)`` by the codes, read exactly); a caller that reads on (a
+        filter dropped some) gets every other row by its exact cosine. ``head`` (from
+        :meth:`heads`) spares a caller asking for several corpora a pass each."""
+        if head is None:
+            head = self.heads(query, limit, [corpus])[0]
+        if not len(head):
             return
-        exact = self.codes is None
-        scores = (self.approximate(query) if approximate is None else approximate)[rows]
-        step = min(len(rows), max(limit, 1) if exact else scan.prefilter(limit))
-        # The first rows by a partial sort (most callers read no further).
-        if step < len(rows):
-            picked = np.argpartition(-scores, step - 1)[:step]
-        else:
-            picked = np.arange(len(rows))
-        if exact:
-            head, cosines = rows[picked], scores[picked]
-        else:
-            head = np.sort(rows[picked])  # in file order: the reads go forward through the map
-            cosines = self.matrix[head] @ query
+        cosines = self.matrix[head] @ query  # head is in file order: reads go forward
         ranked = np.argsort(-cosines, kind="stable")
-        for row, value in zip(head[ranked].tolist(), cosines[ranked].tolist(), strict=True):
-            yield int(self.bids[row]), float(value)
-        if step == len(rows):
+        yield from zip(self.bids[head[ranked]].tolist(), cosines[ranked].tolist(), strict=True)
+        rows = self.rows_for(corpus)
+        if len(head) == len(rows):
             return
         # The caller read on past the head: the rest by exact cosine.
         given = set(head.tolist())
-        every = scores if exact else self.matrix[rows] @ query
+        every = self.matrix[rows] @ query
         for at in np.argsort(-every, kind="stable").tolist():
             row = int(rows[at])
             if row not in given:
