@@ -409,3 +409,18 @@ def test_a_question_whose_words_found_few_blocks_takes_every_one_of_the_nearest(
     levers = {"semantic_candidates": 50, "min_candidates": 20, "over_fetch": 1, "stable_window": 10}
     few = _mixing(120, lexical=5, **levers)  # the pool holds 20; the words found 5
     assert len(few("how do I read the settings")) == 55
+
+
+def test_the_compiled_choice_refuses_arrays_that_do_not_fit():
+    compiled = native_part("int8_best_rows")
+    if compiled is None:
+        pytest.skip("the compiled extension is not installed")
+    codes = np.zeros((10, 8), dtype=np.int8)
+    query = np.ones(8, dtype=np.int8)
+    scales, corpora = np.ones(10, dtype=np.float32), np.zeros(10, dtype=np.uint8)
+    with pytest.raises(ValueError, match="out holds"):
+        compiled(codes, query, scales, corpora, [0], 4, np.empty(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="corpus bytes"):
+        compiled(codes, query, scales, corpora[:9], [0], 4, np.empty(4, dtype=np.int64))
+    out = np.empty(4, dtype=np.int64)
+    assert compiled(codes, query, scales, corpora, [0], 4, out) == [4]
