@@ -478,3 +478,25 @@ def test_generated_documentation_is_reference_not_build_output():
 
     assert scored(Corpus.DOCS, "numpy/reference/generated/numpy.linalg.norm.txt") == 1.0
     assert scored(Corpus.CODE, "pkg/generated/norm.py") == pytest.approx(0.5)
+
+
+def test_examples_yield_to_the_library_unless_the_query_asks_for_them():
+    def scored(corpus: Corpus, path: str, text: str = "parse a model") -> float:
+        cand = candidate(corpus, path, "def parse(text):\n", 1.0)
+        pipeline = Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: [])
+        pipeline.priors(Query(text=text, terms=("pars",)), [cand], lambda s: "product")
+        return cand.score
+
+    for path in (
+        "examples/parse_models.py",
+        "galleries/examples/parsing/demo.py",
+        "docs_src/parsing/tutorial001.py",
+        "doc/usage/extensions/example_google.py",
+    ):
+        assert scored(Corpus.CODE, path) == pytest.approx(0.5), path
+    assert scored(Corpus.DOCS, "docs/examples/parsing.md") == pytest.approx(0.5)
+    assert scored(Corpus.CODE, "examples/parse_models.py", "an example of parsing") == 1.0
+    # The library itself, a docs page, and a docs folder's build configuration (tooling).
+    assert scored(Corpus.CODE, "pkg/parse.py") == 1.0
+    assert scored(Corpus.DOCS, "docs/concepts/parsing.md") == 1.0
+    assert scored(Corpus.CODE, "docs/conf.py") == pytest.approx(0.5)

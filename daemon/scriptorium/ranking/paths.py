@@ -1,6 +1,6 @@
 """What a path says about its file: an auxiliary kind (tests, fixtures, vendored or generated
-code, a changelog, a blog, repository meta files, a hidden folder's configuration, build
-tooling, legacy code) or a translation. Memoised per path: every search asks about the same
+code, a changelog, a blog, repository meta files, a hidden folder's configuration, examples,
+build tooling, legacy code) or a translation. Memoised per path: every search asks about the same
 few thousand.
 """
 
@@ -28,6 +28,9 @@ _AUX_DIRS = {
     # Code kept for older callers: a previous major version, a compatibility layer.
     "legacy": "legacy", "deprecated": "legacy", "_deprecated": "legacy", "compat": "legacy",
     "_compat": "legacy",
+    # Examples and demos of using the library: they call its code, they are not it.
+    "examples": "examples", "example": "examples", "samples": "examples", "demo": "examples",
+    "demos": "examples", "docs_src": "examples",
 }  # fmt: skip
 _AUX_FILES = re.compile(
     r"^(?:(?P<tests>test_.*|(?:.*_)?tests?\.py|conftest\.py"
@@ -59,18 +62,34 @@ _TOOLING_FILES = {
 # ``vitest.config.mts``): how the repository is built and checked, not what it ships.
 _TOOL_CONFIG = re.compile(r"^[\w.-]+\.config\.[cm]?[jt]s$|^\.?[\w-]+rc\.[cm]?js$")
 _DOCS_DIRS = {"doc", "docs"}
+_MARKUP_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".ipynb")
 
 
 @functools.lru_cache(maxsize=65_536)
 def auxiliary_kind(path: str, tooling: bool = False, docs: bool = False) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
     (dated posts, mostly release announcements), repository meta files, a hidden folder's
-    files (``.vitepress``) or (with ``tooling``) build and release scripts, and which; "" for
-    library code and docs. For a documentation page (``docs``) "generated" is no kind: a page
+    files (``.vitepress``), examples (an ``examples/`` or ``docs_src/`` folder, code in a docs
+    folder) or (with ``tooling``) build and release scripts, and which; "" for library code
+    and docs. For a documentation page (``docs``) "generated" is no kind: a page
     under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
     autosummary), the page a lookup wants."""
     kind = _kind(path, tooling)
+    if not docs and not kind and _example_in_docs(path):
+        return "examples"
     return "" if docs and kind == "generated" else kind
+
+
+def _example_in_docs(path: str) -> bool:
+    """Whether a file of a code corpus is code kept in a docs folder: what the pages show
+    (``doc/usage/extensions/example_google.py``). Not the folder's build configuration
+    (``conf.py``, tooling), nor a page of markup a code source indexed."""
+    *dirs, name = path.casefold().split("/")
+    return (
+        bool(_DOCS_DIRS.intersection(dirs))
+        and name != "conf.py"
+        and not name.endswith(_MARKUP_SUFFIXES)
+    )
 
 
 def _kind(path: str, tooling: bool) -> str:

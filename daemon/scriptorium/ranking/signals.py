@@ -36,6 +36,7 @@ _AUX_WORDS = {
     "blog": ("blog", "blogs", "announcement", "announcing", "announced"),
     "tooling": ("setup", "script", "scripts", "benchmark", "benchmarks", "tooling", "nox", "ci"),
     "legacy": ("v1", "legacy", "deprecated", "deprecation", "compat", "compatibility", "old"),
+    "examples": ("example", "examples", "sample", "samples", "demo", "demos"),
 }
 
 

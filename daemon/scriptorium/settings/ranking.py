@@ -84,11 +84,12 @@ class RankingSettings:
     # 0 is off (ranking/coverage.py).
     term_coverage: float = 0.5
     term_coverage_max_terms: int = 12
-    # Factor for tests, fixtures, vendored or generated code, changelogs / release notes and
-    # repository meta files (``.github`` issue templates), told by their paths, unless the
-    # query names that kind: they repeat the words of the code and docs they exercise or
-    # describe. A page with a class of its own (front matter, the source's ``class_rules``) is
-    # weighed by that class instead. 1.0 is off.
+    # Factor for tests, fixtures, vendored or generated code, changelogs / release notes,
+    # repository meta files (``.github`` issue templates) and examples (``examples/``,
+    # ``docs_src/``, code in a docs folder), told by their paths, unless the query names that
+    # kind: they repeat the words of the code and docs they exercise or describe. A page
+    # with a class of its own (front matter, the source's ``class_rules``) is weighed by that
+    # class instead. 1.0 is off.
     auxiliary_factor: float = 0.5
     # Factor (instead of auxiliary_factor) for legacy code: a v1/, legacy/, deprecated/ or
     # compat/ folder, unless the query names that kind ("pydantic v1", "deprecated"); 1.0 is
@@ -351,9 +352,9 @@ _HELP = {
     "auxiliary_asks": "which query words lift auxiliary_factor by naming a kind: words (any), "
     "prose (not in links, code or paths) or short (prose, none in queries over "
     "long_query_chars)",
-    "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs "
-    "and the files of hidden folders (.github/, .vitepress/) unless the query names that kind "
-    "(1.0 is off)",
+    "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs, "
+    "examples (examples/, docs_src/, code in a docs folder) and the files of hidden folders "
+    "(.github/, .vitepress/) unless the query names that kind (1.0 is off)",
     "per_corpus_candidates": "give docs and code each their own lexical candidates, fused "
     "after scoring (else one pool for both, where code can crowd docs out)",
     "semantic": "the semantic retriever: block vectors made in the background once a generation "
