@@ -500,3 +500,11 @@ def test_examples_yield_to_the_library_unless_the_query_asks_for_them():
     assert scored(Corpus.CODE, "pkg/parse.py") == 1.0
     assert scored(Corpus.DOCS, "docs/concepts/parsing.md") == 1.0
     assert scored(Corpus.CODE, "docs/conf.py") == pytest.approx(0.5)
+
+
+def test_a_ranking_mode_asks_for_examples():
+    cand = candidate(Corpus.CODE, "docs_src/security/tutorial003.py", "def login(form):\n", 1.0)
+    pipeline = Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: [])
+    query = Query(text="login with a password", terms=("login",), mode="implementation")
+    pipeline.priors(query, [cand], lambda s: "product")
+    assert cand.score == 1.0

@@ -22,6 +22,8 @@ from scriptorium.ranking.signals import (
 )
 from scriptorium.settings.ranking import RankingSettings
 
+EXAMPLES = frozenset({"examples"})
+
 
 @dataclass(frozen=True, slots=True)
 class QueryPriors:
@@ -43,6 +45,10 @@ class QueryPriors:
         if auxiliary != 1.0:
             asks = asked_text(text, settings)
             asked = asked_kinds(asks) | asked_folders(asks)
+        if query.mode != "default":
+            # A ranking mode is the caller's word on what it wants: "implementation" (and
+            # GuideImplementation's samples) asks for handlers and wiring, as examples show.
+            asked |= EXAMPLES
         pasted = settings.is_pasted(text)
         # A query beyond ASCII, or in another language's words, may want the translation.
         english = text.isascii() and not foreign_question(text)
