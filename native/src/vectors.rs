@@ -171,9 +171,14 @@ impl Best {
     fn new(count: usize) -> Self {
         Best {
             count,
-            kept: Vec::with_capacity(2 * count.max(32)),
+            kept: Vec::with_capacity(Self::held(count)),
             bar: None,
         }
+    }
+
+    /// How many rows are gathered before a trim: twice the rows kept (at least 64).
+    fn held(count: usize) -> usize {
+        2 * count.max(32)
     }
 
     #[inline(always)]
@@ -182,7 +187,7 @@ impl Best {
             return;
         }
         self.kept.push(scored);
-        if self.kept.len() >= 2 * self.count.max(32) {
+        if self.kept.len() >= Self::held(self.count) {
             self.trim();
         }
     }

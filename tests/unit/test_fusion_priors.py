@@ -448,12 +448,17 @@ def test_translations_yield_to_an_english_question_only():
     assert scored("docs/de/docs/deps.md", "dependencies with yield", translation_factor=1.0) == 1.0
 
 
+def path_prior(corpus: Corpus, path: str, query: Query, body: str, **levers) -> float:
+    """The score (from 1.0) a block of ``path`` takes from the priors alone for ``query``."""
+    cand = candidate(corpus, path, body, 1.0)
+    Pipeline(lever_alone(**levers), lambda d: []).priors(query, [cand], lambda s: "product")
+    return cand.score
+
+
 def test_legacy_code_yields_unless_the_query_asks_for_it():
     def scored(path: str, text: str) -> float:
-        cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)
-        pipeline = Pipeline(lever_alone(legacy_factor=0.5), lambda d: [])
-        pipeline.priors(Query(text=text, terms=("pars",)), [cand], lambda s: "product")
-        return cand.score
+        query = Query(text=text, terms=("pars",))
+        return path_prior(Corpus.CODE, path, query, "def parse(text):\n", legacy_factor=0.5)
 
     for path in (
         "pydantic/v1/main.py",
@@ -471,10 +476,8 @@ def test_legacy_code_yields_unless_the_query_asks_for_it():
 
 def test_generated_documentation_is_reference_not_build_output():
     def scored(corpus: Corpus, path: str) -> float:
-        cand = candidate(corpus, path, "numpy.linalg.norm\n", 1.0)
-        pipeline = Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: [])
-        pipeline.priors(Query(text="vector norm", terms=("norm",)), [cand], lambda s: "product")
-        return cand.score
+        query = Query(text="vector norm", terms=("norm",))
+        return path_prior(corpus, path, query, "numpy.linalg.norm\n", auxiliary_factor=0.5)
 
     assert scored(Corpus.DOCS, "numpy/reference/generated/numpy.linalg.norm.txt") == 1.0
     assert scored(Corpus.CODE, "pkg/generated/norm.py") == pytest.approx(0.5)
@@ -482,10 +485,8 @@ def test_generated_documentation_is_reference_not_build_output():
 
 def test_examples_yield_to_the_library_unless_the_query_asks_for_them():
     def scored(corpus: Corpus, path: str, text: str = "parse a model") -> float:
-        cand = candidate(corpus, path, "def parse(text):\n", 1.0)
-        pipeline = Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: [])
-        pipeline.priors(Query(text=text, terms=("pars",)), [cand], lambda s: "product")
-        return cand.score
+        query = Query(text=text, terms=("pars",))
+        return path_prior(corpus, path, query, "def parse(text):\n", auxiliary_factor=0.5)
 
     for path in (
         "examples/parse_models.py",
@@ -503,8 +504,10 @@ def test_examples_yield_to_the_library_unless_the_query_asks_for_them():
 
 
 def test_a_ranking_mode_asks_for_examples():
-    cand = candidate(Corpus.CODE, "docs_src/security/tutorial003.py", "def login(form):\n", 1.0)
-    pipeline = Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: [])
     query = Query(text="login with a password", terms=("login",), mode="implementation")
-    pipeline.priors(query, [cand], lambda s: "product")
-    assert cand.score == 1.0
+    path = "docs_src/security/tutorial003.py"
+    body = "def login(form):\n"
+    assert path_prior(Corpus.CODE, path, query, body, auxiliary_factor=0.5) == 1.0
+    # The same query in the default mode does not ask.
+    default = dataclasses.replace(query, mode="default")
+    assert path_prior(Corpus.CODE, path, default, body, auxiliary_factor=0.5) == 0.5

@@ -106,10 +106,6 @@ class VectorIndex:
             out[have & (self.corpora[np.maximum(rows, 0)] == NONE)] = np.nan
         return out
 
-    def cosines(self, query: np.ndarray) -> np.ndarray:
-        """The cosine of ``query`` with every row (one pass over the float32 vectors)."""
-        return self.matrix @ query
-
     def heads(
         self, query: np.ndarray, limit: int, corpora: Sequence[int | None]
     ) -> list[np.ndarray]:
