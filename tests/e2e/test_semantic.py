@@ -5,14 +5,17 @@ ListSources reports the vectors' progress, and a restart serves the vectors kept
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
 from scriptorium.faults import times_reached
+from scriptorium.semantic import vectors as V
 from scriptorium.semantic.model import ModelMissing, find_model
 from scriptorium.v1 import retrieval_pb2 as pb
 from tests.support.daemon import running
 from tests.support.trees import docs_and_code_config, markdown_config, write_tree
+from tests.support.vector_files import rewrite_as_format_2
 from tests.support.waiting import wait_for
 
 PAGES = {
@@ -24,6 +27,7 @@ PAGES = {
     "cache.md": "# Caching responses\n\nResponses marked cacheable are stored on disk and "
     "served without a round trip.\n",
 }
+EXTRA = "\n\nIdle connections are closed after a minute without a request.\n"
 # Not one of these words is in any page.
 MEANING = "automatic second attempt after an outage"
 
@@ -78,7 +82,44 @@ def test_lexical_first_then_meaning(tmp_path):
     with running(["--config", str(config)], state, env={"SCRIPTORIUM_SEMANTIC": "on"}) as again:
         assert wait_for(lambda: _vectors(again)[0].vectors_state == "ready")
         assert _paths(again, MEANING)[0] == "retries"
-        assert "0 encoded" in again.full_log()
+        assert "0 encoded (its file on disk)" in again.full_log()
+    # A file of the earlier format (a row for every block) serves and is written in this one.
+    (path,) = (state / "vectors").rglob("gen-*.vec")
+    rewrite_as_format_2(path)
+    assert path.read_bytes().startswith(V.MAGIC_2)
+    with running(["--config", str(config)], state, env={"SCRIPTORIUM_SEMANTIC": "on"}) as third:
+        assert wait_for(lambda: _vectors(third)[0].vectors_state == "ready")
+        assert _paths(third, MEANING)[0] == "retries"
+        assert "0 encoded (its file on disk)" in third.full_log()
+    assert path.read_bytes().startswith(V.MAGIC)
+
+
+def test_another_trees_file_under_the_served_generations_number_is_completed(tmp_path):
+    """A vector file copied from another tree (as the suite seeds one commit's from
+    another's) has the served generation's number but not all of its blocks: the missing
+    ones are encoded, the rest kept."""
+    _model_or_skip()
+    env = {"SCRIPTORIUM_SEMANTIC": "on"}
+    trees = {"older": PAGES, "newer": {**PAGES, "pool.md": PAGES["pool.md"] + EXTRA}}
+    states = {}
+    for name, pages in trees.items():
+        docs = write_tree(tmp_path / name / "docs", pages)
+        config = markdown_config(tmp_path / name / "config.toml", {"docs": docs})
+        states[name] = (config, tmp_path / name / "state")
+    config, state = states["older"]
+    with running(["--config", str(config)], state, env=env) as older:
+        assert wait_for(lambda: _vectors(older)[0].vectors_state == "ready")
+    config, state = states["newer"]
+    with running(["--config", str(config)], state, env={"SCRIPTORIUM_SEMANTIC": "off"}):
+        pass  # its generation 1, without vectors
+    shutil.copytree(states["older"][1] / "vectors", state / "vectors")
+    with running(["--config", str(config)], state, env=env) as newer:
+        assert wait_for(lambda: _vectors(newer)[0].vectors_state == "ready")
+        assert _paths(newer, "idle connections closed")[0] == "pool"
+        log = newer.full_log()
+    assert "its file on disk" not in log
+    (found,) = re.findall(r"(\d+) blocks, (\d+) encoded", log)
+    assert found == ("4", "1"), log
 
 
 CODE = {

@@ -15,6 +15,7 @@ from scriptorium.semantic import vectors as V
 from scriptorium.semantic.passages import name_words, passage
 from scriptorium.semantic.retriever import _rescore
 from scriptorium.text.compiled import native_part
+from tests.support.vector_files import format_2
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -58,6 +59,42 @@ def test_passage_hashes_are_kept_and_a_first_format_file_still_reads(tmp_path):
     (tmp_path / "gen-3.vec").write_bytes(bytes(data))
     old = V.read(tmp_path / "gen-3.vec")
     assert old.texts is None and np.array_equal(old.matrix, index.matrix)
+
+
+def test_a_vector_file_holds_rows_only_for_blocks_with_a_vector_and_serves_the_same(tmp_path):
+    exact = _clustered(600, dims=16)  # every 50th block has no vector
+    none = exact.corpora == V.NONE
+    V.write(tmp_path / "gen-1.vec", exact)
+    (tmp_path / "gen-0.vec").write_bytes(format_2(exact))
+    compact, full = V.read(tmp_path / "gen-1.vec"), V.read(tmp_path / "gen-0.vec")
+    assert compact.matrix.shape == (600 - int(none.sum()), 16) and full.dense is None
+    assert (tmp_path / "gen-1.vec").stat().st_size < (tmp_path / "gen-0.vec").stat().st_size
+    rows = np.arange(600)
+    assert np.array_equal(compact.vectors(rows), full.vectors(rows))
+    assert not compact.vectors(rows)[none].any()
+    assert np.array_equal(compact.vectors(rows)[~none], exact.matrix[~none])
+    coded, coded_full = compact.with_codes(), full.with_codes()
+    assert np.array_equal(coded.codes, coded_full.codes)
+    assert np.array_equal(coded.scales, coded_full.scales)
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        query = _unit(exact.matrix[rng.integers(0, 600)] + 0.2 * rng.normal(size=(1, 16)))[0]
+        for corpus in (V.DOCS, V.CODE, None):
+            assert list(coded.nearest(query, 20, corpus)) == list(
+                coded_full.nearest(query, 20, corpus)
+            )
+        bids = exact.bids[rng.integers(0, 600, size=40)]
+        assert np.array_equal(
+            coded.similarity(query, bids), coded_full.similarity(query, bids), equal_nan=True
+        )
+    # The header's count of vectors must agree with the blocks' corpora.
+    data = (tmp_path / "gen-1.vec").read_bytes()
+    count = int(json.loads(data[len(V.MAGIC) : data.index(b"\n", len(V.MAGIC))])["vectors"])
+    (tmp_path / "gen-2.vec").write_bytes(
+        data.replace(f'"vectors": {count}'.encode(), f'"vectors": {count - 1}'.encode(), 1)
+    )
+    with pytest.raises(V.CorruptVectorsError, match="do not match"):
+        V.read(tmp_path / "gen-2.vec", verify=False)
 
 
 def test_a_flipped_byte_refuses_the_file(tmp_path):

@@ -174,6 +174,13 @@ class VectorBuilder:
                 self._remove(path)
                 continue
             if index.matrix.shape[1:] == (self.encoder.dimensions,):
+                if index.dense is None and self._writable:
+                    # An earlier format: served, then written in this one (rows only for the
+                    # blocks with a vector: what serving maps of it is smaller).
+                    self.index = index.with_codes()
+                    with contextlib.suppress(OSError, V.CorruptVectorsError):
+                        V.write(path, index)
+                        index = V.read(path, verify=False)
                 self.index = index.with_codes()
                 release_free_memory()  # making the codes' float temporaries
                 return
@@ -192,6 +199,8 @@ class VectorBuilder:
 
         assert self.encoder is not None
         faults.pause("vectors.encode", self._stop.is_set)
+        if self._serves_whole(snapshot):
+            return
         started = time.monotonic()
         bids, corpora, places = _blocks_of(snapshot)
         kinds = corpora.copy()  # each block's corpus (``corpora`` marks those without a vector)
@@ -202,7 +211,7 @@ class VectorBuilder:
         if self.index is not None and total:
             rows = self.index.rows_of(bids)
             known = rows >= 0
-            matrix[known] = self.index.matrix[rows[known]]
+            matrix[known] = self.index.vectors(rows[known])
             if self.index.texts is not None:
                 hashes[known] = self.index.texts[rows[known]]
             none = known.copy()
@@ -308,6 +317,36 @@ class VectorBuilder:
             release()
         # The pass's activations were freed into glibc's arenas: give them back.
         release_free_memory()
+
+    def _serves_whole(self, snapshot: Snapshot) -> bool:
+        """Whether the vectors serving already have a row for every block of ``snapshot`` (a
+        restart over its own generation's file): then it is ready, without the pass's
+        arrays (a copy of every vector) or a look at any document."""
+        import numpy as np
+
+        index = self.index
+        if index is None or self._early or index.generation != snapshot.generation:
+            return False
+        docs = snapshot.docs
+        per_source: dict[str, list[int]] = {}
+        parts = []
+        for at in range(len(docs)):
+            bids = np.frombuffer(docs.bids_at(at), dtype=np.int64)
+            if len(bids):
+                parts.append(bids)
+                counts = per_source.setdefault(docs.key_at(at)[0], [0, 0])
+                counts[0] = counts[1] = counts[1] + len(bids)
+        every = np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        if not np.array_equal(every, index.bids):
+            return False  # another tree's file under this number (seeded): the pass decides
+        self._fresh.clear()
+        self.status = VectorStatus(state="ready", per_source=per_source)
+        log.info(
+            "vectors for generation %d ready: %d blocks, 0 encoded (its file on disk)",
+            snapshot.generation,
+            len(every),
+        )
+        return True
 
     def _serve_complete(self, snapshot: Snapshot, early: EarlyCorpora, blocks: PassBlocks) -> None:
         """Serve the vectors of the corpora every block of which has one, while another is

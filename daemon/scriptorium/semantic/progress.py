@@ -45,7 +45,7 @@ class TextVectors:
         at = int(np.searchsorted(hashes, text))
         if at == len(hashes) or int(hashes[at]) != text:
             return None
-        return np.array(index.matrix[int(rows[at])])
+        return index.vectors(rows[at : at + 1])[0]
 
     def add(self, text: int, row: int) -> None:
         self._made[text] = row

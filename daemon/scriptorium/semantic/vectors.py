@@ -1,10 +1,13 @@
 """Block vectors on disk: one checksummed, memory-mapped file per generation, and the partial
 file a build appends to so its progress outlives a restart.
 
-A vector file (``gen-<N>.vec``) is a header line of JSON (model, dimensions, count, the sha256
-of what follows), then the block ids (int64, sorted), one corpus byte per block (0 docs,
-1 code), a hash of each block's passage (int64, 0 unknown; the first format has none), and the
-unit vectors (float32, one row per block), each part starting at a multiple of 64 bytes. It is
+A vector file (``gen-<N>.vec``) is a header line of JSON (model, dimensions, count, vectors,
+the sha256 of what follows), then the block ids (int64, sorted), one corpus byte per block
+(0 docs, 1 code, 255 none), a hash of each block's passage (int64, 0 unknown), and the unit
+vectors (float32) of the blocks that have one, in block order, each part starting at a
+multiple of 64 bytes. Blocks the encoder does not read (translations, generated files) have no
+row: over a tree with many, the file and what serving maps of it are half the size. The first
+two formats (no hashes; a zero row for every block without a vector) are still read. A file is
 written whole to a temporary name and renamed, so a reader sees a whole file or none. Serving
 maps it and keeps an int8 code of each row in memory (a quarter of the vectors' size): every
 search passes over the codes, and reads only its candidates' float32 rows (semantic/scan.py).
@@ -26,8 +29,9 @@ import numpy as np
 
 from scriptorium.semantic import scan
 
-MAGIC = b"scriptorium-vectors-2\n"
-# The first format: no passage hashes (still read).
+MAGIC = b"scriptorium-vectors-3\n"
+# The earlier formats, still read: a row for every block (2), and no passage hashes (1).
+MAGIC_2 = b"scriptorium-vectors-2\n"
 MAGIC_1 = b"scriptorium-vectors-1\n"
 ALIGN = 64
 DOCS, CODE = 0, 1
@@ -52,7 +56,8 @@ class VectorIndex:
     generation: int
     bids: np.ndarray  # int64, sorted
     corpora: np.ndarray  # uint8
-    matrix: np.ndarray  # float32 (count, dimensions), often a memory map
+    # float32, often a memory map: a row per block, or (``dense`` given) per block with a vector.
+    matrix: np.ndarray
     # A hash of each block's passage (int64, 0 unknown): a block whose id is new but whose
     # passage is not (an edit elsewhere in its file) takes the vector its text already has.
     texts: np.ndarray | None = None
@@ -65,6 +70,9 @@ class VectorIndex:
     code_corpora: np.ndarray | None = None
     # The rows of each corpus (docs, code, either), made with the codes.
     corpus_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    # Each block's row of ``matrix`` (-1: none) when it holds only the blocks with a vector
+    # (a file read from disk); None when it holds a row for every block (one being made).
+    dense: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.bids)
@@ -72,7 +80,8 @@ class VectorIndex:
     def with_codes(self) -> VectorIndex:
         """This index with its codes made (what serving searches over)."""
         rows = (self.rows_for(DOCS), self.rows_for(CODE), self.rows_for(None))
-        codes, scales = scan.quantize(self.matrix, rows[2])
+        # A dense matrix holds exactly the rows with a vector, in order.
+        codes, scales = scan.quantize(self.matrix, None if self.dense is not None else rows[2])
         return dataclasses.replace(
             self,
             codes=codes,
@@ -96,13 +105,26 @@ class VectorIndex:
         at = np.minimum(at, len(self.bids) - 1)
         return np.where(self.bids[at] == bids, at, -1)
 
+    def vectors(self, rows: np.ndarray) -> np.ndarray:
+        """The float32 vectors of block ``rows`` (a zero row for a block without one)."""
+        if self.dense is None:
+            return self.matrix[rows]
+        at = self.dense[rows]
+        out = (
+            self.matrix[np.maximum(at, 0)]
+            if len(self.matrix)
+            else np.zeros((len(rows), self.matrix.shape[1]), dtype=np.float32)
+        )
+        out[at < 0] = 0.0
+        return out
+
     def similarity(self, query: np.ndarray, bids: np.ndarray) -> np.ndarray:
         """The cosine of ``query`` with each of ``bids`` (NaN where a block has no vector)."""
         rows = self.rows_of(bids)
         out = np.full(len(bids), np.nan, dtype=np.float32)
         have = rows >= 0
         if have.any():
-            out[have] = self.matrix[rows[have]] @ query
+            out[have] = self.vectors(rows[have]) @ query
             out[have & (self.corpora[np.maximum(rows, 0)] == NONE)] = np.nan
         return out
 
@@ -145,7 +167,7 @@ class VectorIndex:
             head = self.heads(query, limit, [corpus])[0]
         if not len(head):
             return
-        cosines = self.matrix[head] @ query  # head is in file order: reads go forward
+        cosines = self.vectors(head) @ query  # head is in file order: reads go forward
         ranked = np.argsort(-cosines, kind="stable")
         yield from zip(self.bids[head[ranked]].tolist(), cosines[ranked].tolist(), strict=True)
         rows = self.rows_for(corpus)
@@ -153,7 +175,7 @@ class VectorIndex:
             return
         # The caller read on past the head: the rest by exact cosine.
         given = set(head.tolist())
-        every = self.matrix[rows] @ query
+        every = self.vectors(rows) @ query
         for at in np.argsort(-every, kind="stable").tolist():
             row = int(rows[at])
             if row not in given:
@@ -173,7 +195,11 @@ def write(path: Path, index: VectorIndex) -> None:
     corpora = np.ascontiguousarray(index.corpora, dtype=np.uint8)
     texts = np.zeros(len(bids), dtype=np.int64) if index.texts is None else index.texts
     texts = np.ascontiguousarray(texts, dtype=np.int64)
-    matrix = np.ascontiguousarray(index.matrix, dtype=np.float32)
+    with_vector = np.flatnonzero(corpora != NONE)
+    if index.dense is None:
+        matrix = np.ascontiguousarray(index.matrix[with_vector], dtype=np.float32)
+    else:
+        matrix = np.ascontiguousarray(index.matrix, dtype=np.float32)
     parts = [bids.tobytes(), corpora.tobytes(), texts.tobytes(), matrix.tobytes()]
     digest = hashlib.sha256()
     for part in parts:
@@ -185,6 +211,7 @@ def write(path: Path, index: VectorIndex) -> None:
                 "model": index.model,
                 "generation": index.generation,
                 "count": len(bids),
+                "vectors": len(matrix),
                 "dimensions": int(matrix.shape[1]) if matrix.ndim == 2 else 0,
                 "sha256": digest.hexdigest(),
             }
@@ -212,13 +239,16 @@ def read(path: Path, *, verify: bool = True) -> VectorIndex:
         with path.open("rb") as handle:
             magic = handle.read(len(MAGIC))
             line = handle.readline(4096)
-        if magic not in (MAGIC, MAGIC_1) or not line.endswith(b"\n"):
+        if magic not in (MAGIC, MAGIC_2, MAGIC_1) or not line.endswith(b"\n"):
             raise ValueError("not a vector file")
-        hashed = magic == MAGIC
+        hashed, dense = magic != MAGIC_1, magic == MAGIC
         meta = json.loads(line)
         count, dims = int(meta["count"]), int(meta["dimensions"])
+        rows = int(meta["vectors"]) if dense else count
+        if not 0 <= rows <= count:
+            raise ValueError("more vectors than blocks")
         offset = _aligned(len(MAGIC) + len(line))
-        sizes = (count * 8, count, *((count * 8,) if hashed else ()), count * dims * 4)
+        sizes = (count * 8, count, *((count * 8,) if hashed else ()), rows * dims * 4)
         starts = []
         for size in sizes:
             starts.append(offset)
@@ -251,9 +281,19 @@ def read(path: Path, *, verify: bool = True) -> VectorIndex:
         bids = _mapped(path, np.int64, starts[0], (count,))
         corpora = _mapped(path, np.uint8, starts[1], (count,))
         texts = _mapped(path, np.int64, starts[2], (count,)) if hashed else None
-        matrix = _mapped(path, np.float32, starts[-1], (count, dims))
+        matrix = (
+            _mapped(path, np.float32, starts[-1], (rows, dims))
+            if rows
+            else np.zeros((0, dims), dtype=np.float32)
+        )
+        at = None
+        if dense:
+            with_vector = corpora != NONE
+            if int(with_vector.sum()) != rows:
+                raise ValueError("vectors do not match the blocks' corpora")
+            at = np.where(with_vector, np.cumsum(with_vector) - 1, -1)
         return VectorIndex(
-            str(meta["model"]), int(meta["generation"]), bids, corpora, matrix, texts
+            str(meta["model"]), int(meta["generation"]), bids, corpora, matrix, texts, dense=at
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptVectorsError(f"{path.name}: {exc}") from None
