@@ -12,7 +12,9 @@ Without the mirror, the commit or the instances the section is skipped with a se
 
 Targets (issue 43), ratios of this run: short queries p50 ≤ 3× the health check's p50; issue
 texts p50 ≤ 10× and p99 ≤ 30×; 16 concurrent callers reach at least half the health check's
-throughput with 16 callers.
+throughput with 16 callers. Every issue text is also asked once before any is repeated
+(``issues_first_seen``): with the semantic retriever on, that is the one that pays for its
+encoding (a repeated text's vector is remembered).
 
 ``--semantic`` measures the same searches again with the semantic retriever on, once a daemon
 on a copy of the generation has made the tree's vectors (about six minutes on two cores), each
@@ -105,6 +107,11 @@ def searches(stub, health, texts: list[str], n: int) -> dict:
     short = latency(
         lambda i: stub.Search(pb.SearchRequest(query=SHORT_QUERIES[i % len(SHORT_QUERIES)])), n
     )
+    # Each text once before any is repeated: what an agent's new paste costs (with the
+    # retriever on, the query's encoding; a repeated text's vector is remembered).
+    first_seen = latency(
+        lambda i: stub.Search(pb.SearchRequest(query=texts[i])), len(texts), warmup=0
+    )
     rounds = max(1, n // (2 * len(texts)))
     issues = latency(
         lambda i: stub.Search(pb.SearchRequest(query=texts[i % len(texts)])),
@@ -116,10 +123,14 @@ def searches(stub, health, texts: list[str], n: int) -> dict:
         "trivial_rpc": floor,
         "short": short,
         "issues": issues,
+        "issues_first_seen": first_seen,
         "ratios": {
             "short p50 / trivial p50": _ratio(short["p50_ms"], trivial),
             "issue p50 / trivial p50": _ratio(issues["p50_ms"], trivial),
             "issue p99 / trivial p50": _ratio(issues["p99_ms"], trivial),
+        },
+        "first_seen_ratios": {
+            "first-seen issue p50 / trivial p50": _ratio(first_seen["p50_ms"], trivial),
         },
     }
 
@@ -235,6 +246,7 @@ def with_vectors(work: Path, config: Path, state: Path, texts: list[str], lexica
             ("short p50", "short", "p50_ms"),
             ("issue p50", "issues", "p50_ms"),
             ("issue p99", "issues", "p99_ms"),
+            ("first-seen issue p50", "issues_first_seen", "p50_ms"),
         )
     }
     out["targets"] = _targets(out["ratios"])
@@ -254,7 +266,9 @@ def render_large_code(r: dict) -> list[str]:
         f"(after the issue texts {r['rss_mb_after_issue_texts']} MB)",
         f"  trivial p50/p99   {f['p50_ms']:>8} / {f['p99_ms']} ms",
         f"  short p50/p99     {s['p50_ms']:>8} / {s['p99_ms']} ms",
-        f"  issue p50/p99     {i['p50_ms']:>8} / {i['p99_ms']} ms",
+        f"  issue p50/p99     {i['p50_ms']:>8} / {i['p99_ms']} ms (each seen before)",
+        f"  first-seen issue  {r['issues_first_seen']['p50_ms']:>8} / "
+        f"{r['issues_first_seen']['p99_ms']} ms",
     ]
     for t in r["targets"]:
         mark = "met" if t["met"] else "NOT met"
@@ -269,7 +283,9 @@ def render_large_code(r: dict) -> list[str]:
             f"    vectors           {v['blocks']} blocks in {v['seconds']} s"
             + ("" if v["complete"] else " (not complete)"),
             f"    short p50/p99     {s['p50_ms']:>8} / {s['p99_ms']} ms",
-            f"    issue p50/p99     {i['p50_ms']:>8} / {i['p99_ms']} ms",
+            f"    issue p50/p99     {i['p50_ms']:>8} / {i['p99_ms']} ms (each seen before)",
+            f"    first-seen issue  {semantic['issues_first_seen']['p50_ms']:>8} / "
+            f"{semantic['issues_first_seen']['p99_ms']} ms",
         ]
         lines += [f"    {name:<38} {value:>8}" for name, value in semantic["over_lexical"].items()]
         for t in semantic["targets"]:
