@@ -17,6 +17,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,9 +176,8 @@ class VectorBuilder:
                 continue
             if index.matrix.shape[1:] == (self.encoder.dimensions,):
                 if index.dense is None and self._writable:
-                    # An earlier format: served, then written in this one (rows only for the
-                    # blocks with a vector: what serving maps of it is smaller).
-                    self.index = index.with_codes()
+                    # An earlier format: written again in this one (rows only for the blocks
+                    # with a vector: what serving maps of it is smaller).
                     with contextlib.suppress(OSError, V.CorruptVectorsError):
                         V.write(path, index)
                         index = V.read(path, verify=False)
@@ -328,18 +328,18 @@ class VectorBuilder:
         if index is None or self._early or index.generation != snapshot.generation:
             return False
         docs = snapshot.docs
-        per_source: dict[str, list[int]] = {}
+        blocks: Counter[str] = Counter()
         parts = []
         for at in range(len(docs)):
             bids = np.frombuffer(docs.bids_at(at), dtype=np.int64)
             if len(bids):
                 parts.append(bids)
-                counts = per_source.setdefault(docs.key_at(at)[0], [0, 0])
-                counts[0] = counts[1] = counts[1] + len(bids)
+                blocks[docs.key_at(at)[0]] += len(bids)
         every = np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
         if not np.array_equal(every, index.bids):
             return False  # another tree's file under this number (seeded): the pass decides
         self._fresh.clear()
+        per_source = {name: [count, count] for name, count in blocks.items()}
         self.status = VectorStatus(state="ready", per_source=per_source)
         log.info(
             "vectors for generation %d ready: %d blocks, 0 encoded (its file on disk)",

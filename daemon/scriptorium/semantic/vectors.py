@@ -9,9 +9,9 @@ multiple of 64 bytes. Blocks the encoder does not read (translations, generated 
 row: over a tree with many, the file and what serving maps of it are a fraction of the size
 (27 instead of 95 MB over the FastAPI corpus at 10×). The first two formats (no hashes; a
 zero row for every block without a vector) are still read. A file is written whole to a
-temporary name and renamed, so a reader sees a whole file or none. Serving
-maps it and keeps an int8 code of each row in memory (a quarter of the vectors' size): every
-search passes over the codes, and reads only its candidates' float32 rows (semantic/scan.py).
+temporary name and renamed, so a reader sees a whole file or none. Serving maps it and keeps
+an int8 code of each row in memory (a quarter of the vectors' size): every search passes over
+the codes, and reads only its candidates' float32 rows (semantic/scan.py).
 """
 
 from __future__ import annotations
@@ -196,11 +196,9 @@ def write(path: Path, index: VectorIndex) -> None:
     corpora = np.ascontiguousarray(index.corpora, dtype=np.uint8)
     texts = np.zeros(len(bids), dtype=np.int64) if index.texts is None else index.texts
     texts = np.ascontiguousarray(texts, dtype=np.int64)
-    with_vector = np.flatnonzero(corpora != NONE)
-    if index.dense is None:
-        matrix = np.ascontiguousarray(index.matrix[with_vector], dtype=np.float32)
-    else:
-        matrix = np.ascontiguousarray(index.matrix, dtype=np.float32)
+    # A row only for each block with a vector (a matrix being made has one for every block).
+    rows = index.matrix if index.dense is not None else index.matrix[corpora != NONE]
+    matrix = np.ascontiguousarray(rows, dtype=np.float32)
     parts = [bids.tobytes(), corpora.tobytes(), texts.tobytes(), matrix.tobytes()]
     digest = hashlib.sha256()
     for part in parts:
