@@ -411,7 +411,12 @@ def _mixing(count: int, lexical: int, **levers):
     bids = np.arange(1, count + 1, dtype=np.int64)
     index = V.VectorIndex("m", 1, bids, np.full(count, V.DOCS, dtype=np.uint8), rows)
     page = SimpleNamespace(source="docs", path="p.md", content_hash="h", corpus=Corpus.DOCS)
-    snapshot = SimpleNamespace(blocks={int(b): (page, 0) for b in bids})
+    # No index beside the vectors: the nearest blocks have no address, and are ranked by body.
+    snapshot = SimpleNamespace(
+        blocks={int(b): (page, 0) for b in bids},
+        searcher=object(),
+        block_addresses=lambda: SimpleNamespace(get=lambda _bid: None),
+    )
     query_vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
     builder = SimpleNamespace(index=index, encoder=SimpleNamespace(query=lambda _t: query_vector))
     settings = RankingSettings(semantic_page_context=0.0, **levers)

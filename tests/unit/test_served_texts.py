@@ -223,3 +223,17 @@ def test_a_pack_record_damaged_when_first_read_refuses_its_generation(
         assert indexer.snapshot.docs[first].path == first[1]
     finally:
         indexer.cancel_builds()
+
+
+@pytest.mark.parametrize(
+    "text", ["x = 1\n\ny = 2\n", "x = 1\r\nsmile 😀\n\nkana かな\nlast", "", "\n\n", "é\nab\n"]
+)
+def test_a_line_table_is_counted_at_what_it_holds(text):
+    """The cache counts a document's lines without asking each its size: the same figure."""
+    import sys
+
+    from scriptorium.index.texts import _lines_size
+    from scriptorium.text.normalize import split_lines
+
+    lines = split_lines(text)
+    assert _lines_size(text, lines) == sys.getsizeof(lines) + sum(sys.getsizeof(x) for x in lines)

@@ -7,6 +7,7 @@ Texts are not held here: a document's text, bodies and lines are read through th
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from scriptorium.domain.model import Corpus, SourceDocument
+from scriptorium.index.addresses import BlockAddresses
 from scriptorium.index.blocktable import BlockTable, CorruptBlockTableError
 from scriptorium.index.doctable import DocTable
 from scriptorium.index.generation import GenerationStore, Manifest, SourceEntry, block_id
@@ -27,6 +29,8 @@ from scriptorium.text.markdown import includes_in
 MEMO_LIMIT = 65_536
 # Prepared preview texts are at most ~8,000 characters each: this bounds them to a few MB.
 TEXT_LIMIT = 1_024
+# One table of block addresses is made at a time (a search and the vector thread may ask).
+_ADDRESSES_LOCK = threading.Lock()
 
 
 @dataclass(slots=True, weakref_slot=True)
@@ -46,6 +50,9 @@ class Snapshot:
     memo: dict[tuple, object] = field(default_factory=dict)
     texts: dict[tuple, object] = field(default_factory=dict)
     suffixes: PathSuffixes | None = None
+    # Block id -> index address, for blocks found by another route than the index (made on
+    # first use; ``index/addresses.py``).
+    addresses: BlockAddresses | None = None
     # Texts, bodies and line tables of the documents, read on demand (bounded in bytes).
     cache: TextCache | None = None
 
@@ -59,6 +66,17 @@ class Snapshot:
             table = PathSuffixes(len(docs), lambda at: docs.key_at(at)[1])
             self.suffixes = table
         return [docs.key_at(at) for at in table.positions(suffix, limit)]
+
+    def block_addresses(self) -> BlockAddresses:
+        """This generation's :class:`BlockAddresses` (made on first use, once)."""
+        table = self.addresses
+        if table is None:
+            with _ADDRESSES_LOCK:
+                table = self.addresses
+                if table is None:
+                    table = BlockAddresses(self.searcher, self.index.schema)
+                    self.addresses = table
+        return table
 
     @property
     def generation(self) -> int:

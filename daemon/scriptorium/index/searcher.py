@@ -278,26 +278,57 @@ def _resolved(
 # block table they were read from: the same blocks are candidates of search after search, and
 # a few thousand entries (a made document is about 200 bytes, features about a kilobyte) are
 # cheaper than a block-table search, a document lookup, a document-store read and a decode per
-# candidate per search. Keyed by generation (its searcher and table), so never stale.
+# candidate per search. Keyed by generation (its searcher and table), so never stale. Two of
+# them: the blocks the index finds, and those another route finds (the semantic retriever's
+# nearest), so that neither evicts the other's.
 FEATURES_MEMO_LIMIT = 4096
-_memo: tuple[object, object, dict[int, tuple[SourceDocument, int, BlockFeatures]]] = (
-    None,
-    None,
-    {},
-)
+Resolved = tuple[SourceDocument, int, BlockFeatures]
+_memos: dict[str, tuple[object, object, dict[int, Resolved]]] = {}
 
 
-def _resolved_memo(
-    searcher: GuardedSearcher, blocks: object
-) -> dict[int, tuple[SourceDocument, int, BlockFeatures]]:
-    """The memo of ``searcher`` and ``blocks`` (a new generation starts an empty one, so none
-    is kept alive by the blocks read from it)."""
-    global _memo
-    held_searcher, held_blocks, memo = _memo
+def _resolved_memo(searcher: GuardedSearcher, blocks: object, route: str = "index") -> dict:
+    """The memo of ``route`` for ``searcher`` and ``blocks`` (a new generation starts an empty
+    one, so none is kept alive by the blocks read from it)."""
+    held_searcher, held_blocks, memo = _memos.get(route, (None, None, {}))
     if held_searcher is not searcher or held_blocks is not blocks:
         memo = {}
-        _memo = (searcher, blocks, memo)
+        _memos[route] = (searcher, blocks, memo)
     return memo
+
+
+def resolve_block(
+    snapshot: Snapshot, bid: int
+) -> tuple[SourceDocument, int, BlockFeatures | None] | None:
+    """A block found by another route than the index (the semantic retriever), resolved as a
+    lexical hit is: its document, its index there and its stored features (read on first
+    use), so that ranking it reads no text; None for a block id the snapshot does not hold.
+
+    Before, such a block's body was read through the text cache and its features made again
+    from it: over 10× that kept ~12 MB more of texts and bodies in memory
+    (``docs/journal/2026-12-06-nearest-block-features.md``)."""
+    searcher, blocks = snapshot.searcher, snapshot.blocks
+    resolved = _resolved_memo(searcher, blocks).get(bid)
+    if resolved is not None:
+        return resolved
+    memo = _resolved_memo(searcher, blocks, "nearest")
+    resolved = memo.get(bid)
+    if resolved is not None:
+        return resolved
+    entry = blocks.get(bid)
+    if entry is None:
+        return None
+    address = snapshot.block_addresses().get(bid)
+    if address is None:  # not in the index it was found beside: ranked from its body
+        return entry[0], entry[1], None
+    resolved = (
+        entry[0],
+        entry[1],
+        BlockFeatures(functools.partial(_stored_features, searcher, address)),
+    )
+    if len(memo) >= FEATURES_MEMO_LIMIT:
+        memo.clear()
+    memo[bid] = resolved
+    return resolved
 
 
 def _stored_features(searcher: GuardedSearcher, address: tantivy.DocAddress) -> bytes | None:

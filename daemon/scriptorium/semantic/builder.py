@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from scriptorium import faults
 from scriptorium.domain.model import Corpus
+from scriptorium.index.guard import DamagedIndex
 from scriptorium.index.native import release_free_memory
 from scriptorium.ranking.paths import auxiliary_kind, translated
 from scriptorium.semantic.passages import passage
@@ -149,6 +150,11 @@ class VectorBuilder:
             if snapshot is None:
                 continue
             try:
+                # The table the retriever finds its blocks' stored features by, made here
+                # rather than by the first search (14 ms at 60,000 blocks). Damage found
+                # making it is reported by the searcher's guard, which has it rebuilt.
+                with contextlib.suppress(DamagedIndex):
+                    snapshot.block_addresses()
                 self._make(snapshot)
             except _Superseded:
                 self._wake.set()

@@ -21,7 +21,7 @@ from cachetools import LRUCache
 
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.generation import block_id
-from scriptorium.index.searcher import LexicalHit
+from scriptorium.index.searcher import LexicalHit, resolve_block
 from scriptorium.ranking.signals import identifier_words
 from scriptorium.semantic.builder import VectorBuilder
 from scriptorium.semantic.passages import prose
@@ -152,10 +152,10 @@ class SemanticCandidates:
                 if bid in seen:
                     taken += 1
                     continue
-                entry = snapshot.blocks.get(bid)
+                entry = resolve_block(snapshot, bid)
                 if entry is None:
                     continue  # a block of an older generation
-                hit = LexicalHit(0.0, entry[0], entry[1], None, bid)
+                hit = LexicalHit(0.0, entry[0], entry[1], entry[2], bid)
                 if not allowed(hit):
                     continue
                 if taken < added:

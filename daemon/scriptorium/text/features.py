@@ -146,7 +146,8 @@ class BlockFeatures:
     """A block's stored features, read from the index the first time one is asked for.
 
     ``load`` returns the encoded form, or None when the index holds none (the caller then
-    reads the body, as it would without this).
+    reads the body, as it would without this). Whichever is asked first reads them; with
+    none, ``available`` is False and the others say nothing (no flag, no token).
     """
 
     __slots__ = (
@@ -194,11 +195,11 @@ class BlockFeatures:
 
     @property
     def directive(self) -> bool:
-        return bool(self._flags & _DIRECTIVE_FLAG)
+        return self._read() and bool(self._flags & _DIRECTIVE_FLAG)
 
     @property
     def cjk_head(self) -> bool:
-        return bool(self._flags & _CJK_FLAG)
+        return self._read() and bool(self._flags & _CJK_FLAG)
 
     def matched(self, terms: frozenset[str]) -> frozenset[str]:
         """The ``terms`` among the block's coverage tokens (a few substring tests: cheaper
@@ -207,6 +208,7 @@ class BlockFeatures:
         last = self._matched
         if last is not None and (last[0] is terms or last[0] == terms):
             return last[1]
+        self._read()
         text = self._text
         found = frozenset([t for t, spaced in _spaced(terms) if spaced in text])
         self._matched = (terms, found)
@@ -215,12 +217,14 @@ class BlockFeatures:
     @property
     def tokens(self) -> frozenset[str]:
         if self._tokens is None:
+            self._read()
             self._tokens = _split(self._text.strip().replace("  ", " "))
         return self._tokens
 
     @property
     def words(self) -> frozenset[str]:
         if self._words is None:
+            self._read()
             self._words = _split(f"{self._both} {self._words_only}".strip())
         return self._words
 
