@@ -57,6 +57,10 @@ def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
         assert stored.tokens == block_tokens(block.body, block.section_path, doc.path, options)
         assert stored.words == word_set(block.body)
         assert stored.word_set == word_set_of(word_set(block.body))
+        # Asked again (the next search): the count and signature kept, the words made anew
+        # only when a comparison needs them.
+        again = stored.word_set
+        assert again._words is None and again == word_set_of(word_set(block.body))
         assert stored.directive == renders_from_code(block.body)
         assert stored.cjk_head == bool(CJK.search(block.body[:CJK_HEAD]))
         # ``matched`` keeps its last answer: asked again, and then of other terms, it answers

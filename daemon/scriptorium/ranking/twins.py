@@ -24,7 +24,8 @@ def near_duplicate(found: WordSet, shown: list[WordSet], similarity: float) -> i
     fails it for the true count as well, and the bounds skip no pair that would match.
     """
     size, bits = found.size, found.bits
-    for index, (words, other_size, other_bits) in enumerate(shown):
+    for index, other in enumerate(shown):
+        other_size, other_bits = other.size, other.bits
         # |A ∩ B| / |A ∪ B| >= s needs min/max of the sizes >= s: many pairs stop here.
         if size < other_size:
             if size < similarity * other_size:
@@ -38,7 +39,7 @@ def near_duplicate(found: WordSet, shown: list[WordSet], similarity: float) -> i
         bound = (total - (bits ^ other_bits).bit_count()) // 2
         if bound < similarity * (total - bound):
             continue
-        shared = len(found.words & words)
+        shared = len(found.words & other.words)  # made only now, when a pair needs them
         if shared >= similarity * (total - shared):
             return index
     return None
