@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health_pb2_grpc
@@ -15,6 +16,9 @@ from grpc_health.v1 import health_pb2_grpc
 from scriptorium.launcher import DaemonProcess, inherit_env
 from scriptorium.v1 import retrieval_pb2_grpc
 from tests.support.waiting import wait_for
+
+if TYPE_CHECKING:
+    from scriptorium.engine.local import LocalEngine
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpora" / "fastapi"
@@ -199,6 +203,35 @@ def copy_tutorial_slice(corpus: Path) -> Path:
     for empty in ("docs/zh/docs", "docs_src"):
         (corpus / empty).mkdir(parents=True)
     return corpus
+
+
+# The roots the sources of ``write_fastapi_config`` read (the code source reads the corpus's
+# ``fastapi/`` and ``docs_src/``).
+FASTAPI_ROOTS = ("docs/en/docs", "docs/ja/docs", "docs/zh/docs", "docs_src", "fastapi")
+
+
+def fastapi_slice(corpus: Path, *parts: str) -> Path:
+    """``parts`` of the FastAPI corpus (folders) copied into ``corpus``, every other root its
+    sources read made empty."""
+    import shutil
+
+    for part in parts:
+        shutil.copytree(CORPUS / part, corpus / part)
+    for root in FASTAPI_ROOTS:
+        (corpus / root).mkdir(parents=True, exist_ok=True)
+    return corpus
+
+
+def built_engine(root: Path, corpus: Path) -> LocalEngine:
+    """An engine over ``corpus`` with the FastAPI sources, its state under ``root``, built."""
+    from scriptorium.engine.local import LocalEngine
+    from scriptorium.plugins import load_registry
+    from scriptorium.settings.config import load_settings
+
+    config = write_fastapi_config(root / "c.toml", corpus)
+    engine = LocalEngine(load_settings(config, state_dir=str(root / "state")), load_registry())
+    engine.indexer.load_or_build()
+    return engine
 
 
 @contextlib.contextmanager

@@ -15,26 +15,20 @@ from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
 from scriptorium.index import schema as S
 from scriptorium.index.generation import CorruptGenerationError
-from scriptorium.plugins import load_registry
-from scriptorium.settings.config import load_settings
-from tests.support.daemon import CORPUS, write_fastapi_config
+from tests.support.daemon import built_engine, fastapi_slice
 
 
 @pytest.fixture(scope="module")
 def engine(fastapi_corpus, tmp_path_factory) -> LocalEngine:
     root = tmp_path_factory.mktemp("features")
-    corpus = root / "corpus"
-    shutil.copytree(CORPUS / "docs/en/docs/tutorial", corpus / "docs/en/docs/tutorial")
-    shutil.copytree(CORPUS / "docs/en/docs/reference", corpus / "docs/en/docs/reference")
-    shutil.copytree(CORPUS / "docs/ja/docs/tutorial", corpus / "docs/ja/docs/tutorial")
-    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
-    for empty in ("docs/zh/docs", "docs_src"):
-        (corpus / empty).mkdir(parents=True)
-    config = write_fastapi_config(root / "c.toml", corpus)
-    settings = load_settings(config, state_dir=str(root / "state"))
-    built = LocalEngine(settings, load_registry())
-    built.indexer.load_or_build()
-    return built
+    corpus = fastapi_slice(
+        root / "corpus",
+        "docs/en/docs/tutorial",
+        "docs/en/docs/reference",
+        "docs/ja/docs/tutorial",
+        "fastapi/security",
+    )
+    return built_engine(root, corpus)
 
 
 def test_every_block_stores_what_the_ranking_reads_of_its_body(engine):
@@ -127,13 +121,8 @@ def _decoded(stored: bytes):
 def test_the_addresses_of_an_edited_generation_are_its_live_blocks(tmp_path):
     """An update leaves the replaced blocks deleted in the index's segments: the next
     generation's table holds its live blocks only, each at its new address."""
-    corpus = tmp_path / "corpus"
-    shutil.copytree(CORPUS / "docs/en/docs/tutorial", corpus / "docs/en/docs/tutorial")
-    for empty in ("docs/ja/docs", "docs/zh/docs", "docs_src", "fastapi"):
-        (corpus / empty).mkdir(parents=True)
-    config = write_fastapi_config(tmp_path / "c.toml", corpus)
-    built = LocalEngine(load_settings(config, state_dir=str(tmp_path / "state")), load_registry())
-    built.indexer.load_or_build()
+    corpus = fastapi_slice(tmp_path / "corpus", "docs/en/docs/tutorial")
+    built = built_engine(tmp_path, corpus)
     before = built.indexer.snapshot
     page = corpus / "docs/en/docs/tutorial/first-steps.md"
     old = {bid for bid, (doc, _) in before.blocks.items() if doc.path.endswith("first-steps.md")}

@@ -4,29 +4,18 @@ costs as much as the first on a large index."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from scriptorium.engine.local import LocalEngine
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import FieldWeights, lexical_search
-from scriptorium.plugins import load_registry
-from scriptorium.settings.config import load_settings
-from tests.support.daemon import CORPUS, write_fastapi_config
+from tests.support.daemon import built_engine, fastapi_slice
 
 
 @pytest.fixture(scope="module")
 def engine(fastapi_corpus, tmp_path_factory) -> LocalEngine:
     root = tmp_path_factory.mktemp("definitions")
-    corpus = root / "corpus"
-    shutil.copytree(CORPUS / "fastapi/security", corpus / "fastapi/security")
-    for empty in ("docs/en/docs", "docs/ja/docs", "docs/zh/docs", "docs_src"):
-        (corpus / empty).mkdir(parents=True)
-    config = write_fastapi_config(root / "c.toml", corpus)
-    built = LocalEngine(load_settings(config, state_dir=str(root / "state")), load_registry())
-    built.indexer.load_or_build()
-    return built
+    return built_engine(root, fastapi_slice(root / "corpus", "fastapi/security"))
 
 
 class CountingSearcher:

@@ -60,10 +60,10 @@ class BlockAddresses:
                     count=len(pairs),
                 )
             )
-        every = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        every = np.concatenate(ids)  # one part at least, even over an empty index
         order = np.argsort(every, kind="stable")
         self._ids = every[order]
-        self._addresses = (np.concatenate(packed) if packed else every)[order]
+        self._addresses = np.concatenate(packed)[order]
 
     def __len__(self) -> int:
         return len(self._ids)

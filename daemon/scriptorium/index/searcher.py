@@ -255,9 +255,7 @@ def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
             resolved = _resolved(snapshot, searcher, address, bid)
             if resolved is None:
                 continue
-            if len(memo) >= FEATURES_MEMO_LIMIT:
-                memo.clear()
-            memo[bid] = resolved
+            _remember(memo, bid, resolved)
         hits.append(LexicalHit(float(score), resolved[0], resolved[1], resolved[2], bid))
     return hits
 
@@ -289,7 +287,9 @@ Resolved = tuple[SourceDocument, int, BlockFeatures]
 _memos: dict[str, tuple[object, object, dict[int, Resolved]]] = {}
 
 
-def _resolved_memo(searcher: GuardedSearcher, blocks: object, route: str = "index") -> dict:
+def _resolved_memo(
+    searcher: GuardedSearcher, blocks: object, route: str = "index"
+) -> dict[int, Resolved]:
     """The memo of ``route`` for ``searcher`` and ``blocks`` (a new generation starts an empty
     one, so none is kept alive by the blocks read from it)."""
     held_searcher, held_blocks, memo = _memos.get(route, (None, None, {}))
@@ -297,6 +297,14 @@ def _resolved_memo(searcher: GuardedSearcher, blocks: object, route: str = "inde
         memo = {}
         _memos[route] = (searcher, blocks, memo)
     return memo
+
+
+def _remember(memo: dict[int, Resolved], bid: int, resolved: Resolved) -> None:
+    """Keep ``resolved``; a full memo is emptied whole (one dict step each, safe without a
+    lock for the request threads)."""
+    if len(memo) >= FEATURES_MEMO_LIMIT:
+        memo.clear()
+    memo[bid] = resolved
 
 
 def resolve_block(
@@ -317,20 +325,13 @@ def resolve_block(
     resolved = memo.get(bid)
     if resolved is not None:
         return resolved
-    entry = blocks.get(bid)
-    if entry is None:
-        return None
     address = snapshot.block_addresses().get(bid)
     if address is None:  # not in the index it was found beside: ranked from its body
-        return entry[0], entry[1], None
-    resolved = (
-        entry[0],
-        entry[1],
-        BlockFeatures(functools.partial(_stored_features, searcher, address)),
-    )
-    if len(memo) >= FEATURES_MEMO_LIMIT:
-        memo.clear()
-    memo[bid] = resolved
+        entry = blocks.get(bid)
+        return None if entry is None else (entry[0], entry[1], None)
+    resolved = _resolved(snapshot, searcher, address, bid)
+    if resolved is not None:
+        _remember(memo, bid, resolved)
     return resolved
 
 
