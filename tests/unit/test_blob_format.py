@@ -1,20 +1,22 @@
-"""A document's blob: a JSON header beside the text's bytes, bodies stored as spans of the
-text, and blobs written before (one JSON object, text inside; bodies before spans)."""
+"""A document's blob: a bodies section (the content hash, the blocks' bodies as spans of the
+text) and a JSON record of the rest before the text's bytes, and blobs written before (one JSON
+object, text inside; bodies before spans)."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import struct
 import zlib
 from datetime import UTC, datetime
 
 import pytest
 
 from scriptorium.domain.model import Block, Corpus, DocMeta, RefKind, SourceDocument
-from scriptorium.index import store as store_module
+from scriptorium.index import blob_layout
+from scriptorium.index.blob_layout import COMPRESS_LEVEL, MAGIC, NOT_IN_TEXT
 from scriptorium.index.store import (
-    COMPRESS_LEVEL,
-    MAGIC,
     CorruptBlobError,
     decode_document,
     decode_texts,
@@ -24,8 +26,9 @@ from scriptorium.sources.base import content_hash
 from tests.support.daemon import CORPUS
 
 TEXT = "# Title\n\nIntro 日本語 text.\n\n## Twice\n\nsame words\n\n## Again\n\nsame words\n"
-LENGTH_AT = len(MAGIC)
-HEADER_AT = LENGTH_AT + 4
+LENGTHS_AT = len(MAGIC)
+BODIES_AT = LENGTHS_AT + 8  # after the lengths of the bodies section and of the record
+PAIRS_AT = 32 + 4  # in the bodies section: after the digest and the count
 
 
 def make_doc(text: str, bodies: list[str]) -> SourceDocument:
@@ -86,25 +89,85 @@ OLD_FULL_DOC_BLOB = base64.b64decode(
 )
 
 
-def header_and_text(blob: bytes) -> tuple[dict, bytes]:
-    """A blob's JSON header and its text's bytes, read as the layout lays them out."""
+# ``full_doc()``'s payload as this layout first wrote it (decompressed: zlib's own bytes may
+# differ between its builds, a payload may not).
+FULL_DOC_PAYLOAD = base64.b64decode(
+    "AFNCM0UAAAAQAgAA32s+ZsFlkRAmQBR22arz/S5A/D+M9Ae3MzvwKd6XAHYDAAAAAAAAAEUAAAAkAAAALgAAAP////"
+    "8JAAAAcmV3cml0dGVueyJwYXRoIjogImRvY3MvcC5tZCIsICJjb3JwdXMiOiAiZG9jcyIsICJsYW5ndWFnZSI6IG51"
+    "bGwsICJmbSI6IDMsICJwYiI6IHRydWUsICJtZXRhIjogeyJ0aXRsZSI6ICJUaXRsZSIsICJib29zdCI6IDEuNSwgIn"
+    "N1cGVyc2VkZWRfYnkiOiBudWxsLCAiZWZmZWN0aXZlX2Zyb20iOiAiMjAyNC0wMS0wMlQwMDowMDowMCswMDowMCIs"
+    "ICJlZmZlY3RpdmVfdG8iOiBudWxsLCAibW92ZWRfZnJvbSI6IFsib2xkLm1kIl0sICJzb3VyY2VfY2xhc3MiOiBudW"
+    "xsLCAiY2Fub25pY2FsX2tleSI6IG51bGwsICJwYXJzZV9jb25maWRlbmNlIjogMC41fSwgImJsb2NrcyI6IFtbImRv"
+    "YyIsIDEsIDEyLCAiVGl0bGUiLCBbIlRpdGxlIl0sICJ0aXRsZSIsIDEsIG51bGwsIG51bGxdLCBbImRvYyIsIDUsID"
+    "gsICJUd2ljZSIsIFsiVGl0bGUiLCAiVHdpY2UiXSwgInR3aWNlIiwgMiwgbnVsbCwgbnVsbCwgWyJhZ2FpbiJdXSwg"
+    "WyJkb2MiLCA5LCAxMiwgIkFnYWluIiwgWyJUaXRsZSIsICJBZ2FpbiJdLCAiYWdhaW4iLCAyLCBudWxsLCBudWxsXV"
+    "19IyBUaXRsZQoKSW50cm8g5pel5pys6KqeIHRleHQuCgojIyBUd2ljZQoKc2FtZSB3b3JkcwoKIyMgQWdhaW4KCnNh"
+    "bWUgd29yZHMK"
+)
+
+
+def parts(blob: bytes) -> tuple[bytes, dict, bytes]:
+    """A blob's bodies section, record and text bytes, read as the layout lays them out."""
     payload = zlib.decompress(blob)
     assert payload.startswith(MAGIC)
-    end = HEADER_AT + int.from_bytes(payload[LENGTH_AT:HEADER_AT], "big")
-    return json.loads(payload[HEADER_AT:end]), payload[end:]
+    heads, rest = struct.unpack_from("<II", payload, LENGTHS_AT)
+    ends = BODIES_AT + heads
+    return payload[BODIES_AT:ends], json.loads(payload[ends : ends + rest]), payload[ends + rest :]
 
 
-def new_layout(header: object, text: bytes, length: int | None = None) -> bytes:
-    """A blob in the current layout from its parts (``length``: the header's, if not true)."""
-    raw = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    size = len(raw) if length is None else length
-    return zlib.compress(MAGIC + size.to_bytes(4, "big") + raw + text, COMPRESS_LEVEL)
+def read_section(section: bytes) -> tuple[bytes, list]:
+    """A bodies section's digest and fields: ``[begin, end]``, or the body the text lacks."""
+    (count,) = struct.unpack_from("<I", section, 32)
+    pairs = struct.unpack_from(f"<{2 * count}I", section, PAIRS_AT)
+    at, fields = PAIRS_AT + 8 * count, []
+    for begin, end in zip(pairs[::2], pairs[1::2], strict=True):
+        if begin == NOT_IN_TEXT:
+            fields.append(section[at : at + end].decode("utf-8", "surrogatepass"))
+            at += end
+        else:
+            fields.append([begin, end])
+    assert at == len(section)
+    return section[:32], fields
+
+
+def make_section(digest: bytes, fields: list, count: int | None = None) -> bytes:
+    """A bodies section from its parts (``count``: the blocks', if not true)."""
+    pairs, strings = [], []
+    for field in fields:
+        if isinstance(field, str):
+            strings.append(field.encode("utf-8", "surrogatepass"))
+            field = [NOT_IN_TEXT, len(strings[-1])]
+        pairs += field
+    size = len(fields) if count is None else count
+    packed = struct.pack(f"<I{len(pairs)}I", size, *pairs)
+    return b"".join((digest, packed, *strings))
+
+
+def new_layout(
+    section: bytes, record: object, text: bytes, lengths: tuple[int, int] | None = None
+) -> bytes:
+    """A blob of this layout from its parts (``record`` as JSON unless bytes; ``lengths``:
+    the bodies section's and the record's, if not true)."""
+    if not isinstance(record, bytes):
+        record = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    heads, rest = (len(section), len(record)) if lengths is None else lengths
+    payload = MAGIC + struct.pack("<II", heads, rest) + section + record + text
+    return zlib.compress(payload, COMPRESS_LEVEL)
 
 
 def _old_record(doc: SourceDocument) -> dict:
-    """The JSON record the encoder wrote before the text left it: the header, ``text`` second."""
-    header, _ = header_and_text(encode_document(doc))
-    return {"path": header.pop("path"), "text": doc.text, **header}
+    """The JSON record the encoder wrote before the text left it: this layout's record, with
+    ``text`` second, ``hash`` fourth and each block's body the seventh of its fields."""
+    section, record, _ = parts(encode_document(doc))
+    _, fields = read_section(section)
+    blocks = record.pop("blocks")
+    head = {"path": record.pop("path"), "text": doc.text, "corpus": record.pop("corpus")}
+    return {
+        **head,
+        "hash": doc.content_hash,
+        **record,
+        "blocks": [[*b[:6], f, *b[6:]] for b, f in zip(blocks, fields, strict=True)],
+    }
 
 
 def _old_layout(record: dict) -> bytes:
@@ -113,7 +176,7 @@ def _old_layout(record: dict) -> bytes:
 
 
 def stored_bodies(blob: bytes) -> list:
-    return [b[6] for b in header_and_text(blob)[0]["blocks"]]
+    return read_section(parts(blob)[0])[1]
 
 
 def test_bodies_that_are_slices_are_stored_as_spans_and_come_back_equal():
@@ -131,13 +194,26 @@ def test_bodies_that_are_slices_are_stored_as_spans_and_come_back_equal():
     assert decode_texts(blob) == (TEXT, tuple(bodies))
 
 
-def test_the_text_is_stored_as_its_bytes_beside_a_header_without_it():
+def test_the_text_is_stored_as_its_bytes_after_the_bodies_and_the_record():
     doc = full_doc()
-    header, text = header_and_text(encode_document(doc))
+    section, record, text = parts(encode_document(doc))
     assert text == TEXT.encode()
-    assert "text" not in header
-    assert header["hash"] == doc.content_hash
+    assert read_section(section) == (
+        bytes.fromhex(doc.content_hash),
+        [[0, len(TEXT)], [TEXT.index("same words"), TEXT.index("same words") + 10], "rewritten"],
+    )
+    assert set(record) == {"path", "corpus", "language", "fm", "pb", "meta", "blocks"}
+    assert [b[5:7] for b in record["blocks"]] == [["title", 1], ["twice", 2], ["again", 2]]
     assert decode_document(encode_document(doc), "s") == doc
+
+
+def test_this_layout_is_pinned_byte_for_byte():
+    """Once written, a state holds blobs of this layout: it reads them as first written."""
+    payload = zlib.decompress(encode_document(full_doc()))
+    assert payload == FULL_DOC_PAYLOAD
+    blob = zlib.compress(FULL_DOC_PAYLOAD, COMPRESS_LEVEL)
+    assert decode_document(blob, "s") == full_doc()
+    assert decode_texts(blob) == (TEXT, (TEXT, "same words", "rewritten"))
 
 
 def test_the_helper_writes_the_old_layout_byte_for_byte():
@@ -186,7 +262,7 @@ def test_documents_round_trip(case):
     text, bodies = (DOCUMENTS | SURROGATES)[case]
     doc = make_doc(text, bodies)
     blob = encode_document(doc)
-    assert header_and_text(blob)[1] == text.encode("utf-8", "surrogatepass")
+    assert parts(blob)[2] == text.encode("utf-8", "surrogatepass")
     assert decode_document(blob, "s") == doc
     assert decode_texts(blob) == (text, tuple(bodies))
 
@@ -207,7 +283,7 @@ def test_the_text_is_checked_from_its_stored_bytes(monkeypatch):
     def never(text: str) -> str:
         raise AssertionError("the text was encoded again to be hashed")
 
-    monkeypatch.setattr(store_module, "content_hash", never)
+    monkeypatch.setattr(blob_layout, "content_hash", never)
     assert decode_texts(blob)[0] == TEXT
     assert decode_document(blob, "s").text == TEXT
 
@@ -243,19 +319,31 @@ def test_a_blob_written_before_spans_still_decodes():
     assert decode_texts(blob) == (TEXT, ("same words", TEXT))
 
 
-def _with_span(layout: str, span: object) -> bytes:
+def _with_span(layout: str, span: list) -> bytes:
     doc = make_doc(TEXT, ["same words"])
     if layout == "old":
         record = _old_record(doc)
         record["blocks"][0][6] = span
         return _old_layout(record)
-    header, text = header_and_text(encode_document(doc))
-    header["blocks"][0][6] = span
-    return new_layout(header, text)
+    _, record, text = parts(encode_document(doc))
+    return new_layout(make_section(bytes.fromhex(doc.content_hash), [span]), record, text)
 
 
-@pytest.mark.parametrize("layout", ["old", "new"])
-@pytest.mark.parametrize("span", [[0, len(TEXT) + 1], [5, 2], [-1, 3], ["0", 3], [1], 7])
+SPANS_BEFORE = [[0, len(TEXT) + 1], [5, 2], [-1, 3], ["0", 3], [1], 7]
+# Pairs of 4-byte unsigned integers: no span of them is negative, a string or of one number.
+SPANS = [
+    [0, len(TEXT) + 1],
+    [5, 2],
+    [len(TEXT) + 1] * 2,
+    [0, len(TEXT.encode())],  # its bytes, not its characters
+    [NOT_IN_TEXT - 1, 3],
+    [NOT_IN_TEXT - 1] * 2,
+]
+
+
+@pytest.mark.parametrize(
+    ("layout", "span"), [("old", s) for s in SPANS_BEFORE] + [("new", s) for s in SPANS]
+)
 def test_a_span_outside_the_text_is_a_corrupt_blob(layout, span):
     blob = _with_span(layout, span)
     with pytest.raises(CorruptBlobError):
@@ -275,6 +363,7 @@ def _corrupt_old_blobs() -> dict[str, bytes]:
         "no hash": _old_layout({k: v for k, v in record.items() if k != "hash"}),
         "not JSON": zlib.compress(b"{not json", COMPRESS_LEVEL),
         "a JSON list": _old_layout([record]),  # type: ignore[arg-type]
+        "a block that is no list": _old_layout(dict(record, blocks=[7])),
     }
 
 
@@ -288,39 +377,55 @@ def test_a_damaged_blob_of_the_old_layout_is_refused(case):
 
 
 def _corrupt_blobs() -> dict[str, bytes]:
-    """New-layout blobs damaged one way each (the old layout's own cases are above)."""
+    """Blobs of this layout damaged one way each in their lengths, bodies section or text,
+    which both readers read (the old layout's own cases are above)."""
     blob = encode_document(full_doc())
-    header, text = header_and_text(blob)
+    section, record, text = parts(blob)
     payload = zlib.decompress(blob)
-    size = len(payload) - len(text) - HEADER_AT
-    other = dict(header, hash=content_hash(TEXT + "!"))
+    heads, rest = len(section), len(payload) - BODIES_AT - len(section) - len(text)
+    raw = payload[BODIES_AT + heads : BODIES_AT + heads + rest]  # the record's bytes
+    digest, fields = read_section(section)  # the third body is not in the text: "rewritten"
     bad_utf8 = b"\xff\xfe" + text
-    no_hash = {k: v for k, v in header.items() if k != "hash"}
-    no_blocks = {k: v for k, v in header.items() if k != "blocks"}
+
+    def lengths(bodies_length: int, record_length: int) -> bytes:
+        return new_layout(section, raw, text, (bodies_length, record_length))
+
+    def bodies(fields: list, count: int | None = None, digest: bytes = digest) -> bytes:
+        return new_layout(make_section(digest, fields, count), record, text)
+
     return {
         "not zlib": b"not zlib" + blob[8:],
         "zlib cut short": blob[: len(blob) // 2],
         "the magic alone": zlib.compress(MAGIC),
-        "the length cut short": zlib.compress(MAGIC + b"\x00\x00"),
-        "the header cut short": zlib.compress(payload[: HEADER_AT + size // 2]),
-        "a length past the blob": new_layout(header, text, length=size + len(text) + 1),
-        "a length too short": new_layout(header, text, length=size - 1),
-        "a length too long": new_layout(header, text, length=size + 1),
-        "a length of zero": new_layout(header, text, length=0),
-        "a header that is no object": new_layout([header], text),
-        "a header without its hash": new_layout(no_hash, text),
-        "a header without its blocks": new_layout(no_blocks, text),
-        "a header of bad UTF-8": zlib.compress(
-            MAGIC + (size + 1).to_bytes(4, "big") + b"\xff" + payload[HEADER_AT:]
-        ),
+        "the lengths cut short": zlib.compress(MAGIC + payload[LENGTHS_AT : BODIES_AT - 1]),
+        "the lengths alone": zlib.compress(payload[:BODIES_AT]),
+        "the bodies section cut short": zlib.compress(payload[: BODIES_AT + heads // 2]),
+        "the record cut short": zlib.compress(payload[: BODIES_AT + heads + rest // 2]),
+        "lengths of zero": lengths(0, 0),
+        "a bodies length past the blob": lengths(len(payload), rest),
+        "a record length past the blob": lengths(heads, rest + len(text) + 1),
+        "a bodies length without room for the digest and count": lengths(35, rest + heads - 35),
+        "a bodies length one short, the record one longer": lengths(heads - 1, rest + 1),
+        "a bodies length one long, the record one shorter": lengths(heads + 1, rest - 1),
+        "a bodies length one short": lengths(heads - 1, rest),
+        "a record length one short": lengths(heads, rest - 1),
+        "a record length one long": lengths(heads, rest + 1),
+        "a count past the section": bodies(fields, count=1000),
+        "a count one more than the pairs": bodies(fields, count=len(fields) + 1),
+        "a count one fewer than the pairs": bodies(fields, count=len(fields) - 1),
+        "a body the text lacks, longer than the section": new_layout(section[:-1], record, text),
+        "bytes after the bodies": new_layout(section + b"x", record, text),
+        "a body the text lacks, of bad UTF-8": new_layout(section[:-1] + b"\xff", record, text),
+        "another text's digest": bodies(fields, digest=bytes.fromhex(content_hash(TEXT + "!"))),
+        "a digest cut short": bodies(fields, digest=digest[:-1]),
         "text of bad UTF-8, hashed as stored": new_layout(
-            dict(header, hash=store_module.hashlib.sha256(bad_utf8).hexdigest()), bad_utf8
+            make_section(hashlib.sha256(bad_utf8).digest(), fields), record, bad_utf8
         ),
-        "text changed": new_layout(header, text.replace(b"same", b"sane")),
-        "text cut short": new_layout(header, text[:-1]),
-        "another text's hash": new_layout(other, text),
+        "text changed": new_layout(section, record, text.replace(b"same", b"sane")),
+        "text cut short": new_layout(section, record, text[:-1]),
+        "no text": new_layout(section, record, b""),
         "the hash of a text of two lone surrogates, stored as the pair's four bytes": new_layout(
-            dict(header, hash=content_hash("\ud83d\ude00")), "😀".encode()
+            make_section(bytes.fromhex(content_hash("\ud83d\ude00")), fields), record, "😀".encode()
         ),
     }
 
@@ -332,6 +437,51 @@ def test_a_damaged_blob_of_the_new_layout_is_refused(case):
         decode_document(blob, "s")
     with pytest.raises(CorruptBlobError):
         decode_texts(blob)
+
+
+def _damaged_records() -> dict[str, bytes]:
+    """Blobs of this layout whose record alone is damaged: a document cannot be made of it,
+    but the texts, which do not need it, are read as stored."""
+    section, record, text = parts(encode_document(full_doc()))
+    raw = json.dumps(record, ensure_ascii=False).encode()
+    blocks = record["blocks"]
+    return {
+        "a record that is not JSON": new_layout(section, b"{not json", text),
+        "a record cut short": new_layout(section, raw[:-1], text),
+        "a record of bad UTF-8": new_layout(section, b"\xff" + raw, text),
+        "a record of no bytes": new_layout(section, b"", text),
+        "a record that is no object": new_layout(section, [record], text),
+        "a record without its blocks": new_layout(
+            section, {k: v for k, v in record.items() if k != "blocks"}, text
+        ),
+        "blocks that are no list": new_layout(section, dict(record, blocks=3), text),
+        "a record of one block fewer than the bodies": new_layout(
+            section, dict(record, blocks=blocks[:-1]), text
+        ),
+        "a record of one block more than the bodies": new_layout(
+            section, dict(record, blocks=[*blocks, blocks[0]]), text
+        ),
+        "a record of no blocks": new_layout(section, dict(record, blocks=[]), text),
+        "a block that is no list": new_layout(section, dict(record, blocks=[7, *blocks[1:]]), text),
+        "a block without its fields": new_layout(
+            section, dict(record, blocks=[[], *blocks[1:]]), text
+        ),
+        "a block of an unknown kind": new_layout(
+            section, dict(record, blocks=[["nokind", *blocks[0][1:]], *blocks[1:]]), text
+        ),
+        "a record without its meta": new_layout(
+            section, {k: v for k, v in record.items() if k != "meta"}, text
+        ),
+        "a record of an unknown corpus": new_layout(section, dict(record, corpus="nope"), text),
+    }
+
+
+@pytest.mark.parametrize("case", list(_damaged_records()))
+def test_a_damaged_record_is_refused_by_the_document_and_skipped_by_the_texts(case):
+    blob = _damaged_records()[case]
+    with pytest.raises(CorruptBlobError):
+        decode_document(blob, "s")
+    assert decode_texts(blob) == (TEXT, (TEXT, "same words", "rewritten"))
 
 
 def test_two_threads_writing_one_loose_blob_both_succeed(tmp_path, monkeypatch):

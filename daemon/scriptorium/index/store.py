@@ -6,28 +6,30 @@ the document content plus the extractor fingerprint, so an unchanged document is
 twice and a changed extractor never reuses stale blocks. Integrity is checked on read: the text
 must hash to the content hash recorded inside.
 
-A blob is one zlib stream of: a magic prefix, the length of a JSON header (4 bytes, big
-endian), the header (everything but the text: path, corpus, hash, metadata, blocks with their
-bodies as spans of the text) and the text as UTF-8. Reading a blob's texts parses only the
-header and decodes the text's bytes, whose SHA-256 is the content hash as they are: no JSON
-unescaping of the text, no encoding it again to check it. Blobs written before (the stream
-of one JSON object holding the text too) are read as they are.
+How a blob lays out its bytes (the text and the blocks' bodies apart from a JSON record of the
+rest, so reading the texts parses no JSON) is ``index/blob_layout.py``'s; what the record holds
+of a document, and the document made again from it, are here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import threading
-import zlib
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
 from scriptorium.domain.model import Block, Corpus, DocMeta, RefKind, SourceDocument
+from scriptorium.index.blob_layout import (
+    DAMAGE,
+    CorruptBlobError,
+    decode_texts,
+    encode_blob,
+    read_blob,
+)
 from scriptorium.index.bundles import (
     BUNDLE_SUFFIX,
     BUNDLES,
@@ -39,23 +41,11 @@ from scriptorium.index.bundles import (
     remove_bundle,
     write_table,
 )
-from scriptorium.sources.base import content_hash
 
 log = logging.getLogger(__name__)
 
 # Cold start decodes every blob: a dict lookup is several times cheaper than ``RefKind(value)``.
 _KINDS = {str(kind): kind for kind in RefKind}
-# Level 3 writes twice as fast as 6 for blobs about 8 % larger; reading costs the same.
-COMPRESS_LEVEL = 3
-# What a blob's payload starts with since its text left the JSON: a JSON object starts with
-# ``{``, never with a NUL, so a payload without it is one JSON object, a blob written before.
-MAGIC = b"\x00SB2"
-_HEADER_AT = len(MAGIC) + 4  # the magic, then the header's length
-_MISMATCH = "blob text does not match its content hash"
-
-
-class CorruptBlobError(RuntimeError):
-    """A blob is missing, undecodable or does not match its recorded hash."""
 
 
 def blob_name(doc: SourceDocument, extractor_fingerprint: str) -> str:
@@ -71,47 +61,12 @@ def _parse_dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def _body_span(text: str, body: str, start: int) -> tuple[str | list[int], int]:
-    """A block's body as ``[begin, end]`` into the document's text when it is a slice of it
-    (every block of the FastAPI pages is: three in four exactly their line range, the rest a
-    slice of it), else the body itself; and where to look for the next one. Stored as a
-    span, the text is not written twice: when the text was inside the JSON, the JSON was
-    about half as long, the blob about 12 % smaller, and encoding it about 10 % cheaper (zlib
-    had already found most of the repetition), decoding its texts about 20 % cheaper."""
-    at = text.find(body, start)
-    if at < 0:  # before the previous block's end: a block nested in the one before
-        at = text.find(body)
-    if at < 0:
-        return body, start
-    return [at, at + len(body)], at + len(body)
-
-
-def _body(text: str, field: object) -> str:
-    """A stored body: the string itself (as every blob held before spans) or its span."""
-    if isinstance(field, str):
-        return field
-    begin, end = field  # a malformed span raises TypeError or ValueError: a corrupt blob
-    if not (isinstance(begin, int) and isinstance(end, int) and 0 <= begin <= end <= len(text)):
-        raise ValueError("a block's span lies outside the text")
-    return text[begin:end]
-
-
-def _bodies(doc: SourceDocument) -> list[str | list[int]]:
-    fields, start = [], 0
-    for block in doc.blocks:
-        field, start = _body_span(doc.text, block.body, start)
-        fields.append(field)
-    return fields
-
-
-def _header(doc: SourceDocument) -> dict[str, object]:
-    """Everything a blob records but the text (the old layout's record without ``text``)."""
+def _record(doc: SourceDocument) -> dict[str, object]:
+    """What a blob records but the text, the content hash and the blocks' bodies."""
     meta = doc.meta
-    bodies = _bodies(doc)
     return {
         "path": doc.path,
         "corpus": str(doc.corpus),
-        "hash": doc.content_hash,
         "language": doc.language,
         "fm": doc.front_matter_lines,
         **({"pb": True} if doc.preview_from_body else {}),
@@ -134,55 +89,23 @@ def _header(doc: SourceDocument) -> dict[str, object]:
                 b.title,
                 list(b.section_path),
                 b.anchor,
-                body,
                 b.level,
                 b.symbol,
                 b.symbol_kind,
                 *([list(b.aliases)] if b.aliases else []),
             ]
-            for b, body in zip(doc.blocks, bodies, strict=True)
+            for b in doc.blocks
         ],
     }
 
 
 def encode_document(doc: SourceDocument) -> bytes:
-    """The blob of ``doc``: magic, header length, JSON header, text bytes, in one zlib stream.
-
-    Both parts are encoded with ``surrogatepass``, as ``content_hash`` hashes the text, so
-    the text's bytes hash to its content hash (``json.loads`` reads bytes the same way).
-    """
-    header = json.dumps(_header(doc), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    text = doc.text.encode("utf-8", "surrogatepass")
-    payload = b"".join((MAGIC, len(header).to_bytes(4, "big"), header, text))
-    return zlib.compress(payload, COMPRESS_LEVEL)
-
-
-def _open(data: bytes) -> tuple[dict, str]:
-    """A blob's record (its header, or the whole JSON of a blob written before) and text,
-    the text checked against the content hash recorded; a blob that is neither raises
-    ``CorruptBlobError``."""
-    try:
-        payload = zlib.decompress(data)
-        if not payload.startswith(MAGIC):  # written before: one JSON object, text inside
-            record = json.loads(payload)  # bytes: json detects UTF-8 itself
-            text = record["text"]
-            if not isinstance(text, str) or content_hash(text) != record["hash"]:
-                raise CorruptBlobError(_MISMATCH)
-            return record, text
-        end = _HEADER_AT + int.from_bytes(payload[len(MAGIC) : _HEADER_AT], "big")
-        if len(payload) < end:
-            raise ValueError("the header runs past the blob")
-        record = json.loads(payload[_HEADER_AT:end])
-        raw = memoryview(payload)[end:]  # hashed and decoded where it lies, not copied
-        if hashlib.sha256(raw).hexdigest() != record["hash"]:
-            raise CorruptBlobError(_MISMATCH)
-        return record, str(raw, "utf-8", "surrogatepass")
-    except (zlib.error, ValueError, KeyError, TypeError, IndexError) as exc:
-        raise CorruptBlobError(f"undecodable blob: {exc}") from None
+    """The blob of ``doc`` (see ``index/blob_layout.py``)."""
+    return encode_blob(_record(doc), doc.text, doc.content_hash, [b.body for b in doc.blocks])
 
 
 def decode_document(data: bytes, source: str) -> SourceDocument:
-    record, text = _open(data)
+    record, text, bodies = read_blob(data)
     try:
         meta = record["meta"]
         return SourceDocument(
@@ -213,26 +136,16 @@ def decode_document(data: bytes, source: str) -> SourceDocument:
                     b[3],
                     tuple(b[4]),
                     b[5],
-                    _body(text, b[6]),
+                    body,
+                    b[6],
                     b[7],
                     b[8],
-                    b[9],
-                    tuple(b[10]) if len(b) > 10 else (),
+                    tuple(b[9]) if len(b) > 9 else (),
                 )
-                for b in record["blocks"]
+                for b, body in zip(record["blocks"], bodies, strict=True)
             ),
         )
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
-        raise CorruptBlobError(f"undecodable blob: {exc}") from None
-
-
-def decode_texts(data: bytes) -> tuple[str, tuple[str, ...]]:
-    """Only a blob's text and block bodies (what the served index reads on demand), checked
-    against the content hash recorded inside, without making the document's objects."""
-    record, text = _open(data)
-    try:
-        return text, tuple(_body(text, b[6]) for b in record["blocks"])
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
+    except DAMAGE as exc:
         raise CorruptBlobError(f"undecodable blob: {exc}") from None
 
 
