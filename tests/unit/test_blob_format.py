@@ -367,15 +367,6 @@ def _corrupt_old_blobs() -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("case", list(_corrupt_old_blobs()))
-def test_a_damaged_blob_of_the_old_layout_is_refused(case):
-    blob = _corrupt_old_blobs()[case]
-    with pytest.raises(CorruptBlobError):
-        decode_document(blob, "s")
-    with pytest.raises(CorruptBlobError):
-        decode_texts(blob)
-
-
 def _corrupt_blobs() -> dict[str, bytes]:
     """Blobs of this layout damaged one way each in their lengths, bodies section or text,
     which both readers read (the old layout's own cases are above)."""
@@ -430,9 +421,15 @@ def _corrupt_blobs() -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("case", list(_corrupt_blobs()))
-def test_a_damaged_blob_of_the_new_layout_is_refused(case):
-    blob = _corrupt_blobs()[case]
+_DAMAGED_BY_LAYOUT = {"old": _corrupt_old_blobs, "new": _corrupt_blobs}
+
+
+@pytest.mark.parametrize(
+    ("layout", "case"),
+    [(layout, case) for layout, make in _DAMAGED_BY_LAYOUT.items() for case in make()],
+)
+def test_a_damaged_blob_is_refused_by_both_readers(layout, case):
+    blob = _DAMAGED_BY_LAYOUT[layout]()[case]
     with pytest.raises(CorruptBlobError):
         decode_document(blob, "s")
     with pytest.raises(CorruptBlobError):
