@@ -166,16 +166,25 @@ def test_the_nearest_over_int8_codes_are_the_exact_nearest_with_exact_cosines():
     assert list(coded.nearest(query, 5, V.DOCS, docs_head)) == list(coded.nearest(query, 5, V.DOCS))
 
 
-@pytest.mark.parametrize("count", [0, 1, 7, 200, 5000])
-def test_the_compiled_choice_of_best_rows_is_the_reference_one(count):
+@pytest.mark.parametrize(
+    ("rows", "count"),
+    # 40,000 rows: the compiled pass splits them between two threads (from 32,768).
+    [(6000, 0), (6000, 1), (6000, 7), (6000, 200), (6000, 5000), (40_000, 1), (40_000, 200)],
+)
+def test_the_compiled_choice_of_best_rows_is_the_reference_one(rows, count):
     if native_part("int8_best_rows") is None:
         pytest.skip("the compiled extension is not installed")
     rng = np.random.default_rng(5)
-    codes, scales = scan.quantize(_unit(rng.normal(size=(6000, 48))).astype(np.float32))
-    corpora = rng.integers(0, 2, size=6000).astype(np.uint8)
+    codes, scales = scan.quantize(_unit(rng.normal(size=(rows, 48))).astype(np.float32))
+    corpora = rng.integers(0, 2, size=rows).astype(np.uint8)
     corpora[::50] = V.NONE
-    # Duplicated rows: equal scores at the margin, where the lower row is kept.
-    codes[3000:3600], scales[3000:3600] = codes[2400:3000], scales[2400:3000]
+    # Duplicated rows: equal scores at the margin, where the lower row is kept (over 40,000
+    # rows some pairs lie on both sides of where the pass is split).
+    half = rows // 2
+    codes[half : half + 600], scales[half : half + 600] = (
+        codes[half - 600 : half],
+        scales[half - 600 : half],
+    )
     wanted = [V.DOCS, V.CODE, None]
     for _ in range(10):
         query = scan.query_code(_unit(rng.normal(size=(1, 48)))[0])
