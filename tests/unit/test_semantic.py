@@ -443,6 +443,7 @@ def _mixing(count: int, lexical: int, **levers):
 def test_a_search_takes_the_first_of_the_nearest_by_its_cosine_share_at_the_same_floor():
     # 50 nearest read; a matched question's share is 0.2 of the largest (1.0): 10 join.
     levers = {"semantic_candidates": 50, "min_candidates": 20, "over_fetch": 1, "stable_window": 10}
+    levers["semantic_weight"] = 0.2
     share = _mixing(120, lexical=20, **levers)
     every = _mixing(120, lexical=20, semantic_added="all", **levers)
     question = "how do I read the settings"
