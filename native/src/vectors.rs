@@ -259,14 +259,17 @@ fn best_rows(
         // order of (score, lower row) is total, so the best `count` of the two halves' best
         // are the best `count` of all: the same rows as one pass.
         let middle = (rows / 2).div_ceil(CHUNK) * CHUNK;
+        let second_half = || best_in(codes, query, scales, corpora, wanted, count, middle, rows);
         let (first, second) = std::thread::scope(|scope| {
-            let second =
-                scope.spawn(|| best_in(codes, query, scales, corpora, wanted, count, middle, rows));
+            // A thread the system refuses (a process at its thread limit) leaves the second
+            // half to this one: slower, never a failed search.
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, second_half);
             let first = best_in(codes, query, scales, corpora, wanted, count, 0, middle);
-            (
-                first,
-                second.join().expect("the second half of the pass panicked"),
-            )
+            let second = match spawned {
+                Ok(thread) => thread.join().expect("the second half of the pass panicked"),
+                Err(_) => second_half(),
+            };
+            (first, second)
         });
         first
             .into_iter()
