@@ -1,5 +1,6 @@
-"""``ds1000`` and ``fastapi-repo`` end to end: tiny git repositories standing in for the pinned
-ones (named with ``--ds1000-source`` and ``--fastapi-repo-source``), a real daemon each.
+"""``ds1000``, ``libref`` and ``fastapi-repo`` end to end: tiny git repositories standing in for
+the pinned ones (named with ``--ds1000-source`` and ``--fastapi-repo-source``), a real daemon
+each (libref's intents are asked of ds1000's).
 
 The DS-1000 stand-in keeps the real layout (the problems file under ``retrieval/``, DevDocs
 text pages under ``preprocessor/devdocs/plain/``) and loses one page's blob, as the real
@@ -53,6 +54,13 @@ CRB_FILES = {
         "matplotlib.pyplot.subplots\n\nCreate a figure and a set of subplots.\n"
     ),
 }
+INTENTS = [
+    {"id": "python-os", "library": "python", "query": "miscellaneous operating system interfaces",
+     "acceptable": ["python~3.9/library/os"]},
+    # The file is named pandas.DataFrame.where.txt: pages are compared case-insensitively.
+    {"id": "pandas-where", "library": "pandas", "query": "replace the wombat values",
+     "acceptable": ["pandas~1/reference/api/pandas.dataframe.where"]},
+]  # fmt: skip
 FAPI_FILES = {
     "README.md": "# Fapi\n\nA web framework.\n",
     "docs/en/docs/tutorial/cors.md": (
@@ -124,9 +132,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
     config = root / "fastapi.toml"
     config.write_text(FAPI_CONFIG, encoding="utf-8")
+    intents = root / "libref.jsonl"
+    intents.write_text("".join(json.dumps(i) + "\n" for i in INTENTS), encoding="utf-8")
     done = _suite(
         "--sets",
-        "ds1000,fastapi-repo",
+        "ds1000,fastapi-repo,libref",
+        "--libref-set",
+        str(intents),
         "--repos",
         str(root / "repos"),
         "--ds1000-source",
@@ -151,6 +163,7 @@ def test_both_sets_print_their_tables_beside_both_baselines(run) -> None:
     out, err = run["done"].stdout, run["done"].stderr
     assert "### ds1000 (CodeRAG-Bench DS-1000" in out
     assert "### fastapi-repo (the project's questions over the whole FastAPI repository" in out
+    assert "### libref (the project's short library-reference intents" in out
     for system in SYSTEMS:
         assert f"| pandas | 1 | {system} |" in out
         assert f"| ja | 1 | {system} |" in out
@@ -180,6 +193,22 @@ def test_ds1000_scores_pages_of_the_devdocs_tree(run) -> None:
         assert numpy["truncated"] is True and numpy["query_chars"] == len(LONG_PROMPT)
         assert numpy["rank"] == 1, numpy
     assert not [k for k in records if k[0] == "ds1000" and k[1].startswith("matplotlib")]
+
+
+def test_libref_intents_are_scored_by_page_over_ds1000s_pages(run) -> None:
+    records = run["records"]
+    expected = {
+        "python-os": f"{PLAIN}/python~3.9/library/os.txt",
+        "pandas-where": f"{PLAIN}/pandas~1/reference/api/pandas.DataFrame.where.txt",
+    }
+    for system in SYSTEMS:
+        for case_id, file in expected.items():
+            row = records[("libref", case_id, system)]
+            assert row["expected"] == {file: 1} and row["error"] == "", row
+            assert row["rank"] == 1, row
+            assert set(row["metrics"]) == {"hit@1", "hit@3", "hit@5", "hit@10", "mrr"}
+    # Asked of the daemon ds1000's two problems are asked of: one corpus, four cases.
+    assert f"acme/crb@{run['crb'][:12]}/devdocs: 4 case(s)" in run["done"].stderr
 
 
 def test_fastapi_repo_maps_the_sets_locations_to_repository_files(run) -> None:

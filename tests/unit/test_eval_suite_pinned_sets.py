@@ -3,7 +3,9 @@ files, their page metrics, and a git dir that lacks some blobs."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -194,3 +196,44 @@ def test_a_blob_the_git_dir_lacks_is_skipped_and_counted(tmp_path: Path) -> None
     assert done.file_count == 1
     assert sorted(p.name for p in done.tree.iterdir()) == ["kept.txt"]
     assert any("skipped 1 file(s) whose blob the git dir lacks" in m for m in logged)
+
+
+def test_libref_maps_its_pages_and_refuses_a_page_or_field_it_lacks(tmp_path: Path) -> None:
+    from scriptorium.evaluation.suite import libref
+
+    spec = ds1000.corpus()
+    files = [f"{PLAIN}/pandas~1/reference/api/pandas.DataFrame.where.txt", "README.md"]
+    entry = {
+        "id": "pandas-where",
+        "library": "pandas",
+        "query": "keep values where a condition holds",
+        "acceptable": ["pandas~1/reference/api/pandas.dataframe.where"],
+    }
+    (case,) = libref.cases_from([entry], files, spec)
+    assert case.set_name == "libref" and case.group == "pandas" and case.corpus == spec
+    assert case.gains == {files[0]: 1} and case.query == entry["query"]
+    gone = {**entry, "acceptable": ["pandas~1/reference/api/pandas.dataframe.mask"]}
+    with pytest.raises(
+        SuiteError, match=re.escape("no page pandas~1/reference/api/pandas.dataframe.mask")
+    ):
+        libref.cases_from([gone], files, spec)
+    path = tmp_path / "libref.jsonl"
+    path.write_text(json.dumps(entry) + "\n" + json.dumps(entry) + "\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"libref.jsonl:2: id 'pandas-where' twice"):
+        libref.read(path)
+    path.write_text(json.dumps({**entry, "acceptable": []}) + "\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"libref.jsonl:1: no acceptable"):
+        libref.read(path)
+
+
+def test_the_projects_libref_set_reads_and_names_devdocs_pages() -> None:
+    """eval/libref.jsonl: every entry complete, and each page a path under a DevDocs folder
+    ds1000 knows (whether the page exists is checked when the suite maps it)."""
+    from scriptorium.evaluation.suite import libref
+
+    entries = libref.read(Path(__file__).parents[2] / "eval" / "libref.jsonl")
+    assert len(entries) >= 50
+    folders = set(ds1000.LIBRARY_FOLDERS.values())
+    for entry in entries:
+        for page in entry["acceptable"]:
+            assert page.split("/", 1)[0] in folders and not page.endswith(".txt"), entry

@@ -45,11 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--swebench-set", type=Path, help="swebench instances.jsonl")
     parser.add_argument("--fastapi-set", type=Path, default=None, help="eval/fastapi.jsonl")
     parser.add_argument("--usage-set", type=Path, default=None, help="eval/usage.jsonl")
+    parser.add_argument("--libref-set", type=Path, default=None, help="eval/libref.jsonl")
     parser.add_argument("--fastapi-config", type=Path, default=None, help="eval/fastapi.toml")
     parser.add_argument(
         "--ds1000-source",
         metavar="OWNER/NAME@COMMIT",
-        help="where ds1000's problems and pages are read (default the pinned code-rag-bench)",
+        help="where ds1000's problems and pages (libref's too) are read (default the pinned "
+        "code-rag-bench)",
     )
     parser.add_argument(
         "--fastapi-repo-source",
@@ -156,17 +158,26 @@ def _need_repos(repos: Path | None) -> Path:
 def _pinned_sets(
     args: argparse.Namespace, steps: dict[str, int], chosen: Sequence[str]
 ) -> list[SuiteCase]:
-    """The cases of ds1000 and fastapi-repo, whose answers are mapped once their corpus is
-    materialised (so a missing repository is named before anything else is built)."""
-    from scriptorium.evaluation.suite import ds1000, fastapi_repo
+    """The cases of ds1000, libref and fastapi-repo, whose answers are mapped once their
+    corpus is materialised (so a missing repository is named before anything else is built)."""
+    from scriptorium.evaluation.suite import ds1000, fastapi_repo, libref
 
     found: list[SuiteCase] = []
+    source = (ds1000.REPO, ds1000.COMMIT)
+    if args.ds1000_source:
+        source = sets.parse_repo_at(args.ds1000_source, "--ds1000-source")
     if "ds1000" in chosen:
-        source = (ds1000.REPO, ds1000.COMMIT)
-        if args.ds1000_source:
-            source = sets.parse_repo_at(args.ds1000_source, "--ds1000-source")
         loaded = ds1000.load(_need_repos(args.repos), args.cache.expanduser(), source, _log)
         found += sets.sample(loaded.cases, steps.get("ds1000"), args.limit)
+    if "libref" in chosen:
+        intents = libref.load(
+            _in_repo(args.libref_set, "eval/libref.jsonl"),
+            _need_repos(args.repos),
+            args.cache.expanduser(),
+            source,
+            _log,
+        )
+        found += sets.sample(intents, steps.get("libref"), args.limit)
     if "fastapi-repo" in chosen:
         other = args.fastapi_repo_source
         repo_cases = fastapi_repo.load(

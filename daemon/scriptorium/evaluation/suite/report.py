@@ -30,6 +30,8 @@ SET_TITLES = {
     "page level, MRR@10)",
     "usage": "usage (the project's questions about using httpx and pydantic, each over its "
     "whole repository; file level, MRR@10)",
+    "libref": "libref (the project's short library-reference intents over ds1000's DevDocs "
+    "pages, page level, MRR@10)",
 }
 # What a clipped query was cut to, per set: the daemon's own limit unless the set says less.
 CLIP_NOTES = {"ds1000": "to the set's first 2,000 characters"}

@@ -33,10 +33,15 @@ SYSTEMS = (DAEMON, baselines.WHOLE_FILE, baselines.BLOCK)
 BLOCK_DEPTH = 100
 INDEX_TIMEOUT_S = 3600.0  # the daemon reports SERVING only once its first generation is built
 # Sets asked with ``kinds: docs`` (the daemon and the baselines alike).
-DOCS_ONLY_SETS = frozenset({"docs-search", "ds1000"})
+DOCS_ONLY_SETS = frozenset({"docs-search", "ds1000", "libref"})
 # Sets scored by page Hit@k at these cutoffs and MRR@10 (Hit@3 as well as DS-1000's own
 # Hit@1/5/10, so the macro over sets averages every metric over the same sets).
-PAGE_CUTOFFS = {"ds1000": (1, 3, 5, 10), "fastapi-repo": (1, 3, 5, 10), "usage": (1, 3, 5, 10)}
+PAGE_CUTOFFS = {
+    "ds1000": (1, 3, 5, 10),
+    "fastapi-repo": (1, 3, 5, 10),
+    "usage": (1, 3, 5, 10),
+    "libref": (1, 3, 5, 10),
+}
 MRR_CUTOFF = 10
 
 Log = Callable[[str], None]

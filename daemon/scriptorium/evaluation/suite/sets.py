@@ -28,6 +28,7 @@ SET_NAMES = (
     "ds1000",
     "fastapi-repo",
     "usage",
+    "libref",
 )
 DOCS_SEARCH_FILE = "docs-search-eval/dataset.yaml"
 SWEBENCH_FILE = "swebench-verified/instances.jsonl"

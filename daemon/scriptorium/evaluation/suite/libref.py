@@ -1,0 +1,87 @@
+"""``libref``: short library-reference intents over the DevDocs pages ds1000 is asked over.
+
+An agent that needs a library's function asks for what it does ("indices that would sort an
+array"), in words that are on every reference page. The project's own intents
+(``eval/libref.jsonl``) name the pages that answer them, written down before any run from the
+pages' listing, as paths under the DevDocs root without ``.txt`` (compared case-insensitively,
+as ds1000's titles are). They are asked over the same pinned pages as ds1000, so both sets share
+one daemon; a case counts by page, and Hit@5 is the figure the held-out kind is judged by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from scriptorium.evaluation.suite import ds1000
+from scriptorium.evaluation.suite.materialise import materialise
+from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_commit
+from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase, clip_query, json_lines
+
+SET_NAME = "libref"
+FIELDS = ("id", "library", "query", "acceptable")
+
+
+def read(path: Path) -> list[dict]:
+    """The set's entries; one lacking a field, or not JSON, or an id given twice is an error
+    naming its line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SuiteError(f"{path}: {exc}") from exc
+    entries: list[dict] = []
+    seen: set[str] = set()
+    for number, entry in json_lines(lines, str(path)):
+        missing = [name for name in FIELDS if not entry.get(name)]
+        if missing:
+            raise SuiteError(f"{path}:{number}: no {', '.join(missing)}")
+        if entry["id"] in seen:
+            raise SuiteError(f"{path}:{number}: id {entry['id']!r} twice")
+        seen.add(entry["id"])
+        entries.append(entry)
+    return entries
+
+
+def cases_from(entries: list[dict], files: list[str], spec: CorpusSpec) -> list[SuiteCase]:
+    """A case for every entry, its pages mapped to the repository's files. The set is pinned
+    to these pages: a page that is not among them is the set's error, not a case to skip."""
+    pages = ds1000.page_index(files)
+    cases = []
+    for entry in entries:
+        gains = {}
+        for page in entry["acceptable"]:
+            found = pages.get(page.lower())
+            if found is None:
+                raise SuiteError(f"{SET_NAME} {entry['id']}: no page {page} at {spec.key}")
+            gains[found] = 1
+        query, truncated = clip_query(entry["query"])
+        cases.append(
+            SuiteCase(
+                set_name=SET_NAME,
+                case_id=entry["id"],
+                group=entry["library"],
+                query=query,
+                corpus=spec,
+                gains=gains,
+                query_chars=len(entry["query"]),
+                truncated=truncated,
+            )
+        )
+    return cases
+
+
+def load(
+    path: Path,
+    repos: Path,
+    cache: Path,
+    source: tuple[str, str],
+    log: Callable[[str], None],
+) -> list[SuiteCase]:
+    """Read the set, materialise ds1000's pages (the same tree ds1000 builds) and map it."""
+    entries = read(path)
+    spec = ds1000.corpus(*source)
+    if not has_commit(find_git_dir(repos, spec.repo), spec.commit):
+        raise SuiteError(f"repository {spec.repo} has no commit {spec.commit}")
+    tree = materialise(repos, spec.repo, spec.commit, spec.selection, cache, log).tree
+    files = [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()]
+    return cases_from(entries, files, spec)
