@@ -88,8 +88,8 @@ class SemanticCandidates:
         ``semantic_candidates`` of them are read for the floor). A search whose lexical pool
         is full (``pooled``: the candidates its words found) takes them in proportion to the
         cosine's share of its score: 15 of 50 at a share of 0.3 (a question its words
-        matched, over docs), 10 at 0.2 (a pasted text over code), 35 at a pasted text's 0.7
-        over docs, all at 1.0.
+        matched, over docs), 10 at 0.2 (the same over code, and a pasted text over code), 35
+        at a pasted text's 0.7 over docs, all at 1.0.
         Past those the blocks only the meaning reaches do not reach the results: the suite's
         lists are the same as with all 50 (docs/ranking.md), where every extra candidate
         costs the priors a pass. With fewer candidates than the pool holds, the meaning

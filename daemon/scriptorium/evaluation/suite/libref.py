@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from scriptorium.evaluation.suite import ds1000
 from scriptorium.evaluation.suite.materialise import materialise
@@ -22,14 +23,14 @@ SET_NAME = "libref"
 FIELDS = ("id", "library", "query", "acceptable")
 
 
-def read(path: Path) -> list[dict]:
+def read(path: Path) -> list[dict[str, Any]]:
     """The set's entries; one lacking a field, or not JSON, or an id given twice is an error
     naming its line."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise SuiteError(f"{path}: {exc}") from exc
-    entries: list[dict] = []
+    entries: list[dict[str, Any]] = []
     seen: set[str] = set()
     for number, entry in json_lines(lines, str(path)):
         missing = [name for name in FIELDS if not entry.get(name)]
@@ -42,7 +43,9 @@ def read(path: Path) -> list[dict]:
     return entries
 
 
-def cases_from(entries: list[dict], files: list[str], spec: CorpusSpec) -> list[SuiteCase]:
+def cases_from(
+    entries: list[dict[str, Any]], files: list[str], spec: CorpusSpec
+) -> list[SuiteCase]:
     """A case for every entry, its pages mapped to the repository's files. The set is pinned
     to these pages: a page that is not among them is the set's error, not a case to skip."""
     pages = ds1000.page_index(files)
