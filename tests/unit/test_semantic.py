@@ -168,8 +168,12 @@ def test_the_nearest_over_int8_codes_are_the_exact_nearest_with_exact_cosines():
 
 @pytest.mark.parametrize(
     ("rows", "count"),
-    # 40,000 rows: the compiled pass splits them between two threads (from 32,768).
-    [(6000, 0), (6000, 1), (6000, 7), (6000, 200), (6000, 5000), (40_000, 1), (40_000, 200)],
+    # 40,000 rows: the compiled pass splits them between two threads (from 32,768); 25,000
+    # kept is more than either half holds, so the merge keeps every row of one half.
+    [
+        *[(6000, count) for count in (0, 1, 7, 200, 5000)],
+        *[(40_000, count) for count in (1, 200, 25_000)],
+    ],
 )
 def test_the_compiled_choice_of_best_rows_is_the_reference_one(rows, count):
     if native_part("int8_best_rows") is None:
