@@ -17,7 +17,7 @@ from typing import Any
 from scriptorium.evaluation.suite import ds1000
 from scriptorium.evaluation.suite.materialise import materialise
 from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_commit
-from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase, clip_query, json_lines
+from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase, clip_query, project_entries
 
 SET_NAME = "libref"
 FIELDS = ("id", "library", "query", "acceptable")
@@ -26,21 +26,7 @@ FIELDS = ("id", "library", "query", "acceptable")
 def read(path: Path) -> list[dict[str, Any]]:
     """The set's entries; one lacking a field, or not JSON, or an id given twice is an error
     naming its line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise SuiteError(f"{path}: {exc}") from exc
-    entries: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for number, entry in json_lines(lines, str(path)):
-        missing = [name for name in FIELDS if not entry.get(name)]
-        if missing:
-            raise SuiteError(f"{path}:{number}: no {', '.join(missing)}")
-        if entry["id"] in seen:
-            raise SuiteError(f"{path}:{number}: id {entry['id']!r} twice")
-        seen.add(entry["id"])
-        entries.append(entry)
-    return entries
+    return project_entries(path, FIELDS)
 
 
 def cases_from(

@@ -101,6 +101,28 @@ def json_lines(lines: Iterable[str], where: str) -> Iterator[tuple[int, Any]]:
             raise SuiteError(f"{where}:{number}: not valid JSON ({exc.msg})") from exc
 
 
+def project_entries(path: Path, fields: Sequence[str]) -> list[dict[str, Any]]:
+    """The entries of one of the project's own JSON-lines sets (usage, libref), each holding
+    every one of ``fields`` and an ``id`` no other entry has; a file that cannot be read, a
+    line that is not JSON, an entry lacking a field or an id given twice is a
+    :class:`SuiteError` naming its line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SuiteError(f"{path}: {exc}") from exc
+    entries: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, entry in json_lines(lines, str(path)):
+        missing = [name for name in fields if not entry.get(name)]
+        if missing:
+            raise SuiteError(f"{path}:{number}: no {', '.join(missing)}")
+        if entry["id"] in seen:
+            raise SuiteError(f"{path}:{number}: id {entry['id']!r} twice")
+        seen.add(entry["id"])
+        entries.append(entry)
+    return entries
+
+
 def parse_repo_at(raw: str, flag: str) -> tuple[str, str]:
     """``owner/name@commit`` → (repository, commit): another repository or commit for a set
     whose corpus is pinned (a test's own repository, a later snapshot)."""

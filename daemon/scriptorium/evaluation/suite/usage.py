@@ -17,7 +17,7 @@ from scriptorium.evaluation.suite.sets import (
     CorpusSpec,
     SuiteCase,
     clip_query,
-    json_lines,
+    project_entries,
     whole_repository,
 )
 
@@ -26,20 +26,10 @@ FIELDS = ("id", "repo", "commit", "query", "acceptable")
 
 
 def read(path: Path) -> list[SuiteCase]:
-    """The set's cases; an entry lacking a field, or not JSON, is an error naming its line."""
+    """The set's cases; an entry lacking a field, or not JSON, or an id given twice is an
+    error naming its line."""
     cases: list[SuiteCase] = []
-    seen: set[str] = set()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise SuiteError(f"{path}: {exc}") from exc
-    for number, entry in json_lines(lines, str(path)):
-        missing = [name for name in FIELDS if not entry.get(name)]
-        if missing:
-            raise SuiteError(f"{path}:{number}: no {', '.join(missing)}")
-        if entry["id"] in seen:
-            raise SuiteError(f"{path}:{number}: id {entry['id']!r} twice")
-        seen.add(entry["id"])
+    for entry in project_entries(path, FIELDS):
         query, truncated = clip_query(entry["query"])
         cases.append(
             SuiteCase(
