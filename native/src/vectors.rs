@@ -242,29 +242,33 @@ const NO_CORPUS: u8 = 255;
 // 2026-12-06, static encoder and vector pass).
 const SPLIT_ROWS: usize = 32_768;
 
-fn best_rows(
-    codes: &[i8],
-    query: &[i8],
-    scales: &[f32],
-    corpora: &[u8],
-    wanted: &[Option<u8>],
+/// One search's pass: the codes and what is asked of them.
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    codes: &'a [i8],
+    query: &'a [i8],
+    scales: &'a [f32],
+    corpora: &'a [u8],
+    wanted: &'a [Option<u8>],
     count: usize,
-) -> Vec<Vec<u32>> {
-    let rows = scales.len();
+}
+
+fn best_rows(pass: Pass<'_>) -> Vec<Vec<u32>> {
+    let rows = pass.scales.len();
     let split = rows >= SPLIT_ROWS
-        && count > 0
+        && pass.count > 0
         && std::thread::available_parallelism().is_ok_and(|cores| cores.get() > 1);
     let kept = if split {
         // The second half on a thread of its own; the halves' best are merged below. The
         // order of (score, lower row) is total, so the best `count` of the two halves' best
         // are the best `count` of all: the same rows as one pass.
         let middle = (rows / 2).div_ceil(CHUNK) * CHUNK;
-        let second_half = || best_in(codes, query, scales, corpora, wanted, count, middle, rows);
+        let second_half = || pass.best_in(middle, rows);
         let (first, second) = std::thread::scope(|scope| {
             // A thread the system refuses (a process at its thread limit) leaves the second
             // half to this one: slower, never a failed search.
             let spawned = std::thread::Builder::new().spawn_scoped(scope, second_half);
-            let first = best_in(codes, query, scales, corpora, wanted, count, 0, middle);
+            let first = pass.best_in(0, middle);
             let second = match spawned {
                 Ok(thread) => thread.join().expect("the second half of the pass panicked"),
                 Err(_) => second_half(),
@@ -282,44 +286,39 @@ fn best_rows(
             })
             .collect()
     } else {
-        best_in(codes, query, scales, corpora, wanted, count, 0, rows)
+        pass.best_in(0, rows)
     };
     kept.into_iter().map(Best::rows).collect()
 }
 
-/// The best rows of each corpus of `wanted` among rows `[low, high)`, as row numbers of the
-/// whole array.
-#[allow(clippy::too_many_arguments)]
-fn best_in(
-    codes: &[i8],
-    query: &[i8],
-    scales: &[f32],
-    corpora: &[u8],
-    wanted: &[Option<u8>],
-    count: usize,
-    low: usize,
-    high: usize,
-) -> Vec<Best> {
-    let dims = query.len();
-    let mut kept: Vec<Best> = wanted.iter().map(|_| Best::new(count)).collect();
-    let mut dots_of = [0i32; CHUNK];
-    let mut scores_of = [0f64; CHUNK];
-    if count > 0 {
-        for start in (low..high).step_by(CHUNK) {
-            let end = (start + CHUNK).min(high);
-            let (dots_of, scores_of) = (&mut dots_of[..end - start], &mut scores_of[..end - start]);
-            dots(&codes[start * dims..end * dims], query, dots_of);
-            for ((score, &dot), &scale) in
-                scores_of.iter_mut().zip(&*dots_of).zip(&scales[start..end])
-            {
-                *score = f64::from(dot) * f64::from(scale);
-            }
-            for (which, best) in wanted.iter().zip(kept.iter_mut()) {
-                best.offer_chunk(*which, start, scores_of, &corpora[start..end]);
+impl Pass<'_> {
+    /// The best rows of each corpus of `wanted` among rows `[low, high)`, as row numbers of
+    /// the whole array.
+    fn best_in(&self, low: usize, high: usize) -> Vec<Best> {
+        let dims = self.query.len();
+        let mut kept: Vec<Best> = self.wanted.iter().map(|_| Best::new(self.count)).collect();
+        let mut dots_of = [0i32; CHUNK];
+        let mut scores_of = [0f64; CHUNK];
+        if self.count > 0 {
+            for start in (low..high).step_by(CHUNK) {
+                let end = (start + CHUNK).min(high);
+                let (dots_of, scores_of) =
+                    (&mut dots_of[..end - start], &mut scores_of[..end - start]);
+                dots(&self.codes[start * dims..end * dims], self.query, dots_of);
+                for ((score, &dot), &scale) in scores_of
+                    .iter_mut()
+                    .zip(&*dots_of)
+                    .zip(&self.scales[start..end])
+                {
+                    *score = f64::from(dot) * f64::from(scale);
+                }
+                for (which, best) in self.wanted.iter().zip(kept.iter_mut()) {
+                    best.offer_chunk(*which, start, scores_of, &self.corpora[start..end]);
+                }
             }
         }
+        kept
     }
-    kept
 }
 
 /// For each corpus of `wanted` (a corpus byte, or None for any row that has one), the rows
@@ -385,7 +384,14 @@ pub fn int8_best_rows(
         let corpora = unsafe { std::slice::from_raw_parts(corpora_at as *const u8, rows) };
         let out =
             unsafe { std::slice::from_raw_parts_mut(out_at as *mut i64, wanted.len() * count) };
-        let best = best_rows(codes, query, scales, corpora, &wanted, count);
+        let best = best_rows(Pass {
+            codes,
+            query,
+            scales,
+            corpora,
+            wanted: &wanted,
+            count,
+        });
         for (rows, slots) in best.iter().zip(out.chunks_mut(count.max(1))) {
             for (row, slot) in rows.iter().zip(slots.iter_mut()) {
                 *slot = i64::from(*row);
