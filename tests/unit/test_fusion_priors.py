@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import pytest
 
@@ -388,6 +389,24 @@ def test_a_plain_question_names_no_identifier_and_asks_for_no_code(text, plain):
     assert plain_question(text) is plain
 
 
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("use a custom CA bundle for SSL verification", True),
+        ("return an HTML page instead of JSON", True),
+        ("list the URLs of a sitemap", True),
+        ("raise HTTPException with a JSON body", False),
+        ("read MAX_RETRIES from the environment", False),
+        ("what does `JSON` mean here", False),
+        ("which function serializes JSON", False),
+    ],
+)
+def test_acronyms_read_as_a_questions_prose(text, plain):
+    assert plain_question(text, acronyms_prose=True) is plain
+    # Without the lever an all-capitals word names an identifier, as a capitalised word does.
+    assert plain_question(text) is (plain and not re.search(r"\b[A-Z]{2,}", text))
+
+
 def test_the_code_of_a_plain_question_yields_to_the_docs():
     def scored(corpus: Corpus, text: str, **settings) -> float:
         cand = candidate(corpus, "retry.py" if corpus is Corpus.CODE else "retry.md", "x\n", 1.0)
@@ -403,6 +422,8 @@ def test_the_code_of_a_plain_question_yields_to_the_docs():
     assert scored(Corpus.CODE, "how does retry_request work") == 1.0
     assert scored(Corpus.CODE, "retry a request " + "when the server resets " * 20) == 1.0
     assert scored(Corpus.CODE, "how do I retry a request", question_code_factor=1.0) == 1.0
+    assert scored(Corpus.CODE, "retry a request over SSL") == 0.5
+    assert scored(Corpus.CODE, "retry a request over SSL", question_acronyms_prose=False) == 1.0
     # A ranking mode says what the caller wants; "implementation" wants the code.
     cand = candidate(Corpus.CODE, "retry.py", "x\n", 1.0)
     Pipeline(lever_alone(question_code_factor=0.5), lambda d: []).priors(

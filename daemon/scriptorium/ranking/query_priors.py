@@ -54,7 +54,11 @@ class QueryPriors:
         english = text.isascii() and not foreign_question(text)
         question_code = settings.question_code_factor
         # A ranking mode is the caller's word on what it wants ("implementation": the code).
-        if question_code != 1.0 and (query.mode != "default" or pasted or not plain_question(text)):
+        if question_code != 1.0 and (
+            query.mode != "default"
+            or pasted
+            or not plain_question(text, acronyms_prose=settings.question_acronyms_prose)
+        ):
             question_code = 1.0
         named: frozenset[str] = frozenset()
         if settings.definition_factor != 1.0:

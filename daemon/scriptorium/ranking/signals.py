@@ -118,12 +118,18 @@ _CODE_TERMS = frozenset(tokenize(" ".join(_CODE_WORDS), stem=True, drop_stopword
 
 
 @functools.lru_cache(maxsize=1024)
-def plain_question(text: str) -> bool:
+def plain_question(text: str, *, acronyms_prose: bool = False) -> bool:
     """Whether a question reads as prose about using something: one line (an issue's title
     and body, a pasted snippet, are not questions), naming no identifier
-    (:func:`identifier_words`), no word of it asking for code ("which function parses ...",
-    "where is the retry implemented")."""
-    if "\n" in text.strip() or identifier_words(text):
+    (:func:`identifier_words`; with ``acronyms_prose``, an all-capitals word such as JSON or
+    SSL outside a code span is not one), no word of it asking for code ("which function
+    parses ...", "where is the retry implemented")."""
+    if "\n" in text.strip():
+        return False
+    names = identifier_words(text)
+    if acronyms_prose and not _CODE_SPAN.search(text):
+        names = [name for name in names if not _ACRONYM.fullmatch(name)]
+    if names:
         return False
     return not _CODE_TERMS.intersection(tokenize(prose(text), stem=True))
 
@@ -150,6 +156,8 @@ _CODE_SPAN = re.compile(r"`([^`]+)`")
 _RAW_WORDS = re.compile(r"[^\s`]+")
 _EDGE_PUNCT = "\"'“”‘’,;!?[]{}<>"
 _COMPOUND = re.compile(r"\w[_.:/]+\w|\w\(\)?$|^_\w")
+# An all-capitals word of two to five letters, maybe plural (API, JSON, URLs): an acronym.
+_ACRONYM = re.compile(r"[A-Z]{2,5}s?")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 # A word ending so (before closing quotes and brackets) ends its sentence.
 _SENTENCE_END = frozenset(".?!")

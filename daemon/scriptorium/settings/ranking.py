@@ -108,6 +108,11 @@ class RankingSettings:
     # "implemented") and is not a pasted text, in the default mode: "how do I ..." asks for
     # the docs; code still answers when no page does. 1.0 is off.
     question_code_factor: float = 0.5
+    # Whether a question's all-capitals words (JSON, SSL, CA, HTTP) read as its prose for
+    # question_code_factor rather than as identifiers: "use a custom CA bundle for SSL
+    # verification" asks for the docs as "set a timeout" does. The semantic retriever still
+    # takes them as names (semantic_names_lexical): an acronym is exact vocabulary.
+    question_acronyms_prose: bool = True
     # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
     # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
     # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
@@ -425,6 +430,8 @@ _HELP = {
     "top-level tools/, scripts/, utils/, release/, benchmarks) count as auxiliary",
     "question_code_factor": "factor for code results of a one-line question (not a pasted text) "
     "that names no identifier and does not ask for code; 1.0 is off",
+    "question_acronyms_prose": "a question's all-capitals words (JSON, SSL, CA) count as prose "
+    "for question_code_factor, not as identifiers that name code",
     "named_file_factor": "factor for results from files the query names by path or module "
     "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
     "named_file_candidates": "extra lexical candidates among the blocks of files the query "
