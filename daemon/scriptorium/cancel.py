@@ -13,10 +13,12 @@ commit.
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import signal
 import threading
 from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -70,13 +72,21 @@ def _stopping_at_checkpoints(fn: Callable[..., T], *args) -> T:
         raise
 
 
-async def run_in_thread(fn: Callable[..., T], *args) -> T:
+async def run_in_thread(fn: Callable[..., T], *args, executor: Executor | None = None) -> T:
+    """Run ``fn`` in a worker thread (the loop's default pool, or ``executor``) with a
+    cancellation flag the caller's going away sets."""
     import asyncio  # here: a build helper imports this module for ``build_checkpoint`` only
 
     flag = threading.Event()
     token = _FLAG.set(flag)
     try:
-        return await asyncio.to_thread(_stopping_at_checkpoints, fn, *args)
+        if executor is None:
+            return await asyncio.to_thread(_stopping_at_checkpoints, fn, *args)
+        # As to_thread does: the thread runs in a copy of this context (it holds the flag).
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(
+            executor, functools.partial(context.run, _stopping_at_checkpoints, fn, *args)
+        )
     except asyncio.CancelledError:
         flag.set()
         raise
@@ -116,8 +126,24 @@ class BuildSignals:
             signal.signal(sig, handler)
 
 
+# Threads for held pause points of their own: a held call must not take a thread of the pool
+# the calls that do their work in threads share (six on two cores), or twelve held calls of
+# one kind keep every call of another from reaching its own pause point.
+_HOLDS: ThreadPoolExecutor | None = None
+_HOLDS_LOCK = threading.Lock()
+
+
+def _holds() -> ThreadPoolExecutor:
+    global _HOLDS
+    with _HOLDS_LOCK:
+        if _HOLDS is None:
+            _HOLDS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="scriptorium-hold")
+        return _HOLDS
+
+
 async def hold(stage: str) -> None:
-    """The pause point ``stage`` for a handler on the event loop: held in a worker thread (the
-    loop keeps serving meanwhile), and let go early when the call goes away."""
+    """The pause point ``stage`` for a handler on the event loop: held in a thread of its own
+    (the loop keeps serving meanwhile, and the shared worker pool is left to the calls that
+    need it), and let go early when the call goes away."""
     if faults.armed(stage):
-        await run_in_thread(faults.pause, stage, cancelled)
+        await run_in_thread(faults.pause, stage, cancelled, executor=_holds())
