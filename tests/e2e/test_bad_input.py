@@ -729,3 +729,51 @@ def test_cancelled_calls_leave_the_daemon_serving(held):
         pb.GuideImplementationRequest(topic="request body nested models"), timeout=60
     ).docs
     assert_no_failure_logged(daemon, offset)
+
+
+def test_held_thread_calls_leave_an_edit_searchable(tmp_path: Path):
+    """Calls that do their work in threads (GuideImplementation, ExpandRelated, ...) may fill
+    the worker pool they share; the index's upkeep has threads of its own, so an edited file
+    is searchable while they run."""
+    docs = tmp_path / "docs"
+    write(docs / "alpha.md", "# Alpha\n\n## Alpha section\n\nThe alpha page.\n")
+    config = write(
+        tmp_path / "scriptorium.toml",
+        f"""
+[server]
+watch = true
+watch_interval = 0.2
+
+[[sources]]
+name = "docs"
+kind = "markdown"
+root = "{docs}"
+default = true
+""",
+    )
+    release = tmp_path / "release-guide"
+    d = Daemon(
+        ["--config", str(config)], tmp_path / "state", env={FAULT_PAUSE: f"rpc.guide={release}"}
+    )
+    d.start()
+    futures = []
+    try:
+        futures = [
+            d.stub.GuideImplementation.future(
+                pb.GuideImplementationRequest(topic=f"alpha page {i}"), timeout=600
+            )
+            for i in range(12)
+        ]
+        assert wait_for(lambda: times_reached(release) >= min(12, _shared_workers()), 60)
+        write(docs / "quokka.md", "# Quokka\n\n## Quokka section\n\nThe quokka smiles.\n")
+
+        def found() -> bool:
+            results = d.stub.Search(pb.SearchRequest(query="quokka smiles"), timeout=30).results
+            return any("quokka" in r.location for r in results)
+
+        assert wait_for(found, 60), "the edit never became searchable while the guides were held"
+    finally:
+        release.touch()
+        for future in futures:
+            future.cancel()
+        d.terminate()

@@ -42,6 +42,7 @@ from scriptorium.domain.outcomes import (
     SourceReport,
 )
 from scriptorium.engine.base import Engine
+from scriptorium.engine.upkeep import Upkeep
 from scriptorium.engine.watching import Watch
 from scriptorium.index import statedirs
 from scriptorium.index.builder import Indexer
@@ -128,7 +129,8 @@ class LocalEngine(Engine):
         self.tables = CorpusTables()
         self.view = CorpusView(self.catalog, self.indexer, self.searching, hits, self.tables)
         self._stopping = asyncio.Event()
-        self.watch = Watch(self.catalog.local, self.indexer, settings, self._stopping)
+        self.upkeep = Upkeep()
+        self.watch = Watch(self.catalog.local, self.indexer, settings, self._stopping, self.upkeep)
         self._loading: asyncio.Future | None = None
         self._watch_task: asyncio.Task | None = None
         self._catch_up_task: asyncio.Task | None = None
@@ -171,7 +173,7 @@ class LocalEngine(Engine):
     async def _shielded(self, work):
         """``work`` in a thread, shielded from cancellation: a cancelled task cannot stop the
         worker thread, so ``stop`` cancels the build itself and waits for it to end."""
-        loading = self._loading = asyncio.ensure_future(asyncio.to_thread(work))
+        loading = self._loading = asyncio.ensure_future(self.upkeep.run(work))
         try:
             return await asyncio.shield(loading)
         finally:
@@ -181,7 +183,7 @@ class LocalEngine(Engine):
     async def _catch_up(self) -> None:
         """The start-up reconcile after serving, then the watch (which follows its listing)."""
         try:
-            await asyncio.to_thread(self.indexer.catch_up)
+            await self.upkeep.run(self.indexer.catch_up)
         except BuildCancelled:
             return  # a shutdown; reconcile has said so
         except Exception as exc:
@@ -213,6 +215,7 @@ class LocalEngine(Engine):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._watch_task
         await self._builds_ended()
+        self.upkeep.close()
         self.indexer.store.release()
         await self.chain.aclose()
 
@@ -227,7 +230,7 @@ class LocalEngine(Engine):
             except Exception as exc:
                 log.error("index build failed: %s", exc)
         # An update the watcher started is in a thread too; it holds the write lock.
-        await asyncio.to_thread(self.indexer.wait_for_writer)
+        await self.upkeep.run(self.indexer.wait_for_writer)
 
     # -- the RPCs ------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ LIST_AFTER_EVENTS = 2_000
 
 
 if TYPE_CHECKING:
+    from scriptorium.engine.upkeep import Upkeep
     from scriptorium.settings.config import Settings
 
 
@@ -55,9 +56,11 @@ class Watch:
         indexer: Reconciler,
         settings: Settings,
         stopping: asyncio.Event,
+        upkeep: Upkeep,
     ) -> None:
         self.sources = sources
         self.indexer = indexer
+        self.upkeep = upkeep
         self.settings = settings
         self.stopping = stopping
         self._walked_cache: tuple[tuple[frozenset[str], ...], frozenset[str]] | None = None
@@ -87,7 +90,7 @@ class Watch:
 
     async def _refresh(self, changed: dict[str, set[str]] | None) -> None:
         try:
-            await asyncio.to_thread(self.indexer.reconcile, changed)
+            await self.upkeep.run(self.indexer.reconcile, changed)
         except BuildCancelled:
             pass  # a shutdown; reconcile has said so
         except GenerationWriteError as exc:
