@@ -20,6 +20,7 @@ Stages: ``build.write`` (a generation's files are read and its blocks written, b
 (a daemon serves the generation it opened, before its start-up reconcile),
 ``start.verify`` (a daemon serves the generation it opened, before its large files are hashed),
 ``vectors.encode`` (a generation serves, before the semantic retriever makes its vectors),
+``semantic.query`` (a query's vector is about to be encoded),
 ``rpc.search``, ``rpc.get_content``, ``rpc.guide`` (inside the handler's worker thread, before
 the work starts), ``repair.start`` (damage was found while serving, before the repair that
 re-reads it from the roots runs).

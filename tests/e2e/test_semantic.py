@@ -8,6 +8,7 @@ import re
 import shutil
 
 import pytest
+from grpc_health.v1 import health_pb2
 
 from scriptorium.faults import times_reached
 from scriptorium.semantic import vectors as V
@@ -271,3 +272,24 @@ def test_a_tree_reached_by_edits_has_the_vectors_of_its_fresh_build(tmp_path):
     assert all(any(hit[4] > 0 for hit in built[q]) for q in QUESTIONS)
     differing = [q for q in QUESTIONS if caught_up[q] != built[q]]
     assert not differing, differing
+
+
+def test_a_query_being_encoded_leaves_the_daemon_answering(tmp_path):
+    """A question's vector is made away from the event loop: while one is encoded (held here),
+    the daemon answers health checks and searches that need no vector."""
+    _model_or_skip()
+    docs = write_tree(tmp_path / "docs", PAGES)
+    config = markdown_config(tmp_path / "config.toml", {"docs": docs})
+    release = tmp_path / "release-query"
+    env = {"SCRIPTORIUM_SEMANTIC": "on", "SCRIPTORIUM_FAULT_PAUSE": f"semantic.query={release}"}
+    with running(["--config", str(config)], tmp_path / "state", env=env) as daemon:
+        assert wait_for(lambda: _vectors(daemon)[0].vectors_state == "ready")
+        held = daemon.stub.Search.future(pb.SearchRequest(query=MEANING, top_k=5), timeout=600)
+        assert wait_for(lambda: times_reached(release) >= 1, 60)
+        status = daemon.health.Check(health_pb2.HealthCheckRequest(), timeout=30).status
+        assert status == health_pb2.HealthCheckResponse.SERVING
+        # A lookup by name reads no vector: it is answered while the other call waits.
+        assert _paths(daemon, "`pool`")[0] == "pool"
+        assert not held.done()
+        release.touch()
+        assert held.result(60).results[0].location.split("#")[0] == "retries"

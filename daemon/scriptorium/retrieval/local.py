@@ -38,6 +38,17 @@ class LocalCandidates:
         self.pipeline = pipeline
         self.semantic = semantic
 
+    async def prepare(self, query: Query) -> None:
+        """Make the query's vector, when a search will read one it does not remember, in a
+        thread of the encoder's: encoding a pasted text takes tens of milliseconds, which the
+        event loop would otherwise spend away from every other call and health check."""
+        semantic = self.semantic
+        if semantic is None:
+            return
+        text = semantic.vector_text(query)
+        if text is not None and not semantic.remembers(text):
+            await semantic.encode_aside(text)
+
     def batch(self, query: Query) -> SearchBatch:
         """The local provider's candidates (no listing: ``*`` has no terms)."""
         if not query.terms:

@@ -153,6 +153,7 @@ class SearchService:
         unanswerable = self._unanswerable(query, listing=self.chain.can_list)
         if unanswerable is not None:
             return with_query_extent(unanswerable, query)
+        await self.local.prepare(query)
         return with_query_extent(await self.chain.search(query), query)
 
     def search_local(self, query: Query) -> SearchOutcome:

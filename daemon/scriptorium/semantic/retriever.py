@@ -15,10 +15,13 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
 
+from scriptorium import faults
+from scriptorium.cancel import cancelled, run_in_thread
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.generation import block_id
 from scriptorium.index.searcher import LexicalHit, resolve_block
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from scriptorium.settings.ranking import RankingSettings
 
 QUERY_MEMO = 512
+QUERY_THREADS = 2
 
 
 class SemanticCandidates:
@@ -45,6 +49,9 @@ class SemanticCandidates:
         self.ranking = ranking
         self._queries: LRUCache = LRUCache(maxsize=QUERY_MEMO)
         self._lock = threading.Lock()
+        # Queries encoded away from the event loop: as many at once as the encoder has
+        # threads of its own would fill the cores.
+        self._encoding = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="scriptorium-query")
 
     def query_vector(self, text: str) -> np.ndarray:
         """The query's vector (remembered: agents ask the same question again)."""
@@ -54,6 +61,7 @@ class SemanticCandidates:
             return held
         encoder = self.builder.encoder
         assert encoder is not None
+        faults.pause("semantic.query", cancelled)
         vector = encoder.query(text)
         tail = self.ranking.semantic_query_tail
         if 0 < tail < len(text):
@@ -63,6 +71,30 @@ class SemanticCandidates:
         with self._lock:
             self._queries[text] = vector
         return vector
+
+    def vector_text(self, query: Query) -> str | None:
+        """The text whose vector a search of ``query`` may read: None when it reads none (no
+        vectors yet, a CJK query, a kind of query ranked lexically whatever its candidates)."""
+        if self.builder.index is None or self.builder.encoder is None or CJK.search(query.text):
+            return None  # a CJK query: the model reads English
+        corpora = [c for c in Corpus if not query.corpora or c in query.corpora]
+        # The largest share each corpus can take (a question whose words matched nothing).
+        if not any(self.weight(query.text, c, covered=0.0) > 0 for c in corpora):
+            return None
+        text = query.text
+        if self.ranking.semantic_prose and self.ranking.is_pasted(text):
+            text = prose(text)
+        return text
+
+    async def encode_aside(self, text: str) -> None:
+        """:meth:`query_vector` of ``text`` in a thread of its own, remembered for the search
+        that asks for it next (the encoder releases the interpreter while it runs)."""
+        await run_in_thread(self.query_vector, text, executor=self._encoding)
+
+    def remembers(self, text: str) -> bool:
+        """Whether the vector of ``text`` is at hand (no encoding to wait for)."""
+        with self._lock:
+            return text in self._queries
 
     def weight(self, text: str, corpus: Corpus, covered: float = 1.0) -> float:
         """The cosine's share for ``corpus``: fixed for a pasted text; for a question, from
@@ -116,17 +148,15 @@ class SemanticCandidates:
         from scriptorium.semantic import vectors as V
 
         index = self.builder.index
-        if index is None or self.builder.encoder is None or CJK.search(query.text):
-            return hits  # a CJK query: the model reads English
+        text = self.vector_text(query)
+        if index is None or text is None:
+            return hits
         corpora = [c for c in Corpus if not query.corpora or c in query.corpora]
         # Only a question's weight follows how much of it the lexical candidates match.
         covered = 1.0 if self.ranking.is_pasted(query.text) else _covered(query, hits)
         weights = {c: self.weight(query.text, c, covered) for c in corpora}
         if not any(weight > 0 for weight in weights.values()):
             return hits  # lexical for this kind of query: no vector to make
-        text = query.text
-        if self.ranking.semantic_prose and self.ranking.is_pasted(text):
-            text = prose(text)
         vector = self.query_vector(text)
         seen = {hit.bid for hit in hits}
         # The lexical candidates of each corpus's pool (None: one pool for both).
