@@ -38,7 +38,19 @@ if TYPE_CHECKING:
     from scriptorium.settings.ranking import RankingSettings
 
 QUERY_MEMO = 512
+# Queries encoded away from the event loop, one process-wide pool: two at once fill two
+# cores (each encoding runs on the encoder's own threads as well).
 QUERY_THREADS = 2
+_QUERY_POOL: ThreadPoolExecutor | None = None
+_QUERY_POOL_LOCK = threading.Lock()
+
+
+def _query_threads() -> ThreadPoolExecutor:
+    global _QUERY_POOL
+    with _QUERY_POOL_LOCK:
+        if _QUERY_POOL is None:
+            _QUERY_POOL = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="scriptorium-query")
+        return _QUERY_POOL
 
 
 class SemanticCandidates:
@@ -49,9 +61,6 @@ class SemanticCandidates:
         self.ranking = ranking
         self._queries: LRUCache = LRUCache(maxsize=QUERY_MEMO)
         self._lock = threading.Lock()
-        # Queries encoded away from the event loop: as many at once as the encoder has
-        # threads of its own would fill the cores.
-        self._encoding = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="scriptorium-query")
 
     def query_vector(self, text: str) -> np.ndarray:
         """The query's vector (remembered: agents ask the same question again)."""
@@ -89,7 +98,7 @@ class SemanticCandidates:
     async def encode_aside(self, text: str) -> None:
         """:meth:`query_vector` of ``text`` in a thread of its own, remembered for the search
         that asks for it next (the encoder releases the interpreter while it runs)."""
-        await run_in_thread(self.query_vector, text, executor=self._encoding)
+        await run_in_thread(self.query_vector, text, executor=_query_threads())
 
     def remembers(self, text: str) -> bool:
         """Whether the vector of ``text`` is at hand (no encoding to wait for)."""
