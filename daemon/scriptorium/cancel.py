@@ -17,7 +17,7 @@ import functools
 import logging
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from types import FrameType
 from typing import Any, TypeVar
@@ -72,21 +72,25 @@ def _stopping_at_checkpoints(fn: Callable[..., T], *args) -> T:
         raise
 
 
+def in_thread(executor: Executor | None, fn: Callable[..., T], *args: object) -> Awaitable[T]:
+    """``fn(*args)`` in a thread of ``executor`` (None: the loop's default pool), in a copy of
+    this context, as ``asyncio.to_thread`` runs it in the default pool."""
+    import asyncio  # here: a build helper imports this module for ``build_checkpoint`` only
+
+    call = functools.partial(contextvars.copy_context().run, fn, *args)
+    return asyncio.get_running_loop().run_in_executor(executor, call)
+
+
 async def run_in_thread(fn: Callable[..., T], *args, executor: Executor | None = None) -> T:
     """Run ``fn`` in a worker thread (the loop's default pool, or ``executor``) with a
-    cancellation flag the caller's going away sets."""
-    import asyncio  # here: a build helper imports this module for ``build_checkpoint`` only
+    cancellation flag the caller's going away sets (the thread's copy of the context holds
+    it)."""
+    import asyncio
 
     flag = threading.Event()
     token = _FLAG.set(flag)
     try:
-        if executor is None:
-            return await asyncio.to_thread(_stopping_at_checkpoints, fn, *args)
-        # As to_thread does: the thread runs in a copy of this context (it holds the flag).
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(
-            executor, functools.partial(context.run, _stopping_at_checkpoints, fn, *args)
-        )
+        return await in_thread(executor, _stopping_at_checkpoints, fn, *args)
     except asyncio.CancelledError:
         flag.set()
         raise
@@ -128,17 +132,9 @@ class BuildSignals:
 
 # Threads for held pause points of their own: a held call must not take a thread of the pool
 # the calls that do their work in threads share (six on two cores), or twelve held calls of
-# one kind keep every call of another from reaching its own pause point.
-_HOLDS: ThreadPoolExecutor | None = None
-_HOLDS_LOCK = threading.Lock()
-
-
-def _holds() -> ThreadPoolExecutor:
-    global _HOLDS
-    with _HOLDS_LOCK:
-        if _HOLDS is None:
-            _HOLDS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="scriptorium-hold")
-        return _HOLDS
+# one kind keep every call of another from reaching its own pause point. (A pool starts no
+# thread until it is given work: without a pause armed it stays empty.)
+_HOLDS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="scriptorium-hold")
 
 
 async def hold(stage: str) -> None:
@@ -146,4 +142,4 @@ async def hold(stage: str) -> None:
     (the loop keeps serving meanwhile, and the shared worker pool is left to the calls that
     need it), and let go early when the call goes away."""
     if faults.armed(stage):
-        await run_in_thread(faults.pause, stage, cancelled, executor=_holds())
+        await run_in_thread(faults.pause, stage, cancelled, executor=_HOLDS)

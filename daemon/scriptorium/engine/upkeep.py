@@ -9,12 +9,11 @@ fall behind the tree for as long as they last. So the upkeep has a lane of its o
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
+
+from scriptorium.cancel import in_thread
 
 T = TypeVar("T")
 
@@ -29,11 +28,9 @@ class Upkeep:
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(UPKEEP_THREADS, thread_name_prefix="scriptorium-upkeep")
 
-    def run(self, fn: Callable[..., T], *args: object) -> asyncio.Future[T]:
+    def run(self, fn: Callable[..., T], *args: object) -> Awaitable[T]:
         """``fn(*args)`` in an upkeep thread, in a copy of this context (as ``to_thread``)."""
-        context = contextvars.copy_context()
-        call = functools.partial(context.run, fn, *args)
-        return asyncio.get_running_loop().run_in_executor(self._pool, call)
+        return in_thread(self._pool, fn, *args)
 
     def close(self) -> None:
         """Let the threads go once their work is done (nothing waits for them here)."""

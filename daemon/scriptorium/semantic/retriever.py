@@ -39,18 +39,10 @@ if TYPE_CHECKING:
 
 QUERY_MEMO = 512
 # Queries encoded away from the event loop, one process-wide pool: two at once fill two
-# cores (each encoding runs on the encoder's own threads as well).
+# cores (each encoding runs on the encoder's own threads as well). No thread starts until a
+# query is encoded.
 QUERY_THREADS = 2
-_QUERY_POOL: ThreadPoolExecutor | None = None
-_QUERY_POOL_LOCK = threading.Lock()
-
-
-def _query_threads() -> ThreadPoolExecutor:
-    global _QUERY_POOL
-    with _QUERY_POOL_LOCK:
-        if _QUERY_POOL is None:
-            _QUERY_POOL = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="scriptorium-query")
-        return _QUERY_POOL
+_QUERY_POOL = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="scriptorium-query")
 
 
 class SemanticCandidates:
@@ -98,7 +90,7 @@ class SemanticCandidates:
     async def encode_aside(self, text: str) -> None:
         """:meth:`query_vector` of ``text`` in a thread of its own, remembered for the search
         that asks for it next (the encoder releases the interpreter while it runs)."""
-        await run_in_thread(self.query_vector, text, executor=_query_threads())
+        await run_in_thread(self.query_vector, text, executor=_QUERY_POOL)
 
     def remembers(self, text: str) -> bool:
         """Whether the vector of ``text`` is at hand (no encoding to wait for)."""
