@@ -23,7 +23,7 @@ from scriptorium.evaluation.suite.sets import (
     CorpusSpec,
     SourceSpec,
     SuiteCase,
-    clip_query,
+    asking,
     json_lines,
 )
 
@@ -121,17 +121,15 @@ def cases_from(
         meta = row.get("metadata") or {}
         library = str(meta.get("library") or "unknown").lower()
         problem = meta.get("problem_id", number)
-        query, truncated = clip_query(row["prompt"], QUERY_CHARS)
         cases.append(
-            SuiteCase(
+            asking(
+                row["prompt"],
+                limit=QUERY_CHARS,
                 set_name=SET_NAME,
                 case_id=f"{library}-{problem}",
                 group=library,
-                query=query,
                 corpus=spec,
                 gains=gains,
-                query_chars=len(row["prompt"]),
-                truncated=truncated,
             )
         )
     return cases, skipped

@@ -27,7 +27,7 @@ from scriptorium.evaluation.suite.sets import (
     CorpusSpec,
     SourceSpec,
     SuiteCase,
-    clip_query,
+    asking,
     repo_corpus,
 )
 from scriptorium.plugins import Registry
@@ -86,18 +86,14 @@ def cases_from(
         if not gains:
             skipped += 1
             continue
-        text = question.query or ""
-        query, truncated = clip_query(text)
         cases.append(
-            SuiteCase(
+            asking(
+                question.query or "",
                 set_name=SET_NAME,
                 case_id=question.id,
                 group=question.lang,
-                query=query,
                 corpus=spec,
                 gains=gains,
-                query_chars=len(text),
-                truncated=truncated,
                 mode=question.mode,
                 surface=question.surface,
             )

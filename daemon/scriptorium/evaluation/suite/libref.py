@@ -17,7 +17,7 @@ from typing import Any
 from scriptorium.evaluation.suite import ds1000
 from scriptorium.evaluation.suite.materialise import materialise
 from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_commit
-from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase, clip_query, project_entries
+from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase, asking, project_entries
 
 SET_NAME = "libref"
 FIELDS = ("id", "library", "query", "acceptable")
@@ -43,17 +43,14 @@ def cases_from(
             if found is None:
                 raise SuiteError(f"{SET_NAME} {entry['id']}: no page {page} at {spec.key}")
             gains[found] = 1
-        query, truncated = clip_query(entry["query"])
         cases.append(
-            SuiteCase(
+            asking(
+                entry["query"],
                 set_name=SET_NAME,
                 case_id=entry["id"],
                 group=entry["library"],
-                query=query,
                 corpus=spec,
                 gains=gains,
-                query_chars=len(entry["query"]),
-                truncated=truncated,
             )
         )
     return cases

@@ -89,6 +89,13 @@ def clip_query(text: str, limit: int = SEARCHED_QUERY_CHARS) -> tuple[str, bool]
     return clipped, len(clipped) < len(text)
 
 
+def asking(text: str, *, limit: int = SEARCHED_QUERY_CHARS, **fields: Any) -> SuiteCase:
+    """A case whose query is ``text`` as every system is given it (:func:`clip_query` to
+    ``limit``), recording the length it had and whether it was cut; ``fields`` the rest."""
+    query, truncated = clip_query(text, limit)
+    return SuiteCase(query=query, query_chars=len(text), truncated=truncated, **fields)
+
+
 def json_lines(lines: Iterable[str], where: str) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of each non-blank line of a JSON-lines set; a line that is not
     JSON is a :class:`SuiteError` naming ``where`` and the line."""
@@ -287,17 +294,14 @@ def docs_search_cases(
             target = map_url(library, str(qrel["url"]), files)
             gains[target] = max(gains.get(target, 0), int(qrel.get("grade", 1)))
         counters[fields["library"]] = counters.get(fields["library"], 0) + 1
-        query, truncated = clip_query(fields["query"])
         cases.append(
-            SuiteCase(
+            asking(
+                fields["query"],
                 set_name=set_name,
                 case_id=f"{fields['library']}-{counters[fields['library']]:02d}",
                 group=fields["library"],
-                query=query,
                 corpus=corpus,
                 gains=gains,
-                query_chars=len(fields["query"]),
-                truncated=truncated,
                 intent=str(fields.get("intent", "")),
             )
         )
@@ -355,18 +359,15 @@ def swebench_cases(rows: Sequence[Mapping[str, Any]]) -> list[SuiteCase]:
     """One case per instance; file answers are the expected_spans' files."""
     cases = []
     for row in rows:
-        query, truncated = clip_query(row["problem_statement"])
         cases.append(
-            SuiteCase(
+            asking(
+                row["problem_statement"],
                 set_name="swebench",
                 case_id=row["instance_id"],
                 group=row["repo"],
-                query=query,
                 corpus=swebench_corpus(row["repo"], row["base_commit"]),
                 gains=dict.fromkeys(row["expected_spans"], 1),
                 spans=_span_table(row),
-                query_chars=len(row["problem_statement"]),
-                truncated=truncated,
             )
         )
     return cases

@@ -16,7 +16,7 @@ from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.evaluation.suite.sets import (
     CorpusSpec,
     SuiteCase,
-    clip_query,
+    asking,
     project_entries,
     whole_repository,
 )
@@ -30,17 +30,14 @@ def read(path: Path) -> list[SuiteCase]:
     error naming its line."""
     cases: list[SuiteCase] = []
     for entry in project_entries(path, FIELDS):
-        query, truncated = clip_query(entry["query"])
         cases.append(
-            SuiteCase(
+            asking(
+                entry["query"],
                 set_name=SET_NAME,
                 case_id=entry["id"],
                 group=entry["repo"].rsplit("/", 1)[-1],
-                query=query,
                 corpus=whole_repository(entry["repo"], entry["commit"]),
                 gains=dict.fromkeys(entry["acceptable"], 1),
-                query_chars=len(entry["query"]),
-                truncated=truncated,
             )
         )
     return cases
