@@ -135,15 +135,24 @@ def cases_from(
     return cases, skipped
 
 
-def load(repos: Path, cache: Path, source: tuple[str, str], log: Callable[[str], None]) -> Loaded:
-    """Materialise the pages, read the problems and resolve their titles to pages."""
-    spec = corpus(*source)
+def checked_git_dir(repos: Path, spec: CorpusSpec) -> Path:
+    """The git dir of ``spec``'s repository, which must hold its commit."""
     git_dir = find_git_dir(repos, spec.repo)
     if not has_commit(git_dir, spec.commit):
         raise SuiteError(f"repository {spec.repo} has no commit {spec.commit}")
-    rows = read_problems(git_dir, spec.commit)
+    return git_dir
+
+
+def page_files(repos: Path, cache: Path, spec: CorpusSpec, log: Callable[[str], None]) -> list[str]:
+    """The files of ``spec``'s tree (the DevDocs pages), materialised once into ``cache``."""
     tree = materialise(repos, spec.repo, spec.commit, spec.selection, cache, log).tree
-    files = (p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file())
-    cases, skipped = cases_from(rows, files, spec)
+    return [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()]
+
+
+def load(repos: Path, cache: Path, source: tuple[str, str], log: Callable[[str], None]) -> Loaded:
+    """Materialise the pages, read the problems and resolve their titles to pages."""
+    spec = corpus(*source)
+    rows = read_problems(checked_git_dir(repos, spec), spec.commit)
+    cases, skipped = cases_from(rows, page_files(repos, cache, spec, log), spec)
     log(f"{SET_NAME}: {len(cases)} of {len(rows)} problems resolve to a page ({skipped} skipped)")
     return Loaded(cases, len(rows), skipped)

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.evaluation.suite import ds1000
-from scriptorium.evaluation.suite.materialise import materialise
-from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_commit
+from scriptorium.evaluation.suite.repos import SuiteError
 from scriptorium.evaluation.suite.sets import CorpusSpec, SuiteCase, asking, project_entries
 
 SET_NAME = "libref"
@@ -66,8 +65,5 @@ def load(
     """Read the set, materialise ds1000's pages (the same tree ds1000 builds) and map it."""
     entries = read(path)
     spec = ds1000.corpus(*source)
-    if not has_commit(find_git_dir(repos, spec.repo), spec.commit):
-        raise SuiteError(f"repository {spec.repo} has no commit {spec.commit}")
-    tree = materialise(repos, spec.repo, spec.commit, spec.selection, cache, log).tree
-    files = [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()]
-    return cases_from(entries, files, spec)
+    ds1000.checked_git_dir(repos, spec)
+    return cases_from(entries, ds1000.page_files(repos, cache, spec, log), spec)
