@@ -1,12 +1,14 @@
 """Definitions a query names join the candidates by a second query, asked only when some
 block defines one of the names: most words of a query name nothing, and the second query
-costs as much as the first on a large index."""
+costs as much as the first on a large index. When the query's deeper hits hold every block
+that could join, the definitions are read from them instead, with the same result."""
 
 from __future__ import annotations
 
 import pytest
 
 from scriptorium.engine.local import LocalEngine
+from scriptorium.index import searcher
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import FieldWeights, lexical_search
 from tests.support.daemon import built_engine, fastapi_slice
@@ -82,3 +84,36 @@ def test_a_corpus_without_a_block_asks_no_query(engine):
     found, queries = pool(["code"])
     assert found >= 3 and queries == 2  # the pool, and the named file's blocks
     assert pool(["docs", "code"]) == (found, queries)
+
+
+def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, monkeypatch):
+    """Both ways give the same blocks in the same order, the deeper read without scoring the
+    blocks twice; a floor deeper than the read falls back to the second query."""
+    ways: list[str] = []
+    for name in ("_defined_among", "_more"):
+        way = getattr(searcher, name)
+        monkeypatch.setattr(
+            searcher, name, lambda *a, _way=way, _name=name: ways.append(_name) or _way(*a)
+        )
+    names = {"oauth2passwordbearer", "securityscopes", "httpbearer", "apikeyheader"}
+
+    def asked(scan: int) -> list[tuple[str, int, float]]:
+        monkeypatch.setattr(searcher, "DEFINITION_SCAN", scan)
+        snapshot = engine.indexer.snapshot
+        hits = lexical_search(
+            snapshot,
+            ["scope", "token", "bearer"],
+            FieldWeights(),
+            3,
+            symbols=names,
+            symbol_limit=3,
+            symbol_reach=(3, 100.0),
+        )
+        return [(h.doc.path, h.block.start_line, h.score) for h in hits]
+
+    deeper = asked(200)
+    assert ways == ["_defined_among"]
+    again = asked(0)  # reads only the three: the floor lies deeper
+    assert ways == ["_defined_among", "_more"]
+    assert deeper == again
+    assert len(deeper) > 3  # definitions joined

@@ -275,6 +275,11 @@ def test_screen_memo_is_bounded_by_entries_and_by_line_numbers_held():
     memo.put(("e",), ())
     memo.put(("f",), ())  # a fourth entry: over the entry cap
     assert [memo.get((k,)) for k in "cdef"] == [None, None, None, ()]
+    screen = object()  # a range's compiled screen, weighed by its bytes
+    memo.put(("g",), screen, 9)
+    assert memo.get(("f",)) == () and memo.get(("g",)) is screen
+    memo.put(("h",), (1, 2))  # 2 more line numbers than the screen's weight leaves room for
+    assert memo.get(("g",)) is None and memo.get(("h",)) == (1, 2)
 
 
 def test_best_line_on_a_long_class_matches_tokenizing_every_line(fastapi_corpus):

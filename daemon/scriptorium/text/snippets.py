@@ -11,6 +11,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Hashable, Sequence
 from itertools import accumulate
+from typing import Any
 
 from scriptorium.text.compiled import native_part, screened_lines, terms_occurring
 from scriptorium.text.normalize import normalize
@@ -33,10 +34,11 @@ class ScreenMemo:
 
     Keys start with the caller's key for the text (a content hash: equal texts screen
     equally, so entries stay valid across generations). The table is emptied whole when it
-    holds ``limit`` entries or ``max_items`` line numbers (about 40 bytes each), which keeps
-    every step one dict operation, safe without a lock for concurrent callers. Queries about
-    one code base share many terms ("app", "router", "path"), and the same large classes
-    answer many of them.
+    holds ``limit`` entries or ``max_items`` line numbers (about 40 bytes each; a range's
+    compiled screen counts as the line numbers its bytes would make), which keeps every step
+    one dict operation, safe without a lock for concurrent callers. Queries about one code
+    base share many terms ("app", "router", "path"), and the same large classes answer many
+    of them.
     """
 
     __slots__ = ("_items", "_table", "limit", "max_items")
@@ -50,8 +52,11 @@ class ScreenMemo:
     def get(self, key: tuple) -> object:
         return self._table.get(key)
 
-    def put(self, key: tuple, value: object) -> None:
-        items = len(value) if isinstance(value, tuple) else 1
+    def put(self, key: tuple, value: object, items: int = 0) -> None:
+        """Keep ``value``, which weighs ``items`` line numbers (a tuple's length unless
+        given)."""
+        if not items:
+            items = len(value) if isinstance(value, tuple) else 1
         if len(self._table) >= self.limit or self._items + items > self.max_items:
             self._table, self._items = {}, 0
         self._table[key] = value
@@ -225,23 +230,20 @@ class _Screen:
         if start >= stop:
             return []
         memo, key = self.memo, self.key
-        prepared: _Prepared | None = None
         automaton = wanted.compiled
         if automaton is not None:
             # Many terms (a pasted text): one compiled pass bounds each line's terms and
             # tokenizes the few lines that could be best, cheaper than a memo entry per term to
             # look up and add, and than tokenizing those lines one Python call at a time.
-            prepared = _Prepared(self.lines[start:stop])
-            assert prepared.compiled is not None
-            best = prepared.compiled.best_of(automaton)
+            best = self._compiled(start, stop).best_of(automaton)
             counts = {} if best is None else {best[0]: best[1]}
         else:
             counts = self._counted(wanted.ascii, start, stop)
         unscreened = memo.get((key, start, stop, None)) if memo is not None else None
         if not isinstance(unscreened, tuple):
-            window = self.lines[start:stop] if prepared is None else prepared.lines
+            window = self.lines[start:stop]
             unscreened = ()
-            if not (prepared.ascii if prepared is not None else "".join(window).isascii()):
+            if not "".join(window).isascii():
                 unscreened = tuple(i for i, line in enumerate(window) if not line.isascii())
             if memo is not None:
                 memo.put((key, start, stop, None), unscreened)
@@ -250,6 +252,21 @@ class _Screen:
         if not unscreened:
             return screened
         return sorted(screened + [(start + i, len(wanted.terms), False) for i in unscreened])
+
+    def _compiled(self, start: int, stop: int) -> Any:
+        """The compiled screen of ``[start, stop)``, kept in the memo: joining and
+        lower-casing a range costs a fifth of a pasted text's pass over it, and the same large
+        classes answer text after text."""
+        memo, key = self.memo, self.key
+        found = memo.get((key, start, stop, "screen")) if memo is not None else None
+        if found is None:
+            window = self.lines[start:stop]
+            found = _Prepared(window).compiled
+            assert found is not None  # a search's automaton is made only with the extension
+            if memo is not None:
+                # Its original and lower-cased bytes, against 40 bytes per line number.
+                memo.put((key, start, stop, "screen"), found, sum(map(len, window)) // 20 + 1)
+        return found
 
     def _counted(self, terms: list[str], start: int, stop: int) -> Counter[int]:
         """How many of ``terms`` each line of ``[start, stop)`` may hold, from the memo's
