@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from scriptorium import telemetry
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.schema import doc_term
-from scriptorium.index.searcher import LexicalHit, lexical_search
+from scriptorium.index.searcher import LexicalHit, lexical_search, scores_within
 from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.signals import named_files, query_names
@@ -69,8 +69,38 @@ class LocalCandidates:
                     return False
                 return not sources or hit.doc.source in sources
 
-            hits = self.semantic.mix(self.indexer.snapshot, query, hits, allowed)
+            # A question's few words are evidence wherever they match; a pasted text's hundreds
+            # match most blocks a little, and its cosine weighs most.
+            ranking = self.ranking
+            words_too = ranking.semantic_added_bm25 and not ranking.is_pasted(query.text)
+            scored = self._scored if words_too else None
+            hits = self.semantic.mix(self.indexer.snapshot, query, hits, allowed, scored)
         return hits
+
+    def _scored(self, query: Query, added: list[LexicalHit]) -> None:
+        """Give the blocks only the meaning found their BM25 for ``query``, each scored as
+        its corpus's pool scores (the path's boost depends on the corpora searched)."""
+        apart = self.ranking.pools_apart(query.corpora)
+        groups: dict[str, list[LexicalHit]] = {}
+        for hit in added:
+            groups.setdefault(str(hit.doc.corpus) if apart else "", []).append(hit)
+        snapshot = self.indexer.snapshot
+        for corpus, hits in groups.items():
+            if corpus:
+                corpora = [corpus]
+            else:
+                corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
+            documents = sorted({doc_term(h.doc.source, h.doc.path) for h in hits})
+            scores = scores_within(
+                snapshot,
+                query.terms,
+                self.ranking.weights,
+                documents,
+                corpora=corpora,
+                term_weights=query.weights,
+            )
+            for hit in hits:
+                hit.score = scores.get(hit.bid, 0.0)
 
     def named_files(self, text: str) -> frozenset[tuple[str, str]]:
         """The served files ``text`` names by path or module name (when that lever is on)."""

@@ -120,7 +120,7 @@ class SemanticCandidates:
         """How many of a corpus's nearest blocks become candidates (the first ones; all
         ``semantic_candidates`` of them are read for the floor). A search whose lexical pool
         is full (``pooled``: the candidates its words found) takes them in proportion to the
-        cosine's share of its score: 15 of 50 at a share of 0.3 (a question its words
+        cosine's share of its score: 25 of 50 at a share of 0.5 (a question its words
         matched, over docs), 10 at 0.2 (the same over code, and a pasted text over code), 35
         at a pasted text's 0.7 over docs, all at 1.0.
         Past those the blocks only the meaning reaches do not reach the results: the suite's
@@ -142,8 +142,12 @@ class SemanticCandidates:
         query: Query,
         hits: list[LexicalHit],
         allowed: Callable[[LexicalHit], bool],
+        scored: Callable[[Query, list[LexicalHit]], None] | None = None,
     ) -> list[LexicalHit]:
-        """``hits`` with each corpus's nearest blocks added, every score the hybrid one."""
+        """``hits`` with each corpus's nearest blocks added, every score the hybrid one.
+
+        A block only the meaning found scores 0 by its words unless ``scored`` gives the
+        added blocks their lexical scores first."""
         import numpy as np
 
         from scriptorium.semantic import vectors as V
@@ -194,6 +198,8 @@ class SemanticCandidates:
                     hits.append(hit)
                     seen.add(bid)
                 taken += 1
+        if scored is not None and len(hits) > lexical:
+            scored(query, hits[lexical:])
         cosines = index.similarity(vector, np.array([h.bid for h in hits], dtype=np.int64))
         context = self.ranking.semantic_page_context
         if context > 0:

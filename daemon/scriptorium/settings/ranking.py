@@ -249,8 +249,10 @@ class RankingSettings:
     # (docs, code); 0 leaves that case lexical. Docs 0.3 since 2026-12-06 (0.2 before): the
     # suite's question sets as good or better (docs-search MRR 0.885 -> 0.901), short
     # library-reference intents Hit@5 0.529 -> 0.647 (journal 2026-12-06, static encoder
-    # and vector pass).
-    semantic_weight: float = 0.3
+    # and vector pass). 0.5 since 2026-12-06, with semantic_added_bm25: libref MRR 0.496 ->
+    # 0.529 (16 better, 3 worse), docs-search 0.901 -> 0.921 (journal 2026-12-06, questions'
+    # share).
+    semantic_weight: float = 0.5
     semantic_weight_code: float = 0.2
     # For a question, the share rises towards this as its lexical candidates match less of
     # it (none of its terms: this share).
@@ -275,6 +277,9 @@ class RankingSettings:
     semantic_floor: str = "nearest"
     # The share of a block's cosine taken from its page opening's (its document's first block).
     semantic_page_context: float = 0.3
+    # For a question, a block only the meaning found is scored by the question's words too (its
+    # BM25, as the lexical pool would have given it had it reached so deep), not 0.
+    semantic_added_bm25: bool = True
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = True
     stopwords: bool = True
@@ -396,6 +401,8 @@ _HELP = {
     "start only)",
     "semantic_page_context": "the share of a block's cosine taken from its page opening's (its "
     "document's first block): a section is read with what its page is about; 0 is off",
+    "semantic_added_bm25": "for a question, score a block only the meaning found by the "
+    "question's words too (its BM25, as a deeper lexical pool would have given it) rather than 0",
     "semantic_floor": "where a candidate's cosine is scaled from: candidates (the lowest among "
     "them) or nearest (the last of the corpus's nearest blocks; a candidate below it counts 0)",
     "legacy_factor": "factor, instead of auxiliary_factor, for legacy code (v1/, legacy/, "
