@@ -90,7 +90,7 @@ def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, mon
     """Both ways give the same blocks in the same order, the deeper read without scoring the
     blocks twice; a floor deeper than the read falls back to the second query."""
     ways: list[str] = []
-    for name in ("_defined_among", "_more"):
+    for name in ("_among", "_more"):
         way = getattr(searcher, name)
         monkeypatch.setattr(
             searcher, name, lambda *a, _way=way, _name=name: ways.append(_name) or _way(*a)
@@ -98,7 +98,7 @@ def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, mon
     names = {"oauth2passwordbearer", "securityscopes", "httpbearer", "apikeyheader"}
 
     def asked(scan: int) -> list[tuple[str, int, float]]:
-        monkeypatch.setattr(searcher, "DEFINITION_SCAN", scan)
+        monkeypatch.setattr(searcher, "DEEPER_SCAN", scan)
         snapshot = engine.indexer.snapshot
         hits = lexical_search(
             snapshot,
@@ -112,8 +112,48 @@ def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, mon
         return [(h.doc.path, h.block.start_line, h.score) for h in hits]
 
     deeper = asked(200)
-    assert ways == ["_defined_among"]
+    assert ways == ["_among"]
     again = asked(0)  # reads only the three: the floor lies deeper
-    assert ways == ["_defined_among", "_more"]
+    assert ways == ["_among", "_among", "_more"]
     assert deeper == again
     assert len(deeper) > 3  # definitions joined
+
+
+def test_named_files_blocks_read_from_the_deeper_hits_are_the_second_querys(engine, monkeypatch):
+    """A named file's best blocks, read from the deeper hits, are what a query restricted to
+    the file finds, file after file (each takes what the ones before left)."""
+    asked_more: list[str] = []
+    more = searcher._more
+    monkeypatch.setattr(searcher, "_more", lambda *a: asked_more.append("more") or more(*a))
+    named = [
+        doc_term("code", "fastapi/security/oauth2.py"),
+        doc_term("code", "fastapi/security/api_key.py"),
+        doc_term("code", "fastapi/security/http.py"),
+    ]
+
+    def asked(scan: int) -> list[tuple[str, int, float]]:
+        monkeypatch.setattr(searcher, "DEEPER_SCAN", scan)
+        hits = lexical_search(
+            engine.indexer.snapshot,
+            ["scope", "token", "bearer"],
+            FieldWeights(),
+            2,
+            documents=named,
+            document_limit=4,
+        )
+        return [(h.doc.path, h.block.start_line, h.score) for h in hits]
+
+    deeper = asked(200)
+    assert asked_more == []  # every file's best blocks were among the deeper hits
+    again = asked(0)
+    assert asked_more  # only two hits read: the files' own queries were asked
+    assert deeper == again
+    # Two from the pool (oauth2.py's best), then two of each other file, tied ones included.
+    assert [path.rsplit("/", 1)[1] for path, _, _ in deeper] == [
+        "oauth2.py",
+        "oauth2.py",
+        "api_key.py",
+        "api_key.py",
+        "http.py",
+        "http.py",
+    ]

@@ -39,10 +39,10 @@ class LexicalHit:
         return self.doc.blocks[self.block_index]
 
 
-# How deep a query reads when the blocks defining names it gives may join (see
-# :func:`_defined_among`): over sympy's code, every pasted issue text's floor lies within its
-# first 200 hits; a deeper floor falls back to a second query.
-DEFINITION_SCAN = 200
+# How deep a query reads when blocks defining names it gives, or blocks of files it names, may
+# join (see :func:`_among`): over sympy's code, every pasted issue text's floor for definitions
+# lies within its first 200 hits; where they cannot tell, a second query is asked.
+DEEPER_SCAN = 200
 
 
 def _field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
@@ -212,9 +212,10 @@ def lexical_search(
     defined = []
     if symbols and symbol_limit > 0 and (not corpora or "code" in corpora):
         defined = [name for name in symbols if snapshot.searcher.doc_freq(S.SYMBOL, name)]
-    # With definitions to look for, the query reads deeper than ``limit`` (see
-    # :func:`_defined_among`). ``hits`` builds a new list on every access: read it once.
-    scan = max(limit, DEFINITION_SCAN) if defined else limit
+    # With definitions or named files to look for, the query reads deeper than ``limit``
+    # (see :func:`_among`). ``hits`` builds a new list on every access: read it once.
+    named = list(documents)[:document_limit] if document_limit > 0 else []
+    scan = max(limit, DEEPER_SCAN) if defined or named else limit
     ranked = snapshot.searcher.search(restricted(), scan, count=False).hits
     found = ranked[:limit]
     window, factor = symbol_reach
@@ -223,18 +224,20 @@ def lexical_search(
     # floor, or when fewer than ``limit`` blocks matched (none was left out), no left-out
     # definition can matter and nothing more is looked for.
     if defined and len(found) >= limit and found[-1][0] >= floor:
-        if len(ranked) < scan or ranked[-1][0] < floor:
-            found += _defined_among(snapshot, ranked, defined, symbol_limit, floor, found)
-        else:
-            found += _more(snapshot, restricted(symbols=defined), symbol_limit, floor, found)
-    if documents and document_limit > 0:
+        extra = _among(snapshot, ranked, scan, S.SYMBOL, defined, symbol_limit, floor, found)
+        if extra is None:
+            extra = _more(snapshot, restricted(symbols=defined), symbol_limit, floor, found)
+        found += extra
+    if named:
         # The files the query names by path: their best blocks are candidates however the
         # rest of the query scores them, shared out between the files (a traceback names
         # five, and the one whose words the query says most would take every place).
-        named = list(documents)[:document_limit]
         share = -(-document_limit // len(named))
         for document in named:
-            found += _more(snapshot, restricted(documents=[document]), share, -math.inf, found)
+            extra = _among(snapshot, ranked, scan, S.DOC, [document], share, -math.inf, found)
+            if extra is None:
+                extra = _more(snapshot, restricted(documents=[document]), share, -math.inf, found)
+            found += extra
     return _resolve(snapshot, found)
 
 
@@ -265,23 +268,39 @@ def scores_within(
     return {bid: float(score) for (score, _), bid in pairs if bid is not None}
 
 
-def _defined_among(
-    snapshot: Snapshot, ranked: list, defined: list[str], limit: int, floor: float, found: list
-) -> list:
-    """What :func:`_more` finds for the blocks defining one of ``defined``, read from
-    ``ranked``: the query's best hits, every block scoring ``floor`` or more among them.
+def _among(
+    snapshot: Snapshot,
+    ranked: list,
+    scan: int,
+    field: str,
+    values: Collection[str],
+    limit: int,
+    floor: float,
+    found: list,
+) -> list | None:
+    """What :func:`_more` finds among the blocks whose raw ``field`` is one of ``values`` (the
+    blocks defining a name, a named file's blocks), read from ``ranked``: the query's best
+    ``scan`` hits. None when they cannot tell, and the second query must be asked.
 
-    The defined blocks that can join score at least ``floor``, so all of them are in
-    ``ranked``, in the order the restricted query gives them. Listing the defined blocks
-    (a filter without scores: tens to hundreds of blocks) and reading the deeper hits costs
-    a sixth of a second query, which scores every block the terms match again (0.12 against
-    0.70 ms for a pasted issue text over sympy's code).
+    They can tell when ``ranked`` holds every block the query matches, when the floor lies
+    deeper than they reach (every block that can join scores at least the floor), or when the
+    first ``limit`` of the listed blocks among them score above the last of them (no block
+    left out can come before those). Listing the blocks (a filter without scores: tens to
+    hundreds of them) and reading deeper hits costs a sixth of a second query, which scores
+    every block the terms match again (0.12 against 0.70 ms for a pasted issue text over
+    sympy's code).
     """
     searcher = snapshot.searcher
-    bound = sum(searcher.doc_freq(S.SYMBOL, name) for name in defined)  # deleted ones too
-    blocks = _any_term(snapshot.index.schema, S.SYMBOL, defined)
-    defining = {(a.segment_ord, a.doc) for _, a in searcher.search(blocks, bound, count=False).hits}
-    best = [hit for hit in ranked if (hit[1].segment_ord, hit[1].doc) in defining][:limit]
+    bound = sum(searcher.doc_freq(field, value) for value in values)  # deleted ones too
+    if bound <= 0:
+        return []
+    blocks = _any_term(snapshot.index.schema, field, values)
+    listed = {(a.segment_ord, a.doc) for _, a in searcher.search(blocks, bound, count=False).hits}
+    best = [hit for hit in ranked if (hit[1].segment_ord, hit[1].doc) in listed][:limit]
+    if len(ranked) >= scan:
+        cut = ranked[-1][0]
+        if not (cut < floor or (len(best) == limit and best[-1][0] > cut)):
+            return None
     seen = {(a.segment_ord, a.doc) for _, a in found}
     return [h for h in best if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
 
