@@ -277,8 +277,9 @@ class RankingSettings:
     semantic_floor: str = "nearest"
     # The share of a block's cosine taken from its page opening's (its document's first block).
     semantic_page_context: float = 0.3
-    # For a question, a block only the meaning found is scored by the question's words too (its
-    # BM25, as the lexical pool would have given it had it reached so deep), not 0.
+    # For a question, a documentation block only the meaning found is scored by the question's
+    # words too (its BM25, as the lexical pool would have given it had it reached so deep),
+    # not 0.
     semantic_added_bm25: bool = True
     # Tokenizer levers (they change what is indexed, so the index is rebuilt when they change).
     stem: bool = True
@@ -401,8 +402,9 @@ _HELP = {
     "start only)",
     "semantic_page_context": "the share of a block's cosine taken from its page opening's (its "
     "document's first block): a section is read with what its page is about; 0 is off",
-    "semantic_added_bm25": "for a question, score a block only the meaning found by the "
-    "question's words too (its BM25, as a deeper lexical pool would have given it) rather than 0",
+    "semantic_added_bm25": "for a question, score a documentation block only the meaning found "
+    "by the question's words too (its BM25, as a deeper lexical pool would have given it) rather "
+    "than 0",
     "semantic_floor": "where a candidate's cosine is scaled from: candidates (the lowest among "
     "them) or nearest (the last of the corpus's nearest blocks; a candidate below it counts 0)",
     "legacy_factor": "factor, instead of auxiliary_factor, for legacy code (v1/, legacy/, "
