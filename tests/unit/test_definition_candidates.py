@@ -117,6 +117,9 @@ def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, mon
     assert ways == ["_among", "_among", "_more"]
     assert deeper == again
     assert len(deeper) > 3  # definitions joined
+    monkeypatch.setattr(searcher, "LISTED_AT_MOST", 1)  # too many to list: the second query
+    assert asked(200) == deeper
+    assert ways[-2:] == ["_among", "_more"]
 
 
 def test_named_files_blocks_read_from_the_deeper_hits_are_the_second_querys(engine, monkeypatch):

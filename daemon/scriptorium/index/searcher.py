@@ -43,6 +43,9 @@ class LexicalHit:
 # join (see :func:`_among`): over sympy's code, every pasted issue text's floor for definitions
 # lies within its first 200 hits; where they cannot tell, a second query is asked.
 DEEPER_SCAN = 200
+# The most blocks :func:`_among` lists to find them in the deeper hits (a name defined in
+# thousands of blocks of a large tree): past this, the second query is asked.
+LISTED_AT_MOST = 2_000
 
 
 def _field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
@@ -294,6 +297,8 @@ def _among(
     bound = sum(searcher.doc_freq(field, value) for value in values)  # deleted ones too
     if bound <= 0:
         return []
+    if bound > LISTED_AT_MOST:
+        return None  # listing them would cost more than the second query
     blocks = _any_term(snapshot.index.schema, field, values)
     listed = {(a.segment_ord, a.doc) for _, a in searcher.search(blocks, bound, count=False).hits}
     best = [hit for hit in ranked if (hit[1].segment_ord, hit[1].doc) in listed][:limit]
