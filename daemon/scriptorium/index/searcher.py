@@ -262,13 +262,19 @@ def scores_within(
     schema = snapshot.index.schema
     matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
     query = restrict(schema, matcher, corpora=corpora, documents=documents)
-    bound = sum(searcher.doc_freq(S.DOC, document) for document in documents)  # deleted too
+    bound = _carrying(searcher, S.DOC, documents)
     if bound <= 0:
         return {}
     found = searcher.search(query, bound, count=False).hits
     ids = searcher.fast_field_values(S.BID, [address for _, address in found])
     pairs = zip(found, ids, strict=True)
     return {bid: float(score) for (score, _), bid in pairs if bid is not None}
+
+
+def _carrying(searcher: GuardedSearcher, field: str, values: Collection[str]) -> int:
+    """At least how many blocks hold one of ``values`` in their raw ``field`` (document
+    frequencies count deleted blocks too): a limit that lists them all."""
+    return sum(searcher.doc_freq(field, value) for value in values)
 
 
 def _among(
@@ -294,7 +300,7 @@ def _among(
     sympy's code).
     """
     searcher = snapshot.searcher
-    bound = sum(searcher.doc_freq(field, value) for value in values)  # deleted ones too
+    bound = _carrying(searcher, field, values)
     if bound <= 0:
         return []
     if bound > LISTED_AT_MOST:

@@ -78,37 +78,26 @@ class LocalCandidates:
         return hits
 
     def _scored(self, query: Query, added: list[LexicalHit]) -> None:
-        """Give the documentation blocks only the meaning found their BM25 for ``query``,
-        each scored as its corpus's pool scores (the path's boost depends on the corpora
-        searched).
+        """Give the documentation blocks only the meaning found their BM25 for ``query``, as
+        their pool scores them (the path's boost depends on the corpora a pool searches).
 
         Code blocks keep 0: a code file holds hundreds of blocks (a sympy module), and
         scoring the files' blocks took a ninth of a question's search over sympy, where on
         the suite's code sets the words' score of an added code block changed no result.
         """
-        apart = self.ranking.pools_apart(query.corpora)
-        groups: dict[str, list[LexicalHit]] = {}
-        for hit in added:
-            if hit.doc.corpus is not Corpus.DOCS:
-                continue
-            groups.setdefault(str(hit.doc.corpus) if apart else "", []).append(hit)
-        snapshot = self.indexer.snapshot
-        for corpus, hits in groups.items():
-            if corpus:
-                corpora = [corpus]
-            else:
-                corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
-            documents = sorted({doc_term(h.doc.source, h.doc.path) for h in hits})
-            scores = scores_within(
-                snapshot,
-                query.terms,
-                self.ranking.weights,
-                documents,
-                corpora=corpora,
-                term_weights=query.weights,
-            )
-            for hit in hits:
-                hit.score = scores.get(hit.bid, 0.0)
+        docs = [hit for hit in added if hit.doc.corpus is Corpus.DOCS]
+        if not docs:
+            return
+        scores = scores_within(
+            self.indexer.snapshot,
+            query.terms,
+            self.ranking.weights,
+            sorted({doc_term(h.doc.source, h.doc.path) for h in docs}),
+            corpora=self._pool_corpora(query, Corpus.DOCS),
+            term_weights=query.weights,
+        )
+        for hit in docs:
+            hit.score = scores.get(hit.bid, 0.0)
 
     def named_files(self, text: str) -> frozenset[tuple[str, str]]:
         """The served files ``text`` names by path or module name (when that lever is on)."""
@@ -122,12 +111,18 @@ class LocalCandidates:
         """BM25 candidates: one pool per corpus searched (or one for both when
         ``per_corpus_candidates`` is off)."""
         if not self.ranking.pools_apart(query.corpora):
-            corpora = [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
-            return self._lexical(query, corpora)
+            return self._lexical(query, self._pool_corpora(query, None))
         hits: list[LexicalHit] = []
         for corpus in Corpus:
-            hits += self._lexical(query, [str(corpus)])
+            hits += self._lexical(query, self._pool_corpora(query, corpus))
         return hits
+
+    def _pool_corpora(self, query: Query, corpus: Corpus | None) -> list[str]:
+        """The corpora the lexical pool holding ``corpus`` searches (empty: both in one):
+        ``corpus`` alone when the pools are apart; else the query's one corpus, or both."""
+        if corpus is not None and self.ranking.pools_apart(query.corpora):
+            return [str(corpus)]
+        return [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
 
     def _lexical(self, query: Query, corpora: list[str]) -> list[LexicalHit]:
         """One lexical pool (``corpora`` empty: both corpora in one)."""
