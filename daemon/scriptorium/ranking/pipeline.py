@@ -37,6 +37,7 @@ from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also 
 from scriptorium.ranking.coverage import document_evidence, term_coverage
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.priors import SearchPriors, switched_on
+from scriptorium.ranking.qualified import qualified_twins
 from scriptorium.ranking.twins import near_duplicate
 from scriptorium.settings.ranking import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
@@ -209,6 +210,7 @@ class Pipeline:
         settings = self.settings
         document_evidence(settings, query, candidates)
         term_coverage(settings, query, candidates)
+        qualified_twins(settings, query, candidates)
         search = SearchPriors.of(query, settings, source_class)
         levers = switched_on(search)
         drops: list[StageDrop] = []

@@ -99,6 +99,9 @@ class RankingSettings:
     # query names that library or the search is limited to it: the project's own answer first.
     # 1.0 is off.
     library_factor: float = 0.75
+    # A reference page named by a dotted name that has a shorter twin among the candidates
+    # (numpy.ma.clip beside numpy.clip) weighs this unless the query names what it adds.
+    qualified_twin_factor: float = 0.8
     # Build, release and maintenance scripts count as auxiliary too: ``setup.py``, a docs
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
@@ -402,6 +405,9 @@ _HELP = {
     "start only)",
     "semantic_page_context": "the share of a block's cosine taken from its page opening's (its "
     "document's first block): a section is read with what its page is about; 0 is off",
+    "qualified_twin_factor": "factor for a documentation page named by a dotted name "
+    "(numpy.ma.clip) when a candidate names the same package and last name with fewer parts "
+    "(numpy.clip) and the query names none of the parts it adds; 1.0 is off",
     "semantic_added_bm25": "for a question, score a documentation block only the meaning found "
     "by the question's words too (its BM25, as a deeper lexical pool would have given it) rather "
     "than 0",
