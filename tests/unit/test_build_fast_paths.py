@@ -116,6 +116,30 @@ def test_plain_text_is_returned_unless_it_holds_markup_or_placeholders():
     assert strip_inline_markup("x\U000f0041") == "xA"
 
 
+@pytest.mark.parametrize(
+    ("text", "visible"),
+    [
+        # Each pattern is asked only where its character occurs: every kind of markup, alone
+        # and mixed, with escapes parked around code spans and placeholders already present.
+        ("Use `Annotated` in the `q` parameter", "Use Annotated in the q parameter"),
+        ("\\*not emphasis\\* and `a\\*b`", "*not emphasis* and a\\*b"),
+        ("![alt](i.png) [link](u) [ref][r] <https://x.y>", "alt link ref https://x.y"),
+        ("<b>bold</b> **strong** __under__ ~~gone~~ *em* _it_", "bold strong under gone em it"),
+        ("snake_case_name and 2*3*4", "snake_case_name and 234"),
+        ("x\U000f0041 `y\U000f0042`", "xA y\\B"),
+    ],
+)
+def test_inline_markup_of_every_kind_is_stripped(text, visible):
+    assert strip_inline_markup(text) == visible
+
+
+def test_closing_hashes_go_only_where_a_heading_ends_with_them():
+    assert _heading_text("Title ##") == ("Title", None)
+    assert _heading_text("Title ## { #custom }") == ("Title", "custom")
+    assert _heading_text("C# and F#") == ("C# and F#", None)
+    assert _heading_text("Issue #12 { #issue }") == ("Issue #12", "issue")
+
+
 def test_slugs_keep_letters_digits_dashes_and_underscores():
     assert github_slug("Hello, World! 2 — ok_x") == "hello-world-2--ok_x"
     assert github_slug("日本語の\u3000見出し（テスト）") == "日本語の-見出しテスト"

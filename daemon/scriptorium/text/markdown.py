@@ -236,10 +236,18 @@ def _heading_text(raw: str) -> tuple[str, str | None]:
     text = raw.strip()[:MAX_LINE_CHARS]
     custom_id = None
     if "#" in text or "{" in text:  # closing hashes and attribute lists need one of them
-        text = _CLOSING_HASHES.sub("", text)
+        text = _without_closing_hashes(text)
         text, custom_id = split_attr_list(text)
-        text = _CLOSING_HASHES.sub("", text)
+        text = _without_closing_hashes(text)
     return collapse(strip_inline_markup(text)), custom_id
+
+
+def _without_closing_hashes(text: str) -> str:
+    """``text`` without an ATX heading's closing hashes (asked of the pattern only when it
+    ends with one: the search costs a microsecond or two a call, and headings are many)."""
+    if not text.rstrip(" \t").endswith("#"):
+        return text
+    return _CLOSING_HASHES.sub("", text)
 
 
 def _opens_list(line: str) -> bool:

@@ -21,12 +21,13 @@ _CODE_SPAN = re.compile(r"(`{1,10})(.{1,2000}?)\1", re.DOTALL)
 _HTML_TAG = re.compile(
     r"</?[A-Za-z][A-Za-z0-9-]{0,50}(?:\s[^<>]{0,2000})?/?>|<!--.{0,2000}?-->", re.DOTALL
 )
+# Each with the character it cannot match without.
 _EMPHASIS = (
-    re.compile(r"\*\*(?=\S)(.{1,500}?)(?<=\S)\*\*"),
-    re.compile(r"(?<![\w])__(?=\S)(.{1,500}?)(?<=\S)__(?![\w])"),
-    re.compile(r"~~(?=\S)(.{1,500}?)(?<=\S)~~"),
-    re.compile(r"\*(?=\S)(.{1,500}?)(?<=\S)\*"),
-    re.compile(r"(?<![\w])_(?=\S)(.{1,500}?)(?<=\S)_(?![\w])"),
+    ("**", re.compile(r"\*\*(?=\S)(.{1,500}?)(?<=\S)\*\*")),
+    ("__", re.compile(r"(?<![\w])__(?=\S)(.{1,500}?)(?<=\S)__(?![\w])")),
+    ("~~", re.compile(r"~~(?=\S)(.{1,500}?)(?<=\S)~~")),
+    ("*", re.compile(r"\*(?=\S)(.{1,500}?)(?<=\S)\*")),
+    ("_", re.compile(r"(?<![\w])_(?=\S)(.{1,500}?)(?<=\S)_(?![\w])")),
 )
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _KEPT_PUNCTUATION = frozenset("-_")
@@ -42,16 +43,24 @@ def _protect(match: re.Match[str]) -> str:
     return chr(_PLACEHOLDER_BASE + ord(match.group(1)))
 
 
-def _restore(text: str, *, literal: bool) -> str:
+def _restore(text: str, *, literal: bool, parked: bool = True) -> str:
+    """``text`` with its escaped characters back (``parked``: whether any were parked)."""
+    if not parked:
+        return text
     prefix = "\\" if literal else ""
     return _PLACEHOLDER.sub(lambda m: prefix + chr(ord(m.group()) - _PLACEHOLDER_BASE), text)
 
 
-def _strip_prose_markup(text: str) -> str:
-    text = _HTML_TAG.sub("", text)
-    for pattern in _EMPHASIS:
-        text = pattern.sub(r"\1", text)
-    return _restore(text, literal=False)
+def _strip_prose_markup(text: str, parked: bool = True) -> str:
+    # Each pattern needs its own character: a text without it is spared the call (a
+    # substitution costs a microsecond or two even where nothing matches, and a page's
+    # headings are many).
+    if "<" in text:
+        text = _HTML_TAG.sub("", text)
+    for marker, pattern in _EMPHASIS:
+        if marker in text:
+            text = pattern.sub(r"\1", text)
+    return _restore(text, literal=False, parked=parked)
 
 
 def strip_inline_markup(text: str) -> str:
@@ -62,20 +71,27 @@ def strip_inline_markup(text: str) -> str:
     """
     if not _MARKUP_CHAR.search(text):
         return text
-    text = _ESCAPE.sub(_protect, text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _AUTOLINK.sub(r"\1", text)
+    # A pattern is asked only where its first character occurs (the same text either way).
+    parked = "\\" in text or _PLACEHOLDER.search(text) is not None
+    if "\\" in text:
+        text = _ESCAPE.sub(_protect, text)
+    if "[" in text:
+        text = _IMAGE.sub(r"\1", text)
+        text = _LINK.sub(r"\1", text)
+    if "<" in text:
+        text = _AUTOLINK.sub(r"\1", text)
+    if "`" not in text:
+        return _strip_prose_markup(text, parked)
     parts: list[str] = []
     pos = 0
     for match in _CODE_SPAN.finditer(text):
-        parts.append(_strip_prose_markup(text[pos : match.start()]))
+        parts.append(_strip_prose_markup(text[pos : match.start()], parked))
         code = match.group(2)
         if len(code) > 2 and code[0] == code[-1] == " " and code.strip():
             code = code[1:-1]
-        parts.append(_restore(code, literal=True))
+        parts.append(_restore(code, literal=True, parked=parked))
         pos = match.end()
-    parts.append(_strip_prose_markup(text[pos:]))
+    parts.append(_strip_prose_markup(text[pos:], parked))
     return "".join(parts)
 
 
