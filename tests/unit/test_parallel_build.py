@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from scriptorium.blocks.extractors import Extraction
 from scriptorium.domain.model import Corpus
 from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
-from scriptorium.index import blobwriter, changes, parallel
+from scriptorium.index import blobwriter, changes, lifeline, parallel
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.store import encode_document
 from scriptorium.plugins import Registry, load_registry
@@ -236,3 +238,44 @@ def test_chunks_by_bytes_hold_enough_small_files_and_few_enough_large_ones(monke
     assert [item for chunk in chunks for item in chunk] == items
     assert [len(chunk) for chunk in chunks] == [5, 5, 3, 2, 2]  # 10 + 10 + 80 bytes, then 2 x 80
     assert [len(chunk) for chunk in parallel._chunks(items, None)] == [2] * 8 + [1]
+
+
+UNGUARDED_SCRIPT = """
+from pathlib import Path
+
+from scriptorium.engine.local import LocalEngine
+from scriptorium.index import parallel
+from scriptorium.plugins import load_registry
+from scriptorium.settings.config import load_settings
+
+parallel.MIN_FILES = 1
+settings = load_settings(Path({config!r}), state_dir={state!r})
+engine = LocalEngine(settings, load_registry())  # at the top level: no __main__ guard
+summary = engine.indexer.load_or_build()
+print("documents", summary.documents)
+"""
+
+
+def test_a_script_opening_an_engine_unguarded_builds_without_helpers_and_says_why(tmp_path):
+    """A spawned helper runs its parent's main module: one that opens an engine at its top
+    level once waited for ever on the write lock its parent held. The helper ends saying why,
+    and the script's build completes in its own process."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(12):
+        (docs / f"page{n}.md").write_text(f"# Page {n}\n\nWords about topic {n}.\n")
+    config = tmp_path / "s.toml"
+    config.write_text(
+        "[server]\nwatch = false\nbuild_workers = 2\n\n"
+        f'[[sources]]\nname = "docs"\nkind = "markdown"\nroot = "{docs}"\n'
+    )
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED_SCRIPT.format(config=str(config), state=str(tmp_path / "state")))
+    # The timeout only ends a hang (the failure this test is about); a build takes seconds.
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "documents 12" in done.stdout
+    assert lifeline.UNGUARDED_MAIN in done.stderr
+    assert "Traceback" not in done.stderr

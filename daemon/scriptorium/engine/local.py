@@ -47,6 +47,7 @@ from scriptorium.engine.watching import Watch
 from scriptorium.index import statedirs
 from scriptorium.index.builder import Indexer
 from scriptorium.index.generation import GenerationStore, writer_heap_bytes
+from scriptorium.index.lifeline import refuse_in_helper_start
 from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.plugins import Registry, load_registry
 from scriptorium.ranking.pipeline import Pipeline
@@ -78,6 +79,7 @@ class LocalEngine(Engine):
     def __init__(
         self, settings: Settings, registry: Registry, *, build_stop: threading.Event | None = None
     ) -> None:
+        refuse_in_helper_start()
         self.settings = settings
         self.registry = registry
         self.catalog = SourceCatalog(settings, registry)

@@ -43,6 +43,7 @@ from scriptorium.index.failures import (
 )
 from scriptorium.index.files import fsync_dir, linked_digest, sha256_file, write_durable
 from scriptorium.index.leases import Lease, leased
+from scriptorium.index.lifeline import refuse_in_helper_start
 from scriptorium.index.locks import exclusive_lock
 from scriptorium.index.manifest import (  # noqa: F401 (also imported from here)
     FILES_TABLE,
@@ -199,6 +200,7 @@ class GenerationStore:
         holds it. Where the directory cannot hold the lock file (read only), nothing is
         locked: nothing can be written there either.
         """
+        refuse_in_helper_start()  # its parent holds this lock while it waits for the helper
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
         except OSError:

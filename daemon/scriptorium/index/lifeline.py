@@ -7,12 +7,19 @@ re-parented to init, blocked for good in ``Queue.get`` and holding its interpret
 process holding its pipe has ended. So a helper, first thing, asks the kernel to kill it when
 its parent ends (Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)``); elsewhere a thread watches the
 parent's pid. Once the helpers are gone the resource tracker's pipe closes and it exits too.
+
+A spawned helper first imports its parent's main module. A script that opens an engine at its
+top level, without ``if __name__ == "__main__":``, would open it again in each helper, whose
+build then waits for ever on the write lock its parent holds while the parent waits for the
+helper: :func:`refuse_in_helper_start` ends such a helper instead, saying why in one line, and
+the parent builds the rest itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -20,6 +27,23 @@ import threading
 
 _PR_SET_PDEATHSIG = 1
 _WATCH_SECONDS = 0.5
+
+
+# Said by a helper that ends because its parent's main module opens an engine when imported.
+UNGUARDED_MAIN = (
+    "scriptorium: a build helper ended: the script that started the build opens its engine "
+    'when imported; open it under `if __name__ == "__main__":` (build helpers are spawned, '
+    "and a spawned process runs the main module's top level). The build goes on without helpers."
+)
+
+
+def refuse_in_helper_start() -> None:
+    """End a spawned process that is still importing its parent's main module (the test
+    multiprocessing makes before starting a process there), saying why in one line: its
+    parent builds on alone."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        print(UNGUARDED_MAIN, file=sys.stderr, flush=True)
+        os._exit(1)
 
 
 def die_with_parent(parent: int) -> None:
