@@ -57,6 +57,12 @@ def test_no_general_twin_no_change(others: list[str]):
     assert scores[MASKED] == 1.2
 
 
+def test_version_numbers_are_not_qualified_names():
+    """Release notes 1.2.3 beside 1.3 are two releases, not a function and its twin."""
+    scores = ask("what changed", [page("notes/1.2.3.md", score=1.2), page("notes/1.3.md")])
+    assert scores["notes/1.2.3.md"] == 1.2
+
+
 def test_code_files_and_the_factor_one_are_left_alone():
     scores = ask("limit the values", [page(MASKED, Corpus.CODE, 1.2), page(GENERAL, Corpus.CODE)])
     assert scores[MASKED] == 1.2

@@ -312,15 +312,18 @@ def _among(
         cut = ranked[-1][0]
         if not (cut < floor or (len(best) == limit and best[-1][0] > cut)):
             return None
-    seen = {(a.segment_ord, a.doc) for _, a in found}
-    return [h for h in best if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
+    return _new_above(best, floor, found)
 
 
 def _more(snapshot: Snapshot, query: tantivy.Query, limit: int, floor: float, found: list) -> list:
     """Up to ``limit`` hits of ``query`` scoring at least ``floor`` that ``found`` lacks."""
+    return _new_above(snapshot.searcher.search(query, limit, count=False).hits, floor, found)
+
+
+def _new_above(hits: list, floor: float, found: list) -> list:
+    """The ``hits`` scoring at least ``floor`` that ``found`` lacks, in their order."""
     seen = {(a.segment_ord, a.doc) for _, a in found}
-    extra = snapshot.searcher.search(query, limit, count=False).hits
-    return [h for h in extra if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
+    return [h for h in hits if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
 
 
 def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:

@@ -23,10 +23,11 @@ from scriptorium.text import tokenize
 
 @functools.lru_cache(maxsize=65_536)
 def _dotted(path: str) -> tuple[str, ...] | None:
-    """The parts of a page's file name when it is a dotted name (``numpy.ma.clip``), casefolded."""
+    """The parts of a page's file name when it is a dotted name of identifiers
+    (``numpy.ma.clip``; not a version such as ``1.2.3``), casefolded."""
     stem = posixpath.splitext(posixpath.basename(path))[0].casefold()
     parts = tuple(stem.split("."))
-    return parts if len(parts) >= 2 and all(parts) else None
+    return parts if len(parts) >= 2 and all(part.isidentifier() for part in parts) else None
 
 
 def qualified_twins(settings: RankingSettings, query: Query, candidates: list[Candidate]) -> None:
