@@ -11,7 +11,7 @@ from scriptorium.engine.local import LocalEngine
 from scriptorium.index import searcher
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import FieldWeights, lexical_search
-from tests.support.daemon import built_engine, fastapi_slice
+from tests.support.daemon import built_engine, copy_security_slice, fastapi_slice
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +84,43 @@ def test_a_corpus_without_a_block_asks_no_query(engine):
     found, queries = pool(["code"])
     assert found >= 3 and queries == 2  # the pool, and the named file's blocks
     assert pool(["docs", "code"]) == (found, queries)
+
+
+class RecordingSearcher(CountingSearcher):
+    """The snapshot's searcher, keeping the queries asked of it."""
+
+    def __init__(self, searcher) -> None:
+        super().__init__(searcher)
+        self.asked: list = []
+
+    def search(self, query, *args, **kwargs):
+        self.asked.append(query)
+        return super().search(query, *args, **kwargs)
+
+
+def _pool_query(engine: LocalEngine, corpus: str):
+    """The query a pool of ``corpus`` asks for "scope token", and its hits."""
+    snapshot = CountingSnapshot(engine.indexer.snapshot)
+    snapshot.searcher = RecordingSearcher(engine.indexer.snapshot.searcher)
+    hits = lexical_search(snapshot, ["scope", "token"], FieldWeights(), 5, corpora=[corpus])
+    (query,) = snapshot.searcher.asked
+    return query, [(h.doc.corpus, h.doc.path, h.score) for h in hits]
+
+
+def test_a_pool_leaves_out_only_a_corpus_that_has_blocks(engine, tmp_path):
+    """A tree of code alone has no docs block to leave out: its code pool asks the terms'
+    union alone (tantivy runs it faster), with the hits a search of both corpora gives. A
+    tree of both still leaves the other corpus out of each pool."""
+    query, code_only = _pool_query(engine, "code")
+    both = lexical_search(engine.indexer.snapshot, ["scope", "token"], FieldWeights(), 5)
+    assert code_only == [(h.doc.corpus, h.doc.path, h.score) for h in both]
+    assert "MustNot" not in repr(query)
+
+    mixed = built_engine(tmp_path, copy_security_slice(tmp_path / "corpus", ("en",)))
+    for corpus in ("code", "docs"):
+        query, hits = _pool_query(mixed, corpus)
+        assert "MustNot" in repr(query)
+        assert hits and {str(c) for c, _, _ in hits} == {corpus}
 
 
 def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, monkeypatch):

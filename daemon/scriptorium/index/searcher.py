@@ -207,9 +207,13 @@ def lexical_search(
         return []  # no block of these corpora (a tree of code alone asked for docs)
     schema = snapshot.index.schema
     matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
+    # Leaving out a corpus with no block at all (a tree of code alone) leaves out nothing, and
+    # without the exclusion tantivy runs the terms' union alone: a tenth faster for a pasted
+    # issue text over sympy, the same hits and scores.
+    kept = corpora if _others_present(snapshot, corpora) else ()
 
     def restricted(**only: Collection[str]) -> tantivy.Query:
-        return restrict(schema, matcher, corpora=corpora, sources=sources, within=within, **only)
+        return restrict(schema, matcher, corpora=kept, sources=sources, within=within, **only)
 
     # Most words of a query name nothing: a term lookup per name tells which are defined.
     defined = []
@@ -269,6 +273,16 @@ def scores_within(
     ids = searcher.fast_field_values(S.BID, [address for _, address in found])
     pairs = zip(found, ids, strict=True)
     return {bid: float(score) for (score, _), bid in pairs if bid is not None}
+
+
+def _others_present(snapshot: Snapshot, corpora: Collection[str]) -> bool:
+    """Whether the index holds a block of a corpus other than ``corpora`` (none given: no
+    other). Document frequencies count deleted blocks too, so a corpus said absent is."""
+    return bool(corpora) and any(
+        snapshot.searcher.doc_freq(S.CORPUS, str(corpus))
+        for corpus in Corpus
+        if str(corpus) not in corpora
+    )
 
 
 def _carrying(searcher: GuardedSearcher, field: str, values: Collection[str]) -> int:
