@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections import defaultdict
 
 from scriptorium.domain.model import Candidate, Corpus, Query
 from scriptorium.settings.ranking import RankingSettings
@@ -52,7 +51,7 @@ def qualified_twins(settings: RankingSettings, query: Query, candidates: list[Ca
         return
     terms = frozenset(query.terms)
     options = settings.token_options()
-    asked: dict[str, bool] = defaultdict(bool)
+    asked: dict[str, bool] = {}
     for cand, parts in named:
         general = shortest[(parts[0], parts[-1])]
         if len(parts) <= len(general):

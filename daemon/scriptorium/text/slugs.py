@@ -43,7 +43,7 @@ def _protect(match: re.Match[str]) -> str:
     return chr(_PLACEHOLDER_BASE + ord(match.group(1)))
 
 
-def _restore(text: str, *, literal: bool, parked: bool = True) -> str:
+def _restore(text: str, *, literal: bool, parked: bool) -> str:
     """``text`` with its escaped characters back (``parked``: whether any were parked)."""
     if not parked:
         return text
@@ -51,7 +51,7 @@ def _restore(text: str, *, literal: bool, parked: bool = True) -> str:
     return _PLACEHOLDER.sub(lambda m: prefix + chr(ord(m.group()) - _PLACEHOLDER_BASE), text)
 
 
-def _strip_prose_markup(text: str, parked: bool = True) -> str:
+def _strip_prose_markup(text: str, parked: bool) -> str:
     # Each pattern needs its own character: a text without it is spared the call (a
     # substitution costs a microsecond or two even where nothing matches, and a page's
     # headings are many).
@@ -72,8 +72,9 @@ def strip_inline_markup(text: str) -> str:
     if not _MARKUP_CHAR.search(text):
         return text
     # A pattern is asked only where its first character occurs (the same text either way).
-    parked = "\\" in text or _PLACEHOLDER.search(text) is not None
-    if "\\" in text:
+    escaped = "\\" in text
+    parked = escaped or _PLACEHOLDER.search(text) is not None
+    if escaped:
         text = _ESCAPE.sub(_protect, text)
     if "[" in text:
         text = _IMAGE.sub(r"\1", text)
