@@ -33,6 +33,9 @@ class LexicalHit:
     # query, and the BM25 score ``score`` held before (0 for a block only it found).
     dense: float = 0.0
     lexical: float | None = None
+    # One of the lexical pool's own best blocks (not a definition, a named file's block or a
+    # block only the meaning found, which join after them).
+    pooled: bool = False
 
     @property
     def block(self) -> Block:
@@ -46,6 +49,8 @@ DEEPER_SCAN = 200
 # The most blocks :func:`_among` lists to find them in the deeper hits (a name defined in
 # thousands of blocks of a large tree): past this, the second query is asked.
 LISTED_AT_MOST = 2_000
+# The most hits read to find every block tied at a pool's cut (:func:`_settled_cut`).
+TIE_REACH = 1_000
 
 
 def _field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
@@ -223,8 +228,12 @@ def lexical_search(
     # (see :func:`_among`). ``hits`` builds a new list on every access: read it once.
     named = list(documents)[:document_limit] if document_limit > 0 else []
     scan = max(limit, DEEPER_SCAN) if defined or named else limit
-    ranked = snapshot.searcher.search(restricted(), scan, count=False).hits
-    found = ranked[:limit]
+    query = restricted()
+    # One past ``scan``: whether blocks tie across the pool's cut (see :func:`_settled_cut`).
+    ranked = snapshot.searcher.search(query, scan + 1, count=False).hits
+    pool = _settled_cut(snapshot, query, ranked, limit)
+    found = list(pool)
+    ranked = ranked[:scan]
     window, factor = symbol_reach
     floor = found[min(window, len(found)) - 1][0] / factor if found and factor > 0 else 0.0
     # A block left out scores at most what the last one kept does: when that cannot reach the
@@ -245,7 +254,7 @@ def lexical_search(
             if extra is None:
                 extra = _more(snapshot, restricted(documents=[document]), share, -math.inf, found)
             found += extra
-    return _resolve(snapshot, found)
+    return _resolve(snapshot, pool, pooled=True) + _resolve(snapshot, found[len(pool) :])
 
 
 def scores_within(
@@ -329,6 +338,41 @@ def _among(
     return _new_above(best, floor, found)
 
 
+def _settled_cut(snapshot: Snapshot, query: tantivy.Query, ranked: list, limit: int) -> list:
+    """The first ``limit`` of ``ranked`` (the query's best hits, read at least one past
+    ``limit`` when there are that many), with the blocks that tie across the cut chosen by
+    their place (source, path, block) rather than by the order of the index's documents.
+
+    That order follows how the index was reached (a resumed build, a catch-up, a merge), so
+    the same tree must not depend on it: blocks of equal length with the same words score
+    the same (a generated reference, a page per item), and which of them a pool keeps would
+    otherwise change with the history. Up to :data:`TIE_REACH` hits are read to find the
+    whole tie; past that, tantivy's order decides among the rest.
+    """
+    if limit <= 0 or len(ranked) <= limit or ranked[limit - 1][0] != ranked[limit][0]:
+        return ranked[:limit]
+    tie = ranked[limit][0]
+    while ranked[-1][0] == tie and TIE_REACH > len(ranked) > limit:
+        reach = min(len(ranked) * 2, TIE_REACH)
+        ranked = snapshot.searcher.search(query, reach, count=False).hits
+        if len(ranked) < reach:
+            break  # every hit read
+    above = [hit for hit in ranked if hit[0] > tie]
+    tied = [hit for hit in ranked if hit[0] == tie]
+    ids = snapshot.searcher.fast_field_values(S.BID, [address for _, address in tied])
+
+    def place(pair: tuple) -> tuple:
+        (_, address), bid = pair
+        entry = snapshot.blocks.get(bid) if bid is not None else None
+        if entry is None:  # not a block of this snapshot: dropped when resolved anyway
+            return (1, "", "", 0, address.segment_ord, address.doc)
+        document, index = entry[0], entry[1]
+        return (0, document.source, document.path, index, 0, 0)
+
+    settled = [hit for hit, _ in sorted(zip(tied, ids, strict=True), key=place)]
+    return above + settled[: limit - len(above)]
+
+
 def _more(snapshot: Snapshot, query: tantivy.Query, limit: int, floor: float, found: list) -> list:
     """Up to ``limit`` hits of ``query`` scoring at least ``floor`` that ``found`` lacks."""
     return _new_above(snapshot.searcher.search(query, limit, count=False).hits, floor, found)
@@ -340,8 +384,9 @@ def _new_above(hits: list, floor: float, found: list) -> list:
     return [h for h in hits if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
 
 
-def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
-    """tantivy's (score, address) pairs as hits on the snapshot's blocks."""
+def _resolve(snapshot: Snapshot, found: list, *, pooled: bool = False) -> list[LexicalHit]:
+    """tantivy's (score, address) pairs as hits on the snapshot's blocks (``pooled``: the
+    pool's own best blocks)."""
     if not found:
         return []
     searcher = snapshot.searcher
@@ -357,7 +402,9 @@ def _resolve(snapshot: Snapshot, found: list) -> list[LexicalHit]:
             if resolved is None:
                 continue
             _remember(memo, bid, resolved)
-        hits.append(LexicalHit(float(score), resolved[0], resolved[1], resolved[2], bid))
+        hits.append(
+            LexicalHit(float(score), resolved[0], resolved[1], resolved[2], bid, pooled=pooled)
+        )
     return hits
 
 

@@ -75,6 +75,9 @@ class LocalCandidates:
             words_too = ranking.semantic_added_bm25 and not ranking.is_pasted(query.text)
             scored = self._scored if words_too else None
             hits = self.semantic.mix(self.indexer.snapshot, query, hits, allowed, scored)
+        most = self.ranking.question_blocks_per_document
+        if most > 0 and not self.ranking.is_pasted(query.text):
+            hits = at_most_per_document(hits, most)
         return hits
 
     def _scored(self, query: Query, added: list[LexicalHit]) -> None:
@@ -152,6 +155,24 @@ class LocalCandidates:
             document_limit=ranking.named_file_candidates,
             within=query.library_documents,
         )
+
+
+def at_most_per_document(hits: list[LexicalHit], most: int) -> list[LexicalHit]:
+    """``hits`` with at most ``most`` of each document's pooled blocks, its best by score.
+
+    The window shows two blocks of a document, so a question's later blocks of one page
+    mostly cost the ranking a pass each: with three kept, no gold rank of the suite moved
+    (docs/ranking.md). A block that joined the pool for another reason (a definition or a
+    file the query names, a block only the meaning found) is kept whatever its document.
+    """
+    counts: dict[tuple[str, str], int] = {}
+    capped: set[int] = set()
+    for hit in sorted((h for h in hits if h.pooled), key=lambda h: -h.score):
+        key = (hit.doc.source, hit.doc.path)
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] > most:
+            capped.add(id(hit))
+    return [hit for hit in hits if id(hit) not in capped] if capped else hits
 
 
 @telemetry.traced(telemetry.RETRIEVE, telemetry.describe_retrieval)

@@ -34,6 +34,9 @@ class RankingSettings:
     near_duplicate_similarity: float = 0.8
     over_fetch: int = 2
     min_candidates: int = 50
+    # A question's lexical pool passes on at most this many blocks of one document (its best
+    # by score): the window shows two, and more of one page cost the ranking a pass each.
+    question_blocks_per_document: int = 3
     # Every search is ranked as if it asked for at least this many results (the candidate
     # pool, the definition floor, diversification), then cut: a shorter list is the prefix of
     # a longer one. 0: pool and window follow top_k.
@@ -353,6 +356,9 @@ _HELP = {
     "over_fetch": "lexical candidates fetched per requested result (top_k times this, at least "
     "min_candidates)",
     "min_candidates": "fewest lexical candidates fetched, however small top_k is",
+    "question_blocks_per_document": "most blocks of one document a question's lexical pool "
+    "passes on to the ranking (its best by score; the definitions and files the query names "
+    "join whatever their document); 0 is no cap",
     "stable_window": "rank every search as if top_k were at least this, then cut, so a "
     "shorter result list is the prefix of a longer one (0: follow top_k)",
     "definition_identifiers_only": "give the definition prior and candidates only to query "
