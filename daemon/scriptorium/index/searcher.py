@@ -49,7 +49,10 @@ DEEPER_SCAN = 200
 # The most blocks :func:`_among` lists to find them in the deeper hits (a name defined in
 # thousands of blocks of a large tree): past this, the second query is asked.
 LISTED_AT_MOST = 2_000
-# The most hits read to find every block tied at a pool's cut (:func:`_settled_cut`).
+# Hits read past a pool's cut to see whether blocks tie across it (:func:`_settled_cut`): a
+# tie at FastAPI's cut (one pool in ten) ends within five more hits, so one query finds it.
+TIE_PROBE = 8
+# The most hits read to find every block tied at a pool's cut.
 TIE_REACH = 1_000
 
 
@@ -229,9 +232,9 @@ def lexical_search(
     named = list(documents)[:document_limit] if document_limit > 0 else []
     scan = max(limit, DEEPER_SCAN) if defined or named else limit
     query = restricted()
-    # One past ``scan``: whether blocks tie across the pool's cut (see :func:`_settled_cut`).
-    ranked = snapshot.searcher.search(query, scan + 1, count=False).hits
-    pool = _settled_cut(snapshot, query, ranked, limit)
+    # A few past ``scan``: whether blocks tie across the pool's cut (see :func:`_settled_cut`).
+    ranked = snapshot.searcher.search(query, scan + TIE_PROBE, count=False).hits
+    pool = _settled_cut(snapshot, query, ranked, limit, scan + TIE_PROBE)
     found = list(pool)
     ranked = ranked[:scan]
     window, factor = symbol_reach
@@ -338,10 +341,12 @@ def _among(
     return _new_above(best, floor, found)
 
 
-def _settled_cut(snapshot: Snapshot, query: tantivy.Query, ranked: list, limit: int) -> list:
-    """The first ``limit`` of ``ranked`` (the query's best hits, read at least one past
-    ``limit`` when there are that many), with the blocks that tie across the cut chosen by
-    their place (source, path, block) rather than by the order of the index's documents.
+def _settled_cut(
+    snapshot: Snapshot, query: tantivy.Query, ranked: list, limit: int, asked: int
+) -> list:
+    """The first ``limit`` of ``ranked`` (the query's best ``asked`` hits, more than
+    ``limit``), with the blocks that tie across the cut chosen by their place (source,
+    path, block) rather than by the order of the index's documents.
 
     That order follows how the index was reached (a resumed build, a catch-up, a merge), so
     the same tree must not depend on it: blocks of equal length with the same words score
@@ -352,11 +357,10 @@ def _settled_cut(snapshot: Snapshot, query: tantivy.Query, ranked: list, limit: 
     if limit <= 0 or len(ranked) <= limit or ranked[limit - 1][0] != ranked[limit][0]:
         return ranked[:limit]
     tie = ranked[limit][0]
-    while ranked[-1][0] == tie and TIE_REACH > len(ranked) > limit:
-        reach = min(len(ranked) * 2, TIE_REACH)
-        ranked = snapshot.searcher.search(query, reach, count=False).hits
-        if len(ranked) < reach:
-            break  # every hit read
+    # Fewer hits than asked for: every hit is read.
+    while ranked[-1][0] == tie and len(ranked) >= asked and asked < TIE_REACH:
+        asked = min(asked * 2, TIE_REACH)
+        ranked = snapshot.searcher.search(query, asked, count=False).hits
     above = [hit for hit in ranked if hit[0] > tie]
     tied = [hit for hit in ranked if hit[0] == tie]
     ids = snapshot.searcher.fast_field_values(S.BID, [address for _, address in tied])
@@ -402,8 +406,9 @@ def _resolve(snapshot: Snapshot, found: list, *, pooled: bool = False) -> list[L
             if resolved is None:
                 continue
             _remember(memo, bid, resolved)
+        # Positional: this runs for every candidate of every search.
         hits.append(
-            LexicalHit(float(score), resolved[0], resolved[1], resolved[2], bid, pooled=pooled)
+            LexicalHit(float(score), resolved[0], resolved[1], resolved[2], bid, 0.0, None, pooled)
         )
     return hits
 

@@ -165,13 +165,15 @@ def at_most_per_document(hits: list[LexicalHit], most: int) -> list[LexicalHit]:
     (docs/ranking.md). A block that joined the pool for another reason (a definition or a
     file the query names, a block only the meaning found) is kept whatever its document.
     """
-    counts: dict[tuple[str, str], int] = {}
+    pages: dict[tuple[str, str], list[LexicalHit]] = {}
+    for hit in hits:
+        if hit.pooled:
+            pages.setdefault((hit.doc.source, hit.doc.path), []).append(hit)
     capped: set[int] = set()
-    for hit in sorted((h for h in hits if h.pooled), key=lambda h: -h.score):
-        key = (hit.doc.source, hit.doc.path)
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] > most:
-            capped.add(id(hit))
+    for blocks in pages.values():
+        if len(blocks) > most:
+            blocks.sort(key=lambda h: -h.score)  # stable: equal scores keep the pool's order
+            capped.update(id(h) for h in blocks[most:])
     return [hit for hit in hits if id(hit) not in capped] if capped else hits
 
 
