@@ -15,6 +15,7 @@ from scriptorium.index.searcher import FieldWeights, LexicalHit, lexical_search
 from scriptorium.plugins import load_registry
 from scriptorium.retrieval.local import at_most_per_document
 from scriptorium.settings.config import load_settings
+from scriptorium.sources.remote import SearchBatch
 
 QUESTION = "how do I tune a widget"
 PASTED = "Traceback (most recent call last):\n  File 'app.py', line 3\nWidgetError: tune widget\n"
@@ -76,27 +77,50 @@ def widgets(tmp_path_factory) -> LocalEngine:
     return _engine(root, docs, "state")
 
 
-def _retrieved(engine: LocalEngine, text: str, most: int) -> list[str]:
-    """The pages of the candidates the retrieve stage passed on for ``text``."""
+def _batch(engine: LocalEngine, text: str, most: int, explain: bool = False) -> SearchBatch:
+    """What the local provider passes on to the ranking for ``text``."""
     searching = engine.searching
     saved = searching.local.ranking
     searching.local.ranking = dataclasses.replace(saved, question_blocks_per_document=most)
     try:
-        query = searching.make_query(SearchParams(query=text, top_k=10))
-        return [hit.doc.path for hit in searching.local.hits(query)]
+        query = searching.make_query(SearchParams(query=text, top_k=10, explain=explain))
+        return searching.local.batch(query)
     finally:
         searching.local.ranking = saved
 
 
+def _pages(batch: SearchBatch) -> list[str]:
+    return [cand.document.path for cand in batch.candidates]
+
+
 def test_a_question_passes_on_at_most_three_blocks_of_a_page(widgets):
     assert widgets.ranking.question_blocks_per_document == 3  # the shipped default
-    question = _retrieved(widgets, QUESTION, 3)
+    question = _pages(_batch(widgets, QUESTION, 3))
     # Every page the whole pool reaches still has its three best blocks.
-    whole = _retrieved(widgets, QUESTION, 0)
+    whole = _pages(_batch(widgets, QUESTION, 0))
     assert len(whole) == 50
     assert sorted(question) == sorted(p for p in set(whole) for _ in range(3))
     # A pasted text's pool is passed on whole.
-    assert len(_retrieved(widgets, PASTED, 3)) == 50
+    assert len(_pages(_batch(widgets, PASTED, 3))) == 50
+
+
+def test_explain_says_which_blocks_the_cap_left_out(widgets):
+    batch = _batch(widgets, QUESTION, 3, explain=True)
+    assert len(batch.candidates) + len(batch.held_back) == 50
+    assert {d.why for d in batch.held_back} == {
+        "more than 3 blocks of one document in a question's pool"
+    }
+    assert all(d.ref_id and d.location.startswith("widgets-") for d in batch.held_back)
+    # Through a search: the retrieve stage reports them as its drops.
+    searching = widgets.searching
+    outcome = searching.search_local(
+        searching.make_query(SearchParams(query=QUESTION, top_k=10, explain=True))
+    )
+    (retrieve,) = [s for s in outcome.stages if s.stage == "retrieve"]
+    assert (retrieve.kept, retrieve.dropped) == (len(batch.candidates), len(batch.held_back))
+    assert retrieve.drops and retrieve.drops[0].why == batch.held_back[0].why
+    # Unexplained, nothing is made for them.
+    assert _batch(widgets, QUESTION, 3).held_back == []
 
 
 def _hit(path: str, score: float, pooled: bool = True) -> LexicalHit:
@@ -112,11 +136,12 @@ def test_the_cap_keeps_a_page_best_blocks_and_every_block_that_joined_otherwise(
         _hit("a.md", 2.0),
         _hit("a.md", 0.5, pooled=False),  # a definition or a block only the meaning found
     ]
-    kept = at_most_per_document(hits, 2)
+    kept, left = at_most_per_document(hits, 2)
     assert [(h.doc.path, h.score, h.pooled) for h in kept] == [
         ("a.md", 3.0, True),
         ("b.md", 2.0, True),
         ("a.md", 2.0, True),
         ("a.md", 0.5, False),
     ]
-    assert at_most_per_document(hits, 4) is hits
+    assert [(h.doc.path, h.score) for h in left] == [("a.md", 1.0)]
+    assert at_most_per_document(hits, 4) == (hits, [])

@@ -440,6 +440,12 @@ def _locate(candidates: list[Candidate], location_of: LocationOf, everyone: bool
             cand.location = location_of(cand)
 
 
+def held_back(candidates: list[Candidate], why: str) -> list[StageDrop]:
+    """Explain's drops, with their refs, for candidates a provider left out before the
+    ranking (reported with the retrieve stage)."""
+    return [_drop(cand, why, True, cand.document.path) for cand in candidates]
+
+
 def _drop(cand: Candidate, why: str, with_ref: bool, location: str = "") -> StageDrop:
     """A dropped candidate for ``explain``; its ref id is encoded only when explaining."""
     block = cand.block

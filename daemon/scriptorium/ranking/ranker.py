@@ -8,13 +8,13 @@ the search service's job.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from scriptorium import telemetry
 from scriptorium.domain.model import Candidate, Query
-from scriptorium.domain.outcomes import StageReport
+from scriptorium.domain.outcomes import StageDrop, StageReport
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.rerank import Reranker
@@ -76,9 +76,17 @@ class Ranker:
         self.source_class = source_class
         self.location_of = location_of
 
-    def run(self, query: Query, candidates: list[Candidate]) -> Ranked:
+    def run(
+        self, query: Query, candidates: list[Candidate], held_back: Sequence[StageDrop] = ()
+    ) -> Ranked:
+        """Rank ``candidates``; ``held_back`` is what the provider left out before (the
+        retrieve stage's drops)."""
         pipeline = self.pipeline
-        stages = [StageReport(RETRIEVE.report, len(candidates), 0)]
+        stages = [
+            StageReport(
+                RETRIEVE.report, len(candidates), len(held_back), list(held_back[:SHOWN_DROPS])
+            )
+        ]
         pipeline.fuse(candidates)
         drops = pipeline.priors(query, candidates, self.source_class)
         stages.append(StageReport(PRIORS.report, len(candidates), len(drops), drops[:SHOWN_DROPS]))

@@ -40,7 +40,7 @@ class Answerer:
         outcome = new_outcome(query)
         if batch.listing:
             return self._listing(query, batch.candidates, outcome)
-        ranked = self.ranker.run(query, batch.candidates)
+        ranked = self.ranker.run(query, batch.candidates, batch.held_back)
         window = ranked.window
         if not window:
             outcome.abstained, outcome.abstain_reason = True, "no_candidates"

@@ -14,7 +14,7 @@ from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import LexicalHit, lexical_search, scores_within
 from scriptorium.index.served import ServedIndex
-from scriptorium.ranking.pipeline import Pipeline
+from scriptorium.ranking.pipeline import Pipeline, held_back
 from scriptorium.ranking.signals import named_files, query_names
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.remote import SearchBatch
@@ -54,7 +54,15 @@ class LocalCandidates:
         if not query.terms:
             return SearchBatch()
         hits = retrieve(self, query, self.ranking.candidate_limit(query.top_k))
-        return SearchBatch(self.pipeline.candidates(query, hits))
+        most = self.ranking.question_blocks_per_document
+        capped: list[LexicalHit] = []
+        if most > 0 and not self.ranking.is_pasted(query.text):
+            hits, capped = at_most_per_document(hits, most)
+        batch = SearchBatch(self.pipeline.candidates(query, hits))
+        if capped and query.explain:
+            why = f"more than {most} blocks of one document in a question's pool"
+            batch.held_back = held_back(self.pipeline.candidates(query, capped), why)
+        return batch
 
     def hits(self, query: Query) -> list[LexicalHit]:
         """The lexical pools, then (once vectors exist) the nearest blocks, scores mixed."""
@@ -75,9 +83,6 @@ class LocalCandidates:
             words_too = ranking.semantic_added_bm25 and not ranking.is_pasted(query.text)
             scored = self._scored if words_too else None
             hits = self.semantic.mix(self.indexer.snapshot, query, hits, allowed, scored)
-        most = self.ranking.question_blocks_per_document
-        if most > 0 and not self.ranking.is_pasted(query.text):
-            hits = at_most_per_document(hits, most)
         return hits
 
     def _scored(self, query: Query, added: list[LexicalHit]) -> None:
@@ -157,8 +162,11 @@ class LocalCandidates:
         )
 
 
-def at_most_per_document(hits: list[LexicalHit], most: int) -> list[LexicalHit]:
-    """``hits`` with at most ``most`` of each document's pooled blocks, its best by score.
+def at_most_per_document(
+    hits: list[LexicalHit], most: int
+) -> tuple[list[LexicalHit], list[LexicalHit]]:
+    """``hits`` with at most ``most`` of each document's pooled blocks, its best by score,
+    and the blocks left out.
 
     The window shows two blocks of a document, so a question's later blocks of one page
     mostly cost the ranking a pass each: with three kept, no gold rank of the suite moved
@@ -174,7 +182,9 @@ def at_most_per_document(hits: list[LexicalHit], most: int) -> list[LexicalHit]:
         if len(blocks) > most:
             blocks.sort(key=lambda h: -h.score)  # stable: equal scores keep the pool's order
             capped.update(id(h) for h in blocks[most:])
-    return [hit for hit in hits if id(hit) not in capped] if capped else hits
+    if not capped:
+        return hits, []
+    return [h for h in hits if id(h) not in capped], [h for h in hits if id(h) in capped]
 
 
 @telemetry.traced(telemetry.RETRIEVE, telemetry.describe_retrieval)

@@ -155,7 +155,10 @@ class ProviderChain:
             listings = [a.batch.candidates for a in answers if a.batch.listing]
             pooled = SearchBatch(round_robin(listings), listing=True)
         else:
-            pooled = SearchBatch(scale_per_provider(answers))
+            pooled = SearchBatch(
+                scale_per_provider(answers),
+                held_back=[drop for a in answers for drop in a.batch.held_back],
+            )
         outcome = self.rank(query, pooled)
         if not outcome.hits:
             return self._empty(query, failures)

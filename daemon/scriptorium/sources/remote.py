@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scriptorium.domain.model import Candidate, Corpus, Query, SourceDocument
-from scriptorium.domain.outcomes import ContentOutcome, Resolution, SourceReport
+from scriptorium.domain.outcomes import ContentOutcome, Resolution, SourceReport, StageDrop
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import Source, SourceConfig, SourceContext
 
@@ -64,6 +64,8 @@ class SearchBatch:
     # A provider that judged its own answer (a peer daemon sees whole documents, not just the
     # snippets it sends) says so here; None leaves the judgement to the pipeline.
     confident: bool | None = None
+    # What the provider left out before the ranking, each with why (listed for explain only).
+    held_back: list[StageDrop] = field(default_factory=list)
 
 
 @dataclass(slots=True)
