@@ -21,6 +21,8 @@ from scriptorium.text.preview import PreviewText, prepare
 
 # A preview window is ~200 characters; scanning more of a long block only costs time.
 PREVIEW_SOURCE_CHARS = 4000
+# Lines either side of a code result's anchor its preview is cut from (within its block).
+PREVIEW_CODE_LINES = 12
 
 
 class HitBuilder:
@@ -84,7 +86,10 @@ class HitBuilder:
             snippet, _, _ = code_snippet(
                 lines, block.start_line, block.end_line, anchor, query.snippet_lines
             )
-            lo, hi = max(0, anchor - 12), min(len(lines), anchor + 12)
+            # The lines around the anchor, never past the block's own: a preview showing the
+            # neighbouring definition's code would describe another result than the location.
+            lo = max(block.start_line - 1, anchor - PREVIEW_CODE_LINES)
+            hi = min(block.end_line, len(lines), anchor + PREVIEW_CODE_LINES)
         else:
             anchor = block.start_line
             snippet, _, _ = doc_snippet(
