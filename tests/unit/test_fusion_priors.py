@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
 import re
@@ -9,9 +10,13 @@ import re
 import pytest
 
 from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, SourceDocument
-from scriptorium.ranking.paths import translated
+from scriptorium.domain.outcomes import SearchParams
+from scriptorium.engine.local import LocalEngine
+from scriptorium.plugins import load_registry
+from scriptorium.ranking.paths import translated, translated_root
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
 from scriptorium.ranking.signals import plain_question, query_names
+from scriptorium.settings.config import load_settings
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
 from scriptorium.text import tokenize
@@ -467,6 +472,67 @@ def test_translations_yield_to_an_english_question_only():
     assert scored("docs/de/docs/deps.md", "wie kann ich abhaengigkeiten mit yield nutzen") == 1.0
     assert scored("docs/es/docs/deps.md", "como usar dependencias con yield") == 1.0
     assert scored("docs/de/docs/deps.md", "dependencies with yield", translation_factor=1.0) == 1.0
+
+
+def test_a_source_whose_root_is_a_translations_folder_is_a_translation(tmp_path):
+    for folder in ("docs/en/docs", "docs/ja/docs", "i18n/en", "i18n/pt-br", "de/docs", "it"):
+        (tmp_path / folder).mkdir(parents=True)
+    assert translated_root(tmp_path / "docs/ja/docs")  # one source per language
+    assert translated_root(tmp_path / "docs/ja")
+    assert translated_root(tmp_path / "i18n/pt-br")
+    assert not translated_root(tmp_path / "docs/en/docs")
+    # A language's name with no English folder beside it is the user's own folder name.
+    assert not translated_root(tmp_path / "de/docs")
+    assert not translated_root(tmp_path / "it")
+    assert not translated_root(tmp_path / "gone/fr")
+
+
+def test_the_pages_of_a_translations_source_yield_to_an_english_question():
+    def scored(translations: frozenset[str]) -> float:
+        cand = candidate(Corpus.DOCS, "tutorial/deps.md", "## Yield\n\nprose\n", 1.0)
+        settings = lever_alone(translation_factor=RankingSettings().translation_factor)
+        query = Query(text="dependencies with yield", terms=("yield",))
+        Pipeline(settings, lambda d: []).priors(query, [cand], lambda s: "product", translations)
+        return cand.score
+
+    assert scored(frozenset({str(Corpus.DOCS)})) == 0.5
+    assert scored(frozenset({"other"})) == 1.0
+
+
+def test_a_translations_source_ranks_below_the_english_page_through_a_search(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "en" / "docs").mkdir(parents=True)
+    (docs / "ja" / "docs").mkdir(parents=True)
+    (docs / "en" / "docs" / "widgets.md").write_text(
+        "# Widgets\n\nTune a widget before use. Tune it once.\n", encoding="utf-8"
+    )
+    # The translation keeps the English names, more often: BM25 alone puts it first.
+    (docs / "ja" / "docs" / "widgets.md").write_text(
+        "# Widget の tune\n\nwidget を tune します。\n",
+        encoding="utf-8",
+    )
+
+    def ranked(translation_factor: float) -> list[tuple[str, list[str]]]:
+        config = tmp_path / f"config-{translation_factor}.toml"
+        config.write_text(
+            '[server]\nwatch = false\n\n[[sources]]\nname = "en"\nkind = "markdown"\n'
+            f'root = "{docs / "en" / "docs"}"\ndefault = true\n\n'
+            '[[sources]]\nname = "ja"\nkind = "markdown"\n'
+            f'root = "{docs / "ja" / "docs"}"\n\n'
+            f"[ranking]\nsemantic = false\ntranslation_factor = {translation_factor}\n",
+            encoding="utf-8",
+        )
+        state = tmp_path / f"state-{translation_factor}"
+        engine = LocalEngine(load_settings(config, state_dir=str(state)), load_registry())
+        engine.indexer.load_or_build()
+        outcome = asyncio.run(engine.search(SearchParams(query="tune a widget", explain=True)))
+        return [(hit.source, [r.name for r in hit.reasons]) for hit in outcome.hits]
+
+    assert [source for source, _ in ranked(1.0)][:2] == ["ja", "en"]
+    shipped = ranked(RankingSettings().translation_factor)
+    assert [source for source, _ in shipped][:2] == ["en", "ja"]
+    assert "translation" in dict(shipped)["ja"]
+    assert "translation" not in dict(shipped)["en"]
 
 
 def path_prior(corpus: Corpus, path: str, query: Query, body: str, **levers) -> float:

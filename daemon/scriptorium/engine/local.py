@@ -26,6 +26,7 @@ from scriptorium.compose.tables import CorpusTables
 from scriptorium.compose.view import CorpusView
 from scriptorium.content.fetch import FetchService, LocalContent
 from scriptorium.content.resolve import Resolver
+from scriptorium.domain.model import Corpus
 from scriptorium.domain.outcomes import (
     ContentOutcome,
     ContentParams,
@@ -50,6 +51,7 @@ from scriptorium.index.generation import GenerationStore, writer_heap_bytes
 from scriptorium.index.lifeline import refuse_in_helper_start
 from scriptorium.limits import MAX_QUERY_CHARS
 from scriptorium.plugins import Registry, load_registry
+from scriptorium.ranking.paths import translated_root
 from scriptorium.ranking.pipeline import Pipeline
 from scriptorium.ranking.ranker import Ranker
 from scriptorium.ranking.rerank import reranker_for
@@ -62,6 +64,7 @@ from scriptorium.retrieval.search import SearchService
 from scriptorium.semantic.service import semantic_for
 from scriptorium.settings.config import default_state_dir
 from scriptorium.settings.ranking import ranking_settings
+from scriptorium.sources.base import Source
 from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemoteContext
@@ -109,7 +112,14 @@ class LocalEngine(Engine):
         pipeline = Pipeline(self.ranking, self.indexer.lines_of)
         hits = HitBuilder(self.catalog, self.indexer)
         reranker = reranker_for(self.ranking, registry, self.indexer.lines_of)
-        ranker = Ranker(pipeline, registry, self.catalog.source_class, hits.location_of, reranker)
+        ranker = Ranker(
+            pipeline,
+            registry,
+            self.catalog.source_class,
+            hits.location_of,
+            reranker,
+            translations=translation_sources(self.catalog.local),
+        )
         answers = Answerer(ranker, hits, self.catalog, self.indexer, self.ranking)
         self.semantic = semantic_for(
             self.ranking, state_dir, store.complete_generations, registry.embedder
@@ -372,6 +382,19 @@ class LocalEngine(Engine):
     @property
     def version(self) -> str:
         return __version__
+
+
+def translation_sources(sources: list[Source]) -> frozenset[str]:
+    """The documentation sources whose root is a translation's folder (one source per
+    language, ``docs/ja/docs``): the translation prior weighs their pages for an English query
+    as it weighs pages under a language's folder."""
+    return frozenset(
+        source.name
+        for source in sources
+        if source.corpus is Corpus.DOCS
+        and isinstance(getattr(source, "root", None), Path)
+        and translated_root(source.root)
+    )
 
 
 def _skipped(source: object) -> dict[str, int]:

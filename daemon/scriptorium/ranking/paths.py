@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 
 from scriptorium.text import tokenize
 
@@ -135,6 +136,27 @@ _LANGUAGES = frozenset({
     "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi", "zh",
 })  # fmt: skip
 _LANGUAGE_DIR = re.compile(r"^([a-z]{2})(?:[-_][a-z]{2,4})?$")
+
+
+_ENGLISH_DIR = re.compile(r"^en(?:[-_][a-z]{2,4})?$")
+
+
+def translated_root(root: Path) -> bool:
+    """Whether a source's root is a translation's folder, as a site configured one source per
+    language has it: the root or its parent names a language other than English, and an
+    English folder sits beside that one (``docs/ja/docs`` beside ``docs/en/``). The sibling is
+    asked for because a root's own folders are the user's to name (a checkout in ``~/de``)."""
+    for folder in (root, root.parent):
+        match = _LANGUAGE_DIR.match(folder.name.casefold())
+        if match and match.group(1) in _LANGUAGES:
+            try:
+                return any(
+                    _ENGLISH_DIR.match(sibling.name.casefold()) and sibling.is_dir()
+                    for sibling in folder.parent.iterdir()
+                )
+            except OSError:
+                return False
+    return False
 
 
 @functools.lru_cache(maxsize=65_536)

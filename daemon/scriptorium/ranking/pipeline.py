@@ -203,15 +203,20 @@ class Pipeline:
 
     @telemetry.traced(telemetry.PRIORS, telemetry.describe_priors)
     def priors(
-        self, query: Query, candidates: list[Candidate], source_class: Callable[[str], str]
+        self,
+        query: Query,
+        candidates: list[Candidate],
+        source_class: Callable[[str], str],
+        translations: frozenset[str] = frozenset(),
     ) -> list[StageDrop]:
         """Weigh each candidate by the levers of ranking/priors.py in their order (those that
-        can change a score in this search); drop those a lever rules out, return them."""
+        can change a score in this search); drop those a lever rules out, return them.
+        ``translations`` names the sources whose root is a translation's folder."""
         settings = self.settings
         document_evidence(settings, query, candidates)
         term_coverage(settings, query, candidates)
         qualified_twins(settings, query, candidates)
-        search = SearchPriors.of(query, settings, source_class)
+        search = SearchPriors.of(query, settings, source_class, translations)
         levers = switched_on(search)
         drops: list[StageDrop] = []
         kept = []

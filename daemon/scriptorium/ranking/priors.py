@@ -45,10 +45,17 @@ class SearchPriors:
     query_cjk: bool
     now: datetime
     classes: dict[str, str]
+    # Sources whose root is a translation's folder (``docs/ja/docs``): their pages' own paths
+    # name no language.
+    translations: frozenset[str] = frozenset()
 
     @classmethod
     def of(
-        cls, query: Query, settings: RankingSettings, source_class: Callable[[str], str]
+        cls,
+        query: Query,
+        settings: RankingSettings,
+        source_class: Callable[[str], str],
+        translations: frozenset[str] = frozenset(),
     ) -> SearchPriors:
         return cls(
             query=query,
@@ -59,6 +66,7 @@ class SearchPriors:
             query_cjk=bool(CJK.search(query.text)),
             now=query.as_of or _now(),
             classes={},
+            translations=translations,
         )
 
 
@@ -81,9 +89,14 @@ def question(cand: Candidate, search: SearchPriors) -> None:
 
 
 def translation(cand: Candidate, search: SearchPriors) -> None:
-    """A translated page weighs less for an English query."""
+    """A translated page (under a language's folder, or of a source whose root is one) weighs
+    less for an English query."""
     factor = search.decided.translation
-    if factor != 1.0 and cand.document.corpus is Corpus.DOCS and translated(cand.document.path):
+    if (
+        factor != 1.0
+        and cand.document.corpus is Corpus.DOCS
+        and (cand.source in search.translations or translated(cand.document.path))
+    ):
         cand.adjust("translation", factor, "a translation; the query is English")
 
 

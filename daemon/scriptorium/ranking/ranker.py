@@ -69,8 +69,10 @@ class Ranker:
         source_class: Callable[[str], str],
         location_of: Callable[[Candidate], str],
         reranker: Reranker | None = None,
+        translations: frozenset[str] = frozenset(),
     ) -> None:
         self.pipeline = pipeline
+        self.translations = translations
         self.reranker = reranker
         self.registry = registry
         self.source_class = source_class
@@ -88,7 +90,7 @@ class Ranker:
             )
         ]
         pipeline.fuse(candidates)
-        drops = pipeline.priors(query, candidates, self.source_class)
+        drops = pipeline.priors(query, candidates, self.source_class, self.translations)
         stages.append(StageReport(PRIORS.report, len(candidates), len(drops), drops[:SHOWN_DROPS]))
         mode = self.registry.mode(query.mode)
         pipeline.rerank(mode, query, candidates)

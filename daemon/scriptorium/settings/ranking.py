@@ -484,8 +484,9 @@ _HELP = {
     "drop_numbers": "leave a pasted text's terms of digits alone out of its terms (before "
     "max_query_terms is applied)",
     "translation_factor": "factor for docs pages under a language folder other than English "
-    "(docs/de/, i18n/pt-br/) when the query is plain ASCII and reads as English (not 'wie kann "
-    "ich ...'); 1.0 is off",
+    "(docs/de/, i18n/pt-br/), or of a source whose root is one beside an English folder "
+    "(docs/ja/docs beside docs/en/), when the query is plain ASCII and reads as English (not "
+    "'wie kann ich ...'); 1.0 is off",
     "low_confidence_coverage": "share of a multi-term query's terms the best result must hold; "
     "below it the search abstains as low_confidence",
     "language_prior": "factor for results whose script (CJK or not) differs from the query's; "
