@@ -17,6 +17,7 @@ from scriptorium.sources.catalog import SourceCatalog
 from scriptorium.sources.libraries import LibrarySource
 from scriptorium.sources.remote import RemotePage
 from scriptorium.text import code_snippet, doc_snippet, preview, split_lines
+from scriptorium.text.markdown import without_attr_lists
 from scriptorium.text.preview import PreviewText, prepare
 
 # A preview window is ~200 characters; scanning more of a long block only costs time.
@@ -99,7 +100,7 @@ class HitBuilder:
         if doc.preview_from_body and not code:
             shown = self._body_text(doc, block.body, block.start_line)
         else:
-            shown = self._preview_text(doc, lines, lo, hi)
+            shown = self._preview_text(doc, lines, lo, hi, headings=not code)
         ref_id, url = self._address(cand, source, anchor)
         return _assemble(
             cand,
@@ -190,13 +191,17 @@ class HitBuilder:
                 snapshot.remember(key, found)
         return found
 
-    def _preview_text(self, doc, lines: list[str], lo: int, hi: int) -> PreviewText:
-        """Lines ``lo:hi`` of ``doc`` prepared for previews (kept per generation)."""
+    def _preview_text(
+        self, doc, lines: list[str], lo: int, hi: int, *, headings: bool = False
+    ) -> PreviewText:
+        """Lines ``lo:hi`` of ``doc`` prepared for previews (kept per generation); ``headings``:
+        without their headings' attribute lists (documentation)."""
         snapshot = self.indexer.current
         key = (doc.content_hash, lo, hi)
         found = snapshot.texts.get(key) if snapshot is not None else None
         if found is None:
-            found = prepare("\n".join(lines[lo:hi])[:PREVIEW_SOURCE_CHARS])
+            shown = without_attr_lists(lines[lo:hi]) if headings else lines[lo:hi]
+            found = prepare("\n".join(shown)[:PREVIEW_SOURCE_CHARS])
             if snapshot is not None:
                 snapshot.remember_text(key, found)
         return found

@@ -232,6 +232,16 @@ def split_attr_list(text: str) -> tuple[str, str | None]:
     return text[: match.start()].rstrip(), (ids[-1] if ids else None)
 
 
+def without_attr_lists(lines: Sequence[str]) -> list[str]:
+    """``lines`` with each ATX heading's trailing attribute list (``{ #id }``) left out: what a
+    preview shows of them. MkDocs sites give every heading one, and in a window of about 200
+    characters each took a sixth of the text."""
+    return [
+        split_attr_list(line.rstrip())[0] if "{" in line and _ATX.match(line) else line
+        for line in lines
+    ]
+
+
 def _heading_text(raw: str) -> tuple[str, str | None]:
     text = raw.strip()[:MAX_LINE_CHARS]
     custom_id = None
