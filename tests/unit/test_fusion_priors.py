@@ -178,6 +178,54 @@ def test_near_duplicates_are_held_back_and_backfill_only_when_the_window_is_shor
     assert [c.document.path for c in window][1] == "tutorial001_an_py310.py"
 
 
+def test_a_block_nested_with_a_better_result_of_its_file_is_held_back():
+    text = "".join(f"line {i}\n" for i in range(1, 41))
+    doc = SourceDocument(
+        source="code",
+        path="widgets.py",
+        text=text,
+        corpus=Corpus.CODE,
+        content_hash=content_hash(text),
+    )
+
+    def block_of(title: str, start: int, end: int, score: float) -> Candidate:
+        block = Block(
+            kind=RefKind.CODE,
+            start_line=start,
+            end_line=end,
+            title=title,
+            section_path=(title,),
+            anchor=f"L{start}",
+            body="".join(f"{title} {i}\n" for i in range(start, end + 1)),
+            level=2,
+            symbol=title,
+        )
+        cand = Candidate(source="code", document=doc, block=block, score=score)
+        cand.explained = True
+        return cand
+
+    other = candidate(Corpus.CODE, "gadgets.py", "def gadget():\n    return 1\n", 1.0)
+    cands = [
+        block_of("Widget", 1, 20, 3.0),
+        block_of("Widget.tune", 5, 10, 2.5),  # inside the class above
+        block_of("module", 1, 40, 2.2),  # around it
+        other,
+        block_of("Gizmo", 22, 30, 0.9),  # beside it: a place of its own
+    ]
+    location = lambda c: f"{c.document.path}#L{c.block.start_line}-L{c.block.end_line}"  # noqa: E731
+    query = Query(text="tune it", terms=("tune",), top_k=3, explain=True)
+    pipeline = Pipeline(lever_alone(), lambda d: d.text.splitlines())
+    window, _, dropped = pipeline.order(list(cands), 3, location, False, query)
+    assert [c.block.title for c in window][:2] == ["Widget", "T"]
+    assert [c.block.title for c in window][2] == "Gizmo"
+    whys = {d.location: d.why for d in dropped}
+    assert whys["widgets.py#L5-L10"] == "lines inside those of widgets.py#L1-L20"
+    assert whys["widgets.py#L1-L40"] == "lines around those of widgets.py#L1-L20"
+    off = Pipeline(lever_alone(hold_back_nested=False), lambda d: d.text.splitlines())
+    window, _, _ = off.order(list(cands), 3, location, False, query)
+    assert [c.block.title for c in window] == ["Widget", "Widget.tune", "T"]
+
+
 @pytest.mark.parametrize(
     ("text", "names"),
     [

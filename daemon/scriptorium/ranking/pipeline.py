@@ -6,7 +6,8 @@ ones the evaluation suite supports (see docs/ranking.md for the measurements). T
 stages run in is ``Ranker``'s (ranking/ranker.py); what a query says is in ranking/signals.py
 and what it decides for the priors in ranking/query_priors.py, the priors' levers in
 ranking/priors.py, what a path says in ranking/paths.py, which query terms a candidate covers
-in ranking/coverage.py. One method per stage, sharing the helpers below them.
+in ranking/coverage.py, the diversified window in ranking/window.py. One method per stage,
+sharing the helpers below them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from scriptorium import telemetry
 from scriptorium.domain.model import (
@@ -30,22 +30,18 @@ from scriptorium.domain.model import (
 from scriptorium.domain.outcomes import StageDrop
 from scriptorium.domain.refs import Ref
 from scriptorium.index.searcher import LexicalHit
-from scriptorium.ranking.bodies import (  # noqa: F401 (renders_from_code: also from here)
-    renders_from_code,
-    words_of,
-)
+from scriptorium.ranking.bodies import renders_from_code  # noqa: F401 (also from here)
 from scriptorium.ranking.coverage import document_evidence, term_coverage
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.priors import SearchPriors, switched_on
 from scriptorium.ranking.qualified import qualified_twins
-from scriptorium.ranking.twins import near_duplicate
+from scriptorium.ranking.window import Window, below_cut, diversify, held_back_why
 from scriptorium.settings.ranking import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
     RANKING_KEYS,
     RankingSettings,
 )
 from scriptorium.text import Wanted, best_line, query_terms, tokenize
-from scriptorium.text.features import WordSet
 from scriptorium.text.snippets import ScreenMemo
 
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
@@ -258,7 +254,7 @@ class Pipeline:
         explain = query is not None and query.explain
         _sort(candidates, location_of, everyone=explain or query is None)
         unique, dedup_drops = _dedupe(candidates, explain)
-        shaped = self._diversify(unique, self.settings.window(top_k))
+        shaped = diversify(self.settings, unique, self.settings.window(top_k))
         if query is not None:
             final, below = self._settle_first(
                 query, shaped.window[: shaped.size], location_of, top_k
@@ -271,45 +267,6 @@ class Pipeline:
             final, displaced = self._mixed(query, final, below + shaped.overflow, location_of)
         diversity_drops = self._diversity_drops(shaped, final, below, displaced, top_k, explain)
         return final, dedup_drops, diversity_drops
-
-    def _diversify(self, unique: list[Candidate], size: int) -> _Window:
-        """A window of ``size`` results at most ``max_per_document`` per document and with no
-        near-duplicate of one above; what is held back overflows, and backfills a short window.
-
-        Ranked for ``size`` results and cut to ``top_k`` only later, so that the first results
-        do not depend on how many were asked for.
-        """
-        shaped = _Window(size)
-        window, overflow = shaped.window, shaped.overflow
-        per_doc: dict[tuple[str, str], int] = defaultdict(int)
-        limit = self.settings.max_per_document
-        similarity = self.settings.near_duplicate_similarity
-        shown: list[WordSet] = []  # the words of the window's results, in order
-        for cand in unique:
-            doc_key = (cand.source, cand.document.path)
-            if limit > 0 and per_doc[doc_key] >= limit:
-                overflow.append(cand)
-                continue
-            # Only the window's own results are compared: below the cut nothing is shown.
-            if similarity and len(window) < size:
-                words = words_of(cand)
-                twin = near_duplicate(words, shown, similarity)
-                if twin is not None:
-                    shaped.twins[id(cand)] = window[twin]
-                    overflow.append(cand)
-                    continue
-                shown.append(words)
-            per_doc[doc_key] += 1
-            window.append(cand)
-        # Backfill from the overflow when diversification left the window short: after the
-        # diversified results, not among them, so that what a short list holds back stays
-        # below what a longer one shows (the results are a prefix of any longer list's).
-        if len(window) < size and overflow:
-            room = size - len(window)
-            shaped.backfilled = {id(c) for c in overflow[:room]}
-            window.extend(overflow[:room])
-            shaped.overflow = overflow[room:]
-        return shaped
 
     def _mixed(
         self,
@@ -329,7 +286,7 @@ class Pipeline:
 
     def _diversity_drops(
         self,
-        shaped: _Window,
+        shaped: Window,
         final: list[Candidate],
         below: list[Candidate],
         displaced: list[Candidate],
@@ -343,9 +300,8 @@ class Pipeline:
         # below that the cut would have left it out anyway, and saying so is the honest answer.
         floor = final[-1].score if final else -math.inf
         capped = f"more than {self.settings.max_per_document} blocks from one document"
-        twins = shaped.twins
         drops = [
-            _drop(c, _held_back(c, twins, capped, floor, top_k), explain)
+            _drop(c, held_back_why(c, shaped, capped, floor, top_k), explain)
             for c in shaped.overflow
             if id(c) not in kept
         ]
@@ -355,25 +311,13 @@ class Pipeline:
         if explain:
             # Why a candidate is missing is the usual question; below the cut is the usual answer.
             drops += [
-                _drop(c, _held_back(c, twins, capped, floor, top_k), explain)
+                _drop(c, held_back_why(c, shaped, capped, floor, top_k), explain)
                 if id(c) in shaped.backfilled
-                else _drop(c, _below_cut(top_k, c), explain)
+                else _drop(c, below_cut(top_k, c), explain)
                 for c in below
                 if id(c) not in kept
             ]
         return drops
-
-
-@dataclass(slots=True)
-class _Window:
-    """The diversified window before the cut, what overflowed it, and why: the near-duplicates
-    held back (id -> the result each copies) and the overflow moved up to fill it."""
-
-    size: int
-    window: list[Candidate] = field(default_factory=list)
-    overflow: list[Candidate] = field(default_factory=list)
-    twins: dict[int, Candidate] = field(default_factory=dict)
-    backfilled: set[int] = field(default_factory=set)
 
 
 def _sort(candidates: list[Candidate], location_of: LocationOf, everyone: bool) -> None:
@@ -408,22 +352,6 @@ def _first_reasons(hit: LexicalHit) -> list[Reason]:
         Reason("semantic", round(hit.dense, 4), "cosine with the query"),
         Reason("hybrid", round(hit.score, 4), "lexical and semantic mixed"),
     ]
-
-
-def _held_back(
-    cand: Candidate, twins: dict[int, Candidate], capped: str, floor: float, top_k: int
-) -> str:
-    """Why a block held out of the window is missing from the results."""
-    if cand.score < floor:
-        return _below_cut(top_k, cand)
-    twin = twins.get(id(cand))
-    if twin is not None:
-        return f"near-duplicate of {twin.location or twin.document.path}"
-    return capped
-
-
-def _below_cut(top_k: int, cand: Candidate) -> str:
-    return f"ranked below the top {top_k} (score {cand.score:.4f})"
 
 
 def _locate(candidates: list[Candidate], location_of: LocationOf, everyone: bool) -> None:

@@ -32,6 +32,10 @@ class RankingSettings:
     # back like the per-document cap holds blocks back (variants of one example program, a
     # page copied into another tree); 0 is off.
     near_duplicate_similarity: float = 0.8
+    # A code result whose lines lie inside a better one of the same file, or hold one (a
+    # method under its class), is held back like a near-duplicate: fetching the one shows the
+    # other. Documentation sections are not: a subsection is the more precise answer.
+    hold_back_nested: bool = True
     over_fetch: int = 2
     min_candidates: int = 50
     # A question's lexical pool passes on at most this many blocks of one document (its best
@@ -353,6 +357,8 @@ _HELP = {
     "back; 0 is no cap",
     "near_duplicate_similarity": "word overlap (Jaccard) with a better result at which a result "
     "is held back as a near-duplicate; 0 is off",
+    "hold_back_nested": "whether a code result whose lines lie inside a better one of the same "
+    "file, or hold one (a method under its class), is held back like a near-duplicate",
     "over_fetch": "lexical candidates fetched per requested result (top_k times this, at least "
     "min_candidates)",
     "min_candidates": "fewest lexical candidates fetched, however small top_k is",
