@@ -1,6 +1,7 @@
 """What a result's preview shows (results/hits.py): a code result's is cut from its own lines
 (the window around its anchor line stops at the block's ends, so it never shows a neighbouring
-definition); a documentation result's leaves its headings' attribute lists out."""
+definition); a documentation result's is cut from its own text, not its subsections', and
+leaves its headings' attribute lists out."""
 
 from __future__ import annotations
 
@@ -50,12 +51,36 @@ Braces a heading ends with stay when they hold no attribute.
 """
 
 
+# The page's section runs on over its subsection, a result of its own.
+GEARS = """\
+# Gears
+
+Gears turn other gears.
+
+## Grease
+
+Grease the sprocket flange twice a week.
+"""
+
+
+# A section with no text of its own: what it holds is its subsection.
+TOOLS = """\
+# Tools
+
+## Hammer
+
+Hammer the nails flat.
+"""
+
+
 def _engine(tmp_path: Path) -> LocalEngine:
     tree = tmp_path / "tree"
     (tree / "pkg").mkdir(parents=True)
     (tree / "pkg" / "widgets.py").write_text(MODULE, encoding="utf-8")
     (tree / "docs").mkdir()
     (tree / "docs" / "widgets.md").write_text(PAGE, encoding="utf-8")
+    (tree / "docs" / "gears.md").write_text(GEARS, encoding="utf-8")
+    (tree / "docs" / "tools.md").write_text(TOOLS, encoding="utf-8")
     config = tmp_path / "config.toml"
     config.write_text(
         f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\n'
@@ -110,3 +135,20 @@ def test_only_well_formed_attribute_lists_of_headings_are_left_out() -> None:
         "Prose { #not-a-heading }",
         "    # indented code { #id }",
     ]
+
+
+def test_a_section_preview_stops_where_its_first_subsection_starts(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    query = "gears grease sprocket flange"
+    outcome = asyncio.run(engine.search(SearchParams(query=query, kinds=(Corpus.DOCS,))))
+    by_title = {h.title: h for h in outcome.hits}
+    assert by_title["Gears"].end_line == 7  # the section's range holds its subsection
+    assert by_title["Gears"].preview == "# Gears Gears turn other gears."
+    assert "sprocket flange" in by_title["Grease"].preview
+
+
+def test_a_section_with_no_text_of_its_own_previews_its_subsections(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    outcome = asyncio.run(engine.search(SearchParams(query="tools", kinds=(Corpus.DOCS,))))
+    tools = next(h for h in outcome.hits if h.title == "Tools")
+    assert tools.preview == "# Tools ## Hammer Hammer the nails flat."

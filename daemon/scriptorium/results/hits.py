@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from scriptorium.domain.model import Candidate, Query, Reason, RefKind, doc_version
+from scriptorium.domain.model import Block, Candidate, Query, Reason, RefKind, doc_version
 from scriptorium.domain.outcomes import Conflict, SearchHit
 from scriptorium.domain.refs import Ref
 from scriptorium.index.served import ServedIndex
@@ -96,7 +96,8 @@ class HitBuilder:
             snippet, _, _ = doc_snippet(
                 lines, block.start_line, block.end_line, query.snippet_lines
             )
-            lo, hi = block.start_line - 1, min(block.end_line, block.start_line + 150)
+            lo = block.start_line - 1
+            hi = _own_end(block, lines, min(block.end_line, block.start_line + 150))
         if doc.preview_from_body and not code:
             shown = self._body_text(doc, block.body, block.start_line)
         else:
@@ -300,3 +301,20 @@ def candidate_ref(cand: Candidate) -> str:
         line,
         cand.document.content_hash,
     ).encode()
+
+
+def _own_end(block: Block, lines: list[str], end: int) -> int:
+    """Where a documentation block's own text ends, at most ``end`` (1-based, inclusive).
+
+    A section's range runs on over its subsections, which are results of their own: a
+    Markdown block's body is its lines from the heading to the first subsection's. A section
+    with no text of its own under its heading keeps its range (what it holds is its
+    subsections), and so does a block whose source lines past the body's count do not end as
+    the body ends (a notebook's cell without its fence, an extractor that rewrites its text).
+    """
+    body = block.body.rstrip("\n")
+    own_end = block.start_line - 1 + body.count("\n") + 1
+    if own_end >= end or own_end > len(lines) or not body.partition("\n")[2].strip():
+        return end
+    last = body[body.rfind("\n") + 1 :]
+    return own_end if lines[own_end - 1].rstrip() == last.rstrip() else end
