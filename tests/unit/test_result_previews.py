@@ -73,6 +73,18 @@ Hammer the nails flat.
 """
 
 
+# The same with setext headings: an underline is not text of the section's own.
+PARTS = """\
+Parts
+=====
+
+Bolt
+----
+
+A bolt holds the parts together.
+"""
+
+
 def _engine(tmp_path: Path) -> LocalEngine:
     tree = tmp_path / "tree"
     (tree / "pkg").mkdir(parents=True)
@@ -81,6 +93,7 @@ def _engine(tmp_path: Path) -> LocalEngine:
     (tree / "docs" / "widgets.md").write_text(PAGE, encoding="utf-8")
     (tree / "docs" / "gears.md").write_text(GEARS, encoding="utf-8")
     (tree / "docs" / "tools.md").write_text(TOOLS, encoding="utf-8")
+    (tree / "docs" / "parts.md").write_text(PARTS, encoding="utf-8")
     config = tmp_path / "config.toml"
     config.write_text(
         f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\n'
@@ -152,3 +165,6 @@ def test_a_section_with_no_text_of_its_own_previews_its_subsections(tmp_path: Pa
     outcome = asyncio.run(engine.search(SearchParams(query="tools", kinds=(Corpus.DOCS,))))
     tools = next(h for h in outcome.hits if h.title == "Tools")
     assert tools.preview == "# Tools ## Hammer Hammer the nails flat."
+    outcome = asyncio.run(engine.search(SearchParams(query="parts", kinds=(Corpus.DOCS,))))
+    parts = next(h for h in outcome.hits if h.title == "Parts")
+    assert parts.preview == "Parts ===== Bolt ---- A bolt holds the parts together."

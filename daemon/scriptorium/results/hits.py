@@ -314,7 +314,16 @@ def _own_end(block: Block, lines: list[str], end: int) -> int:
     """
     body = block.body.rstrip("\n")
     own_end = block.start_line - 1 + body.count("\n") + 1
-    if own_end >= end or own_end > len(lines) or not body.partition("\n")[2].strip():
+    if own_end >= end or own_end > len(lines) or not _text_under_heading(body):
         return end
     last = body[body.rfind("\n") + 1 :]
     return own_end if lines[own_end - 1].rstrip() == last.rstrip() else end
+
+
+def _text_under_heading(body: str) -> bool:
+    """Whether a block's body holds text besides its heading line (and a setext underline)."""
+    rest = body.partition("\n")[2].lstrip("\n")
+    first, _, after = rest.partition("\n")
+    if first.strip() and not first.strip().strip("=-"):
+        rest = after
+    return bool(rest.strip())
