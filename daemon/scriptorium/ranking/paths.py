@@ -138,7 +138,10 @@ _LANGUAGES = frozenset({
 _LANGUAGE_DIR = re.compile(r"^([a-z]{2})(?:[-_][a-z]{2,4})?$")
 
 
-_ENGLISH_DIR = re.compile(r"^en(?:[-_][a-z]{2,4})?$")
+def _language_of(name: str) -> str | None:
+    """The language code a folder's name is (``pt-br`` → "pt"), or None."""
+    match = _LANGUAGE_DIR.match(name.casefold())
+    return match.group(1) if match else None
 
 
 def translated_root(root: Path) -> bool:
@@ -147,11 +150,10 @@ def translated_root(root: Path) -> bool:
     English folder sits beside that one (``docs/ja/docs`` beside ``docs/en/``). The sibling is
     asked for because a root's own folders are the user's to name (a checkout in ``~/de``)."""
     for folder in (root, root.parent):
-        match = _LANGUAGE_DIR.match(folder.name.casefold())
-        if match and match.group(1) in _LANGUAGES:
+        if _language_of(folder.name) in _LANGUAGES:
             try:
                 return any(
-                    _ENGLISH_DIR.match(sibling.name.casefold()) and sibling.is_dir()
+                    _language_of(sibling.name) == "en" and sibling.is_dir()
                     for sibling in folder.parent.iterdir()
                 )
             except OSError:
@@ -162,8 +164,4 @@ def translated_root(root: Path) -> bool:
 @functools.lru_cache(maxsize=65_536)
 def translated(path: str) -> bool:
     """Whether a folder of ``path`` names a language other than English (``docs/de/docs/``)."""
-    for part in path.casefold().split("/")[:-1]:
-        match = _LANGUAGE_DIR.match(part)
-        if match and match.group(1) in _LANGUAGES:
-            return True
-    return False
+    return any(_language_of(part) in _LANGUAGES for part in path.split("/")[:-1])

@@ -42,20 +42,21 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
     """
     shaped = Window(size)
     window, overflow = shaped.window, shaped.overflow
-    per_doc: dict[tuple[str, str], int] = defaultdict(int)
     limit = settings.max_per_document
     similarity = settings.near_duplicate_similarity
     nested = settings.hold_back_nested
     shown: list[WordSet] = []  # the words of the window's results, in order
-    spans: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
+    # The window's results of each document, in order.
+    shown_of: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for cand in unique:
         doc_key = (cand.source, cand.document.path)
-        if limit > 0 and per_doc[doc_key] >= limit:
+        same_doc = shown_of[doc_key]
+        if limit > 0 and len(same_doc) >= limit:
             overflow.append(cand)
             continue
         # Only the window's own results are compared: below the cut nothing is shown.
-        if nested and len(window) < size and per_doc[doc_key] and cand.block.kind is RefKind.CODE:
-            outer = nesting(cand, spans[doc_key])
+        if nested and len(window) < size and same_doc and cand.block.kind is RefKind.CODE:
+            outer = nesting(cand, same_doc)
             if outer is not None:
                 shaped.nested[id(cand)] = outer
                 overflow.append(cand)
@@ -68,8 +69,7 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
                 overflow.append(cand)
                 continue
             shown.append(words)
-        per_doc[doc_key] += 1
-        spans[doc_key].append(cand)
+        same_doc.append(cand)
         window.append(cand)
     # Backfill from the overflow when diversification left the window short: after the
     # diversified results, not among them, so that what a short list holds back stays

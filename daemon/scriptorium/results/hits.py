@@ -7,6 +7,7 @@ one place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from scriptorium.domain.model import Block, Candidate, Query, Reason, RefKind, doc_version
@@ -91,17 +92,18 @@ class HitBuilder:
             # neighbouring definition's code would describe another result than the location.
             lo = max(block.start_line - 1, anchor - PREVIEW_CODE_LINES)
             hi = min(block.end_line, len(lines), anchor + PREVIEW_CODE_LINES)
+            shown = self._preview_text(doc, lines, lo, hi)
         else:
             anchor = block.start_line
             snippet, _, _ = doc_snippet(
                 lines, block.start_line, block.end_line, query.snippet_lines
             )
-            lo = block.start_line - 1
-            hi = _own_end(block, lines, min(block.end_line, block.start_line + 150))
-        if doc.preview_from_body and not code:
-            shown = self._body_text(doc, block.body, block.start_line)
-        else:
-            shown = self._preview_text(doc, lines, lo, hi, headings=not code)
+            # A section's own text is found once per generation, not on every search.
+            if doc.preview_from_body:
+                shown = self._prepared((doc.content_hash, "body", anchor), lambda: block.body)
+            else:
+                key = (doc.content_hash, "section", anchor)
+                shown = self._prepared(key, lambda: _section_source(block, lines))
         ref_id, url = self._address(cand, source, anchor)
         return _assemble(
             cand,
@@ -192,28 +194,17 @@ class HitBuilder:
                 snapshot.remember(key, found)
         return found
 
-    def _preview_text(
-        self, doc, lines: list[str], lo: int, hi: int, *, headings: bool = False
-    ) -> PreviewText:
-        """Lines ``lo:hi`` of ``doc`` prepared for previews (kept per generation); ``headings``:
-        without their headings' attribute lists (documentation)."""
-        snapshot = self.indexer.current
-        key = (doc.content_hash, lo, hi)
-        found = snapshot.texts.get(key) if snapshot is not None else None
-        if found is None:
-            shown = without_attr_lists(lines[lo:hi]) if headings else lines[lo:hi]
-            found = prepare("\n".join(shown)[:PREVIEW_SOURCE_CHARS])
-            if snapshot is not None:
-                snapshot.remember_text(key, found)
-        return found
+    def _preview_text(self, doc, lines: list[str], lo: int, hi: int) -> PreviewText:
+        """Lines ``lo:hi`` of ``doc`` prepared for previews (kept per generation)."""
+        return self._prepared((doc.content_hash, lo, hi), lambda: "\n".join(lines[lo:hi]))
 
-    def _body_text(self, doc, body: str, start_line: int) -> PreviewText:
-        """A block's body prepared for previews (kept per generation)."""
+    def _prepared(self, key: tuple, source: Callable[[], str]) -> PreviewText:
+        """``source()`` prepared for previews, kept per generation under ``key`` (the text is
+        made only when the generation has not prepared it yet)."""
         snapshot = self.indexer.current
-        key = (doc.content_hash, "body", start_line)
         found = snapshot.texts.get(key) if snapshot is not None else None
         if found is None:
-            found = prepare(body[:PREVIEW_SOURCE_CHARS])
+            found = prepare(source()[:PREVIEW_SOURCE_CHARS])
             if snapshot is not None:
                 snapshot.remember_text(key, found)
         return found
@@ -301,6 +292,14 @@ def candidate_ref(cand: Candidate) -> str:
         line,
         cand.document.content_hash,
     ).encode()
+
+
+def _section_source(block: Block, lines: list[str]) -> str:
+    """The text a documentation block's preview is cut from: its own lines (at most 150 past
+    its heading), its headings' attribute lists left out."""
+    lo = block.start_line - 1
+    hi = _own_end(block, lines, min(block.end_line, block.start_line + 150))
+    return "\n".join(without_attr_lists(lines[lo:hi]))
 
 
 def _own_end(block: Block, lines: list[str], end: int) -> int:
