@@ -365,6 +365,31 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
     assert cand.score == 1.0
 
 
+def test_a_page_named_by_its_date_yields_like_a_blog_post_unless_asked_for():
+    def scored(corpus: Corpus, path: str, text: str = "parse a header") -> float:
+        cand = candidate(corpus, path, "parse a header\n", 1.0)
+        Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: []).priors(
+            Query(text=text, terms=("pars",)), [cand], lambda s: "product"
+        )
+        return cand.score
+
+    for path in (
+        "docs/journal/2026-12-05-build.md",
+        "_drafts/2024-05-01_release.rst",
+        "notes/2019-01-01.md",
+    ):
+        assert scored(Corpus.DOCS, path) == 0.5, path
+        assert scored(Corpus.DOCS, path, "the blog post on parse") == 1.0, path
+    # Undated pages, a year alone, and code named by a date (a migration) are not posts.
+    for corpus, path in (
+        (Corpus.DOCS, "docs/journal/ranking.md"),
+        (Corpus.DOCS, "docs/2019.md"),
+        (Corpus.DOCS, "docs/v2024-05.md"),
+        (Corpus.CODE, "alembic/versions/2024-05-01_add_users.py"),
+    ):
+        assert scored(corpus, path) == 1.0, path
+
+
 def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
     def scored(path: str, text: str = "parse a header", tooling: bool = True) -> float:
         cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)

@@ -63,6 +63,9 @@ _TOOLING_FILES = {
 # ``vitest.config.mts``): how the repository is built and checked, not what it ships.
 _TOOL_CONFIG = re.compile(r"^[\w.-]+\.config\.[cm]?[jt]s$|^\.?[\w-]+rc\.[cm]?js$")
 _DOCS_DIRS = {"doc", "docs"}
+# A page named by its date (``2024-05-01-release.md``, Jekyll's ``_posts`` convention): a dated
+# post (an announcement, a journal's entry), written once and not kept current as reference is.
+_DATED_PAGE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[-_.]|$)")
 _MARKUP_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".ipynb")
 
 
@@ -74,10 +77,13 @@ def auxiliary_kind(path: str, tooling: bool = False, docs: bool = False) -> str:
     folder) or (with ``tooling``) build and release scripts, and which; "" for library code
     and docs. For a documentation page (``docs``) "generated" is no kind: a page
     under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
-    autosummary), the page a lookup wants."""
+    autosummary), the page a lookup wants; a page whose name starts with a date is a "blog"
+    post wherever it sits (a code file so named is often a migration, which is code)."""
     kind = _kind(path, tooling)
     if not docs and not kind and _example_in_docs(path):
         return "examples"
+    if docs and not kind and _DATED_PAGE.match(path.rpartition("/")[2]):
+        return "blog"
     return "" if docs and kind == "generated" else kind
 
 

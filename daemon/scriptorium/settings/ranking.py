@@ -382,8 +382,9 @@ _HELP = {
     "prose (not in links, code or paths) or short (prose, none in queries over "
     "long_query_chars)",
     "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs, "
-    "examples (examples/, docs_src/, code in a docs folder) and the files of hidden folders "
-    "(.github/, .vitepress/) unless the query names that kind (1.0 is off)",
+    "blog posts and pages named by a date, examples (examples/, docs_src/, code in a docs "
+    "folder) and the files of hidden folders (.github/, .vitepress/) unless the query names "
+    "that kind (1.0 is off)",
     "per_corpus_candidates": "give docs and code each their own lexical candidates, fused "
     "after scoring (else one pool for both, where code can crowd docs out)",
     "semantic": "the semantic retriever: block vectors made in the background once a generation "
