@@ -95,6 +95,33 @@ def test_lexical_first_then_meaning(tmp_path):
     assert path.read_bytes().startswith(V.MAGIC)
 
 
+def test_a_translations_source_gets_no_vectors(tmp_path):
+    """One source per language (``docs/de/docs`` beside ``docs/en/``): the model reads
+    English, so only the English source's pages are encoded; the German ones still answer by
+    their words."""
+    _model_or_skip()
+    english = write_tree(tmp_path / "docs" / "en" / "docs", PAGES)
+    german = write_tree(
+        tmp_path / "docs" / "de" / "docs",
+        {
+            "wiederholung.md": "# Wiederholte Anfragen\n\nSchlaegt eine Anfrage fehl, "
+            "versucht der Client es bis zu dreimal erneut.\n",
+            "zwischenspeicher.md": "# Zwischenspeicher\n\nAntworten werden auf der Festplatte "
+            "gespeichert.\n",
+        },
+    )
+    config = markdown_config(tmp_path / "config.toml", {"en": english, "de": german})
+    with running(
+        ["--config", str(config)], tmp_path / "state", env={"SCRIPTORIUM_SEMANTIC": "on"}
+    ) as daemon:
+        assert wait_for(lambda: all(s.vectors_state == "ready" for s in _vectors(daemon)))
+        assert wait_for(
+            lambda: "vectors for generation 1 ready: 6 blocks, 4 encoded" in daemon.full_log()
+        )
+        assert _paths(daemon, MEANING)[0] == "retries"
+        assert _paths(daemon, "Zwischenspeicher Festplatte")[0] == "de/zwischenspeicher"
+
+
 def test_another_trees_file_under_the_served_generations_number_is_completed(tmp_path):
     """A vector file copied from another tree (as the suite seeds one commit's from
     another's) has the served generation's number but not all of its blocks: the missing

@@ -112,17 +112,22 @@ class LocalEngine(Engine):
         pipeline = Pipeline(self.ranking, self.indexer.lines_of)
         hits = HitBuilder(self.catalog, self.indexer)
         reranker = reranker_for(self.ranking, registry, self.indexer.lines_of)
+        translations = translation_sources(self.catalog.local)
         ranker = Ranker(
             pipeline,
             registry,
             self.catalog.source_class,
             hits.location_of,
             reranker,
-            translations=translation_sources(self.catalog.local),
+            translations=translations,
         )
         answers = Answerer(ranker, hits, self.catalog, self.indexer, self.ranking)
         self.semantic = semantic_for(
-            self.ranking, state_dir, store.complete_generations, registry.embedder
+            self.ranking,
+            state_dir,
+            store.complete_generations,
+            registry.embedder,
+            unread_sources=translations,
         )
         if self.semantic is not None:
             self.indexer.on_served.append(self.semantic.builder.served)

@@ -71,8 +71,11 @@ class VectorBuilder:
         folder: Path,
         *,
         generations: Callable[[], list[int]] = list,
+        unread_sources: frozenset[str] = frozenset(),
     ) -> None:
         self._make_encoder = make_encoder
+        # Sources whose blocks get no vector, as a translation's folder's pages get none.
+        self._unread = unread_sources
         self.encoder: Encoder | None = None
         self._root = folder
         self.folder = folder
@@ -257,7 +260,10 @@ class VectorBuilder:
         for chunk in chunks(missing, kinds):
             if self._stop.is_set() or self._wanted is not snapshot:
                 raise _Superseded
-            texts = [_passage(snapshot, places[at]) for at in chunk]
+            texts = [
+                None if sources[at] in self._unread else _passage(snapshot, places[at])
+                for at in chunk
+            ]
             rows = np.zeros((len(chunk), self.encoder.dimensions), dtype=np.float32)
             fresh = []
             for i, text in enumerate(texts):

@@ -28,9 +28,11 @@ def semantic_for(
     state_dir: Path,
     generations: Callable[[], list[int]],
     embedder: Callable[..., Any] | None = None,
+    unread_sources: frozenset[str] = frozenset(),
 ) -> SemanticCandidates | None:
     """The semantic retriever, or None when it is turned off. The encoder is made in the
-    vector thread: a missing model is said there (and in ListSources), never at start-up."""
+    vector thread: a missing model is said there (and in ListSources), never at start-up.
+    ``unread_sources`` get no vectors (a translation's source: the model reads English)."""
     if not ranking.semantic or semantic_off():
         return None
     # Imported only when it is on: the retriever costs a lexical start nothing.
@@ -53,5 +55,10 @@ def semantic_for(
             query_tokens=ranking.semantic_query_tokens,
         )
 
-    builder = VectorBuilder(make_encoder, state_dir / "vectors", generations=generations)
+    builder = VectorBuilder(
+        make_encoder,
+        state_dir / "vectors",
+        generations=generations,
+        unread_sources=unread_sources,
+    )
     return SemanticCandidates(builder, ranking)
