@@ -32,7 +32,8 @@ export type AbstainReason =
  * Code locations name a place in a source file: `path#Symbol` or `path#Class.method` (and, for
  * Python, the module path `package.module.Class.method`) names a definition; `path#L10` or
  * `path#L10-L20` names exact lines, which every mode but DEFINITION returns as asked (clamped
- * to the file). A code ref_id names its anchor line. GetContentResponse.scope says what came.
+ * to the file); a documentation page's `page#L10-L20` names its lines the same way. A code
+ * ref_id names its anchor line. GetContentResponse.scope says what came.
  */
 export type ContentMode =
   | 'CONTENT_MODE_UNSPECIFIED'
@@ -336,8 +337,8 @@ export interface GetContentResponse {
   section_path: string[];
   trace_id: string;
   /**
-   * What the content covers: "section" or "page" (docs), "definition", "window", "lines" or
-   * "file" (code). A FULL answer for code is the "file" (cut around the anchor when longer
+   * What the content covers: "section", "page" or "lines" (docs), "definition", "window",
+   * "lines" or "file" (code). A FULL answer for code is the "file" (cut around the anchor when longer
    * than max_lines, with truncated set).
    */
   scope: string;

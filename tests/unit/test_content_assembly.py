@@ -109,6 +109,15 @@ def test_a_missing_section_returns_the_page_and_says_so(source) -> None:
     assert TRACE_ID.fullmatch(out.trace_id)
 
 
+def test_a_cluster_pages_lines_answer_as_a_local_pages_do(source) -> None:
+    out = _fetch(source, _page("guide.md", GUIDE, Corpus.DOCS), "L5-L7")
+    assert isinstance(out, ContentOutcome) and out.kind is RefKind.DOC
+    assert out.content == "## Install\n\nRun the installer." and out.scope == "lines"
+    assert out.location == "cluster/guide.md#L5-L7"
+    assert out.url == "https://docs.example/guide.md#install"
+    assert decode_ref(out.ref_id).anchor == "install" and out.resolution.detail == ""
+
+
 def test_code_by_lines_by_name_and_as_a_file(source) -> None:
     page = _page("pkg/store.py", MODULE, Corpus.CODE)
     lines = _fetch(source, page, "L4-L5")

@@ -192,7 +192,8 @@ func (AbstainReason) EnumDescriptor() ([]byte, []int) {
 // Code locations name a place in a source file: `path#Symbol` or `path#Class.method` (and, for
 // Python, the module path `package.module.Class.method`) names a definition; `path#L10` or
 // `path#L10-L20` names exact lines, which every mode but DEFINITION returns as asked (clamped
-// to the file). A code ref_id names its anchor line. GetContentResponse.scope says what came.
+// to the file); a documentation page's `page#L10-L20` names its lines the same way. A code
+// ref_id names its anchor line. GetContentResponse.scope says what came.
 type ContentMode int32
 
 const (
@@ -1736,8 +1737,8 @@ type GetContentResponse struct {
 	SourceRevision string   `protobuf:"bytes,18,opt,name=source_revision,json=sourceRevision,proto3" json:"source_revision,omitempty"`
 	SectionPath    []string `protobuf:"bytes,19,rep,name=section_path,json=sectionPath,proto3" json:"section_path,omitempty"`
 	TraceId        string   `protobuf:"bytes,20,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
-	// What the content covers: "section" or "page" (docs), "definition", "window", "lines" or
-	// "file" (code). A FULL answer for code is the "file" (cut around the anchor when longer
+	// What the content covers: "section", "page" or "lines" (docs), "definition", "window",
+	// "lines" or "file" (code). A FULL answer for code is the "file" (cut around the anchor when longer
 	// than max_lines, with truncated set).
 	Scope string `protobuf:"bytes,21,opt,name=scope,proto3" json:"scope,omitempty"`
 	// The qualified name (Class.method) of the definition returned, or the one the anchor sits

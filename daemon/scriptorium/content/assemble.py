@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from scriptorium import telemetry
 from scriptorium.content.code import cut_code, cut_lines, cut_symbol
-from scriptorium.content.cut import Cut, cut_doc, cut_file, find_doc_block
+from scriptorium.content.cut import Cut, cut_doc, cut_doc_lines, cut_file, find_doc_block
 from scriptorium.content.symbols import definition_fragment, line_fragment, parse_line_range
 from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
 from scriptorium.domain.outcomes import ContentOutcome, Resolution
@@ -68,7 +68,7 @@ def cut_for_fragment(
     the fragment was not found and the whole page or file came back instead.
 
     Code: a line range, else a definition by anchor or name, else the file. Docs: the section
-    with that anchor, else the page.
+    with that anchor, else a line range (``L10-L20``), else the page.
     """
     if doc.corpus is Corpus.CODE:
         span = parse_line_range(fragment) if fragment else None
@@ -80,6 +80,10 @@ def cut_for_fragment(
         note = f"no definition {fragment!r} in this file; returned the file" if fragment else ""
         return cut_file(doc, lines, max_lines), note
     block = find_doc_block(doc, fragment) if fragment else None
+    if fragment and block is None:
+        span = parse_line_range(fragment)
+        if span is not None:
+            return cut_doc_lines(doc, lines, span, mode, max_lines), ""
     note = (
         f"no section {fragment!r} on this page; returned the page" if fragment and not block else ""
     )
@@ -107,6 +111,9 @@ def placed(
     if cut.kind is RefKind.DOC:
         anchor = cut.block.anchor if cut.block else ""
         location = f"{page}#{anchor}" if anchor else page
+        if cut.scope == "lines":
+            # The lines asked for; the URL and the ref point at the section holding them.
+            location = f"{page}#{line_fragment(cut.start_line, cut.end_line)}"
         return Placed(
             location, anchor, Ref(source, RefKind.DOC, doc.path, anchor, cut.start_line, version)
         )

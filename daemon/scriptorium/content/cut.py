@@ -119,6 +119,28 @@ def cut_doc(
 
 
 @telemetry.traced(telemetry.CUT, telemetry.describe_cut)
+def cut_doc_lines(
+    doc: SourceDocument, lines: list[str], span: tuple[int, int], mode: str, max_lines: int
+) -> Cut:
+    """Exactly lines ``span`` of a page (the end clamped to it), labelled by the innermost
+    section holding the first: a search result's ``start_line``..``end_line`` fetched as such."""
+    content, first, last, truncated = slice_lines(lines, span[0], span[1], max_lines)
+    block = block_for_line(doc, first)
+    if block is None:
+        title = doc.meta.title or doc.path
+        section: list[str] = [title]
+    else:
+        title, section = block.title, list(block.section_path)
+    ranges: list[RangeMark] = []
+    if mode == "multi_range":
+        for r_start, r_end, reason in interesting_ranges(lines[first - 1 : last], first):
+            ranges.append(RangeMark(r_start, min(r_end, last), reason))
+    return Cut(
+        content, first, last, truncated, ranges, title, section, RefKind.DOC, block, first, "lines"
+    )
+
+
+@telemetry.traced(telemetry.CUT, telemetry.describe_cut)
 def cut_file(doc: SourceDocument, lines: list[str], max_lines: int) -> Cut:
     content, first, last, truncated = slice_lines(lines, 1, len(lines), max_lines)
     title = doc.meta.title or doc.path

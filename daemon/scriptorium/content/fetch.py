@@ -26,6 +26,7 @@ from scriptorium.content.cut import (
     Cut,
     clamp_max_lines,
     cut_file,
+    find_doc_block,
 )
 from scriptorium.content.follow import follow_reexports
 from scriptorium.content.outline import as_outline
@@ -217,6 +218,10 @@ class LocalContent:
             cut = self._code_cut(resolved, lines, mode, max_lines, location)
             named = bool(fragment) and (resolved.symbol_only or parse_line_range(fragment) is None)
         else:
+            if fragment and find_doc_block(doc, fragment) is None:
+                span = parse_line_range(fragment)
+                if span is not None:
+                    _check_span(span, len(lines), resolved, location, "page")
             cut, note = cut_for_fragment(doc, lines, fragment, mode, max_lines)
             resolved.resolution.detail = note or resolved.resolution.detail
             named = False
@@ -248,19 +253,7 @@ class LocalContent:
             if match.rule != "exact" and resolved.resolution.rule == "exact":
                 resolved.resolution.rule = match.rule  # the weaker of the two rules
             return cut_symbol(doc, lines, match.block, mode, max_lines)
-        total = len(lines)
-        if span[0] > total:
-            raise NotFound(
-                "line anchor is past the end of the file",
-                Resolution(
-                    "not_found",
-                    resolved.resolution.rule,
-                    requested_location=requested,
-                    detail=f"the file has {total} lines",
-                ),
-            )
-        if span[1] > total:
-            resolved.resolution.detail = f"the file has {total} lines; the range stops there"
+        _check_span(span, len(lines), resolved, requested, "file")
         if mode == "definition":
             return cut_code(doc, lines, span[0], mode, max_lines)
         return cut_lines(doc, lines, span, mode, max_lines)
@@ -288,3 +281,22 @@ class LocalContent:
             resolution=resolution,
             ref_id=ref_id,
         )
+
+
+def _check_span(
+    span: tuple[int, int], total: int, resolved: Resolved, requested: str, noun: str
+) -> None:
+    """A line range starting past the end of a ``total``-line file or page is NOT_FOUND; one
+    running past it is answered up to its end, and the resolution says so."""
+    if span[0] > total:
+        raise NotFound(
+            f"line anchor is past the end of the {noun}",
+            Resolution(
+                "not_found",
+                resolved.resolution.rule,
+                requested_location=requested,
+                detail=f"the {noun} has {total} lines",
+            ),
+        )
+    if span[1] > total:
+        resolved.resolution.detail = f"the {noun} has {total} lines; the range stops there"
