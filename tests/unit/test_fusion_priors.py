@@ -608,6 +608,46 @@ def test_a_translations_source_ranks_below_the_english_page_through_a_search(tmp
     assert "translation" not in dict(shipped)["en"]
 
 
+def test_a_translation_of_a_page_shown_is_held_back_for_an_english_query(tmp_path):
+    docs = tmp_path / "docs"
+    page = "# Widgets\n\nTune a widget before use. Tune it once, then tune the widget again.\n"
+    for language in ("en", "de", "fr"):
+        (docs / language / "docs").mkdir(parents=True)
+        # Translations keep the English names: each matches as the English page does.
+        (docs / language / "docs" / "widgets.md").write_text(page, encoding="utf-8")
+    (docs / "en" / "docs" / "gears.md").write_text(
+        "# Gears\n\nA gear can be tuned like a widget.\n", encoding="utf-8"
+    )
+
+    def searched(query: str, hold_back: bool):
+        config = tmp_path / f"config-{hold_back}.toml"
+        config.write_text(
+            '[server]\nwatch = false\n\n[[sources]]\nname = "docs"\nkind = "markdown"\n'
+            f'root = "{docs}"\n\n[ranking]\nsemantic = false\nnear_duplicate_similarity = 0\n'
+            f"hold_back_translations = {str(hold_back).lower()}\n",
+            encoding="utf-8",
+        )
+        state = tmp_path / f"state-{hold_back}"
+        engine = LocalEngine(load_settings(config, state_dir=str(state)), load_registry())
+        engine.indexer.load_or_build()
+        outcome = asyncio.run(engine.search(SearchParams(query=query, top_k=2, explain=True)))
+        whys = {d.location: d.why for stage in outcome.stages for d in stage.drops}
+        return [hit.location.split("#")[0] for hit in outcome.hits], whys
+
+    paths, whys = searched("tune a widget", True)
+    assert paths == ["en/docs/widgets", "en/docs/gears"]
+    shown = "en/docs/widgets#widgets"
+    for language in ("de", "fr"):
+        why = whys[f"{language}/docs/widgets#widgets"]
+        assert why == f"a translation of {shown}, shown above"
+    # Off, they take their places below the English page.
+    paths, _ = searched("tune a widget", False)
+    assert paths[0] == "en/docs/widgets" and paths[1] in {"de/docs/widgets", "fr/docs/widgets"}
+    # A query that may be in another language weighs no page as a translation: the pages tie.
+    paths, _ = searched("Widget einstellen: tune ä widget", True)
+    assert paths == ["de/docs/widgets", "en/docs/widgets"]
+
+
 def path_prior(corpus: Corpus, path: str, query: Query, body: str, **levers) -> float:
     """The score (from 1.0) a block of ``path`` takes from the priors alone for ``query``."""
     cand = candidate(corpus, path, body, 1.0)

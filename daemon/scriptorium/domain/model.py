@@ -198,6 +198,9 @@ class Candidate:
     # What the index stores of the block's body for the ranking (``text/features.py``); None
     # for a candidate from elsewhere, whose body is then read.
     features: BlockFeatures | None = None
+    # Weighed as a translation for this query (an English query, a translated page): the
+    # window holds it back below a result of the same page in another language.
+    translated: bool = False
 
     @property
     def key(self) -> tuple[str, str, int, int]:

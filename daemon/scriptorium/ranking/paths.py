@@ -171,3 +171,16 @@ def translated_root(root: Path) -> bool:
 def translated(path: str) -> bool:
     """Whether a folder of ``path`` names a language other than English (``docs/de/docs/``)."""
     return any(_language_of(part) in _LANGUAGES for part in path.split("/")[:-1])
+
+
+@functools.lru_cache(maxsize=65_536)
+def page_of(path: str) -> str:
+    """``path`` without its language folders (English's too): the page every translation of
+    it shares (``docs/de/docs/x.md`` and ``docs/en/docs/x.md`` are both ``docs/docs/x.md``; in
+    sources rooted at each language's folder the paths are the same already)."""
+    *dirs, name = path.split("/")
+    kept = [part for part in dirs if _language_of(part) not in _LANGUAGES_AND_ENGLISH]
+    return "/".join([*kept, name])
+
+
+_LANGUAGES_AND_ENGLISH = _LANGUAGES | {"en"}

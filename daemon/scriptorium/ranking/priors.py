@@ -97,6 +97,7 @@ def translation(cand: Candidate, search: SearchPriors) -> None:
         and cand.document.corpus is Corpus.DOCS
         and (cand.source in search.translations or translated(cand.document.path))
     ):
+        cand.translated = True
         cand.adjust("translation", factor, "a translation; the query is English")
 
 

@@ -2,8 +2,9 @@
 do not.
 
 A window of ``size`` results takes at most ``max_per_document`` blocks of one document, no
-code block nested with a better one of its file (a method under its class), and no
-near-duplicate of a result above it (ranking/twins.py); what is held back overflows, and
+code block nested with a better one of its file (a method under its class), no translation
+of a page already shown in another language (for an English query), and no near-duplicate
+of a result above it (ranking/twins.py); what is held back overflows, and
 backfills a window left short. ``Pipeline.order`` cuts the window to the results asked for,
 and :func:`held_back_why` says why a held-back block is missing.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from scriptorium.domain.model import Candidate, RefKind
 from scriptorium.ranking.bodies import words_of
+from scriptorium.ranking.paths import page_of
 from scriptorium.ranking.twins import near_duplicate
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text.features import WordSet
@@ -24,13 +26,15 @@ from scriptorium.text.features import WordSet
 class Window:
     """The diversified window before the cut, what overflowed it, and why: the near-duplicates
     held back (id -> the result each copies), the blocks nested with a better one (id -> that
-    one) and the overflow moved up to fill it."""
+    one), the translations of a page shown (id -> the result of that page) and the overflow
+    moved up to fill it."""
 
     size: int
     window: list[Candidate] = field(default_factory=list)
     overflow: list[Candidate] = field(default_factory=list)
     twins: dict[int, Candidate] = field(default_factory=dict)
     nested: dict[int, Candidate] = field(default_factory=dict)
+    translations: dict[int, Candidate] = field(default_factory=dict)
     backfilled: set[int] = field(default_factory=set)
 
 
@@ -45,15 +49,27 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
     limit = settings.max_per_document
     similarity = settings.near_duplicate_similarity
     nested = settings.hold_back_nested
+    translations = settings.hold_back_translations
     shown: list[WordSet] = []  # the words of the window's results, in order
     # The window's results of each document, in order.
     shown_of: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
+    # The first documentation result of each page, whatever its language (``page_of``).
+    pages: dict[str, Candidate] = {}
     for cand in unique:
         doc_key = (cand.source, cand.document.path)
         same_doc = shown_of[doc_key]
         if limit > 0 and len(same_doc) >= limit:
             overflow.append(cand)
             continue
+        page = (
+            page_of(cand.document.path) if translations and cand.block.kind is RefKind.DOC else ""
+        )
+        if cand.translated and page and len(window) < size:
+            other = pages.get(page)
+            if other is not None and (other.source, other.document.path) != doc_key:
+                shaped.translations[id(cand)] = other
+                overflow.append(cand)
+                continue
         # Only the window's own results are compared: below the cut nothing is shown.
         if nested and len(window) < size and same_doc and cand.block.kind is RefKind.CODE:
             outer = nesting(cand, same_doc)
@@ -71,6 +87,8 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
             shown.append(words)
         same_doc.append(cand)
         window.append(cand)
+        if page:
+            pages.setdefault(page, cand)
     # Backfill from the overflow when diversification left the window short: after the
     # diversified results, not among them, so that what a short list holds back stays
     # below what a longer one shows (the results are a prefix of any longer list's).
@@ -106,6 +124,9 @@ def held_back_why(cand: Candidate, shaped: Window, capped: str, floor: float, to
     twin = shaped.twins.get(id(cand))
     if twin is not None:
         return f"near-duplicate of {twin.location or twin.document.path}"
+    original = shaped.translations.get(id(cand))
+    if original is not None:
+        return f"a translation of {original.location or original.document.path}, shown above"
     outer = shaped.nested.get(id(cand))
     if outer is not None:
         inside = outer.block.start_line <= cand.block.start_line

@@ -36,6 +36,10 @@ class RankingSettings:
     # method under its class), is held back like a near-duplicate: fetching the one shows the
     # other. Documentation sections are not: a subsection is the more precise answer.
     hold_back_nested: bool = True
+    # A page weighed as a translation (an English query) is held back below a result of the
+    # same page in another language (``docs/de/docs/x.md`` below ``docs/en/docs/x.md``): the
+    # same answer again, in a language the query is not in.
+    hold_back_translations: bool = True
     over_fetch: int = 2
     min_candidates: int = 50
     # A question's lexical pool passes on at most this many blocks of one document (its best
@@ -359,6 +363,9 @@ _HELP = {
     "is held back as a near-duplicate; 0 is off",
     "hold_back_nested": "whether a code result whose lines lie inside a better one of the same "
     "file, or hold one (a method under its class), is held back like a near-duplicate",
+    "hold_back_translations": "whether a page weighed as a translation (an English query) is "
+    "held back below a result of the same page in another language (docs/de/docs/x.md below "
+    "docs/en/docs/x.md)",
     "over_fetch": "lexical candidates fetched per requested result (top_k times this, at least "
     "min_candidates)",
     "min_candidates": "fewest lexical candidates fetched, however small top_k is",
