@@ -10,10 +10,11 @@ from collections.abc import Mapping
 
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.compose.tables import CorpusTables
-from scriptorium.domain.model import Candidate, Query, RefKind, SourceDocument
+from scriptorium.domain.model import Candidate, Corpus, Query, RefKind, SourceDocument
 from scriptorium.domain.outcomes import SearchHit, SearchOutcome
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.served import ServedIndex
+from scriptorium.ranking.paths import translated
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.search import SearchService
 from scriptorium.settings.ranking import RankingSettings
@@ -31,12 +32,14 @@ class CorpusView:
         search: SearchService,
         hits: HitBuilder,
         tables: CorpusTables,
+        translations: frozenset[str] = frozenset(),
     ) -> None:
         self._catalog = catalog
         self._indexer = indexer
         self._search = search
         self._hits = hits
         self._tables = tables
+        self._translations = translations
 
     @property
     def snapshot(self) -> Snapshot:
@@ -51,6 +54,13 @@ class CorpusView:
     @property
     def ranking(self) -> RankingSettings:
         return self._search.ranking
+
+    def translated(self, doc: SourceDocument) -> bool:
+        """Whether ``doc`` is a translation's page: under a language's folder, or of a
+        source whose root is one (``docs/ja/docs``)."""
+        return doc.corpus is Corpus.DOCS and (
+            doc.source in self._translations or translated(doc.path)
+        )
 
     def lines_of(self, doc: SourceDocument) -> list[str]:
         return self._indexer.lines_of(doc)

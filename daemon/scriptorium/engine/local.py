@@ -144,7 +144,9 @@ class LocalEngine(Engine):
         )
         self.fetching = FetchService(self.catalog, content, self.chain)
         self.tables = CorpusTables()
-        self.view = CorpusView(self.catalog, self.indexer, self.searching, hits, self.tables)
+        self.view = CorpusView(
+            self.catalog, self.indexer, self.searching, hits, self.tables, translations
+        )
         self._stopping = asyncio.Event()
         self.upkeep = Upkeep()
         self.watch = Watch(self.catalog.local, self.indexer, settings, self._stopping, self.upkeep)
