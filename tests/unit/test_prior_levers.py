@@ -72,6 +72,7 @@ def test_the_table_names_each_lever_as_explain_does_in_the_order_applied():
         "auxiliary",
         "named-file",
         "definition",
+        "message",
         "language",
         "surface",
         "effective-dates",

@@ -201,6 +201,8 @@ class Candidate:
     # Weighed as a translation for this query (an English query, a translated page): the
     # window holds it back below a result of the same page in another language.
     translated: bool = False
+    # Its text holds an error message the query quotes (ranking/messages.py).
+    message: bool = False
 
     @property
     def key(self) -> tuple[str, str, int, int]:

@@ -36,6 +36,8 @@ class LexicalHit:
     # One of the lexical pool's own best blocks (not a definition, a named file's block or a
     # block only the meaning found, which join after them).
     pooled: bool = False
+    # Its text holds an error message the query quotes (ranking/messages.py).
+    message: bool = False
 
     @property
     def block(self) -> Block:
@@ -56,7 +58,7 @@ TIE_PROBE = 8
 TIE_REACH = 1_000
 
 
-def _field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
+def field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
     query = tantivy.Query.term_query(schema, field, term, index_option="freq")
     return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
 
@@ -124,10 +126,10 @@ def build_matcher(
         weight = term_weights[index] if index < len(term_weights) else 1.0
         for field, boost in ((S.BODY, weights.body), (S.HEADING, weights.heading), (S.PATH, path)):
             if boost > 0:
-                query = _field_query(schema, field, term, boost * weight)
+                query = field_query(schema, field, term, boost * weight)
                 clauses.append((tantivy.Occur.Should, query))
         if extra_boost > 0:
-            query = _field_query(schema, S.PATH, term, extra_boost * weight)
+            query = field_query(schema, S.PATH, term, extra_boost * weight)
             more_path.append((tantivy.Occur.Should, query))
     if more_path:
         # Path terms score linearly in their boost, so this adds exactly the difference.
@@ -257,7 +259,7 @@ def lexical_search(
             if extra is None:
                 extra = _more(snapshot, restricted(documents=[document]), share, -math.inf, found)
             found += extra
-    return _resolve(snapshot, pool, pooled=True) + _resolve(snapshot, found[len(pool) :])
+    return resolve_hits(snapshot, pool, pooled=True) + resolve_hits(snapshot, found[len(pool) :])
 
 
 def scores_within(
@@ -388,7 +390,7 @@ def _new_above(hits: list, floor: float, found: list) -> list:
     return [h for h in hits if h[0] >= floor and (h[1].segment_ord, h[1].doc) not in seen]
 
 
-def _resolve(snapshot: Snapshot, found: list, *, pooled: bool = False) -> list[LexicalHit]:
+def resolve_hits(snapshot: Snapshot, found: list, *, pooled: bool = False) -> list[LexicalHit]:
     """tantivy's (score, address) pairs as hits on the snapshot's blocks (``pooled``: the
     pool's own best blocks)."""
     if not found:

@@ -84,6 +84,8 @@ class Pipeline:
                 "",
                 explained,
                 hit.features,
+                False,
+                hit.message,
             )
             for hit in hits
         ]

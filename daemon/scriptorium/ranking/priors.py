@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from scriptorium.domain.model import Candidate, Corpus, Query, RefKind
 from scriptorium.ranking.bodies import cjk_head_of, directive_in
 from scriptorium.ranking.libraries import library_prior
+from scriptorium.ranking.messages import quoted_messages
 from scriptorium.ranking.paths import auxiliary_kind, translated
 from scriptorium.ranking.query_priors import QueryPriors
 from scriptorium.ranking.signals import qualifies
@@ -214,6 +215,12 @@ def superseded(cand: Candidate, search: SearchPriors) -> None:
         cand.adjust("superseded", search.settings.superseded_factor, by)
 
 
+def message(cand: Candidate, search: SearchPriors) -> None:
+    """A block whose text holds an error message the query quotes raises or explains it."""
+    if cand.message:
+        cand.adjust("message", search.settings.message_factor, "holds a message the query quotes")
+
+
 # A switch says, once per search, whether its lever can change any candidate's score; the
 # levers switched off are not called (each still checks its own setting when called alone).
 Switch = Callable[[SearchPriors], bool]
@@ -240,6 +247,7 @@ TABLE: tuple[tuple[Lever, Switch], ...] = (
     (auxiliary, lambda s: s.decided.auxiliary != 1.0),
     (named_file, lambda s: bool(s.query.files)),
     (definition, lambda s: bool(s.decided.named)),
+    (message, lambda s: s.settings.message_factor != 1.0 and bool(quoted_messages(s.query.text))),
     (language, lambda s: s.settings.language_prior != 1.0),
     (surface, lambda s: bool(s.surface_terms) and s.settings.surface_boost != 1.0),
     (effective_dates, _always),

@@ -36,6 +36,15 @@ class RankingSettings:
     # method under its class), is held back like a near-duplicate: fetching the one shows the
     # other. Documentation sections are not: a subsection is the more precise answer.
     hold_back_nested: bool = True
+    # A block whose text holds an error message the query quotes (``ValueError: Matrix must
+    # be symmetric.``: its fixed words, literally) weighs this much more: it raises or
+    # explains that error. Up to ``message_candidates`` such blocks per quoted fragment join
+    # the candidates, found among the blocks holding all of its words. 1.0 is off.
+    message_factor: float = 3.0
+    message_candidates: int = 10
+    # A fragment held by more blocks than this says where nothing comes from (a phrase many
+    # messages share): it marks none.
+    message_sites: int = 3
     # A page weighed as a translation (an English query) is held back below a result of the
     # same page in another language (``docs/de/docs/x.md`` below ``docs/en/docs/x.md``): the
     # same answer again, in a language the query is not in.
@@ -366,6 +375,12 @@ _HELP = {
     "hold_back_translations": "whether a page weighed as a translation (an English query) is "
     "held back below a result of the same page in another language (docs/de/docs/x.md below "
     "docs/en/docs/x.md)",
+    "message_factor": "factor for a block whose text holds an error message the query quotes "
+    "(the fixed words of 'ValueError: Matrix must be symmetric.', literally); 1.0 is off",
+    "message_candidates": "most blocks holding a quoted message's words that join the "
+    "candidates, per fragment of the message",
+    "message_sites": "a quoted message's fragment held by more blocks than this marks none "
+    "(a phrase many messages share)",
     "over_fetch": "lexical candidates fetched per requested result (top_k times this, at least "
     "min_candidates)",
     "min_candidates": "fewest lexical candidates fetched, however small top_k is",
