@@ -1,5 +1,5 @@
-"""Blocks by the words they hold, not by how well they score: where a quoted error message's
-words are (ranking/messages.py), found with a filter over a few terms' postings."""
+"""Blocks by the words they hold: where a quoted error message's words all are
+(ranking/messages.py), found over those few terms' postings rather than by the whole query."""
 
 from __future__ import annotations
 
