@@ -35,7 +35,7 @@ from scriptorium.domain.outcomes import RelatedHit, RelatedOutcome
 from scriptorium.domain.refs import Ref
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.searcher import lexical_search
-from scriptorium.ranking.paths import page_of
+from scriptorium.ranking.paths import page_in_any_language
 from scriptorium.text import tokenize
 from scriptorium.text.code import (
     import_targets,
@@ -329,7 +329,9 @@ class RelatedFinder:
         # Unless a seed is a translation, another language's copy of a page that is a seed or
         # a result above says nothing new (docs/es/docs/x.md beside docs/en/docs/x.md).
         copies_apart = not any(self.view.translated(s.doc) for s in seeds)
-        shown_pages = {page_of(s.doc.path) for s in seeds if s.doc.corpus is Corpus.DOCS}
+        shown_pages = {
+            page_in_any_language(s.doc.path) for s in seeds if s.doc.corpus is Corpus.DOCS
+        }
         ranked = []
         for (source, path, index), target in self.targets.items():
             if target.doc.corpus not in corpora or (sources and source not in sources):
@@ -347,7 +349,7 @@ class RelatedFinder:
             key = (target.doc.source, target.doc.path)
             if per_doc[key] >= 2:
                 continue
-            page = page_of(target.doc.path) if target.doc.corpus is Corpus.DOCS else ""
+            page = page_in_any_language(target.doc.path) if target.doc.corpus is Corpus.DOCS else ""
             if copies_apart and page:
                 if page in shown_pages and self.view.translated(target.doc):
                     continue

@@ -174,7 +174,7 @@ def translated(path: str) -> bool:
 
 
 @functools.lru_cache(maxsize=65_536)
-def page_of(path: str) -> str:
+def page_in_any_language(path: str) -> str:
     """``path`` without its language folders (English's too): the page every translation of
     it shares (``docs/de/docs/x.md`` and ``docs/en/docs/x.md`` are both ``docs/docs/x.md``; in
     sources rooted at each language's folder the paths are the same already)."""

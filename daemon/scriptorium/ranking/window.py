@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from scriptorium.domain.model import Candidate, RefKind
 from scriptorium.ranking.bodies import words_of
-from scriptorium.ranking.paths import page_of
+from scriptorium.ranking.paths import page_in_any_language
 from scriptorium.ranking.twins import near_duplicate
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text.features import WordSet
@@ -53,7 +53,7 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
     shown: list[WordSet] = []  # the words of the window's results, in order
     # The window's results of each document, in order.
     shown_of: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
-    # The first documentation result of each page, whatever its language (``page_of``).
+    # The first documentation result of each page, whatever its language (``page_in_any_language``).
     pages: dict[str, Candidate] = {}
     for cand in unique:
         doc_key = (cand.source, cand.document.path)
@@ -62,7 +62,9 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
             overflow.append(cand)
             continue
         page = (
-            page_of(cand.document.path) if translations and cand.block.kind is RefKind.DOC else ""
+            page_in_any_language(cand.document.path)
+            if translations and cand.block.kind is RefKind.DOC
+            else ""
         )
         if cand.translated and page and len(window) < size:
             other = pages.get(page)
