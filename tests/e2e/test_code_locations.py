@@ -230,6 +230,10 @@ def test_line_locations_return_exactly_those_lines(stub, tree, path):
     # FULL of a line range is still those lines: the range is what was asked for.
     full = fetch(stub, f"{path}#L10-L20", pb.CONTENT_MODE_FULL)
     assert full.content == some.content
+    # A place as compilers, linters and test runners print it is that line.
+    for printed in (f"{path}:10", f"{path}:10:5", f"{path}:10:5:"):
+        place = fetch(stub, printed)
+        assert place.content == one.content and place.location == f"{path}#L10", printed
     clamped = fetch(stub, f"{path}#L{len(lines) - 2}-L{len(lines) + 50}")
     assert clamped.end_line == len(lines) and clamped.total_lines == len(lines)
     assert clamped.content == span(lines, len(lines) - 2, len(lines))

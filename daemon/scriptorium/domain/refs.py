@@ -72,10 +72,14 @@ def looks_like_ref(value: str) -> bool:
     return value.startswith(PREFIX)
 
 
+_PRINTED_PLACE = re.compile(r"^(.+?):(\d+)(?::\d+)?:?$")
+
+
 def normalize_location(raw: str) -> tuple[str, str]:
     """Validate and split a requested location into (path, fragment).
 
     Percent-encoding is decoded once before the checks, so an encoded ``..`` is refused too.
+    A place as tools print it (``pkg/mod.py:120`` or ``pkg/mod.py:120:8``) is its line.
     """
     if len(raw) > limits.MAX_LOCATION_CHARS:
         raise InvalidArgument(f"location is longer than {limits.MAX_LOCATION_CHARS} characters")
@@ -83,6 +87,12 @@ def normalize_location(raw: str) -> tuple[str, str]:
     if "\x00" in decoded or any(ord(ch) < 32 for ch in decoded):
         raise InvalidArgument("location contains control characters")
     path, _, fragment = decoded.partition("#")
+    if not fragment and "://" not in path:
+        # ``path:LINE`` or ``path:LINE:COLUMN``, as compilers, linters and test runners print a
+        # place: that line (``path#LLINE``).
+        place = _PRINTED_PLACE.match(path)
+        if place is not None:
+            path, fragment = place.group(1), f"L{place.group(2)}"
     path = path.replace("\\", "/")
     if re.match(r"^[A-Za-z]:/", path) or path.startswith("//") or path.startswith("~"):
         raise InvalidArgument("absolute paths are not accepted as locations")
