@@ -367,11 +367,8 @@ def test_tests_vendored_code_and_changelogs_yield_unless_the_query_asks_for_them
 
 def test_a_page_named_by_its_date_yields_like_a_blog_post_unless_asked_for():
     def scored(corpus: Corpus, path: str, text: str = "parse a header") -> float:
-        cand = candidate(corpus, path, "parse a header\n", 1.0)
-        Pipeline(lever_alone(auxiliary_factor=0.5), lambda d: []).priors(
-            Query(text=text, terms=("pars",)), [cand], lambda s: "product"
-        )
-        return cand.score
+        query = Query(text=text, terms=("pars",))
+        return path_prior(corpus, path, query, "parse a header\n", auxiliary_factor=0.5)
 
     for path in (
         "docs/journal/2026-12-05-build.md",
