@@ -73,6 +73,7 @@ def test_the_table_names_each_lever_as_explain_does_in_the_order_applied():
         "named-file",
         "definition",
         "message",
+        "place",
         "language",
         "surface",
         "effective-dates",

@@ -203,6 +203,8 @@ class Candidate:
     translated: bool = False
     # Its text holds an error message the query quotes (ranking/messages.py).
     message: bool = False
+    # It holds a line the query names (a traceback's frame; ranking/places.py).
+    place: bool = False
 
     @property
     def key(self) -> tuple[str, str, int, int]:

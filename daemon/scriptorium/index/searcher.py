@@ -36,8 +36,9 @@ class LexicalHit:
     # One of the lexical pool's own best blocks (not a definition, a named file's block or a
     # block only the meaning found, which join after them).
     pooled: bool = False
-    # Its text holds an error message the query quotes (ranking/messages.py).
+    # It holds an error message the query quotes, or a line it names (retrieval/pointed.py).
     message: bool = False
+    place: bool = False
 
     @property
     def block(self) -> Block:

@@ -86,6 +86,7 @@ class Pipeline:
                 hit.features,
                 False,
                 hit.message,
+                hit.place,
             )
             for hit in hits
         ]

@@ -21,6 +21,7 @@ from scriptorium.ranking.bodies import cjk_head_of, directive_in
 from scriptorium.ranking.libraries import library_prior
 from scriptorium.ranking.messages import quoted_messages
 from scriptorium.ranking.paths import auxiliary_kind, translated
+from scriptorium.ranking.places import placed_lines
 from scriptorium.ranking.query_priors import QueryPriors
 from scriptorium.ranking.signals import qualifies
 from scriptorium.settings.ranking import RankingSettings
@@ -221,6 +222,12 @@ def message(cand: Candidate, search: SearchPriors) -> None:
         cand.adjust("message", search.settings.message_factor, "holds a message the query quotes")
 
 
+def place(cand: Candidate, search: SearchPriors) -> None:
+    """A block holding a line the query names (a traceback's frame) is what it points at."""
+    if cand.place:
+        cand.adjust("place", search.settings.place_factor, "holds a line the query names")
+
+
 # A switch says, once per search, whether its lever can change any candidate's score; the
 # levers switched off are not called (each still checks its own setting when called alone).
 Switch = Callable[[SearchPriors], bool]
@@ -248,6 +255,7 @@ TABLE: tuple[tuple[Lever, Switch], ...] = (
     (named_file, lambda s: bool(s.query.files)),
     (definition, lambda s: bool(s.decided.named)),
     (message, lambda s: s.settings.message_factor != 1.0 and bool(quoted_messages(s.query.text))),
+    (place, lambda s: s.settings.place_factor != 1.0 and bool(placed_lines(s.query.text))),
     (language, lambda s: s.settings.language_prior != 1.0),
     (surface, lambda s: bool(s.surface_terms) and s.settings.surface_boost != 1.0),
     (effective_dates, _always),

@@ -11,17 +11,14 @@ from typing import TYPE_CHECKING
 
 from scriptorium import telemetry
 from scriptorium.domain.model import Corpus, Query
-from scriptorium.index.holding import blocks_holding
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import LexicalHit, lexical_search, scores_within
 from scriptorium.index.served import ServedIndex
-from scriptorium.ranking.messages import holds_message, quoted_messages
-from scriptorium.ranking.paths import auxiliary_kind
 from scriptorium.ranking.pipeline import Pipeline, held_back
 from scriptorium.ranking.signals import named_files, query_names
+from scriptorium.retrieval.pointed import Pointed
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.remote import SearchBatch
-from scriptorium.text import query_terms
 
 if TYPE_CHECKING:
     from scriptorium.semantic.retriever import SemanticCandidates
@@ -128,63 +125,10 @@ class LocalCandidates:
             hits = []
             for corpus in Corpus:
                 hits += self._lexical(query, self._pool_corpora(query, corpus))
-        return self._with_messages(query, hits)
-
-    def _with_messages(self, query: Query, hits: list[LexicalHit]) -> list[LexicalHit]:
-        """``hits`` with the blocks whose text holds an error message the query quotes marked
-        (``message``), and those the pools missed added: among the blocks holding all of a
-        fragment's words, each checked for the fragment itself. Tests, fixtures and the other
-        auxiliary kinds are not marked, and a fragment held by more than ``message_sites``
-        blocks marks none."""
-        ranking = self.ranking
-        if ranking.message_factor == 1.0 or ranking.message_candidates <= 0:
-            return hits
-        fragments = quoted_messages(query.text)
-        if not fragments:
-            return hits
-        options = ranking.token_options()
-        tooling = ranking.auxiliary_tooling
-        found = blocks_holding(
-            self.indexer.snapshot,
-            [query_terms(fragment, **options) for fragment in fragments],
-            ranking.message_candidates * len(fragments),
-            corpora=self._pool_corpora(query, None),
-            sources=sorted(query.sources),
-        )
-        # A test asserting the message (``pytest.raises(match=...)``) is not where it comes from.
-        found = [
-            hit
-            for hit in found
-            if not auxiliary_kind(hit.doc.path, tooling, hit.doc.corpus is Corpus.DOCS)
-        ]
-        by_bid = {hit.bid: hit for hit in hits}
-        added: list[LexicalHit] = []
-        for fragment in fragments:
-            holding = [hit for hit in found if holds_message(hit.block.body, (fragment,))]
-            if len(holding) > ranking.message_sites:
-                continue  # a phrase many blocks say ("object has no attribute"), no one place
-            for hit in holding:
-                known = by_bid.setdefault(hit.bid, hit)
-                if known is hit:
-                    added.append(hit)
-                known.message = True
-        for corpus in Corpus:
-            # Scored as their corpus's pool scores its blocks: the query's BM25 in each.
-            joining = [hit for hit in added if hit.doc.corpus is corpus]
-            if not joining:
-                continue
-            scores = scores_within(
-                self.indexer.snapshot,
-                query.terms,
-                ranking.weights,
-                sorted({doc_term(hit.doc.source, hit.doc.path) for hit in joining}),
-                corpora=self._pool_corpora(query, corpus),
-                term_weights=query.weights,
-            )
-            for hit in joining:
-                hit.score = scores.get(hit.bid, 0.0)
-        hits += added
-        return hits
+        pointed = Pointed(self.indexer.snapshot, self.ranking, query, hits, self._pool_corpora)
+        pointed.places()
+        pointed.messages()
+        return pointed.scored()
 
     def _pool_corpora(self, query: Query, corpus: Corpus | None) -> list[str]:
         """The corpora the lexical pool holding ``corpus`` searches (empty: both in one):
@@ -233,11 +177,11 @@ def at_most_per_document(
     mostly cost the ranking a pass each: with three kept, no gold rank of the suite moved
     (docs/ranking.md). A block that joined the pool for another reason (a definition or a
     file the query names, a block only the meaning found) or that holds a message the query
-    quotes is kept whatever its document.
+    quotes or a line it names is kept whatever its document.
     """
     pages: dict[tuple[str, str], list[LexicalHit]] = {}
     for hit in hits:
-        if hit.pooled and not hit.message:
+        if hit.pooled and not hit.message and not hit.place:
             pages.setdefault((hit.doc.source, hit.doc.path), []).append(hit)
     capped: set[int] = set()
     for blocks in pages.values():

@@ -45,6 +45,9 @@ class RankingSettings:
     # A fragment held by more blocks than this says where nothing comes from (a phrase many
     # messages share): it marks none.
     message_sites: int = 3
+    # The innermost block holding a line the query names (``File "pkg/mod.py", line 120``,
+    # ``pkg/mod.py:120:8``) in a served file weighs this much more, and joins the candidates.
+    place_factor: float = 2.0
     # A page weighed as a translation (an English query) is held back below a result of the
     # same page in another language (``docs/de/docs/x.md`` below ``docs/en/docs/x.md``): the
     # same answer again, in a language the query is not in.
@@ -381,6 +384,8 @@ _HELP = {
     "candidates, per fragment of the message",
     "message_sites": "a quoted message's fragment held by more blocks than this marks none "
     "(a phrase many messages share)",
+    "place_factor": "factor for the innermost block holding a line the query names (a "
+    'traceback\'s File "pkg/mod.py", line 120, or pkg/mod.py:120:8); 1.0 is off',
     "over_fetch": "lexical candidates fetched per requested result (top_k times this, at least "
     "min_candidates)",
     "min_candidates": "fewest lexical candidates fetched, however small top_k is",
