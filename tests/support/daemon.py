@@ -234,6 +234,22 @@ def built_engine(root: Path, corpus: Path) -> LocalEngine:
     return engine
 
 
+def engine_from(root: Path, name: str, config: str) -> LocalEngine:
+    """An in-process engine over the configuration text ``config`` (its file and its state
+    under ``root``, named ``name`` so that one test can build several), built."""
+    from scriptorium.engine.local import LocalEngine
+    from scriptorium.plugins import load_registry
+    from scriptorium.settings.config import load_settings
+
+    path = root / f"{name}.toml"
+    path.write_text(config, encoding="utf-8")
+    engine = LocalEngine(
+        load_settings(path, state_dir=str(root / f"state-{name}")), load_registry()
+    )
+    engine.indexer.load_or_build()
+    return engine
+
+
 @contextlib.contextmanager
 def running(args: list[str], state_dir: Path, **kw) -> Iterator[Daemon]:
     daemon = Daemon(args, state_dir, **kw)

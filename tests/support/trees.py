@@ -39,3 +39,12 @@ def docs_and_code_config(path: Path, docs: Path, code: Path, server: str = "watc
         f'default = true\n\n[[sources]]\nname = "code"\nkind = "code"\nroot = "{code}"\n'
         "default = true\n",
     )
+
+
+def code_config_text(root: Path, ranking: str = "") -> str:
+    """The text of a configuration of one code source ``code`` at ``root``, not watched, with
+    the semantic retriever off and ``ranking``'s lines added to its ``[ranking]`` table."""
+    return (
+        f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\nroot = "{root}"\n'
+        f"\n[ranking]\nsemantic = false\n{ranking}"
+    )

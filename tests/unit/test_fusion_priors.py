@@ -20,6 +20,7 @@ from scriptorium.settings.config import load_settings
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
 from scriptorium.text import tokenize
+from tests.support.daemon import engine_from
 
 
 def candidate(
@@ -617,16 +618,13 @@ def test_a_translation_of_a_page_shown_is_held_back_for_an_english_query(tmp_pat
     )
 
     def searched(query: str, hold_back: bool):
-        config = tmp_path / f"config-{hold_back}.toml"
-        config.write_text(
+        engine = engine_from(
+            tmp_path,
+            f"config-{hold_back}",
             '[server]\nwatch = false\n\n[[sources]]\nname = "docs"\nkind = "markdown"\n'
             f'root = "{docs}"\n\n[ranking]\nsemantic = false\nnear_duplicate_similarity = 0\n'
             f"hold_back_translations = {str(hold_back).lower()}\n",
-            encoding="utf-8",
         )
-        state = tmp_path / f"state-{hold_back}"
-        engine = LocalEngine(load_settings(config, state_dir=str(state)), load_registry())
-        engine.indexer.load_or_build()
         outcome = asyncio.run(engine.search(SearchParams(query=query, top_k=2, explain=True)))
         whys = {d.location: d.why for stage in outcome.stages for d in stage.drops}
         return [hit.location.split("#")[0] for hit in outcome.hits], whys

@@ -9,9 +9,9 @@ import pytest
 
 from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
-from scriptorium.plugins import load_registry
 from scriptorium.ranking.messages import holds_message, quoted_messages
-from scriptorium.settings.config import load_settings
+from tests.support.daemon import engine_from
+from tests.support.trees import code_config_text
 
 
 @pytest.mark.parametrize(
@@ -73,17 +73,7 @@ def _engine(tmp_path, ranking: str = "") -> LocalEngine:
             f'def check{n}(x):\n    raise TypeError("object has no attribute shape {n}")\n',
             encoding="utf-8",
         )
-    config = tmp_path / f"config{len(ranking)}.toml"
-    config.write_text(
-        f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\nroot = "{code}"\n'
-        f"\n[ranking]\nsemantic = false\n{ranking}",
-        encoding="utf-8",
-    )
-    engine = LocalEngine(
-        load_settings(config, state_dir=str(tmp_path / f"state{len(ranking)}")), load_registry()
-    )
-    engine.indexer.load_or_build()
-    return engine
+    return engine_from(tmp_path, f"config{len(ranking)}", code_config_text(code, ranking))
 
 
 def _search(engine: LocalEngine, query: str):

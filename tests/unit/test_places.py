@@ -9,9 +9,9 @@ import pytest
 
 from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
-from scriptorium.plugins import load_registry
 from scriptorium.ranking.places import placed_lines
-from scriptorium.settings.config import load_settings
+from tests.support.daemon import engine_from
+from tests.support.trees import code_config_text
 
 
 @pytest.mark.parametrize(
@@ -52,16 +52,7 @@ def _engine(tmp_path, ranking: str = "") -> LocalEngine:
     (code / "geometry").mkdir(parents=True, exist_ok=True)
     (code / "geometry" / "shapes.py").write_text(SHAPES, encoding="utf-8")
     (code / "main.py").write_text("def main():\n    return area((2, 3))\n", encoding="utf-8")
-    config = tmp_path / f"config{len(ranking)}.toml"
-    config.write_text(
-        f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\nroot = "{code}"\n'
-        f"\n[ranking]\nsemantic = false\n{ranking}",
-        encoding="utf-8",
-    )
-    state = tmp_path / f"state{len(ranking)}"
-    engine = LocalEngine(load_settings(config, state_dir=str(state)), load_registry())
-    engine.indexer.load_or_build()
-    return engine
+    return engine_from(tmp_path, f"config{len(ranking)}", code_config_text(code, ranking))
 
 
 def _first(engine: LocalEngine, query: str):
