@@ -110,9 +110,10 @@ class Pointed:
                 ):
                     continue
                 index = _innermost(doc.blocks, line)
-                if index is None:
+                bids = np.frombuffer(docs.bids_at(at), dtype=np.int64)
+                if index is None or index >= len(bids):
                     continue
-                bid = int(np.frombuffer(docs.bids_at(at), dtype=np.int64)[index])
+                bid = int(bids[index])
                 known = self.by_bid.get(bid)
                 if known is None:
                     resolved = resolve_block(snapshot, bid)
