@@ -14,7 +14,7 @@ from scriptorium.domain.model import Candidate, Corpus, Query, RefKind, SourceDo
 from scriptorium.domain.outcomes import SearchHit, SearchOutcome
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.served import ServedIndex
-from scriptorium.ranking.paths import translated
+from scriptorium.ranking.paths import translation_page
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.search import SearchService
 from scriptorium.settings.ranking import RankingSettings
@@ -58,8 +58,8 @@ class CorpusView:
     def translated(self, doc: SourceDocument) -> bool:
         """Whether ``doc`` is a translation's page: under a language's folder, or of a
         source whose root is one (``docs/ja/docs``)."""
-        return doc.corpus is Corpus.DOCS and (
-            doc.source in self._translations or translated(doc.path)
+        return doc.corpus is Corpus.DOCS and translation_page(
+            doc.source, doc.path, self._translations
         )
 
     def lines_of(self, doc: SourceDocument) -> list[str]:

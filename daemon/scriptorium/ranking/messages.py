@@ -1,4 +1,4 @@
-"""The error messages a query quotes, and whether a block's text holds one.
+"""The error messages a query quotes, in the form a block's text is matched against.
 
 An agent pastes what failed: ``ValueError: Matrix must be symmetric.``, a traceback's last
 line, pytest's ``E   RuntimeError: …``. The message's fixed words are written once in the
@@ -60,9 +60,3 @@ def quoted_messages(text: str) -> tuple[str, ...]:
                 found.append(fragment)
     found.sort(key=lambda fragment: (-len(fragment), fragment))
     return tuple(found[:MOST_FRAGMENTS])
-
-
-def holds_message(body: str, fragments: tuple[str, ...]) -> bool:
-    """Whether ``body`` holds one of ``fragments`` literally (normalised as they are)."""
-    text = normalized(body)
-    return any(fragment in text for fragment in fragments)

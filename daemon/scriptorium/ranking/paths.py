@@ -173,6 +173,13 @@ def translated(path: str) -> bool:
     return any(_language_of(part) in _LANGUAGES for part in path.split("/")[:-1])
 
 
+def translation_page(source: str, path: str, translation_sources: frozenset[str]) -> bool:
+    """Whether a documentation page is a translation's: under a language's folder, or of one
+    of the ``translation_sources`` (those whose root is a language's folder, whose pages'
+    own paths name no language)."""
+    return source in translation_sources or translated(path)
+
+
 @functools.lru_cache(maxsize=65_536)
 def page_in_any_language(path: str) -> str:
     """``path`` without its language folders (English's too): the page every translation of

@@ -20,7 +20,7 @@ from scriptorium.domain.model import Candidate, Corpus, Query, RefKind
 from scriptorium.ranking.bodies import cjk_head_of, directive_in
 from scriptorium.ranking.libraries import library_prior
 from scriptorium.ranking.messages import quoted_messages
-from scriptorium.ranking.paths import auxiliary_kind, translated
+from scriptorium.ranking.paths import auxiliary_kind, translation_page
 from scriptorium.ranking.places import placed_lines
 from scriptorium.ranking.query_priors import QueryPriors
 from scriptorium.ranking.signals import qualifies
@@ -97,7 +97,7 @@ def translation(cand: Candidate, search: SearchPriors) -> None:
     if (
         factor != 1.0
         and cand.document.corpus is Corpus.DOCS
-        and (cand.source in search.translations or translated(cand.document.path))
+        and translation_page(cand.source, cand.document.path, search.translations)
     ):
         cand.translated = True
         cand.adjust("translation", factor, "a translation; the query is English")

@@ -49,7 +49,8 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
     limit = settings.max_per_document
     similarity = settings.near_duplicate_similarity
     nested = settings.hold_back_nested
-    translations = settings.hold_back_translations
+    # Pages are compared only when the priors weighed some candidate as a translation.
+    translations = settings.hold_back_translations and any(c.translated for c in unique)
     shown: list[WordSet] = []  # the words of the window's results, in order
     # The window's results of each document, in order.
     shown_of: dict[tuple[str, str], list[Candidate]] = defaultdict(list)

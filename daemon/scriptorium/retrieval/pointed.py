@@ -17,7 +17,7 @@ from scriptorium.index.catalog import Snapshot
 from scriptorium.index.holding import blocks_holding
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import LexicalHit, resolve_block, scores_within
-from scriptorium.ranking.messages import holds_message, quoted_messages
+from scriptorium.ranking.messages import normalized, quoted_messages
 from scriptorium.ranking.paths import auxiliary_kind
 from scriptorium.ranking.places import placed_lines
 from scriptorium.ranking.signals import MOST_FILES_PER_MENTION
@@ -81,8 +81,9 @@ class Pointed:
             if not auxiliary_kind(hit.doc.path, tooling, hit.doc.corpus is Corpus.DOCS)
             and (not traced or (hit.doc.source, hit.doc.path) in traced)
         ]
+        texts = [(hit, normalized(hit.block.body)) for hit in found]
         for fragment in fragments:
-            holding = [hit for hit in found if holds_message(hit.block.body, (fragment,))]
+            holding = [hit for hit, text in texts if fragment in text]
             if len(holding) > ranking.message_sites:
                 continue
             for hit in holding:
