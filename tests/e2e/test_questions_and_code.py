@@ -1,6 +1,7 @@
-"""A question that names no identifier asks for the docs: served as ``scriptorium serve REPO``
-serves a clone (its Markdown as ``docs``, its code as ``code``), the page that explains
-retries comes before the code that matches the same words, and the tests below both."""
+"""A question that names no identifier asks for the docs, and so does a sentence about using a
+name: served as ``scriptorium serve REPO`` serves a clone (its Markdown as ``docs``, its code as
+``code``), the page that explains retries comes before the code that matches the same words,
+and the tests below both."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from tests.support.trees import write, write_tree
 
 FILES = {
     "docs/retries.md": "# Retries\n\nA failed request is retried on connection errors. Pass "
-    "`retries=3` to the transport to retry a failed request three times before it gives up.\n",
+    "`retries=3` to the transport to retry a failed request three times before it gives up.\n\n"
+    "## Retrying by hand\n\nCall `retry_failed_request(request, retries)` to retry one "
+    "request yourself.\n",
     "pkg/transport.py": '"""The transport."""\n\n\ndef retry_failed_request(request, retries):\n'
     '    """Retry a failed request: each failed request is retried up to retries times."""\n'
     "    for _ in range(retries):\n        request = request.again()  # retried request\n"
@@ -29,7 +32,11 @@ def served(request, tmp_path_factory):
     repo = write_tree(root / "repo", FILES)
     args = [str(repo)]
     if request.param is not None:
-        config = write(root / "config.toml", f"[ranking]\nquestion_code_factor = {request.param}\n")
+        config = write(
+            root / "config.toml",
+            f"[ranking]\nquestion_code_factor = {request.param}\n"
+            f"usage_question_code_factor = {request.param}\n",
+        )
         args += ["--config", str(config)]
     with running(args, root / "state") as daemon:
         yield request.param, daemon
@@ -62,6 +69,26 @@ def test_a_question_gets_the_page_first_and_code_when_it_asks_for_code(served):
     for query in ("where is retry_failed_request", "which function retries a failed request"):
         for result in _search(daemon, query):
             assert "question" not in _reasons(result), (query, result.location, result.reasons)
+
+
+def test_a_sentence_about_using_a_name_gets_the_page_first_and_a_lookup_the_code(served):
+    factor, daemon = served
+    results = _search(daemon, "how do I use retry_failed_request by hand")
+    found = _where(results)
+    code = next(i for i, f in enumerate(found) if f.startswith("code:pkg/transport.py"))
+    page = found.index("docs:docs/retries#retrying-by-hand")
+    if factor is None:
+        assert page < code, found
+        assert _reasons(results[code])["question"] == (
+            "a question about using the names it gives"
+        ), results[code].reasons
+    else:
+        assert code < page, found
+    # The bare name, or the name after a keyword that opens a definition, is a lookup.
+    for query in ("retry_failed_request", "def retry_failed_request"):
+        results = _search(daemon, query)
+        assert _where(results)[0].startswith("code:pkg/transport.py"), (query, _where(results))
+        assert all("question" not in _reasons(r) for r in results), query
 
 
 def test_a_javascript_test_file_yields_to_the_code_it_tests(served):

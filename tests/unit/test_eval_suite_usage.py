@@ -29,21 +29,22 @@ ENTRY = {
 }
 
 
-def test_the_projects_set_reads_into_whole_repository_cases() -> None:
-    cases = usage.read(SET)
+@pytest.mark.parametrize("name", ["usage", "usage-names"])
+def test_the_projects_sets_read_into_whole_repository_cases(name: str) -> None:
+    cases = usage.read(SET.with_name(f"{name}.jsonl"), name)
     assert len(cases) >= 20
     assert len({c.case_id for c in cases}) == len(cases)
     assert {c.group for c in cases} == {"httpx", "pydantic"}
     for case in cases:
-        assert case.set_name == "usage" and case.gains and not case.truncated
+        assert case.set_name == name and case.gains and not case.truncated
         assert [(s.name, s.kind) for s in case.corpus.sources] == [
             ("docs", "markdown"),
             ("code", "code"),
         ]
         assert len(case.corpus.commit) == 40
-    assert "usage" in sets.SET_NAMES and "usage" in report.SET_TITLES
-    assert run.PAGE_CUTOFFS["usage"] == (1, 3, 5, 10)
-    assert "usage" not in run.DOCS_ONLY_SETS  # asked with default kinds, as an agent asks
+    assert name in sets.SET_NAMES and name in report.SET_TITLES
+    assert run.PAGE_CUTOFFS[name] == (1, 3, 5, 10)
+    assert name not in run.DOCS_ONLY_SETS  # asked with default kinds, as an agent asks
 
 
 def test_an_entry_is_a_case_over_its_repository(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from scriptorium.engine.local import LocalEngine
 from scriptorium.plugins import load_registry
 from scriptorium.ranking.paths import translated, translated_root
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
-from scriptorium.ranking.signals import plain_question, query_names
+from scriptorium.ranking.questions import plain_question, usage_question
+from scriptorium.ranking.signals import query_names
 from scriptorium.settings.config import load_settings
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
@@ -52,7 +53,12 @@ def candidate(
 def lever_alone(**levers) -> RankingSettings:
     """Settings for one prior under test: term coverage, the question factor and the
     translation factor would also weigh these candidates."""
-    neutral = {"term_coverage": 0.0, "question_code_factor": 1.0, "translation_factor": 1.0}
+    neutral = {
+        "term_coverage": 0.0,
+        "question_code_factor": 1.0,
+        "usage_question_code_factor": 1.0,
+        "translation_factor": 1.0,
+    }
     return RankingSettings(**{**neutral, **levers})
 
 
@@ -508,6 +514,46 @@ def test_the_code_of_a_plain_question_yields_to_the_docs():
         lambda s: "product",
     )
     assert cand.score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "usage"),
+    [
+        ("how do I catch HTTPStatusError", True),
+        ("use ConfigDict to forbid extra fields", True),
+        ("how do I use httpx.AsyncClient", True),
+        ("APIRouter", False),  # a bare name is a lookup
+        ("httpx.AsyncClient", False),
+        ("where is APIRouter defined", False),  # asks for code
+        ("write a custom Auth class with auth_flow", False),
+        ("def Depends", False),  # opens a definition
+        ("asynccontextmanager lifespan ml_models", False),  # no sentence: a bag of names
+        ("where is HTTPException raised", False),  # a place
+        ("which arguments does jsonable_encoder accept", False),  # a signature
+        ("how does FastAPI generate the operationId", False),  # the name is the subject
+        ("how do I retry a request", False),  # no identifier: a plain question
+        ("catch HTTPStatusError\nTraceback (most recent call last):", False),
+    ],
+)
+def test_a_usage_question_names_identifiers_in_prose(text, usage):
+    assert usage_question(text) is usage
+
+
+def test_the_code_of_a_usage_question_yields_to_the_docs_by_its_own_factor():
+    def scored(corpus: Corpus, text: str, mode: str = "default") -> float:
+        cand = candidate(corpus, "auth.py" if corpus is Corpus.CODE else "auth.md", "x\n", 1.0)
+        settings = lever_alone(question_code_factor=0.5, usage_question_code_factor=0.8)
+        Pipeline(settings, lambda d: []).priors(
+            Query(text=text, terms=("auth",), mode=mode, explain=True), [cand], lambda s: "x"
+        )
+        return cand.score
+
+    assert scored(Corpus.CODE, "authenticate with BasicAuth or DigestAuth") == 0.8
+    assert scored(Corpus.DOCS, "authenticate with BasicAuth or DigestAuth") == 1.0
+    assert scored(Corpus.CODE, "how do I authenticate a request") == 0.5
+    assert scored(Corpus.CODE, "BasicAuth") == 1.0
+    assert scored(Corpus.CODE, "which class implements BasicAuth") == 1.0
+    assert scored(Corpus.CODE, "authenticate with BasicAuth", mode="implementation") == 1.0
 
 
 @pytest.mark.parametrize(

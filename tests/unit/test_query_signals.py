@@ -10,10 +10,10 @@ import pytest
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.suffixes import PathSuffixes
 from scriptorium.ranking.pipeline import Pipeline
+from scriptorium.ranking.questions import foreign_question
 from scriptorium.ranking.signals import (
     asked_kinds,
     asked_text,
-    foreign_question,
     last_named,
     named_files,
     path_mentions,

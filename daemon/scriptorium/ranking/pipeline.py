@@ -3,8 +3,9 @@
 Each stage records what it kept and dropped so ``explain`` can answer "why this result?".
 Every lever has a setting in ``RankingSettings`` (settings/ranking.py); the defaults are the
 ones the evaluation suite supports (see docs/ranking.md for the measurements). The order the
-stages run in is ``Ranker``'s (ranking/ranker.py); what a query says is in ranking/signals.py
-and what it decides for the priors in ranking/query_priors.py, the priors' levers in
+stages run in is ``Ranker``'s (ranking/ranker.py); what a query says is in ranking/signals.py,
+what kind of question it is in ranking/questions.py, and what it decides for the priors in
+ranking/query_priors.py, the priors' levers in
 ranking/priors.py, what a path says in ranking/paths.py, which query terms a candidate covers
 in ranking/coverage.py, the diversified window in ranking/window.py. One method per stage,
 sharing the helpers below them.

@@ -84,10 +84,11 @@ def pasted_text(cand: Candidate, search: SearchPriors) -> None:
 
 
 def question(cand: Candidate, search: SearchPriors) -> None:
-    """A plain question naming no identifier asks for an explanation: code weighs less."""
+    """A plain question, or one about using the names it gives, asks for an explanation:
+    code weighs less."""
     factor = search.decided.question_code
     if factor != 1.0 and cand.document.corpus is Corpus.CODE:
-        cand.adjust("question", factor, "a question naming no identifier")
+        cand.adjust("question", factor, search.decided.question_why)
 
 
 def translation(cand: Candidate, search: SearchPriors) -> None:

@@ -12,14 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scriptorium.domain.model import Query
-from scriptorium.ranking.signals import (
-    asked_folders,
-    asked_kinds,
-    asked_text,
-    foreign_question,
-    plain_question,
-    query_names,
-)
+from scriptorium.ranking.questions import foreign_question, plain_question, usage_question
+from scriptorium.ranking.signals import asked_folders, asked_kinds, asked_text, query_names
 from scriptorium.settings.ranking import RankingSettings
 
 EXAMPLES = frozenset({"examples"})
@@ -34,6 +28,7 @@ class QueryPriors:
     asked: frozenset[str]
     translation: float
     question_code: float
+    question_why: str
     pasted_docs: float
     named: frozenset[str]
 
@@ -52,14 +47,15 @@ class QueryPriors:
         pasted = settings.is_pasted(text)
         # A query beyond ASCII, or in another language's words, may want the translation.
         english = text.isascii() and not foreign_question(text)
-        question_code = settings.question_code_factor
+        question_code, question_why = 1.0, ""
         # A ranking mode is the caller's word on what it wants ("implementation": the code).
-        if question_code != 1.0 and (
-            query.mode != "default"
-            or pasted
-            or not plain_question(text, acronyms_prose=settings.question_acronyms_prose)
-        ):
-            question_code = 1.0
+        if query.mode == "default" and not pasted:
+            if plain_question(text, acronyms_prose=settings.question_acronyms_prose):
+                question_code = settings.question_code_factor
+                question_why = "a question naming no identifier"
+            elif usage_question(text):
+                question_code = settings.usage_question_code_factor
+                question_why = "a question about using the names it gives"
         named: frozenset[str] = frozenset()
         if settings.definition_factor != 1.0:
             named = query_names(
@@ -73,6 +69,7 @@ class QueryPriors:
             asked=asked,
             translation=settings.translation_factor if english else 1.0,
             question_code=question_code,
+            question_why=question_why,
             pasted_docs=settings.long_query_docs_factor if pasted else 1.0,
             named=named,
         )

@@ -1,6 +1,7 @@
 """What a query says: the names it spells out, the auxiliary kinds of files (tests, vendored
-code, changelogs; ranking/paths.py tells them by path) it asks for, whether it is a plain
-question or in another language, and how much of it a block covers.
+code, changelogs; ranking/paths.py tells them by path) it asks for, and how much of it a block
+covers. What kind of question it is (plain, about using names, in another language) is
+ranking/questions.py's.
 """
 
 from __future__ import annotations
@@ -69,71 +70,6 @@ def asked_text(text: str, settings: RankingSettings) -> str:
     return prose(text)
 
 
-# Function words that mark a question typed in ASCII as written in another language than
-# English: common in questions, and none of them an English word a developer types ("die",
-# "come", "es" and "per" are left out for that reason).
-_FOREIGN_WORDS = {
-    "de": ("wie", "ich", "und", "nicht", "ist", "das", "der", "mit", "eine", "einen", "kann",
-           "wird", "werden", "mein", "meine", "warum", "wo", "fuer", "ueber", "auf", "bei"),
-    "fr": ("comment", "je", "les", "des", "une", "est", "pour", "avec", "dans", "pas", "mon",
-           "ma", "mes", "du", "au", "aux", "pourquoi", "ou", "faire", "utiliser"),
-    "es": ("como", "que", "los", "las", "una", "para", "con", "por", "mi", "puedo", "del",
-           "hacer", "usar", "cuando", "donde", "porque"),
-    "pt": ("como", "que", "os", "uma", "para", "com", "nao", "meu", "minha", "posso", "fazer",
-           "usar", "quando", "onde", "porque", "em", "do", "da"),
-    "it": ("che", "gli", "una", "per", "con", "non", "il", "posso", "fare", "usare", "quando",
-           "dove", "perche", "della", "del"),
-    "nl": ("hoe", "ik", "het", "een", "niet", "mijn", "kan", "voor", "met", "van", "waarom",
-           "gebruik", "maken"),
-}  # fmt: skip
-_ENGLISH_WORDS = frozenset({
-    "the", "a", "an", "how", "do", "i", "to", "is", "my", "with", "for", "in", "of", "on",
-    "what", "why", "when", "where", "can", "use", "and", "not", "does", "from", "should",
-})  # fmt: skip
-
-
-_FOREIGN_SETS = tuple(frozenset(words) for words in _FOREIGN_WORDS.values())
-
-
-@functools.lru_cache(maxsize=1024)
-def foreign_question(text: str) -> bool:
-    """Whether a query reads as written in another language than English though typed in
-    ASCII ("wie kann ich abhaengigkeiten mit yield nutzen"): two of one language's function
-    words, more than the English ones it holds."""
-    words = re.findall(r"[a-z]+", text.casefold())
-    english = sum(1 for word in words if word in _ENGLISH_WORDS)
-    for names in _FOREIGN_SETS:
-        found = sum(1 for word in words if word in names)
-        if found >= 2 and found > english:
-            return True
-    return False
-
-
-# The words of a question that ask for code rather than its documentation.
-_CODE_WORDS = (
-    "code", "function", "functions", "class", "classes", "method", "methods", "implementation",
-    "implemented", "defined", "definition", "signature",
-)  # fmt: skip
-_CODE_TERMS = frozenset(tokenize(" ".join(_CODE_WORDS), stem=True, drop_stopwords=False))
-
-
-@functools.lru_cache(maxsize=1024)
-def plain_question(text: str, *, acronyms_prose: bool = False) -> bool:
-    """Whether a question reads as prose about using something: one line (an issue's title
-    and body, a pasted snippet, are not questions), naming no identifier
-    (:func:`identifier_words`; with ``acronyms_prose``, an all-capitals word such as JSON or
-    SSL outside a code span is not one), no word of it asking for code ("which function
-    parses ...", "where is the retry implemented")."""
-    if "\n" in text.strip():
-        return False
-    names = identifier_words(text)
-    if acronyms_prose and not _CODE_SPAN.search(text):
-        names = [name for name in names if not _ACRONYM.fullmatch(name)]
-    if names:
-        return False
-    return not _CODE_TERMS.intersection(tokenize(prose(text), stem=True))
-
-
 @functools.lru_cache(maxsize=1024)
 def asked_kinds(text: str) -> frozenset[str]:
     """The auxiliary kinds a query asks for by name."""
@@ -152,12 +88,10 @@ def asked_folders(text: str) -> frozenset[str]:
     return frozenset("." + word for word in tokenize(text, stem=True))
 
 
-_CODE_SPAN = re.compile(r"`([^`]+)`")
+CODE_SPAN = re.compile(r"`([^`]+)`")
 _RAW_WORDS = re.compile(r"[^\s`]+")
 _EDGE_PUNCT = "\"'“”‘’,;!?[]{}<>"
 _COMPOUND = re.compile(r"\w[_.:/]+\w|\w\(\)?$|^_\w")
-# An all-capitals word of two to five letters, maybe plural (API, JSON, URLs): an acronym.
-_ACRONYM = re.compile(r"[A-Z]{2,5}s?")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 # A word ending so (before closing quotes and brackets) ends its sentence.
 _SENTENCE_END = frozenset(".?!")
@@ -173,10 +107,10 @@ def identifier_words(text: str) -> list[str]:
     word; a word after a sentence's end; "I"), and not in a title-case query, where most of
     the other words are capitalised.
     """
-    found = _CODE_SPAN.findall(text)
+    found = CODE_SPAN.findall(text)
     words: list[str] = []
     by_grammar: list[bool] = []
-    stripped = _CODE_SPAN.sub(" ", text)
+    stripped = CODE_SPAN.sub(" ", text)
     ended = True  # the text's start is a sentence's start
     at = 0
     for match in _RAW_WORDS.finditer(stripped):

@@ -139,6 +139,12 @@ class RankingSettings:
     # verification" asks for the docs as "set a timeout" does. The semantic retriever still
     # takes them as names (semantic_names_lexical): an acronym is exact vocabulary.
     question_acronyms_prose: bool = True
+    # Factor for code results of a one-line question that names identifiers but reads as
+    # prose about using them ("how do I catch HTTPStatusError", "use ConfigDict to forbid
+    # extra fields"): a word of its own besides the names, none asking for code, not a pasted
+    # text, the default mode. The page that shows the use comes before the definition; the
+    # definition still answers where no page does. 1.0 is off.
+    usage_question_code_factor: float = 0.6
     # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
     # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
     # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
@@ -487,6 +493,9 @@ _HELP = {
     "that names no identifier and does not ask for code; 1.0 is off",
     "question_acronyms_prose": "a question's all-capitals words (JSON, SSL, CA) count as prose "
     "for question_code_factor, not as identifiers that name code",
+    "usage_question_code_factor": "factor for code results of a one-line question that names "
+    "identifiers but reads as prose about using them (a word of its own, none asking for code); "
+    "1.0 is off",
     "named_file_factor": "factor for results from files the query names by path or module "
     "name (a traceback frame, a/b.py, a.b.c); 1.0 is off",
     "named_file_candidates": "extra lexical candidates among the blocks of files the query "

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.evaluation import record
-from scriptorium.evaluation.suite import overrides, report, sets
+from scriptorium.evaluation.suite import overrides, report, sets, usage
 from scriptorium.evaluation.suite.materialise import DEFAULT_CACHE, Materialised, materialise
 from scriptorium.evaluation.suite.repos import SuiteError, find_git_dir, has_commit
 from scriptorium.evaluation.suite.run import CorpusTiming, run_corpus
@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--swebench-set", type=Path, help="swebench instances.jsonl")
     parser.add_argument("--fastapi-set", type=Path, default=None, help="eval/fastapi.jsonl")
     parser.add_argument("--usage-set", type=Path, default=None, help="eval/usage.jsonl")
+    parser.add_argument("--usage-names-set", type=Path, default=None, help="eval/usage-names.jsonl")
     parser.add_argument("--libref-set", type=Path, default=None, help="eval/libref.jsonl")
     parser.add_argument("--fastapi-config", type=Path, default=None, help="eval/fastapi.toml")
     parser.add_argument(
@@ -205,12 +206,10 @@ def _preflight(specs: Sequence[CorpusSpec], repos: Path | None, cache: Path) -> 
 
 
 def _check_usage(cases: Sequence[SuiteCase], repos: Path | None, cache: Path) -> None:
-    """The usage set's answers are files of their repositories (materialised here; the runs
+    """The usage sets' answers are files of their repositories (materialised here; the runs
     find them built)."""
     if not cases:
         return
-    from scriptorium.evaluation.suite import usage
-
     specs = dict.fromkeys(case.corpus for case in cases)
     where = _need_repos(repos)
     trees = {s: materialise(where, s.repo, s.commit, s.selection, cache, _log) for s in specs}
@@ -242,11 +241,10 @@ def _run(args: argparse.Namespace) -> int:
             sets.swebench_cases(sets.read_swebench(path)), steps.get("swebench"), args.limit
         )
         external += swe
-    if "usage" in chosen:
-        from scriptorium.evaluation.suite import usage
-
-        found = usage.read(_in_repo(args.usage_set, "eval/usage.jsonl"))
-        external += sets.sample(found, steps.get("usage"), args.limit)
+    for name, given in ((usage.SET_NAME, args.usage_set), (usage.NAMES_SET, args.usage_names_set)):
+        if name in chosen:
+            found = usage.read(_in_repo(given, f"eval/{name}.jsonl"), name)
+            external += sets.sample(found, steps.get(name), args.limit)
     docs_entries: list[dict[str, Any]] = []
     libraries: dict[str, sets.Library] = {}
     docs_sets = [name for name in chosen if name in sets.DOCS_SEARCH_SETS]
@@ -264,7 +262,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     if external or docs_specs:
         _preflight([c.corpus for c in external] + docs_specs, args.repos, cache)
-    _check_usage([c for c in external if c.set_name == "usage"], args.repos, cache)
+    _check_usage([c for c in external if c.set_name in usage.SET_NAMES], args.repos, cache)
 
     if docs_entries:
         trees = {

@@ -30,6 +30,8 @@ SET_TITLES = {
     "page level, MRR@10)",
     "usage": "usage (the project's questions about using httpx and pydantic, each over its "
     "whole repository; file level, MRR@10)",
+    "usage-names": "usage-names (the project's questions that name httpx's and pydantic's "
+    "identifiers, each over its whole repository; file level, MRR@10)",
     "libref": "libref (the project's short library-reference intents over ds1000's DevDocs "
     "pages, page level, MRR@10)",
 }

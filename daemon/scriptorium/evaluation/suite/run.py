@@ -40,6 +40,7 @@ PAGE_CUTOFFS = {
     "ds1000": (1, 3, 5, 10),
     "fastapi-repo": (1, 3, 5, 10),
     "usage": (1, 3, 5, 10),
+    "usage-names": (1, 3, 5, 10),
     "libref": (1, 3, 5, 10),
 }
 MRR_CUTOFF = 10

@@ -29,6 +29,7 @@ SET_NAMES = (
     "fastapi-repo",
     "usage",
     "libref",
+    "usage-names",
 )
 DOCS_SEARCH_FILE = "docs-search-eval/dataset.yaml"
 SWEBENCH_FILE = "swebench-verified/instances.jsonl"

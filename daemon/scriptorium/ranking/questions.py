@@ -1,0 +1,111 @@
+"""What kind of question a query is, for the priors that weigh code against the docs: one
+in another language's words, a plain question naming no identifier, or a sentence about using
+the names it gives. Each is decided once per query (remembered by text).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from scriptorium.ranking.signals import CODE_SPAN, identifier_words, prose
+from scriptorium.text import tokenize
+from scriptorium.text.stopwords import STOPWORDS
+
+# An all-capitals word of two to five letters, maybe plural (API, JSON, URLs): an acronym.
+_ACRONYM = re.compile(r"[A-Z]{2,5}s?")
+
+# Function words that mark a question typed in ASCII as written in another language than
+# English: common in questions, and none of them an English word a developer types ("die",
+# "come", "es" and "per" are left out for that reason).
+_FOREIGN_WORDS = {
+    "de": ("wie", "ich", "und", "nicht", "ist", "das", "der", "mit", "eine", "einen", "kann",
+           "wird", "werden", "mein", "meine", "warum", "wo", "fuer", "ueber", "auf", "bei"),
+    "fr": ("comment", "je", "les", "des", "une", "est", "pour", "avec", "dans", "pas", "mon",
+           "ma", "mes", "du", "au", "aux", "pourquoi", "ou", "faire", "utiliser"),
+    "es": ("como", "que", "los", "las", "una", "para", "con", "por", "mi", "puedo", "del",
+           "hacer", "usar", "cuando", "donde", "porque"),
+    "pt": ("como", "que", "os", "uma", "para", "com", "nao", "meu", "minha", "posso", "fazer",
+           "usar", "quando", "onde", "porque", "em", "do", "da"),
+    "it": ("che", "gli", "una", "per", "con", "non", "il", "posso", "fare", "usare", "quando",
+           "dove", "perche", "della", "del"),
+    "nl": ("hoe", "ik", "het", "een", "niet", "mijn", "kan", "voor", "met", "van", "waarom",
+           "gebruik", "maken"),
+}  # fmt: skip
+_ENGLISH_WORDS = frozenset({
+    "the", "a", "an", "how", "do", "i", "to", "is", "my", "with", "for", "in", "of", "on",
+    "what", "why", "when", "where", "can", "use", "and", "not", "does", "from", "should",
+})  # fmt: skip
+
+
+_FOREIGN_SETS = tuple(frozenset(words) for words in _FOREIGN_WORDS.values())
+
+
+@functools.lru_cache(maxsize=1024)
+def foreign_question(text: str) -> bool:
+    """Whether a query reads as written in another language than English though typed in
+    ASCII ("wie kann ich abhaengigkeiten mit yield nutzen"): two of one language's function
+    words, more than the English ones it holds."""
+    words = re.findall(r"[a-z]+", text.casefold())
+    english = sum(1 for word in words if word in _ENGLISH_WORDS)
+    for names in _FOREIGN_SETS:
+        found = sum(1 for word in words if word in names)
+        if found >= 2 and found > english:
+            return True
+    return False
+
+
+# The words of a question that ask for code rather than its documentation.
+_CODE_WORDS = (
+    "code", "function", "functions", "class", "classes", "method", "methods", "implementation",
+    "implemented", "defined", "definition", "signature",
+)  # fmt: skip
+_CODE_TERMS = frozenset(tokenize(" ".join(_CODE_WORDS), stem=True, drop_stopwords=False))
+
+
+@functools.lru_cache(maxsize=1024)
+def plain_question(text: str, *, acronyms_prose: bool = False) -> bool:
+    """Whether a question reads as prose about using something: one line (an issue's title
+    and body, a pasted snippet, are not questions), naming no identifier
+    (:func:`identifier_words`; with ``acronyms_prose``, an all-capitals word such as JSON or
+    SSL outside a code span is not one), no word of it asking for code ("which function
+    parses ...", "where is the retry implemented")."""
+    if "\n" in text.strip():
+        return False
+    names = identifier_words(text)
+    if acronyms_prose and not CODE_SPAN.search(text):
+        names = [name for name in names if not _ACRONYM.fullmatch(name)]
+    if names:
+        return False
+    return not _CODE_TERMS.intersection(tokenize(prose(text), stem=True))
+
+
+# Words that make a question naming identifiers a lookup rather than one about using them:
+# the keywords that open a definition ("def Depends"), a place asked for ("where is ...
+# raised"), a signature asked for ("which arguments does ... accept"), and "does", whose
+# subject is the named thing, not the asker ("how does FastAPI generate the operationId").
+_LOOKUP_WORDS = frozenset(
+    {"def", "fn", "func", "struct", "enum", "trait", "impl", "interface", "where", "does"}
+    | {"argument", "arguments", "parameter", "parameters", "param", "params", "returns"}
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def usage_question(text: str) -> bool:
+    """Whether a one-line question that names identifiers still reads as a sentence about
+    using them ("how do I catch HTTPStatusError", "use ConfigDict to forbid extra fields"):
+    a function word ("how", "to", "with"), a word of its own besides the names, and none
+    asking for code or for a lookup (``_LOOKUP_WORDS``). A bare name ("APIRouter") or a bag
+    of them ("asynccontextmanager lifespan ml_models") is a lookup, not a question."""
+    if "\n" in text.strip():
+        return False
+    names = identifier_words(text)
+    if not names:
+        return False
+    words = tokenize(prose(text), drop_stopwords=False)
+    if STOPWORDS.isdisjoint(words) or not _LOOKUP_WORDS.isdisjoint(words):
+        return False
+    stems = set(tokenize(prose(text), stem=True))
+    if _CODE_TERMS & stems:
+        return False
+    return bool(stems - set(tokenize(" ".join(names), stem=True)))
