@@ -394,6 +394,34 @@ def test_a_page_named_by_its_date_yields_like_a_blog_post_unless_asked_for():
         assert scored(corpus, path) == 1.0, path
 
 
+def test_a_migration_guide_yields_unless_the_query_asks_to_migrate():
+    def scored(corpus: Corpus, path: str, text: str = "parse a header", on: bool = True) -> float:
+        query = Query(text=text, terms=("pars",))
+        return path_prior(
+            corpus, path, query, "parse a header\n", auxiliary_factor=0.5, auxiliary_migration=on
+        )
+
+    for path in (
+        "docs/migration.md",
+        "docs/guide/migration.md",
+        "docs/how-to/migrate-from-pydantic-v1-to-pydantic-v2.md",
+        "docs/upgrading.md",
+        "docs/v5-upgrade-guide.md",
+    ):
+        assert scored(Corpus.DOCS, path) == 0.5, path
+        assert scored(Corpus.DOCS, path, on=False) == 1.0, path
+        for asks in ("migrate a parse header to v2", "upgrade the header parser"):
+            assert scored(Corpus.DOCS, path, asks) == 1.0, (path, asks)
+    # A page only containing the letters, and code so named (a database migration, a
+    # compatibility shim), are not guides.
+    for corpus, path in (
+        (Corpus.DOCS, "docs/immigration.md"),
+        (Corpus.CODE, "pydantic/_migration.py"),
+        (Corpus.CODE, "app/migrations/0001_initial.py"),
+    ):
+        assert scored(corpus, path) == 1.0, path
+
+
 def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
     def scored(path: str, text: str = "parse a header", tooling: bool = True) -> float:
         cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)

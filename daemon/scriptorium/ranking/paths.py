@@ -66,11 +66,16 @@ _DOCS_DIRS = {"doc", "docs"}
 # A page named by its date (``2024-05-01-release.md``, Jekyll's ``_posts`` convention): a dated
 # post (an announcement, a journal's entry), written once and not kept current as reference is.
 _DATED_PAGE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[-_.]|$)")
+# A migration or upgrade guide's file (``migration.md``, ``migrate-from-v1-to-v2.md``,
+# ``upgrading.md``, ``react-18-upgrade-guide.md``).
+_MIGRATION_PAGE = re.compile(r"(?:^|[-_.])(?:migrat|upgrad)", re.I)
 _MARKUP_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".ipynb")
 
 
 @functools.lru_cache(maxsize=65_536)
-def auxiliary_kind(path: str, tooling: bool = False, docs: bool = False) -> str:
+def auxiliary_kind(
+    path: str, tooling: bool = False, docs: bool = False, migration: bool = False
+) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
     (dated posts, mostly release announcements), repository meta files, a hidden folder's
     files (``.vitepress``), examples (an ``examples/`` or ``docs_src/`` folder, code in a docs
@@ -78,12 +83,18 @@ def auxiliary_kind(path: str, tooling: bool = False, docs: bool = False) -> str:
     and docs. For a documentation page (``docs``) "generated" is no kind: a page
     under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
     autosummary), the page a lookup wants; a page whose name starts with a date is a "blog"
-    post wherever it sits (a code file so named is often a migration, which is code)."""
+    post wherever it sits (a code file so named is often a migration, which is code); with
+    ``migration``, a page whose name says it is a migration or upgrade guide is "migration"
+    (a code file so named is a database migration or a compatibility shim: left alone)."""
     kind = _kind(path, tooling)
     if not docs and not kind and _example_in_docs(path):
         return "examples"
-    if docs and not kind and _DATED_PAGE.match(path.rpartition("/")[2]):
-        return "blog"
+    if docs and not kind:
+        name = path.rpartition("/")[2]
+        if _DATED_PAGE.match(name):
+            return "blog"
+        if migration and _MIGRATION_PAGE.search(name):
+            return "migration"
     return "" if docs and kind == "generated" else kind
 
 

@@ -147,7 +147,12 @@ def auxiliary(cand: Candidate, search: SearchPriors) -> None:
     if decided.auxiliary == 1.0 or cand.document.meta.source_class:
         return
     settings, document = search.settings, cand.document
-    kind = auxiliary_kind(document.path, settings.auxiliary_tooling, document.corpus is Corpus.DOCS)
+    kind = auxiliary_kind(
+        document.path,
+        settings.auxiliary_tooling,
+        document.corpus is Corpus.DOCS,
+        settings.auxiliary_migration,
+    )
     if kind and kind not in decided.asked:
         factor = settings.legacy_factor if kind == "legacy" else decided.auxiliary
         if factor != 1.0:

@@ -37,6 +37,21 @@ _AUX_WORDS = {
     "blog": ("blog", "blogs", "announcement", "announcing", "announced"),
     "tooling": ("setup", "script", "scripts", "benchmark", "benchmarks", "tooling", "nox", "ci"),
     "legacy": ("v1", "legacy", "deprecated", "deprecation", "compat", "compatibility", "old"),
+    "migration": (
+        "migrate",
+        "migrating",
+        "migration",
+        "migrations",
+        "upgrade",
+        "upgrading",
+        "v1",
+        "v2",
+        "legacy",
+        "deprecated",
+        "deprecation",
+        "old",
+        "breaking",
+    ),
     "examples": ("example", "examples", "sample", "samples", "demo", "demos"),
 }
 

@@ -129,6 +129,11 @@ class RankingSettings:
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
     auxiliary_tooling: bool = True
+    # Migration and upgrade guides count as auxiliary too (a documentation page named
+    # ``migration.md``, ``migrate-from-…``, ``upgrading.md``, ``…-upgrade-guide.md``) unless
+    # the query asks to migrate or upgrade: such a guide names every API twice, old and new,
+    # and so matches a question about using any of them.
+    auxiliary_migration: bool = True
     # Factor for code results of a one-line question that names no identifier (no snake_case,
     # dotted name, code span, camelCase), does not ask for code ("function", "class",
     # "implemented") and is not a pasted text, in the default mode: "how do I ..." asks for
@@ -487,6 +492,8 @@ _HELP = {
     "title_term_weight": "factor for the terms of a pasted text's first line when it reads "
     "as a title (an issue's); 1.0 is off",
     "title_chars": "the longest first line title_term_weight takes for a title",
+    "auxiliary_migration": "migration and upgrade guides (a docs page named migration.md, "
+    "migrate-from-…, upgrading.md) count as auxiliary unless the query asks to migrate or upgrade",
     "auxiliary_tooling": "build, release and maintenance scripts (setup.py, a docs conf.py, "
     "top-level tools/, scripts/, utils/, release/, benchmarks) count as auxiliary",
     "question_code_factor": "factor for code results of a one-line question (not a pasted text) "
