@@ -13,7 +13,7 @@ from scriptorium.domain.model import Block, Candidate, Corpus, Query, RefKind, S
 from scriptorium.domain.outcomes import SearchParams
 from scriptorium.engine.local import LocalEngine
 from scriptorium.plugins import load_registry
-from scriptorium.ranking.paths import translated, translated_root
+from scriptorium.ranking.paths import page_language, translated, translated_root
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
 from scriptorium.ranking.questions import plain_question, usage_question
 from scriptorium.ranking.signals import query_names
@@ -582,6 +582,20 @@ def test_the_code_of_a_usage_question_yields_to_the_docs_by_its_own_factor():
     assert scored(Corpus.CODE, "BasicAuth") == 1.0
     assert scored(Corpus.CODE, "which class implements BasicAuth") == 1.0
     assert scored(Corpus.CODE, "authenticate with BasicAuth", mode="implementation") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("source", "path", "language"),
+    [
+        ("docs", "docs/de/docs/tutorial/index.md", "de"),
+        ("docs", "docs/pt-br/guide.md", "pt"),
+        ("docs", "docs/en/docs/tutorial/index.md", "en"),
+        ("docs", "docs/tutorial/index.md", "en"),  # no language folder: the original
+        ("docs-ja", "tutorial/index.md", "@docs-ja"),  # a source rooted at docs/ja/docs
+    ],
+)
+def test_a_pages_language_is_its_folders_or_its_sources(source, path, language):
+    assert page_language(source, path, frozenset({"docs-ja"})) == language
 
 
 @pytest.mark.parametrize(

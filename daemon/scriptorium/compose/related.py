@@ -326,9 +326,12 @@ class RelatedFinder:
     ) -> list[RelatedHit]:
         seed_keys = {(s.doc.source, s.doc.path) for s in seeds}
         seed_blocks = {(s.doc.source, s.doc.path, s.start_line) for s in seeds}
-        # Unless a seed is a translation, another language's copy of a page that is a seed or
-        # a result above says nothing new (docs/es/docs/x.md beside docs/en/docs/x.md).
-        copies_apart = not any(self.view.translated(s.doc) for s in seeds)
+        # A copy of a page that is a seed or a result above, in a language neither a seed's nor
+        # English (the original), says nothing new: docs/es/docs/x.md beside docs/en/docs/x.md
+        # for an English seed, the Spanish and French copies for a German one (its English
+        # original stays: a translation may lag it).
+        read = {self.view.language(s.doc) for s in seeds if s.doc.corpus is Corpus.DOCS}
+        read.add("en")
         shown_pages = {
             page_in_any_language(s.doc.path) for s in seeds if s.doc.corpus is Corpus.DOCS
         }
@@ -350,8 +353,8 @@ class RelatedFinder:
             if per_doc[key] >= 2:
                 continue
             page = page_in_any_language(target.doc.path) if target.doc.corpus is Corpus.DOCS else ""
-            if copies_apart and page:
-                if page in shown_pages and self.view.translated(target.doc):
+            if page:
+                if page in shown_pages and self.view.language(target.doc) not in read:
                     continue
                 shown_pages.add(page)
             per_doc[key] += 1

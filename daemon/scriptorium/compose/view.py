@@ -10,11 +10,11 @@ from collections.abc import Mapping
 
 from scriptorium.compose.seeds import Seed, load_seeds
 from scriptorium.compose.tables import CorpusTables
-from scriptorium.domain.model import Candidate, Corpus, Query, RefKind, SourceDocument
+from scriptorium.domain.model import Candidate, Query, RefKind, SourceDocument
 from scriptorium.domain.outcomes import SearchHit, SearchOutcome
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.served import ServedIndex
-from scriptorium.ranking.paths import translation_page
+from scriptorium.ranking.paths import page_language
 from scriptorium.results.hits import HitBuilder
 from scriptorium.retrieval.search import SearchService
 from scriptorium.settings.ranking import RankingSettings
@@ -55,12 +55,9 @@ class CorpusView:
     def ranking(self) -> RankingSettings:
         return self._search.ranking
 
-    def translated(self, doc: SourceDocument) -> bool:
-        """Whether ``doc`` is a translation's page: under a language's folder, or of a
-        source whose root is one (``docs/ja/docs``)."""
-        return doc.corpus is Corpus.DOCS and translation_page(
-            doc.source, doc.path, self._translations
-        )
+    def language(self, doc: SourceDocument) -> str:
+        """The language ``doc`` is written in, as far as its place says (``page_language``)."""
+        return page_language(doc.source, doc.path, self._translations)
 
     def lines_of(self, doc: SourceDocument) -> list[str]:
         return self._indexer.lines_of(doc)

@@ -191,6 +191,18 @@ def translation_page(source: str, path: str, translation_sources: frozenset[str]
     return source in translation_sources or translated(path)
 
 
+def page_language(source: str, path: str, translation_sources: frozenset[str]) -> str:
+    """The language a documentation page is written in, as far as its place says: the first
+    language folder of its path (``docs/de/docs/x.md``: "de"; ``docs/en/…``: "en"), else its
+    source's when the source's root is a translation's folder (the source names it: "@" and
+    the source's name), else English."""
+    for part in path.split("/")[:-1]:
+        language = _language_of(part)
+        if language in _LANGUAGES_AND_ENGLISH:
+            return language
+    return f"@{source}" if source in translation_sources else "en"
+
+
 @functools.lru_cache(maxsize=65_536)
 def page_in_any_language(path: str) -> str:
     """``path`` without its language folders (English's too): the page every translation of
