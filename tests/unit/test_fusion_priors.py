@@ -731,6 +731,44 @@ def test_a_translation_of_a_page_shown_is_held_back_for_an_english_query(tmp_pat
     assert paths == ["de/docs/widgets", "en/docs/widgets"]
 
 
+def test_a_translation_ranked_above_its_original_gives_way_to_it(tmp_path):
+    docs = tmp_path / "docs"
+    for language in ("en", "de"):
+        (docs / language / "docs").mkdir(parents=True)
+    # The English page says less than its translation, which keeps the English words.
+    (docs / "en" / "docs" / "widgets.md").write_text("# Widgets\n\nA widget.\n", encoding="utf-8")
+    (docs / "de" / "docs" / "widgets.md").write_text(
+        "# Widgets\n\nTune a widget: tune the widget, tune every widget you tune.\n",
+        encoding="utf-8",
+    )
+    for name in ("gears", "springs", "levers"):
+        (docs / "en" / "docs" / f"{name}.md").write_text(
+            f"# {name.title()}\n\nA part is tuned like a widget.\n", encoding="utf-8"
+        )
+
+    def searched(hold_back: bool):
+        engine = engine_from(
+            tmp_path,
+            f"config-{hold_back}",
+            '[server]\nwatch = false\n\n[[sources]]\nname = "docs"\nkind = "markdown"\n'
+            f'root = "{docs}"\n\n[ranking]\nsemantic = false\nnear_duplicate_similarity = 0\n'
+            # A light translation factor: the translation keeps its lead over the original.
+            f"translation_factor = 0.9\nhold_back_translations = {str(hold_back).lower()}\n",
+        )
+        query = SearchParams(query="tune a widget", top_k=3, explain=True)
+        outcome = asyncio.run(engine.search(query))
+        whys = {d.location: d.why for stage in outcome.stages for d in stage.drops}
+        return [hit.location.split("#")[0] for hit in outcome.hits], whys
+
+    paths, _ = searched(False)
+    assert paths.index("de/docs/widgets") < paths.index("en/docs/widgets"), paths
+    paths, whys = searched(True)
+    assert "de/docs/widgets" not in paths and "en/docs/widgets" in paths, paths
+    assert whys["de/docs/widgets#widgets"] == (
+        "a translation of en/docs/widgets#widgets, which ranks lower"
+    )
+
+
 def path_prior(corpus: Corpus, path: str, query: Query, body: str, **levers) -> float:
     """The score (from 1.0) a block of ``path`` takes from the priors alone for ``query``."""
     cand = candidate(corpus, path, body, 1.0)

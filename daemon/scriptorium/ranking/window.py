@@ -3,7 +3,8 @@ do not.
 
 A window of ``size`` results takes at most ``max_per_document`` blocks of one document, no
 code block nested with a better one of its file (a method under its class), no translation
-of a page already shown in another language (for an English query), and no near-duplicate
+of a page whose original (or another language's copy) is shown above or ranks anywhere among
+the candidates (for an English query), and no near-duplicate
 of a result above it (ranking/twins.py); what is held back overflows, and
 backfills a window left short. ``Pipeline.order`` cuts the window to the results asked for,
 and :func:`held_back_why` says why a held-back block is missing.
@@ -26,8 +27,8 @@ from scriptorium.text.features import WordSet
 class Window:
     """The diversified window before the cut, what overflowed it, and why: the near-duplicates
     held back (id -> the result each copies), the blocks nested with a better one (id -> that
-    one), the translations of a page shown (id -> the result of that page) and the overflow
-    moved up to fill it."""
+    one), the translations of a page shown or ranked lower (id -> the original's candidate;
+    ``above_originals``: those ranked above it) and the overflow moved up to fill it."""
 
     size: int
     window: list[Candidate] = field(default_factory=list)
@@ -35,6 +36,7 @@ class Window:
     twins: dict[int, Candidate] = field(default_factory=dict)
     nested: dict[int, Candidate] = field(default_factory=dict)
     translations: dict[int, Candidate] = field(default_factory=dict)
+    above_originals: set[int] = field(default_factory=set)
     backfilled: set[int] = field(default_factory=set)
 
 
@@ -56,6 +58,13 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
     shown_of: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     # The first documentation result of each page, whatever its language (``page_in_any_language``).
     pages: dict[str, Candidate] = {}
+    # The best candidate of each page not weighed as a translation, wherever it ranks: a
+    # translation ranked above its original gives way to it all the same.
+    originals: dict[str, Candidate] = {}
+    if translations:
+        for cand in unique:
+            if not cand.translated and cand.block.kind is RefKind.DOC:
+                originals.setdefault(page_in_any_language(cand.document.path), cand)
     for cand in unique:
         doc_key = (cand.source, cand.document.path)
         same_doc = shown_of[doc_key]
@@ -68,9 +77,12 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
             else ""
         )
         if cand.translated and page and len(window) < size:
-            other = pages.get(page)
+            above = pages.get(page)
+            other = above or originals.get(page)
             if other is not None and (other.source, other.document.path) != doc_key:
                 shaped.translations[id(cand)] = other
+                if above is None:
+                    shaped.above_originals.add(id(cand))
                 overflow.append(cand)
                 continue
         # Only the window's own results are compared: below the cut nothing is shown.
@@ -129,7 +141,10 @@ def held_back_why(cand: Candidate, shaped: Window, capped: str, floor: float, to
         return f"near-duplicate of {twin.location or twin.document.path}"
     original = shaped.translations.get(id(cand))
     if original is not None:
-        return f"a translation of {original.location or original.document.path}, shown above"
+        where = original.location or original.document.path
+        if id(cand) in shaped.above_originals:
+            return f"a translation of {where}, which ranks lower"
+        return f"a translation of {where}, shown above"
     outer = shaped.nested.get(id(cand))
     if outer is not None:
         inside = outer.block.start_line <= cand.block.start_line
