@@ -186,6 +186,25 @@ def test_docs_vectors_serve_while_the_code_is_encoded(tmp_path):
     assert list((tmp_path / "state" / "vectors").rglob("gen-*.vec"))
 
 
+@pytest.mark.parametrize("which", ["all", "off"])
+def test_a_question_about_using_a_name_reads_the_meaning(tmp_path, which):
+    """A sentence about using a name ("use Backoff for …") is a question to the retriever,
+    not a lookup by that name: the page whose meaning answers it is found though neither
+    the name nor the other words are in it; ranked as a lookup, nothing is."""
+    _model_or_skip()
+    docs = write_tree(tmp_path / "docs", PAGES)
+    config = markdown_config(tmp_path / "config.toml", {"docs": docs})
+    config.write_text(config.read_text() + f'\n[ranking]\nsemantic_usage_questions = "{which}"\n')
+    env = {"SCRIPTORIUM_SEMANTIC": "on"}
+    with running(["--config", str(config)], tmp_path / "state", env=env) as daemon:
+        assert wait_for(lambda: _vectors(daemon)[0].vectors_state == "ready")
+        found = _paths(daemon, f"use Backoff for an {MEANING}")
+        if which == "all":
+            assert found[:1] == ["retries"], found
+        else:
+            assert found == [], found
+
+
 def test_turned_off(tmp_path):
     docs = write_tree(tmp_path / "docs", PAGES)
     config = markdown_config(tmp_path / "config.toml", {"docs": docs})

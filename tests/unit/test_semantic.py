@@ -331,6 +331,22 @@ def test_only_a_one_line_question_naming_an_identifier_is_a_lookup():
     assert not _looks_up_name(problem)
 
 
+def test_a_question_about_using_a_name_may_read_the_cosine_as_a_question_does():
+    from scriptorium.domain.model import Corpus
+    from scriptorium.semantic.retriever import SemanticCandidates
+    from scriptorium.settings.ranking import RankingSettings
+
+    usage, lookup = "use ConfigDict to forbid extra fields", "where is ConfigDict defined"
+    acronyms = "serialize a model to JSON"
+    for which in ("off", "names", "all"):
+        settings = RankingSettings(semantic_usage_questions=which)
+        candidates = SemanticCandidates(None, settings)  # type: ignore[arg-type]
+        question = settings.semantic_weight
+        assert candidates.weight(usage, Corpus.DOCS, 1.0) == (0.0 if which == "off" else question)
+        assert candidates.weight(acronyms, Corpus.DOCS, 1.0) == (question if which == "all" else 0)
+        assert candidates.weight(lookup, Corpus.DOCS, covered=1.0) == 0.0
+
+
 def test_a_short_snippet_of_several_lines_takes_a_pasted_texts_weight():
     from scriptorium.domain.model import Corpus
     from scriptorium.semantic.retriever import SemanticCandidates

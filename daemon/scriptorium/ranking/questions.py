@@ -109,3 +109,11 @@ def usage_question(text: str) -> bool:
     if _CODE_TERMS & stems:
         return False
     return bool(stems - set(tokenize(" ".join(names), stem=True)))
+
+
+def names_beyond_acronyms(text: str) -> bool:
+    """Whether a query names an identifier other than an all-capitals acronym (JSON, SSL,
+    URL), or holds a code span."""
+    if CODE_SPAN.search(text):
+        return True
+    return any(not _ACRONYM.fullmatch(name) for name in identifier_words(text))

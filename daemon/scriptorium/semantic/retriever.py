@@ -25,6 +25,7 @@ from scriptorium.cancel import cancelled, run_in_thread
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.index.generation import block_id
 from scriptorium.index.searcher import LexicalHit, resolve_block
+from scriptorium.ranking.questions import names_beyond_acronyms, usage_question
 from scriptorium.ranking.signals import identifier_words
 from scriptorium.semantic.builder import VectorBuilder
 from scriptorium.semantic.passages import prose
@@ -110,7 +111,11 @@ class SemanticCandidates:
                 if corpus is Corpus.CODE
                 else ranking.semantic_weight_long
             )
-        if ranking.semantic_names_lexical and _looks_up_name(text):
+        if (
+            ranking.semantic_names_lexical
+            and _looks_up_name(text)
+            and not _reads_as_usage(text, ranking.semantic_usage_questions)
+        ):
             return 0.0  # a lookup by name: the name is the evidence
         base = ranking.semantic_weight_code if corpus is Corpus.CODE else ranking.semantic_weight
         top = max(base, ranking.semantic_weight_uncovered)
@@ -215,6 +220,14 @@ class SemanticCandidates:
                 floors.get(corpus) if nearest_floor else None,
             )
         return hits
+
+
+def _reads_as_usage(text: str, which: str) -> bool:
+    """Whether a question naming identifiers is about using them and reads the cosine as a
+    question does (``semantic_usage_questions``: off, names, all)."""
+    if which == "off" or not usage_question(text):
+        return False
+    return which == "all" or names_beyond_acronyms(text)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -297,6 +297,12 @@ class RankingSettings:
     # Whether a question that names an identifier (``APIRouter``, ``include_router``, a code
     # span) is ranked lexically: a lookup by name, where the exact name is the evidence.
     semantic_names_lexical: bool = True
+    # Which questions about using the names they give (``ranking/questions.py``,
+    # ``usage_question``: "use ConfigDict to forbid extra fields") read the cosine as a plain
+    # question does, rather than as a lookup by name (semantic_names_lexical): "off" (none),
+    # "names" (those naming an identifier other than an all-capitals acronym), "all" (those
+    # naming only acronyms too: "serialize a model to JSON").
+    semantic_usage_questions: str = "all"
     # Whether the encoder reads a pasted text's sentences only (no fenced code, code lines,
     # data rows or tracebacks).
     semantic_prose: bool = off(
@@ -366,6 +372,7 @@ _CHOICES = {
     "semantic_added": ("all", "share"),
     "auxiliary_asks": ("words", "prose", "short"),
     "definition_words": ("any", "pasted"),
+    "semantic_usage_questions": ("off", "names", "all"),
 }
 
 _KEY_TYPES = {bool: "bool", int: "integer", float: "number", str: "string", dict: "number_table"}
@@ -446,6 +453,9 @@ _HELP = {
     "one of them matches them all",
     "semantic_names_lexical": "rank a question that names an identifier (APIRouter, "
     "include_router, a code span) lexically: a lookup by name",
+    "semantic_usage_questions": "which questions about using the names they give read the cosine "
+    "as a plain question does, not as a lookup by name: off, names (an identifier other than an "
+    "acronym), all (acronyms too)",
     "semantic_prose": "the encoder reads a pasted text's sentences only (no fenced code, code "
     "lines, data rows or tracebacks)",
     "semantic_weight_long": "the cosine's share of a documentation candidate's score for a "
