@@ -91,6 +91,14 @@ def test_a_sentence_about_using_a_name_gets_the_page_first_and_a_lookup_the_code
         assert all("question" not in _reasons(r) for r in results), query
 
 
+def test_a_name_spelled_as_words_is_looked_up(served):
+    _, daemon = served
+    results = _search(daemon, "retry failed request")
+    assert _where(results)[0].startswith("code:pkg/transport.py"), _where(results)
+    reasons = _reasons(results[0])
+    assert "question" not in reasons and reasons.get("definition") == "defines a queried name"
+
+
 def test_a_javascript_test_file_yields_to_the_code_it_tests(served):
     _, daemon = served
     results = _search(daemon, "which function retries a failed request")

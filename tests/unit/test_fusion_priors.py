@@ -15,7 +15,7 @@ from scriptorium.engine.local import LocalEngine
 from scriptorium.plugins import load_registry
 from scriptorium.ranking.paths import page_language, translated, translated_root
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
-from scriptorium.ranking.questions import plain_question, usage_question
+from scriptorium.ranking.questions import plain_question, spelled_name_forms, usage_question
 from scriptorium.ranking.signals import query_names
 from scriptorium.settings.config import load_settings
 from scriptorium.settings.ranking import RankingSettings
@@ -596,6 +596,33 @@ def test_the_code_of_a_usage_question_yields_to_the_docs_by_its_own_factor():
 )
 def test_a_pages_language_is_its_folders_or_its_sources(source, path, language):
     assert page_language(source, path, frozenset({"docs-ja"})) == language
+
+
+def test_a_short_query_may_spell_a_name_as_words():
+    assert spelled_name_forms("oauth2 password bearer") == (
+        "oauth2passwordbearer",
+        "oauth2_password_bearer",
+    )
+    assert spelled_name_forms("jsonable encoder") == ("jsonableencoder", "jsonable_encoder")
+    # A stopword makes it a phrase; one word is a word; more than four, a sentence.
+    assert spelled_name_forms("test a websocket endpoint") == ()
+    assert spelled_name_forms("encoder") == ()
+    assert spelled_name_forms("request body pydantic model schema") == ()
+    # A query naming an identifier names it already; punctuation is not a name's.
+    assert spelled_name_forms("use ConfigDict to forbid extra fields") == ()
+    assert spelled_name_forms("encoder, decoder") == ()
+
+
+def test_a_question_spelling_a_defined_name_is_a_lookup_of_it():
+    def scored(spelled: frozenset[str]) -> float:
+        cand = candidate(Corpus.CODE, "security.py", "x\n", 1.0, symbol="OAuth2PasswordBearer")
+        query = Query(text="oauth2 password bearer", terms=("oauth2",), spelled_names=spelled)
+        settings = lever_alone(question_code_factor=0.5, definition_factor=1.2)
+        Pipeline(settings, lambda d: []).priors(query, [cand], lambda s: "x")
+        return cand.score
+
+    assert scored(frozenset()) == 0.5  # a plain question: its code yields
+    assert scored(frozenset({"oauth2passwordbearer"})) == pytest.approx(1.2)  # the definition
 
 
 @pytest.mark.parametrize(

@@ -246,6 +246,9 @@ class Query:
     files: frozenset[tuple[str, str]] = frozenset()
     # Of those, the one it names last when it names two or more (a traceback's innermost frame).
     last_file: tuple[str, str] | None = None
+    # The case-folded names of definitions the query spells as separate words ("oauth2
+    # password bearer" for OAuth2PasswordBearer), as the index has them.
+    spelled_names: frozenset[str] = frozenset()
     # Characters of the text as the caller sent it; more than len(text) when it was cut.
     received_chars: int = 0
     # Characters of it that are not searched because no reader sees them (HTML comments).

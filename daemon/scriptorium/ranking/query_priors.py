@@ -49,7 +49,8 @@ class QueryPriors:
         english = text.isascii() and not foreign_question(text)
         question_code, question_why = 1.0, ""
         # A ranking mode is the caller's word on what it wants ("implementation": the code).
-        if query.mode == "default" and not pasted:
+        # A name spelled as words is looked up as the name would be.
+        if query.mode == "default" and not pasted and not query.spelled_names:
             if plain_question(text, acronyms_prose=settings.question_acronyms_prose):
                 question_code = settings.question_code_factor
                 question_why = "a question naming no identifier"
@@ -58,11 +59,14 @@ class QueryPriors:
                 question_why = "a question about using the names it gives"
         named: frozenset[str] = frozenset()
         if settings.definition_factor != 1.0:
-            named = query_names(
-                text,
-                identifiers_only=settings.definition_identifiers(text),
-                identifiers_first=settings.identifier_terms_first and pasted,
-                limit=settings.max_query_terms,
+            named = (
+                query_names(
+                    text,
+                    identifiers_only=settings.definition_identifiers(text),
+                    identifiers_first=settings.identifier_terms_first and pasted,
+                    limit=settings.max_query_terms,
+                )
+                | query.spelled_names
             )
         return cls(
             auxiliary=auxiliary,

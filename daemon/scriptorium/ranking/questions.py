@@ -117,3 +117,25 @@ def names_beyond_acronyms(text: str) -> bool:
     if CODE_SPAN.search(text):
         return True
     return any(not _ACRONYM.fullmatch(name) for name in identifier_words(text))
+
+
+# A name is spelled with two to this many words; a longer query is a sentence.
+_SPELLED_WORDS = 4
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_SPELLED_QUERY = re.compile(r"[A-Za-z0-9 ]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def spelled_name_forms(text: str) -> tuple[str, ...]:
+    """The name a query may be, spelled as separate words ("oauth2 password bearer" for
+    ``OAuth2PasswordBearer``, "jsonable encoder" for ``jsonable_encoder``): a query of two to
+    four plain words, none a stopword and none an identifier already, joined as one word and
+    with underscores, case-folded as the index keeps definitions' names. Whether either names
+    a definition is the index's to say. Only the whole query counts: "request body" inside
+    "request body pydantic model" is the words' sense, not the ``RequestBody`` class."""
+    if not _SPELLED_QUERY.fullmatch(text.strip()) or identifier_words(text):
+        return ()
+    words = [w.casefold() for w in _WORD.findall(text)]
+    if not 2 <= len(words) <= _SPELLED_WORDS or not STOPWORDS.isdisjoint(words):
+        return ()
+    return ("".join(words), "_".join(words))

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 from scriptorium import telemetry
 from scriptorium.domain.model import Corpus, Query
-from scriptorium.index.schema import doc_term
+from scriptorium.index.schema import SYMBOL, doc_term
 from scriptorium.index.searcher import LexicalHit, lexical_search, scores_within
 from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.pipeline import Pipeline, held_back
+from scriptorium.ranking.questions import spelled_name_forms
 from scriptorium.ranking.signals import named_files, query_names
 from scriptorium.retrieval.pointed import Pointed
 from scriptorium.settings.ranking import RankingSettings
@@ -116,6 +117,17 @@ class LocalCandidates:
             text, self.indexer.snapshot.files_ending, modules=self.ranking.named_modules
         )
 
+    def spelled_names(self, text: str) -> frozenset[str]:
+        """The definitions' names ``text`` spells as separate words (``spelled_name_forms``)
+        that the served index defines (when that lever is on)."""
+        if not self.ranking.spelled_names:
+            return frozenset()
+        forms = spelled_name_forms(text)
+        if not forms:
+            return frozenset()
+        searcher = self.indexer.snapshot.searcher
+        return frozenset(form for form in forms if searcher.doc_freq(SYMBOL, form))
+
     def lexical_hits(self, query: Query) -> list[LexicalHit]:
         """BM25 candidates: one pool per corpus searched (or one for both when
         ``per_corpus_candidates`` is off)."""
@@ -154,6 +166,7 @@ class LocalCandidates:
                 identifiers_only=ranking.definition_identifiers(query.text),
                 limit=ranking.max_query_terms,
             )
+            | query.spelled_names
             if ranking.definition_candidates and ranking.definition_factor > 1.0
             else (),
             symbol_limit=ranking.definition_candidates,

@@ -83,6 +83,7 @@ class SearchService:
         terms, weights = weighted_terms(text, self.ranking)
         files = self.local.named_files(text)
         return Query(
+            spelled_names=self.local.spelled_names(text),
             text=text,
             terms=terms,
             weights=weights,

@@ -150,6 +150,12 @@ class RankingSettings:
     # text, the default mode. The page that shows the use comes before the definition; the
     # definition still answers where no page does. 1.0 is off.
     usage_question_code_factor: float = 0.6
+    # Whether a short question naming no identifier is read for definitions' names it spells
+    # as separate words ("oauth2 password bearer" for OAuth2PasswordBearer, "jsonable encoder"
+    # for jsonable_encoder: spans of two to four words the index defines as one name): such a
+    # question is a lookup of that name (no question_code_factor), and the definition is a
+    # candidate weighed by definition_factor.
+    spelled_names: bool = True
     # Which words of a query ask for an auxiliary kind ("tests", "changelog", "github") and so
     # lift its factor: "words" (any), "prose" (not inside links, code or paths), "short"
     # (prose, and none in a query longer than long_query_chars: a pasted text is not asking).
@@ -510,6 +516,8 @@ _HELP = {
     "that names no identifier and does not ask for code; 1.0 is off",
     "question_acronyms_prose": "a question's all-capitals words (JSON, SSL, CA) count as prose "
     "for question_code_factor, not as identifiers that name code",
+    "spelled_names": "a short question is read for definitions' names it spells as separate "
+    "words (oauth2 password bearer for OAuth2PasswordBearer): a lookup of that name",
     "usage_question_code_factor": "factor for code results of a one-line question that names "
     "identifiers but reads as prose about using them (a word of its own, none asking for code); "
     "1.0 is off",
