@@ -54,12 +54,18 @@ def _reasons(result: pb.SearchResult) -> dict[str, str]:
     return {reason.name: reason.detail for reason in result.reasons}
 
 
-def test_a_question_gets_the_page_first_and_code_when_it_asks_for_code(served):
-    factor, daemon = served
-    results = _search(daemon, "how do I retry a failed request")
+def _page_and_code(daemon, query: str, page: str) -> tuple[list[pb.SearchResult], int, int]:
+    """The results of ``query``, the place of ``page`` among them and of the transport's code."""
+    results = _search(daemon, query)
     found = _where(results)
     code = next(i for i, f in enumerate(found) if f.startswith("code:pkg/transport.py"))
-    page = found.index("docs:docs/retries#retries")
+    return results, found.index(f"docs:docs/retries#{page}"), code
+
+
+def test_a_question_gets_the_page_first_and_code_when_it_asks_for_code(served):
+    factor, daemon = served
+    results, page, code = _page_and_code(daemon, "how do I retry a failed request", "retries")
+    found = _where(results)
     if factor is None:
         assert page < code, found
         assert "question" in _reasons(results[code]), results[code].reasons
@@ -73,10 +79,9 @@ def test_a_question_gets_the_page_first_and_code_when_it_asks_for_code(served):
 
 def test_a_sentence_about_using_a_name_gets_the_page_first_and_a_lookup_the_code(served):
     factor, daemon = served
-    results = _search(daemon, "how do I use retry_failed_request by hand")
+    query = "how do I use retry_failed_request by hand"
+    results, page, code = _page_and_code(daemon, query, "retrying-by-hand")
     found = _where(results)
-    code = next(i for i, f in enumerate(found) if f.startswith("code:pkg/transport.py"))
-    page = found.index("docs:docs/retries#retrying-by-hand")
     if factor is None:
         assert page < code, found
         assert _reasons(results[code])["question"] == (
