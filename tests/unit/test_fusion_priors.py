@@ -422,6 +422,21 @@ def test_a_migration_guide_yields_unless_the_query_asks_to_migrate():
         assert scored(corpus, path) == 1.0, path
 
 
+def test_an_error_reference_yields_unless_the_query_speaks_of_an_error():
+    def scored(corpus: Corpus, path: str, text: str = "forbid extra fields", on=True) -> float:
+        query = Query(text=text, terms=("forbid",))
+        return path_prior(
+            corpus, path, query, "forbid extra\n", auxiliary_factor=0.5, auxiliary_errors=on
+        )
+
+    for path in ("docs/errors/validation_errors.md", "docs/exceptions.md", "docs/error-codes.md"):
+        assert scored(Corpus.DOCS, path) == 0.5, path
+        assert scored(Corpus.DOCS, path, on=False) == 1.0, path
+        assert scored(Corpus.DOCS, path, "why does forbidding extra fields fail") == 1.0, path
+    for corpus, path in ((Corpus.DOCS, "docs/concepts/models.md"), (Corpus.CODE, "errors.py")):
+        assert scored(corpus, path) == 1.0, path
+
+
 def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
     def scored(path: str, text: str = "parse a header", tooling: bool = True) -> float:
         cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)

@@ -69,12 +69,20 @@ _DATED_PAGE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[-_.]|$)")
 # A migration or upgrade guide's file (``migration.md``, ``migrate-from-v1-to-v2.md``,
 # ``upgrading.md``, ``react-18-upgrade-guide.md``).
 _MIGRATION_PAGE = re.compile(r"(?:^|[-_.])(?:migrat|upgrad)", re.I)
+# An error reference: a page of an ``errors/`` or ``exceptions/`` folder, or named for the
+# errors it lists (``validation_errors.md``, ``exceptions.md``, ``error-codes.md``).
+_ERROR_DIRS = frozenset({"errors", "exceptions", "error-codes", "error_codes"})
+_ERROR_PAGE = re.compile(r"(?:^|[-_])(?:errors|exceptions|error[-_]codes)\.", re.I)
 _MARKUP_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".ipynb")
 
 
 @functools.lru_cache(maxsize=65_536)
 def auxiliary_kind(
-    path: str, tooling: bool = False, docs: bool = False, migration: bool = False
+    path: str,
+    tooling: bool = False,
+    docs: bool = False,
+    migration: bool = False,
+    errors: bool = False,
 ) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
     (dated posts, mostly release announcements), repository meta files, a hidden folder's
@@ -95,6 +103,10 @@ def auxiliary_kind(
             return "blog"
         if migration and _MIGRATION_PAGE.search(name):
             return "migration"
+        if errors and (
+            _ERROR_PAGE.search(name) or _ERROR_DIRS.intersection(path.casefold().split("/")[:-1])
+        ):
+            return "errors"
     return "" if docs and kind == "generated" else kind
 
 

@@ -152,6 +152,7 @@ def auxiliary(cand: Candidate, search: SearchPriors) -> None:
         settings.auxiliary_tooling,
         document.corpus is Corpus.DOCS,
         settings.auxiliary_migration,
+        settings.auxiliary_errors,
     )
     if kind and kind not in decided.asked:
         factor = settings.legacy_factor if kind == "legacy" else decided.auxiliary

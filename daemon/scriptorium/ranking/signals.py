@@ -53,6 +53,26 @@ _AUX_WORDS = {
         "breaking",
     ),
     "examples": ("example", "examples", "sample", "samples", "demo", "demos"),
+    "errors": (
+        "error",
+        "errors",
+        "exception",
+        "exceptions",
+        "raise",
+        "raises",
+        "raised",
+        "fail",
+        "fails",
+        "failed",
+        "failing",
+        "failure",
+        "warning",
+        "warnings",
+        "catch",
+        "invalid",
+        "code",
+        "codes",
+    ),
 }
 
 

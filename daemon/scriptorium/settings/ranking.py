@@ -134,6 +134,11 @@ class RankingSettings:
     # the query asks to migrate or upgrade: such a guide names every API twice, old and new,
     # and so matches a question about using any of them.
     auxiliary_migration: bool = True
+    # Error references count as auxiliary too (a documentation page of an errors/ or
+    # exceptions/ folder, or named validation_errors.md, exceptions.md, error-codes.md)
+    # unless the query speaks of an error ("error", "exception", "raise", "fails", ...): such
+    # a page shows every feature once more, in the example that makes it fail.
+    auxiliary_errors: bool = True
     # Factor for code results of a one-line question that names no identifier (no snake_case,
     # dotted name, code span, camelCase), does not ask for code ("function", "class",
     # "implemented") and is not a pasted text, in the default mode: "how do I ..." asks for
@@ -508,6 +513,8 @@ _HELP = {
     "title_term_weight": "factor for the terms of a pasted text's first line when it reads "
     "as a title (an issue's); 1.0 is off",
     "title_chars": "the longest first line title_term_weight takes for a title",
+    "auxiliary_errors": "error references (a docs page of an errors/ folder, or named "
+    "validation_errors.md, exceptions.md) count as auxiliary unless the query speaks of an error",
     "auxiliary_migration": "migration and upgrade guides (a docs page named migration.md, "
     "migrate-from-…, upgrading.md) count as auxiliary unless the query asks to migrate or upgrade",
     "auxiliary_tooling": "build, release and maintenance scripts (setup.py, a docs conf.py, "

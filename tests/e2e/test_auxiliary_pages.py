@@ -1,6 +1,7 @@
-"""A migration guide names every API twice, old and new: served as ``scriptorium serve REPO``
-serves a clone, a question about using one gets the page about it first and the guide below
-(explain says why), and a question that asks to migrate gets the guide."""
+"""A migration guide names every API twice, old and new, and an error reference shows every
+feature once more in the example that makes it fail: served as ``scriptorium serve REPO``
+serves a clone, a question about using one gets the page about it first and those pages below
+(explain says why), and a question that asks to migrate, or speaks of the error, gets them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ FILES = {
     "docs/migration.md": "# Migrating to version 2\n\n## Timeouts\n\nIn version 1 the timeout "
     "was set per request with `request_timeout`; in version 2 set a timeout on the client "
     "with `timeout`. A timeout of a request, a timeout of a client: set the timeout once.\n",
+    "docs/errors/exceptions.md": "# Exceptions\n\n## TimeoutException\n\nRaised when a "
+    "request takes longer than the timeout set: set a timeout on the client with `timeout=10` "
+    "and a request over it raises it. Every timeout of a request set too short raises it.\n",
 }
 
 
@@ -35,12 +39,19 @@ def test_a_question_about_using_an_api_gets_its_page_before_the_guide(daemon):
     results = _search(daemon, "set a timeout for requests")
     pages = [r.location.partition("#")[0] for r in results]
     assert pages[0] == "docs/timeouts", pages
-    guide = results[pages.index("docs/migration")]
-    reasons = {reason.name: reason.detail for reason in guide.reasons}
-    assert reasons.get("auxiliary") == "migration", guide.reasons
+    for page, kind in (("docs/migration", "migration"), ("docs/errors/exceptions", "errors")):
+        found = results[pages.index(page)]
+        reasons = {reason.name: reason.detail for reason in found.reasons}
+        assert reasons.get("auxiliary") == kind, (page, found.reasons)
 
 
 def test_a_question_asking_to_migrate_gets_the_guide(daemon):
     results = _search(daemon, "migrate the request timeout to version 2")
     assert results[0].location.startswith("docs/migration"), [r.location for r in results]
-    assert all("auxiliary" not in {x.name for x in r.reasons} for r in results)
+    assert "auxiliary" not in {x.name for x in results[0].reasons}, results[0].reasons
+
+
+def test_a_question_speaking_of_the_error_gets_the_error_reference(daemon):
+    results = _search(daemon, "which exception is raised when a request times out")
+    assert results[0].location.startswith("docs/errors/exceptions"), [r.location for r in results]
+    assert "auxiliary" not in {x.name for x in results[0].reasons}, results[0].reasons
