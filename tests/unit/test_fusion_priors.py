@@ -437,6 +437,23 @@ def test_an_error_reference_yields_unless_the_query_speaks_of_an_error():
         assert scored(corpus, path) == 1.0, path
 
 
+def test_an_integration_page_yields_unless_the_query_names_its_tool():
+    def scored(path: str, text: str = "forbid extra fields", on: bool = True) -> float:
+        query = Query(text=text, terms=tuple(tokenize(text, stem=True)))
+        return path_prior(
+            Corpus.DOCS, path, query, "forbid\n", auxiliary_factor=0.5, auxiliary_integrations=on
+        )
+
+    for path in ("docs/integrations/mypy.md", "docs/third_party_packages.md"):
+        assert scored(path) == 0.5, path
+        assert scored(path, on=False) == 1.0, path
+        assert scored(path, "a plugin that forbids extra fields") == 1.0, path
+    # The tool the page is named after, named by the query, asks for it.
+    assert scored("docs/integrations/mypy.md", "forbid extra fields with mypy") == 1.0
+    assert scored("docs/integrations/visual_studio_code.md", "forbid extra in vs code") == 1.0
+    assert scored("docs/guide/backend-integration.md") == 1.0  # a guide, not an integrations page
+
+
 def test_build_and_release_scripts_yield_only_when_tooling_is_auxiliary():
     def scored(path: str, text: str = "parse a header", tooling: bool = True) -> float:
         cand = candidate(Corpus.CODE, path, "def parse(text):\n", 1.0)

@@ -72,6 +72,10 @@ _MIGRATION_PAGE = re.compile(r"(?:^|[-_.])(?:migrat|upgrad)", re.I)
 # An error reference: a page of an ``errors/`` or ``exceptions/`` folder, or named for the
 # errors it lists (``validation_errors.md``, ``exceptions.md``, ``error-codes.md``).
 _ERROR_DIRS = frozenset({"errors", "exceptions", "error-codes", "error_codes"})
+# A page on using the library with another tool: an ``integrations/`` folder's
+# (``integrations/mypy.md``), or a list of third-party packages.
+_INTEGRATION_DIRS = frozenset({"integrations", "integration"})
+_INTEGRATION_PAGE = re.compile(r"^(?:third[-_]party(?:[-_]\w+)?|integrations)\.", re.I)
 _ERROR_PAGE = re.compile(r"(?:^|[-_])(?:errors|exceptions|error[-_]codes)\.", re.I)
 _MARKUP_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".ipynb")
 
@@ -83,6 +87,7 @@ def auxiliary_kind(
     docs: bool = False,
     migration: bool = False,
     errors: bool = False,
+    integrations: bool = False,
 ) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
     (dated posts, mostly release announcements), repository meta files, a hidden folder's
@@ -107,6 +112,11 @@ def auxiliary_kind(
             _ERROR_PAGE.search(name) or _ERROR_DIRS.intersection(path.casefold().split("/")[:-1])
         ):
             return "errors"
+        if integrations and (
+            _INTEGRATION_PAGE.match(name)
+            or _INTEGRATION_DIRS.intersection(path.casefold().split("/")[:-1])
+        ):
+            return "integrations"
     return "" if docs and kind == "generated" else kind
 
 

@@ -153,11 +153,21 @@ def auxiliary(cand: Candidate, search: SearchPriors) -> None:
         document.corpus is Corpus.DOCS,
         settings.auxiliary_migration,
         settings.auxiliary_errors,
+        settings.auxiliary_integrations,
     )
+    if kind == "integrations" and _names_its_tool(document.path, search.query):
+        return
     if kind and kind not in decided.asked:
         factor = settings.legacy_factor if kind == "legacy" else decided.auxiliary
         if factor != 1.0:
             cand.adjust("auxiliary", factor, kind)
+
+
+def _names_its_tool(path: str, query: Query) -> bool:
+    """Whether the query names the tool an integration page is named after (``mypy`` for
+    ``integrations/mypy.md``, "code" for ``visual_studio_code.md``)."""
+    stem = path.rpartition("/")[2].rpartition(".")[0]
+    return not set(query.terms).isdisjoint(tokenize(stem, stem=True))
 
 
 def named_file(cand: Candidate, search: SearchPriors) -> None:

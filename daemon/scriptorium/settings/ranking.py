@@ -139,6 +139,11 @@ class RankingSettings:
     # unless the query speaks of an error ("error", "exception", "raise", "fails", ...): such
     # a page shows every feature once more, in the example that makes it fail.
     auxiliary_errors: bool = True
+    # Pages on using the library with another tool count as auxiliary too (an integrations/
+    # folder's pages, a list of third-party packages) unless the query names the tool the
+    # page is named after or asks for an integration ("plugin", "third party", "editor"):
+    # such a page repeats the library's features as that tool sees them.
+    auxiliary_integrations: bool = True
     # Factor for code results of a one-line question that names no identifier (no snake_case,
     # dotted name, code span, camelCase), does not ask for code ("function", "class",
     # "implemented") and is not a pasted text, in the default mode: "how do I ..." asks for
@@ -513,6 +518,9 @@ _HELP = {
     "title_term_weight": "factor for the terms of a pasted text's first line when it reads "
     "as a title (an issue's); 1.0 is off",
     "title_chars": "the longest first line title_term_weight takes for a title",
+    "auxiliary_integrations": "pages on using the library with another tool (an integrations/ "
+    "folder's, a list of third-party packages) count as auxiliary unless the query names the tool "
+    "or asks for an integration",
     "auxiliary_errors": "error references (a docs page of an errors/ folder, or named "
     "validation_errors.md, exceptions.md) count as auxiliary unless the query speaks of an error",
     "auxiliary_migration": "migration and upgrade guides (a docs page named migration.md, "
