@@ -1,7 +1,8 @@
 """What a path says about its file: an auxiliary kind (tests, fixtures, vendored or generated
 code, a changelog, a blog, repository meta files, a hidden folder's configuration, examples,
-build tooling, legacy code) or a translation. Memoised per path: every search asks about the same
-few thousand.
+build tooling, legacy code; for documentation pages, migration guides, error references and
+pages on another tool) or a translation, and its language. Memoised per path: every search
+asks about the same few thousand.
 """
 
 from __future__ import annotations
@@ -98,7 +99,10 @@ def auxiliary_kind(
     autosummary), the page a lookup wants; a page whose name starts with a date is a "blog"
     post wherever it sits (a code file so named is often a migration, which is code); with
     ``migration``, a page whose name says it is a migration or upgrade guide is "migration"
-    (a code file so named is a database migration or a compatibility shim: left alone)."""
+    (a code file so named is a database migration or a compatibility shim: left alone); with
+    ``errors``, an error reference's page is "errors"; with ``integrations``, a page on using
+    the library with another tool (an ``integrations/`` folder's, a third-party list) is
+    "integrations"."""
     kind = _kind(path, tooling)
     if not docs and not kind and _example_in_docs(path):
         return "examples"
