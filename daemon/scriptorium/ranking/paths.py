@@ -81,14 +81,14 @@ _ERROR_PAGE = re.compile(r"(?:^|[-_])(?:errors|exceptions|error[-_]codes)\.", re
 _MARKUP_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".ipynb")
 
 
+# The kinds a documentation page may be told by its name or folder, each switched on by a
+# setting (``RankingSettings.page_kinds``).
+PAGE_KINDS = ("migration", "errors", "integrations")
+
+
 @functools.lru_cache(maxsize=65_536)
 def auxiliary_kind(
-    path: str,
-    tooling: bool = False,
-    docs: bool = False,
-    migration: bool = False,
-    errors: bool = False,
-    integrations: bool = False,
+    path: str, tooling: bool = False, docs: bool = False, pages: frozenset[str] = frozenset()
 ) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
     (dated posts, mostly release announcements), repository meta files, a hidden folder's
@@ -97,11 +97,11 @@ def auxiliary_kind(
     and docs. For a documentation page (``docs``) "generated" is no kind: a page
     under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
     autosummary), the page a lookup wants; a page whose name starts with a date is a "blog"
-    post wherever it sits (a code file so named is often a migration, which is code); with
-    ``migration``, a page whose name says it is a migration or upgrade guide is "migration"
-    (a code file so named is a database migration or a compatibility shim: left alone); with
-    ``errors``, an error reference's page is "errors"; with ``integrations``, a page on using
-    the library with another tool (an ``integrations/`` folder's, a third-party list) is
+    post wherever it sits (a code file so named is often a migration, which is code). Of the
+    ``pages`` kinds (``PAGE_KINDS``) asked for, a page whose name says it is a migration or
+    upgrade guide is "migration" (a code file so named is a database migration or a
+    compatibility shim: left alone), an error reference's page "errors", and a page on using
+    the library with another tool (an ``integrations/`` folder's, a third-party list)
     "integrations"."""
     kind = _kind(path, tooling)
     if not docs and not kind and _example_in_docs(path):
@@ -110,18 +110,22 @@ def auxiliary_kind(
         name = path.rpartition("/")[2]
         if _DATED_PAGE.match(name):
             return "blog"
-        if migration and _MIGRATION_PAGE.search(name):
-            return "migration"
-        if errors and (
-            _ERROR_PAGE.search(name) or _ERROR_DIRS.intersection(path.casefold().split("/")[:-1])
-        ):
-            return "errors"
-        if integrations and (
-            _INTEGRATION_PAGE.match(name)
-            or _INTEGRATION_DIRS.intersection(path.casefold().split("/")[:-1])
-        ):
-            return "integrations"
+        if pages:
+            return _page_kind(name, path.casefold().split("/")[:-1], pages)
     return "" if docs and kind == "generated" else kind
+
+
+def _page_kind(name: str, dirs: list[str], pages: frozenset[str]) -> str:
+    """Which of the ``pages`` kinds a documentation page's name or folders make it, or ""."""
+    if "migration" in pages and _MIGRATION_PAGE.search(name):
+        return "migration"
+    if "errors" in pages and (_ERROR_PAGE.search(name) or _ERROR_DIRS.intersection(dirs)):
+        return "errors"
+    if "integrations" in pages and (
+        _INTEGRATION_PAGE.match(name) or _INTEGRATION_DIRS.intersection(dirs)
+    ):
+        return "integrations"
+    return ""
 
 
 def _example_in_docs(path: str) -> bool:

@@ -148,12 +148,7 @@ def auxiliary(cand: Candidate, search: SearchPriors) -> None:
         return
     settings, document = search.settings, cand.document
     kind = auxiliary_kind(
-        document.path,
-        settings.auxiliary_tooling,
-        document.corpus is Corpus.DOCS,
-        settings.auxiliary_migration,
-        settings.auxiliary_errors,
-        settings.auxiliary_integrations,
+        document.path, settings.auxiliary_tooling, document.corpus is Corpus.DOCS, decided.pages
     )
     if kind == "integrations" and _names_its_tool(document.path, search.query):
         return

@@ -31,6 +31,8 @@ class QueryPriors:
     question_why: str
     pasted_docs: float
     named: frozenset[str]
+    # The documentation page kinds the auxiliary prior tells (``RankingSettings.page_kinds``).
+    pages: frozenset[str]
 
     @classmethod
     def of(cls, query: Query, settings: RankingSettings) -> QueryPriors:
@@ -76,4 +78,5 @@ class QueryPriors:
             question_why=question_why,
             pasted_docs=settings.long_query_docs_factor if pasted else 1.0,
             named=named,
+            pages=settings.page_kinds() if auxiliary != 1.0 else frozenset(),
         )

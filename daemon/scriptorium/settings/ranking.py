@@ -376,6 +376,15 @@ class RankingSettings:
     def candidate_limit(self, top_k: int) -> int:
         return max(self.min_candidates, self.window(top_k) * self.over_fetch)
 
+    def page_kinds(self) -> frozenset[str]:
+        """The documentation page kinds switched on (``ranking.paths.PAGE_KINDS``)."""
+        switched = {
+            "migration": self.auxiliary_migration,
+            "errors": self.auxiliary_errors,
+            "integrations": self.auxiliary_integrations,
+        }
+        return frozenset(kind for kind, on in switched.items() if on)
+
     def pools_apart(self, corpora: Collection[object]) -> bool:
         """Whether a search of ``corpora`` (empty: both) gets a lexical pool per corpus."""
         return len(corpora) != 1 and self.per_corpus_candidates
