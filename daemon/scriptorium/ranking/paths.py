@@ -73,17 +73,12 @@ _MIGRATION_PAGE = re.compile(r"(?:^|[-_.])(?:migrat|upgrad)", re.I)
 # An error reference: a page of an ``errors/`` or ``exceptions/`` folder, or named for the
 # errors it lists (``validation_errors.md``, ``exceptions.md``, ``error-codes.md``).
 _ERROR_DIRS = frozenset({"errors", "exceptions", "error-codes", "error_codes"})
+_ERROR_PAGE = re.compile(r"(?:^|[-_])(?:errors|exceptions|error[-_]codes)\.", re.I)
 # A page on using the library with another tool: an ``integrations/`` folder's
 # (``integrations/mypy.md``), or a list of third-party packages.
 _INTEGRATION_DIRS = frozenset({"integrations", "integration"})
 _INTEGRATION_PAGE = re.compile(r"^(?:third[-_]party(?:[-_]\w+)?|integrations)\.", re.I)
-_ERROR_PAGE = re.compile(r"(?:^|[-_])(?:errors|exceptions|error[-_]codes)\.", re.I)
 _MARKUP_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".html", ".ipynb")
-
-
-# The kinds a documentation page may be told by its name or folder, each switched on by a
-# setting (``RankingSettings.page_kinds``).
-PAGE_KINDS = ("migration", "errors", "integrations")
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -98,7 +93,8 @@ def auxiliary_kind(
     under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
     autosummary), the page a lookup wants; a page whose name starts with a date is a "blog"
     post wherever it sits (a code file so named is often a migration, which is code). Of the
-    ``pages`` kinds (``PAGE_KINDS``) asked for, a page whose name says it is a migration or
+    ``pages`` kinds asked for ("migration", "errors", "integrations";
+    ``RankingSettings.page_kinds``), a page whose name says it is a migration or
     upgrade guide is "migration" (a code file so named is a database migration or a
     compatibility shim: left alone), an error reference's page "errors", and a page on using
     the library with another tool (an ``integrations/`` folder's, a third-party list)

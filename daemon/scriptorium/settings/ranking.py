@@ -377,7 +377,8 @@ class RankingSettings:
         return max(self.min_candidates, self.window(top_k) * self.over_fetch)
 
     def page_kinds(self) -> frozenset[str]:
-        """The documentation page kinds switched on (``ranking.paths.PAGE_KINDS``)."""
+        """The documentation page kinds switched on, as ``ranking.paths.auxiliary_kind`` names
+        them."""
         switched = {
             "migration": self.auxiliary_migration,
             "errors": self.auxiliary_errors,
