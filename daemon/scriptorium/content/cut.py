@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scriptorium import limits, telemetry
-from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument
+from scriptorium.domain.model import Block, Corpus, RefKind, SourceDocument, innermost_block
 from scriptorium.domain.outcomes import RangeMark
 from scriptorium.text.markdown import interesting_ranges
 
@@ -65,13 +65,8 @@ def find_doc_block(doc: SourceDocument, anchor: str) -> Block | None:
 
 def block_for_line(doc: SourceDocument, line: int) -> Block | None:
     """The innermost block containing ``line``."""
-    best: Block | None = None
-    for block in doc.blocks:
-        if block.start_line <= line <= block.end_line and (
-            best is None or block.end_line - block.start_line < best.end_line - best.start_line
-        ):
-            best = block
-    return best
+    index = innermost_block(doc.blocks, line)
+    return None if index is None else doc.blocks[index]
 
 
 def slice_lines(

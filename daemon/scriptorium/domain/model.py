@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from scriptorium.text.features import BlockFeatures
 
 
@@ -112,6 +114,18 @@ class Block:
 def line_fragment(start: int, end: int) -> str:
     """The fragment naming lines ``start``..``end``."""
     return f"L{start}" if start == end else f"L{start}-L{end}"
+
+
+def innermost_block(blocks: Sequence[Block], line: int) -> int | None:
+    """The index of the narrowest of ``blocks`` holding ``line`` (the first of equals), or
+    None."""
+    best, width = None, 0
+    for index, block in enumerate(blocks):
+        if block.start_line <= line <= block.end_line:
+            span = block.end_line - block.start_line
+            if best is None or span < width:
+                best, width = index, span
+    return best
 
 
 @dataclass(frozen=True, slots=True)

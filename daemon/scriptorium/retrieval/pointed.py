@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from scriptorium.domain.model import Corpus, Query
+from scriptorium.domain.model import Corpus, Query, innermost_block
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.holding import blocks_holding
 from scriptorium.index.schema import doc_term
@@ -110,7 +110,7 @@ class Pointed:
                     query.sources and doc.source not in query.sources
                 ):
                     continue
-                index = _innermost(doc.blocks, line)
+                index = innermost_block(doc.blocks, line)
                 bids = np.frombuffer(docs.bids_at(at), dtype=np.int64)
                 if index is None or index >= len(bids):
                     continue
@@ -152,14 +152,3 @@ class Pointed:
             for hit in joining:
                 hit.score = scores.get(hit.bid, 0.0)
         return self.hits + self.added
-
-
-def _innermost(blocks, line: int) -> int | None:
-    """The index of the narrowest block holding ``line``, or None."""
-    best, width = None, 0
-    for index, block in enumerate(blocks):
-        if block.start_line <= line <= block.end_line:
-            span = block.end_line - block.start_line
-            if best is None or span < width:
-                best, width = index, span
-    return best
