@@ -582,6 +582,10 @@ def test_the_code_of_a_plain_question_yields_to_the_docs():
         ("how do I catch HTTPStatusError", True),
         ("use ConfigDict to forbid extra fields", True),
         ("how do I use httpx.AsyncClient", True),
+        ("use HTTPDigestAuth", True),  # "use" asks for the use, as "how do I use" does
+        ("EmailStr example", True),
+        ("HTTPDigestAuth requests", False),  # two names, no word asking for their use
+        ("React useState", False),  # "use" inside a name asks for nothing
         ("APIRouter", False),  # a bare name is a lookup
         ("httpx.AsyncClient", False),
         ("where is APIRouter defined", False),  # asks for code

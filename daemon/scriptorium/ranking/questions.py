@@ -90,11 +90,18 @@ _LOOKUP_WORDS = frozenset(
 )
 
 
+# Words that ask how to use what a query names, standing for a function word: "use
+# HTTPDigestAuth" and "EmailStr example" ask for the page that shows the use, as "how do I use
+# HTTPDigestAuth" does.
+_USAGE_WORDS = frozenset({"use", "using", "usage", "example", "examples"})
+
+
 @functools.lru_cache(maxsize=1024)
 def usage_question(text: str) -> bool:
     """Whether a one-line question that names identifiers still reads as a sentence about
     using them ("how do I catch HTTPStatusError", "use ConfigDict to forbid extra fields"):
-    a function word ("how", "to", "with"), a word of its own besides the names, and none
+    a function word ("how", "to", "with") or a word asking for a use ("use", "example"), a
+    word of its own besides the names, and none
     asking for code or for a lookup (``_LOOKUP_WORDS``). A bare name ("APIRouter") or a bag
     of them ("asynccontextmanager lifespan ml_models") is a lookup, not a question."""
     if "\n" in text.strip():
@@ -103,12 +110,21 @@ def usage_question(text: str) -> bool:
     if not names:
         return False
     words = tokenize(prose(text), drop_stopwords=False)
-    if STOPWORDS.isdisjoint(words) or not _LOOKUP_WORDS.isdisjoint(words):
+    asks = not STOPWORDS.isdisjoint(words) or not _USAGE_WORDS.isdisjoint(_whole_words(text))
+    if not asks or not _LOOKUP_WORDS.isdisjoint(words):
         return False
     stems = set(tokenize(prose(text), stem=True))
     if _CODE_TERMS & stems:
         return False
     return bool(stems - set(tokenize(" ".join(names), stem=True)))
+
+
+def _whole_words(text: str) -> set[str]:
+    """The query's words as typed, case-folded: "use" in "use X", not in ``useState``."""
+    return {word.strip(_PUNCTUATION).casefold() for word in text.split()}
+
+
+_PUNCTUATION = ".,;:!?\"'()[]`"
 
 
 def names_beyond_acronyms(text: str) -> bool:
