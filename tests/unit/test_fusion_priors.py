@@ -386,12 +386,25 @@ def test_a_page_named_by_its_date_yields_like_a_blog_post_unless_asked_for():
         assert scored(Corpus.DOCS, path, "the blog post on parse") == 1.0, path
     # Undated pages, a year alone, and code named by a date (a migration) are not posts.
     for corpus, path in (
-        (Corpus.DOCS, "docs/journal/ranking.md"),
+        (Corpus.DOCS, "docs/guide/ranking.md"),
         (Corpus.DOCS, "docs/2019.md"),
         (Corpus.DOCS, "docs/v2024-05.md"),
         (Corpus.CODE, "alembic/versions/2024-05-01_add_users.py"),
     ):
         assert scored(corpus, path) == 1.0, path
+
+
+def test_a_development_journal_yields_like_a_blog_unless_asked_for():
+    """A journal's pages are records written once, dated or not (its index, its rounds)."""
+
+    def scored(path: str, text: str = "parse a header") -> float:
+        query = Query(text=text, terms=("pars",))
+        return path_prior(Corpus.DOCS, path, query, "parse a header\n", auxiliary_factor=0.5)
+
+    for path in ("docs/journal/ranking.md", "docs/journal/README.md", "devlog/parsing.md"):
+        assert scored(path) == 0.5, path
+        assert scored(path, "the journal entry on parse") == 1.0, path
+    assert scored("docs/journaling.md") == 1.0  # a page about journaling is reference
 
 
 def test_a_migration_guide_yields_unless_the_query_asks_to_migrate():

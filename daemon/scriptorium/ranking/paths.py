@@ -22,6 +22,8 @@ _AUX_DIRS = {
     "whats-new": "changelog", "announce": "changelog", "changelog.d": "changelog",
     "newsfragments": "changelog", ".github": "meta", ".gitlab": "meta",
     "blog": "blog", "blogs": "blog", "_posts": "blog",
+    # A development journal's entries are dated records, written once as a post is.
+    "journal": "blog", "journals": "blog", "devlog": "blog",
     # The same kinds as other languages' trees name them.
     "__tests__": "tests", "__test__": "tests", "e2e": "tests", "__mocks__": "fixtures",
     "__fixtures__": "fixtures", "__snapshots__": "fixtures", "testdata": "fixtures",

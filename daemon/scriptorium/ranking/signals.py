@@ -34,7 +34,7 @@ _AUX_WORDS = {
     "generated": ("generated", "generate"),
     "changelog": ("changelog", "release", "releases", "changes", "history", "news"),
     "meta": ("github", "gitlab", "workflow", "workflows"),
-    "blog": ("blog", "blogs", "announcement", "announcing", "announced"),
+    "blog": ("blog", "blogs", "announcement", "announcing", "announced", "journal", "devlog"),
     "tooling": ("setup", "script", "scripts", "benchmark", "benchmarks", "tooling", "nox", "ci"),
     "legacy": ("v1", "legacy", "deprecated", "deprecation", "compat", "compatibility", "old"),
     "migration": ("migrate", "migrating", "migration", "migrations", "upgrade", "upgrading",
