@@ -420,11 +420,15 @@ def test_a_migration_guide_yields_unless_the_query_asks_to_migrate():
         "docs/how-to/migrate-from-pydantic-v1-to-pydantic-v2.md",
         "docs/upgrading.md",
         "docs/v5-upgrade-guide.md",
+        "docs/compatibility.md",  # another library's API beside this one's
+        "doc/en/backwards-compatibility.rst",
     ):
         assert scored(Corpus.DOCS, path) == 0.5, path
         assert scored(Corpus.DOCS, path, on=False) == 1.0, path
         for asks in ("migrate a parse header to v2", "upgrade the header parser"):
             assert scored(Corpus.DOCS, path, asks) == 1.0, (path, asks)
+    for path in ("docs/compatibility.md", "doc/en/backwards-compatibility.rst"):
+        assert scored(Corpus.DOCS, path, "is the header parser compatible with requests") == 1.0
     # A page only containing the letters, and code so named (a database migration, a
     # compatibility shim), are not guides.
     for corpus, path in (

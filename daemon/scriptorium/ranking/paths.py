@@ -69,9 +69,11 @@ _DOCS_DIRS = {"doc", "docs"}
 # A page named by its date (``2024-05-01-release.md``, Jekyll's ``_posts`` convention): a dated
 # post (an announcement, a journal's entry), written once and not kept current as reference is.
 _DATED_PAGE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[-_.]|$)")
-# A migration or upgrade guide's file (``migration.md``, ``migrate-from-v1-to-v2.md``,
-# ``upgrading.md``, ``react-18-upgrade-guide.md``).
-_MIGRATION_PAGE = re.compile(r"(?:^|[-_.])(?:migrat|upgrad)", re.I)
+# A migration, upgrade or compatibility guide's file (``migration.md``,
+# ``migrate-from-v1-to-v2.md``, ``upgrading.md``, ``react-18-upgrade-guide.md``,
+# ``compatibility.md``: httpx's guide for Requests users, pytest's backwards-compatibility
+# policy).
+_MIGRATION_PAGE = re.compile(r"(?:^|[-_.])(?:migrat|upgrad|compatib)", re.I)
 # An error reference: a page of an ``errors/`` or ``exceptions/`` folder, or named for the
 # errors it lists (``validation_errors.md``, ``exceptions.md``, ``error-codes.md``).
 _ERROR_DIRS = frozenset({"errors", "exceptions", "error-codes", "error_codes"})

@@ -129,10 +129,11 @@ class RankingSettings:
     # folder's ``conf.py``, top-level ``tools/``, ``scripts/``, ``utils/``, ``release/``, and
     # benchmark folders.
     auxiliary_tooling: bool = True
-    # Migration and upgrade guides count as auxiliary too (a documentation page named
-    # ``migration.md``, ``migrate-from-…``, ``upgrading.md``, ``…-upgrade-guide.md``) unless
-    # the query asks to migrate or upgrade: such a guide names every API twice, old and new,
-    # and so matches a question about using any of them.
+    # Migration, upgrade and compatibility guides count as auxiliary too (a documentation
+    # page named ``migration.md``, ``migrate-from-…``, ``upgrading.md``,
+    # ``…-upgrade-guide.md``, ``compatibility.md``) unless the query asks to migrate or
+    # upgrade or speaks of compatibility: such a guide names every API twice, old and new (or
+    # another library's beside this one's), and so matches a question about using any of them.
     auxiliary_migration: bool = True
     # Error references count as auxiliary too (a documentation page of an errors/ or
     # exceptions/ folder, or named validation_errors.md, exceptions.md, error-codes.md)
@@ -533,8 +534,9 @@ _HELP = {
     "or asks for an integration",
     "auxiliary_errors": "error references (a docs page of an errors/ folder, or named "
     "validation_errors.md, exceptions.md) count as auxiliary unless the query speaks of an error",
-    "auxiliary_migration": "migration and upgrade guides (a docs page named migration.md, "
-    "migrate-from-…, upgrading.md) count as auxiliary unless the query asks to migrate or upgrade",
+    "auxiliary_migration": "migration, upgrade and compatibility guides (a docs page named "
+    "migration.md, migrate-from-…, upgrading.md, compatibility.md) count as auxiliary unless the "
+    "query asks to migrate or upgrade or speaks of compatibility",
     "auxiliary_tooling": "build, release and maintenance scripts (setup.py, a docs conf.py, "
     "top-level tools/, scripts/, utils/, release/, benchmarks) count as auxiliary",
     "question_code_factor": "factor for code results of a one-line question (not a pasted text) "
