@@ -219,6 +219,9 @@ class Candidate:
     message: bool = False
     # It holds a line the query names (a traceback's frame; ranking/places.py).
     place: bool = False
+    # The family of pages it is a variant of (the same guide under sibling framework, platform
+    # or version folders; ranking/variants.py), when another of the family is a candidate too.
+    variant: str = ""
 
     @property
     def key(self) -> tuple[str, str, int, int]:

@@ -13,6 +13,7 @@ sharing the helpers below them.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import defaultdict
@@ -258,7 +259,8 @@ class Pipeline:
         explain = query is not None and query.explain
         _sort(candidates, location_of, everyone=explain or query is None)
         unique, dedup_drops = _dedupe(candidates, explain)
-        shaped = diversify(self.settings, unique, self.settings.window(top_k))
+        said = _said(query.text) if query is not None else frozenset()
+        shaped = diversify(self.settings, unique, self.settings.window(top_k), said)
         if query is not None:
             final, below = self._settle_first(
                 query, shaped.window[: shaped.size], location_of, top_k
@@ -430,3 +432,9 @@ def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candid
         window = [*window[:-1], chosen]
         present.add(corpus)
     return window
+
+
+@functools.lru_cache(maxsize=1024)
+def _said(text: str) -> frozenset[str]:
+    """The query's words as typed, case-folded (a variant's folder it names: "vue")."""
+    return frozenset(word.casefold() for word in re.findall(r"[\w.-]+", text))

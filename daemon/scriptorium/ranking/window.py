@@ -4,7 +4,9 @@ do not.
 A window of ``size`` results takes at most ``max_per_document`` blocks of one document, no
 code block nested with a better one of its file (a method under its class), no translation
 of a page whose original (or another language's copy) is shown above or ranks anywhere among
-the candidates (for an English query), and no near-duplicate
+the candidates (for an English query), no variant of a page shown above (the same guide for
+another framework, platform or version, ranking/variants.py: one of them is shown, the
+first or the newest version) unless the query names its folder, and no near-duplicate
 of a result above it (ranking/twins.py); what is held back overflows, and
 backfills a window left short. ``Pipeline.order`` cuts the window to the results asked for,
 and :func:`held_back_why` says why a held-back block is missing.
@@ -19,6 +21,7 @@ from scriptorium.domain.model import Candidate, RefKind
 from scriptorium.ranking.bodies import words_of
 from scriptorium.ranking.paths import page_in_any_language
 from scriptorium.ranking.twins import near_duplicate
+from scriptorium.ranking.variants import variant_name, version_of
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text.features import WordSet
 
@@ -37,11 +40,18 @@ class Window:
     nested: dict[int, Candidate] = field(default_factory=dict)
     translations: dict[int, Candidate] = field(default_factory=dict)
     above_originals: set[int] = field(default_factory=set)
+    variants: dict[int, Candidate] = field(default_factory=dict)
     backfilled: set[int] = field(default_factory=set)
 
 
-def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> Window:
-    """A window of ``size`` results from ``unique`` (in rank order), as the module says.
+def diversify(
+    settings: RankingSettings,
+    unique: list[Candidate],
+    size: int,
+    said: frozenset[str] = frozenset(),
+) -> Window:
+    """A window of ``size`` results from ``unique`` (in rank order), as the module says;
+    ``said`` holds the query's words, case-folded (a variant whose folder it names is shown).
 
     Ranked for ``size`` results and cut to ``top_k`` only later, so that the first results
     do not depend on how many were asked for.
@@ -58,13 +68,9 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
     shown_of: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     # The first documentation result of each page, whatever its language (``page_in_any_language``).
     pages: dict[str, Candidate] = {}
-    # The best candidate of each page not weighed as a translation, wherever it ranks: a
-    # translation ranked above its original gives way to it all the same.
-    originals: dict[str, Candidate] = {}
-    if translations:
-        for cand in unique:
-            if not cand.translated and cand.block.kind is RefKind.DOC:
-                originals.setdefault(page_in_any_language(cand.document.path), cand)
+    originals = _originals(unique) if translations else {}
+    # The variant each family of variants (``Candidate.variant``) shows.
+    families = _shown_variants(unique[:size]) if settings.hold_back_variants else {}
     for cand in unique:
         doc_key = (cand.source, cand.document.path)
         same_doc = shown_of[doc_key]
@@ -85,6 +91,11 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
                     shaped.above_originals.add(id(cand))
                 overflow.append(cand)
                 continue
+        chosen = _shown_instead(cand, families, said) if families and len(window) < size else None
+        if chosen is not None:
+            shaped.variants[id(cand)] = chosen
+            overflow.append(cand)
+            continue
         # Only the window's own results are compared: below the cut nothing is shown.
         if nested and len(window) < size and same_doc and cand.block.kind is RefKind.CODE:
             outer = nesting(cand, same_doc)
@@ -104,15 +115,66 @@ def diversify(settings: RankingSettings, unique: list[Candidate], size: int) -> 
         window.append(cand)
         if page:
             pages.setdefault(page, cand)
-    # Backfill from the overflow when diversification left the window short: after the
-    # diversified results, not among them, so that what a short list holds back stays
-    # below what a longer one shows (the results are a prefix of any longer list's).
-    if len(window) < size and overflow:
-        room = size - len(window)
+
+    _backfill(shaped)
+    return shaped
+
+
+def _backfill(shaped: Window) -> None:
+    """Fill a window diversification left short from the overflow: after the diversified
+    results, not among them, so that what a short list holds back stays below what a longer
+    one shows (the results are a prefix of any longer list's)."""
+    window, overflow = shaped.window, shaped.overflow
+    if len(window) < shaped.size and overflow:
+        room = shaped.size - len(window)
         shaped.backfilled = {id(c) for c in overflow[:room]}
         window.extend(overflow[:room])
         shaped.overflow = overflow[room:]
-    return shaped
+
+
+def _originals(unique: list[Candidate]) -> dict[str, Candidate]:
+    """The best candidate of each page not weighed as a translation, wherever it ranks: a
+    translation ranked above its original gives way to it all the same."""
+    originals: dict[str, Candidate] = {}
+    for cand in unique:
+        if not cand.translated and cand.block.kind is RefKind.DOC:
+            originals.setdefault(page_in_any_language(cand.document.path), cand)
+    return originals
+
+
+def _shown_instead(
+    cand: Candidate, families: dict[str, Candidate], said: frozenset[str]
+) -> Candidate | None:
+    """The variant of ``cand``'s page shown instead of it, if any: not when it is that one's
+    document, nor when the query names its own folder ("vue")."""
+    family = cand.variant
+    chosen = families.get(family) if family else None
+    if chosen is None or (chosen.source, chosen.document.path) == (
+        cand.source,
+        cand.document.path,
+    ):
+        return None
+    if variant_name(cand.document.path, family).casefold() in said:
+        return None
+    return chosen
+
+
+def _shown_variants(ranked: list[Candidate]) -> dict[str, Candidate]:
+    """Each family's variant to show: its first among ``ranked``, unless a later one's
+    folder names a newer version (``pytorch~2`` after ``pytorch``)."""
+    shown: dict[str, Candidate] = {}
+    for cand in ranked:
+        family = cand.variant
+        if not family:
+            continue
+        held = shown.get(family)
+        if held is None or _version(cand) > _version(held):
+            shown[family] = cand
+    return shown
+
+
+def _version(cand: Candidate) -> tuple[int, ...]:
+    return version_of(variant_name(cand.document.path, cand.variant))
 
 
 def nesting(cand: Candidate, shown: list[Candidate]) -> Candidate | None:
@@ -145,6 +207,10 @@ def held_back_why(cand: Candidate, shaped: Window, capped: str, floor: float, to
         if id(cand) in shaped.above_originals:
             return f"a translation of {where}, which ranks lower"
         return f"a translation of {where}, shown above"
+    shown = shaped.variants.get(id(cand))
+    if shown is not None:
+        name = variant_name(cand.document.path, cand.variant)
+        return f"a variant ({name}) of {shown.location or shown.document.path}, shown instead"
     outer = shaped.nested.get(id(cand))
     if outer is not None:
         inside = outer.block.start_line <= cand.block.start_line

@@ -18,6 +18,7 @@ from scriptorium.ranking.pipeline import Pipeline, held_back
 from scriptorium.ranking.questions import spelled_name_forms
 from scriptorium.ranking.signals import named_files, query_names
 from scriptorium.retrieval.pointed import Pointed
+from scriptorium.retrieval.variants import mark_variants
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.remote import SearchBatch
 
@@ -61,6 +62,8 @@ class LocalCandidates:
         if most > 0 and not self.ranking.is_pasted(query.text):
             hits, capped = at_most_per_document(hits, most)
         batch = SearchBatch(self.pipeline.candidates(query, hits))
+        if self.ranking.hold_back_variants:
+            mark_variants(batch.candidates, self.indexer.snapshot)
         if capped and query.explain:
             why = f"more than {most} blocks of one document in a question's pool"
             batch.held_back = held_back(self.pipeline.candidates(query, capped), why)

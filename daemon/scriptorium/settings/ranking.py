@@ -52,6 +52,9 @@ class RankingSettings:
     # same page in another language (``docs/de/docs/x.md`` below ``docs/en/docs/x.md``): the
     # same answer again, in a language the query is not in.
     hold_back_translations: bool = True
+    # Variants of one page (the same guide under sibling folders per framework, platform or
+    # version: ranking/variants.py) are shown once: the first, unless the query names another's.
+    hold_back_variants: bool = True
     over_fetch: int = 2
     min_candidates: int = 50
     # A question's lexical pool passes on at most this many blocks of one document (its best
@@ -420,6 +423,10 @@ _HELP = {
     "is held back as a near-duplicate; 0 is off",
     "hold_back_nested": "whether a code result whose lines lie inside a better one of the same "
     "file, or hold one (a method under its class), is held back like a near-duplicate",
+    "hold_back_variants": "whether variants of one page (the same guide under sibling folders "
+    "per framework, platform or version, the two folders holding the same pages) are shown once: "
+    "the first, or the one whose folder names the newest version; a variant whose folder the "
+    "query names is shown too",
     "hold_back_translations": "whether a page weighed as a translation (an English query) is "
     "held back below a result of the same page in another language (docs/de/docs/x.md below "
     "docs/en/docs/x.md)",

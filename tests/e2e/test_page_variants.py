@@ -1,0 +1,83 @@
+"""Variants of one page through a real daemon: a guide kept once per framework (sibling
+folders holding the same pages) is shown once, the variant the query names stays, and pages
+that only share a file name in folders holding different pages are not variants."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.v1 import retrieval_pb2 as pb
+from tests.support.daemon import running
+from tests.support.trees import write_tree
+
+GUIDES = {
+    "query-retries": "# Query Retries\n\nA failed query is retried three times before it "
+    "fails: set retry to another number of retries, or to false.\n",
+    "caching": "# Caching\n\nInactive query results stay cached for five minutes, then they "
+    "are garbage collected.\n",
+    "polling": "# Polling\n\nrefetchInterval refetches a query every few seconds.\n",
+    "mutations": "# Mutations\n\nA mutation creates, updates or deletes data on the server.\n",
+}
+FRAMEWORKS = ("react", "vue", "solid")
+FILES = {
+    f"docs/framework/{framework}/guides/{name}.md": text.replace("# ", f"# {framework} ", 1)
+    for framework in FRAMEWORKS
+    for name, text in GUIDES.items()
+}
+FILES |= {
+    # Two pages named alike in folders holding different pages: not variants.
+    "docs/tutorial/overview.md": "# Overview\n\nThe tutorial retries a failed query step by "
+    "step.\n",
+    "docs/how-to/overview.md": "# Overview\n\nThe how-to guides show how to retry a failed "
+    "query.\n",
+    "docs/tutorial/first-steps.md": "# First steps\n\nInstall the library.\n",
+    "docs/how-to/deploy.md": "# Deploy\n\nShip the application.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    root = tmp_path_factory.mktemp("variants")
+    repo = write_tree(root / "repo", FILES)
+    with running([str(repo)], root / "state") as served:
+        yield served
+
+
+def _search(daemon, query: str) -> pb.SearchResponse:
+    request = pb.SearchRequest(query=query, top_k=5, explain=True, kinds=[pb.CORPUS_DOCS])
+    return daemon.stub.Search(request, timeout=30)
+
+
+def _pages(response: pb.SearchResponse) -> list[str]:
+    """The pages of the results, as their locations name them (no ``.md``)."""
+    return [r.location.split("#")[0] for r in response.results]
+
+
+def _drops(response: pb.SearchResponse) -> dict[str, str]:
+    return {
+        drop.location.split("#")[0]: drop.why for stage in response.stages for drop in stage.drops
+    }
+
+
+def test_a_guide_kept_per_framework_is_shown_once(daemon):
+    response = _search(daemon, "how many times is a failed query retried")
+    retries = [p for p in _pages(response) if p.endswith("/query-retries")]
+    assert len(retries) == 1, _pages(response)
+    (shown,) = retries
+    held = {page: why for page, why in _drops(response).items() if page.endswith("/query-retries")}
+    assert len(held) == 2, _drops(response)
+    for page, why in held.items():
+        framework = page.split("/")[2]
+        assert why.startswith(f"a variant ({framework}) of {shown}"), why
+        assert why.endswith(", shown instead"), why
+
+
+def test_the_variant_the_query_names_comes_first(daemon):
+    response = _search(daemon, "vue: how many times is a failed query retried")
+    retries = [p for p in _pages(response) if p.endswith("/query-retries")]
+    assert retries == ["docs/framework/vue/guides/query-retries"]
+
+
+def test_pages_sharing_a_name_in_folders_of_different_pages_are_not_variants(daemon):
+    pages = _pages(_search(daemon, "overview retry a failed query step"))
+    assert {"docs/tutorial/overview", "docs/how-to/overview"} <= set(pages)
