@@ -35,7 +35,7 @@ SUITE_BENCHMARKS ?= ../shared/benchmarks
 SUITE_ARGS ?=
 PIP_AUDIT_VERSION := 2.10.1
 
-.PHONY: help venv node browser gen lint test test-unit test-e2e go-test java-test run bench eval eval-suite soak audit clean distclean
+.PHONY: help venv node browser gen lint test test-unit test-e2e go-test java-test run bench eval eval-suite eval-checks soak audit clean distclean
 
 help:
 	@echo "make venv       create .venv and install the project with dev extras"
@@ -52,6 +52,7 @@ help:
 	@echo "make bench      run bench/run.py (BENCH_ARGS=...)"
 	@echo "make eval       run the evaluation harness (LABEL=$(LABEL))"
 	@echo "make eval-suite run the ranking suite (SUITE_REPOS=$(SUITE_REPOS), SUITE_ARGS=...)"
+	@echo "make eval-checks run the usage check sets of eval/checks (records under CHECKS_OUT=$(CHECKS_OUT))"
 	@echo "make soak       run the slow soak tests"
 	@echo "make audit      pip-audit the virtualenv"
 	@echo "make clean      remove caches and build output (distclean: also .venv, node_modules)"
@@ -144,6 +145,17 @@ eval: venv
 eval-suite: venv
 	nice -n 10 $(PY) -m scriptorium eval --suite --repos $(SUITE_REPOS) \
 	  --benchmarks $(SUITE_BENCHMARKS) $(SUITE_ARGS)
+
+# The usage check sets (eval/checks/README.md): each repository's git dir under SUITE_REPOS.
+CHECKS_OUT ?= eval/runs/checks
+eval-checks: venv
+	@for check in eval/checks/*.jsonl; do \
+	  name=$$(basename $$check .jsonl); \
+	  echo "== $$name"; \
+	  nice -n 10 $(PY) -m scriptorium eval --suite --repos $(SUITE_REPOS) \
+	    --benchmarks $(SUITE_BENCHMARKS) --sets usage --usage-set $$check \
+	    --out $(CHECKS_OUT)/$$name $(SUITE_ARGS) || exit 1; \
+	done
 
 soak: venv
 	@if [ ! -d tests/soak ]; then echo "soak: tests/soak does not exist yet"; exit 1; fi
