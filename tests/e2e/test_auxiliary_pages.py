@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
-from tests.support.daemon import running
-from tests.support.trees import write_tree
+from tests.support.daemon import serving_files
 
 FILES = {
     "docs/timeouts.md": "# Timeouts\n\nEvery request has a timeout of five seconds. Pass "
@@ -27,8 +26,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
-    root = tmp_path_factory.mktemp("migration")
-    with running([str(write_tree(root / "repo", FILES))], root / "state") as served:
+    with serving_files(tmp_path_factory.mktemp("migration"), FILES) as served:
         yield served
 
 

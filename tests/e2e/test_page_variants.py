@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
-from tests.support.daemon import running
-from tests.support.trees import write_tree
+from tests.support.daemon import serving_files
 
 GUIDES = {
     "query-retries": "# Query Retries\n\nA failed query is retried three times before it "
@@ -37,9 +36,7 @@ FILES |= {
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
-    root = tmp_path_factory.mktemp("variants")
-    repo = write_tree(root / "repo", FILES)
-    with running([str(repo)], root / "state") as served:
+    with serving_files(tmp_path_factory.mktemp("variants"), FILES) as served:
         yield served
 
 

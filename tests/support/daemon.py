@@ -15,6 +15,7 @@ from grpc_health.v1 import health_pb2_grpc
 
 from scriptorium.launcher import DaemonProcess, inherit_env
 from scriptorium.v1 import retrieval_pb2_grpc
+from tests.support.trees import write_tree
 from tests.support.waiting import wait_for
 
 if TYPE_CHECKING:
@@ -257,6 +258,14 @@ def running(args: list[str], state_dir: Path, **kw) -> Iterator[Daemon]:
         yield daemon.start()
     finally:
         daemon.terminate()
+
+
+@contextlib.contextmanager
+def serving_files(root: Path, files: dict[str, str]) -> Iterator[Daemon]:
+    """A daemon serving ``files`` written under ``root/repo``, as ``scriptorium serve REPO``
+    serves a clone (its state under ``root/state``)."""
+    with running([str(write_tree(root / "repo", files))], root / "state") as daemon:
+        yield daemon
 
 
 def cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess:

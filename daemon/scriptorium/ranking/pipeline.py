@@ -13,7 +13,6 @@ sharing the helpers below them.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections import defaultdict
@@ -37,6 +36,7 @@ from scriptorium.ranking.coverage import document_evidence, term_coverage
 from scriptorium.ranking.modes import RankingMode
 from scriptorium.ranking.priors import SearchPriors, switched_on
 from scriptorium.ranking.qualified import qualified_twins
+from scriptorium.ranking.signals import typed_words
 from scriptorium.ranking.window import Window, below_cut, diversify, held_back_why
 from scriptorium.settings.ranking import (  # noqa: F401 (also imported from here)
     DEFAULT_CLASS_WEIGHTS,
@@ -259,7 +259,7 @@ class Pipeline:
         explain = query is not None and query.explain
         _sort(candidates, location_of, everyone=explain or query is None)
         unique, dedup_drops = _dedupe(candidates, explain)
-        said = _said(query.text) if query is not None else frozenset()
+        said = typed_words(query.text) if query is not None else frozenset()
         shaped = diversify(self.settings, unique, self.settings.window(top_k), said)
         if query is not None:
             final, below = self._settle_first(
@@ -432,9 +432,3 @@ def _ensure_mixed(window: list[Candidate], rest: list[Candidate]) -> list[Candid
         window = [*window[:-1], chosen]
         present.add(corpus)
     return window
-
-
-@functools.lru_cache(maxsize=1024)
-def _said(text: str) -> frozenset[str]:
-    """The query's words as typed, case-folded (a variant's folder it names: "vue")."""
-    return frozenset(word.casefold() for word in re.findall(r"[\w.-]+", text))

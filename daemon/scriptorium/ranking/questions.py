@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
-from scriptorium.ranking.signals import CODE_SPAN, identifier_words, prose
+from scriptorium.ranking.signals import CODE_SPAN, identifier_words, prose, typed_words
 from scriptorium.text import tokenize
 from scriptorium.text.stopwords import STOPWORDS
 
@@ -110,21 +110,13 @@ def usage_question(text: str) -> bool:
     if not names:
         return False
     words = tokenize(prose(text), drop_stopwords=False)
-    asks = not STOPWORDS.isdisjoint(words) or not _USAGE_WORDS.isdisjoint(_whole_words(text))
+    asks = not STOPWORDS.isdisjoint(words) or not _USAGE_WORDS.isdisjoint(typed_words(text))
     if not asks or not _LOOKUP_WORDS.isdisjoint(words):
         return False
     stems = set(tokenize(prose(text), stem=True))
     if _CODE_TERMS & stems:
         return False
     return bool(stems - set(tokenize(" ".join(names), stem=True)))
-
-
-def _whole_words(text: str) -> set[str]:
-    """The query's words as typed, case-folded: "use" in "use X", not in ``useState``."""
-    return {word.strip(_PUNCTUATION).casefold() for word in text.split()}
-
-
-_PUNCTUATION = ".,;:!?\"'()[]`"
 
 
 def names_beyond_acronyms(text: str) -> bool:

@@ -25,6 +25,9 @@ from scriptorium.text import (
 from scriptorium.text.tokenize import MAX_QUERY_TERMS, capped_terms
 
 _NAME_SEGMENTS = re.compile(r"[./:-]+")
+# A word as a query types it: letters, digits, "_" and "-", dots inside it (``click.Choice``),
+# not around it (the full stop after "use.").
+_TYPED_WORD = re.compile(r"[\w-]+(?:\.[\w-]+)*")
 
 # The query words that ask for each kind (stemmed as query terms are).
 _AUX_WORDS = {
@@ -412,3 +415,10 @@ def coverage(
         if term in tokens:
             matched += weight
     return matched / total if total else 0.0
+
+
+@functools.lru_cache(maxsize=1024)
+def typed_words(text: str) -> frozenset[str]:
+    """The query's words as typed, case-folded: "use" in "use X" (not in ``useState``), a
+    variant's folder it names ("vue")."""
+    return frozenset(word.casefold() for word in _TYPED_WORD.findall(text))
