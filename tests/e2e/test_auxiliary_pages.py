@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from scriptorium.v1 import retrieval_pb2 as pb
-from tests.support.daemon import serving_files
+from tests.support.daemon import explained, serving_files
 
 FILES = {
     "docs/timeouts.md": "# Timeouts\n\nEvery request has a timeout of five seconds. Pass "
@@ -30,13 +29,8 @@ def daemon(tmp_path_factory):
         yield served
 
 
-def _search(daemon, query: str) -> list[pb.SearchResult]:
-    request = pb.SearchRequest(query=query, explain=True)
-    return list(daemon.stub.Search(request, timeout=30).results)
-
-
 def test_a_question_about_using_an_api_gets_its_page_before_the_guide(daemon):
-    results = _search(daemon, "set a timeout for requests")
+    results = explained(daemon, "set a timeout for requests")
     pages = [r.location.partition("#")[0] for r in results]
     assert pages[0] == "docs/timeouts", pages
     for page, kind in (
@@ -50,18 +44,18 @@ def test_a_question_about_using_an_api_gets_its_page_before_the_guide(daemon):
 
 
 def test_a_question_asking_to_migrate_gets_the_guide(daemon):
-    results = _search(daemon, "migrate the request timeout to version 2")
+    results = explained(daemon, "migrate the request timeout to version 2")
     assert results[0].location.startswith("docs/migration"), [r.location for r in results]
     assert "auxiliary" not in {x.name for x in results[0].reasons}, results[0].reasons
 
 
 def test_a_question_speaking_of_the_error_gets_the_error_reference(daemon):
-    results = _search(daemon, "which exception is raised when a request times out")
+    results = explained(daemon, "which exception is raised when a request times out")
     assert results[0].location.startswith("docs/errors/exceptions"), [r.location for r in results]
     assert "auxiliary" not in {x.name for x in results[0].reasons}, results[0].reasons
 
 
 def test_a_question_naming_the_tool_gets_its_integration_page(daemon):
-    results = _search(daemon, "set a timeout for requests through the proxy tool")
+    results = explained(daemon, "set a timeout for requests through the proxy tool")
     assert results[0].location.startswith("docs/integrations/proxy"), [r.location for r in results]
     assert "auxiliary" not in {x.name for x in results[0].reasons}, results[0].reasons

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
-from tests.support.daemon import running
+from tests.support.daemon import explained, running
 from tests.support.trees import write, write_tree
 
 FILES = {
@@ -42,10 +42,6 @@ def served(request, tmp_path_factory):
         yield request.param, daemon
 
 
-def _search(daemon, query: str) -> list[pb.SearchResult]:
-    return list(daemon.stub.Search(pb.SearchRequest(query=query, explain=True), timeout=30).results)
-
-
 def _where(results: list[pb.SearchResult]) -> list[str]:
     return [f"{r.source}:{r.location}" for r in results]
 
@@ -56,7 +52,7 @@ def _reasons(result: pb.SearchResult) -> dict[str, str]:
 
 def _page_and_code(daemon, query: str, page: str) -> tuple[list[pb.SearchResult], int, int]:
     """The results of ``query``, the place of ``page`` among them and of the transport's code."""
-    results = _search(daemon, query)
+    results = explained(daemon, query)
     found = _where(results)
     code = next(i for i, f in enumerate(found) if f.startswith("code:pkg/transport.py"))
     return results, found.index(f"docs:docs/retries#{page}"), code
@@ -73,7 +69,7 @@ def test_a_question_gets_the_page_first_and_code_when_it_asks_for_code(served):
         assert code < page, found
     # A question that names the function, or asks for one, is about the code: no factor.
     for query in ("where is retry_failed_request", "which function retries a failed request"):
-        for result in _search(daemon, query):
+        for result in explained(daemon, query):
             assert "question" not in _reasons(result), (query, result.location, result.reasons)
 
 
@@ -91,14 +87,14 @@ def test_a_sentence_about_using_a_name_gets_the_page_first_and_a_lookup_the_code
         assert code < page, found
     # The bare name, or the name after a keyword that opens a definition, is a lookup.
     for query in ("retry_failed_request", "def retry_failed_request"):
-        results = _search(daemon, query)
+        results = explained(daemon, query)
         assert _where(results)[0].startswith("code:pkg/transport.py"), (query, _where(results))
         assert all("question" not in _reasons(r) for r in results), query
 
 
 def test_a_name_spelled_as_words_is_looked_up(served):
     _, daemon = served
-    results = _search(daemon, "retry failed request")
+    results = explained(daemon, "retry failed request")
     assert _where(results)[0].startswith("code:pkg/transport.py"), _where(results)
     reasons = _reasons(results[0])
     assert "question" not in reasons and reasons.get("definition") == "defines a queried name"
@@ -106,7 +102,7 @@ def test_a_name_spelled_as_words_is_looked_up(served):
 
 def test_a_javascript_test_file_yields_to_the_code_it_tests(served):
     _, daemon = served
-    results = _search(daemon, "which function retries a failed request")
+    results = explained(daemon, "which function retries a failed request")
     found = _where(results)
     test = next(i for i, f in enumerate(found) if "__tests__" in f)
     code = next(i for i, f in enumerate(found) if f.startswith("code:pkg/transport.py"))

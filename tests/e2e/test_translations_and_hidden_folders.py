@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scriptorium.v1 import retrieval_pb2 as pb
-from tests.support.daemon import serving_files
+from tests.support.daemon import explained, serving_files
 
 FILES = {
     "docs/en/dependencies.md": "# Dependencies with yield\n\nA dependency can yield a value "
@@ -28,28 +28,24 @@ def daemon(tmp_path_factory):
         yield served
 
 
-def _search(daemon, query: str) -> list[pb.SearchResult]:
-    return list(daemon.stub.Search(pb.SearchRequest(query=query, explain=True), timeout=30).results)
-
-
 def _reasons(results: list[pb.SearchResult], path: str) -> set[str]:
     result = next(r for r in results if r.location.split("#")[0] == path)
     return {reason.name for reason in result.reasons}
 
 
 def test_a_translation_yields_to_an_english_question_only(daemon):
-    english = _search(daemon, "dependencies with yield")
+    english = explained(daemon, "dependencies with yield")
     assert english[0].location.startswith("docs/en/dependencies")
     assert "translation" in _reasons(english, "docs/de/dependencies")
     assert "translation" not in _reasons(english, "docs/en/dependencies")
-    german = _search(daemon, "wie kann ich abhaengigkeiten mit yield nutzen")
+    german = explained(daemon, "wie kann ich abhaengigkeiten mit yield nutzen")
     assert german[0].location.startswith("docs/de/dependencies")
     assert "translation" not in _reasons(german, "docs/de/dependencies")
 
 
 def test_a_hidden_folders_files_yield_unless_the_query_names_the_folder(daemon):
-    plain = _search(daemon, "sidebar navigation")
+    plain = explained(daemon, "sidebar navigation")
     assert plain[0].location.startswith("docs/guide/sidebar")
     assert "auxiliary" in _reasons(plain, "docs/.vitepress/config.ts")
-    named = _search(daemon, "vitepress sidebar navigation")
+    named = explained(daemon, "vitepress sidebar navigation")
     assert "auxiliary" not in _reasons(named, "docs/.vitepress/config.ts")

@@ -14,6 +14,7 @@ import grpc
 from grpc_health.v1 import health_pb2_grpc
 
 from scriptorium.launcher import DaemonProcess, inherit_env
+from scriptorium.v1 import retrieval_pb2 as pb
 from scriptorium.v1 import retrieval_pb2_grpc
 from tests.support.trees import write_tree
 from tests.support.waiting import wait_for
@@ -266,6 +267,12 @@ def serving_files(root: Path, files: dict[str, str]) -> Iterator[Daemon]:
     serves a clone (its state under ``root/state``)."""
     with running([str(write_tree(root / "repo", files))], root / "state") as daemon:
         yield daemon
+
+
+def explained(daemon: Daemon, query: str) -> list[pb.SearchResult]:
+    """The results of an explained Search of ``query`` (each with its reasons)."""
+    request = pb.SearchRequest(query=query, explain=True)
+    return list(daemon.stub.Search(request, timeout=30).results)
 
 
 def cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess:
