@@ -1,6 +1,8 @@
 """Variants of one page through a real daemon: a guide kept once per framework (sibling
 folders holding the same pages) is shown once, the variant the query names stays, and pages
-that only share a file name in folders holding different pages are not variants."""
+that only share a file name in folders holding different pages are not variants. Code too:
+the same definition in each framework's port of a library is shown once, and modules that
+share file names but define different things are all shown."""
 
 from __future__ import annotations
 
@@ -31,6 +33,43 @@ FILES |= {
     "query.\n",
     "docs/tutorial/first-steps.md": "# First steps\n\nInstall the library.\n",
     "docs/how-to/deploy.md": "# Deploy\n\nShip the application.\n",
+}
+
+# One hook ported to two frameworks: each package holds the same files and defines the same
+# names in them.
+PORT = {
+    "useRetry.ts": "export function useRetry(query: Query, retries = 3) {\n"
+    "  // Retry a failed query {n} times before it fails.\n"
+    "{body}"
+    "  return retryQuery(query, retries)\n}\n",
+    "useCache.ts": "export function useCache(key: string) {\n  return cacheFor(key)\n}\n",
+    "index.ts": "export { useRetry } from './useRetry'\nexport { useCache } from './useCache'\n",
+}
+# Each port is its framework's own code: too different for a near-duplicate.
+PORT_BODIES = {
+    "solid": "  const [state, setState] = createSignal(initialState)\n"
+    "  createEffect(() => setState(observer.getOptimisticResult(defaultedOptions)))\n"
+    "  onCleanup(() => unsubscribe())\n",
+    "preact": "  const client = useQueryClient(queryClient)\n"
+    "  const [observer] = useState(() => new Observer(client, defaultedOptions))\n"
+    "  useEffect(() => observer.setOptions(defaultedOptions), [defaultedOptions])\n",
+}
+FILES |= {
+    f"packages/{framework}-port/src/{name}": text.replace("{body}", body)
+    for framework, body in PORT_BODIES.items()
+    for name, text in PORT.items()
+}
+# Two modules of one package holding the same file names, defining different things.
+FILES |= {
+    f"lib/{module}/{name}": f"def {module}_{name[:-3]}():\n    return None\n"
+    for module in ("openapi", "dependencies")
+    for name in ("__init__.py", "models.py")
+}
+FILES |= {
+    "lib/openapi/utils.py": "def build_schema(route):\n"
+    '    """Retry a failed schema build for a route."""\n    return route\n',
+    "lib/dependencies/utils.py": "def solve_dependencies(route):\n"
+    '    """Retry a failed dependency for a route."""\n    return route\n',
 }
 
 
@@ -78,3 +117,30 @@ def test_the_variant_the_query_names_comes_first(daemon):
 def test_pages_sharing_a_name_in_folders_of_different_pages_are_not_variants(daemon):
     pages = _pages(_search(daemon, "overview retry a failed query step"))
     assert {"docs/tutorial/overview", "docs/how-to/overview"} <= set(pages)
+
+
+def _code(daemon, query: str) -> pb.SearchResponse:
+    request = pb.SearchRequest(query=query, top_k=5, explain=True, kinds=[pb.CORPUS_CODE])
+    return daemon.stub.Search(request, timeout=30)
+
+
+def test_a_definition_ported_to_each_framework_is_shown_once(daemon):
+    response = _code(daemon, "useRetry retry a failed query")
+    ports = [p for p in _pages(response) if p.endswith("/useRetry.ts")]
+    assert len(ports) == 1, _pages(response)
+    (shown,) = ports
+    held = {p: why for p, why in _drops(response).items() if p.endswith("/useRetry.ts")}
+    assert len(held) == 1, _drops(response)
+    ((page, why),) = held.items()
+    assert page != shown
+    assert why.startswith(f"a variant ({page.split('/')[1]}) of {shown}"), why
+
+
+def test_the_port_the_query_names_is_shown_too(daemon):
+    pages = _pages(_code(daemon, "preact useRetry retry a failed query"))
+    assert "packages/preact-port/src/useRetry.ts" in pages, pages
+
+
+def test_modules_sharing_file_names_show_what_each_defines(daemon):
+    pages = _pages(_code(daemon, "retry a failed route"))
+    assert {"lib/openapi/utils.py", "lib/dependencies/utils.py"} <= set(pages), pages

@@ -120,3 +120,60 @@ def test_the_window_shows_the_first_variant_unless_the_query_names_another():
         "docs/framework/react/guides/caching.md",
         "docs/framework/vue/guides/caching.md",
     ]
+
+
+# Two ports of one library, and two modules of one package that share file names.
+HOOK_FILES = ("useQuery.ts", "useMutation.ts", "useInfiniteQuery.ts", "types.ts")
+CODE_PATHS = SourcePaths(
+    [f"packages/{p}/src/{n}" for p in ("solid-query", "preact-query") for n in HOOK_FILES]
+    + [
+        f"fastapi/{p}/{n}"
+        for p in ("openapi", "dependencies")
+        for n in ("__init__.py", "utils.py", "models.py")
+    ]
+    + ["fastapi/openapi/docs.py"]
+)
+
+
+def definition(path: str, symbol: str, score: float) -> Candidate:
+    body = f"def {symbol}(): ...\n"
+    block = Block(RefKind.CODE, 1, 1, symbol, (symbol,), symbol, body, 1, symbol, "function")
+    doc = SourceDocument("code", path, body, Corpus.CODE, content_hash(body), blocks=(block,))
+    return Candidate(source="code", document=doc, block=block, score=score)
+
+
+def confirm_code(source: str, prefix: str, one: str, other: str) -> bool:
+    return same_pages(CODE_PATHS, prefix, one, other)
+
+
+def test_a_definition_ported_to_a_sibling_package_is_a_variant_only_with_code_on():
+    solid = definition("packages/solid-query/src/useQuery.ts", "useQuery", 3.0)
+    preact = definition("packages/preact-query/src/useQuery.ts", "useQuery", 2.0)
+    # The same file in both packages, another name defined in it: a different definition.
+    helper = definition("packages/preact-query/src/useQuery.ts", "useHelper", 1.5)
+    cands = [solid, preact, helper]
+    assert variant_families(cands, confirm_code) == {}  # pages only, by default
+    families = variant_families(cands, confirm_code, code=True)
+    key = "code:packages/*/src/useQuery.ts#useQuery"
+    assert families == {id(solid): key, id(preact): key}
+    for cand in cands:
+        cand.variant = families.get(id(cand), "")
+    shaped = diversify(RankingSettings(near_duplicate_similarity=0.0), cands, 2)
+    assert [c.block.symbol for c in shaped.window] == ["useQuery", "useHelper"]
+    assert held_back_why(preact, shaped, "capped", 0.0, 2) == (
+        f"a variant (preact-query) of {solid.location or solid.document.path}, shown instead"
+    )
+    # A word of the variant's folder the shown one's lacks ("preact") keeps it.
+    named = diversify(
+        RankingSettings(near_duplicate_similarity=0.0), cands, 3, frozenset({"preact"})
+    )
+    assert preact in named.window[:2]
+
+
+def test_modules_sharing_a_file_name_define_different_things():
+    # fastapi/openapi/ and fastapi/dependencies/ hold the same file names (three of four):
+    # what they define differs, so nothing is held back as a variant of another.
+    assert same_pages(CODE_PATHS, "fastapi/", "openapi", "dependencies")
+    openapi = definition("fastapi/openapi/utils.py", "get_openapi", 2.0)
+    dependant = definition("fastapi/dependencies/utils.py", "get_dependant", 1.0)
+    assert variant_families([openapi, dependant], confirm_code, code=True) == {}

@@ -15,6 +15,11 @@ key (:func:`variant_families`); the window shows one of a family and holds the o
 (``ranking/window.py``): the first, or a later one whose folder names a newer version
 (``pytorch~2`` over ``pytorch``, ``v2`` over ``v1``). Language folders are the translations'
 business (``ranking/paths.py``) and are left out here.
+
+With ``hold_back_code_variants``, code is read the same way, one definition at a time: a
+library ported to each framework keeps a package per framework (``packages/solid-query/src/
+useQuery.ts`` beside ``packages/preact-query/src/useQuery.ts``), and the same name defined at
+the same place under both is one definition shown once.
 """
 
 from __future__ import annotations
@@ -83,18 +88,35 @@ def differing_folder(one: str, other: str) -> int | None:
 
 
 def variant_families(
-    candidates: Sequence[Candidate], confirm: Callable[[str, str, str, str], bool]
+    candidates: Sequence[Candidate],
+    confirm: Callable[[str, str, str, str], bool],
+    *,
+    code: bool = False,
 ) -> dict[int, str]:
     """Each documentation candidate that has a variant among ``candidates`` (by ``id``) with
     its family's key; ``confirm(source, prefix, one, other)`` says whether two sibling
-    folders hold the same pages (:func:`same_pages`, remembered by the caller)."""
-    by_name: dict[tuple[str, str, int], list[Candidate]] = defaultdict(list)
+    folders hold the same pages (:func:`same_pages`, remembered by the caller).
+
+    With ``code``, a definition is a variant of one in a file at the same place under the
+    sibling folder only when the two define the same name (``useQuery`` in each package's
+    ``src/useQuery.ts``): sibling packages share module names (``utils.py``) whose
+    definitions are different code, and those are not held back.
+    """
+    by_name: dict[tuple[str, str, int, str], list[Candidate]] = defaultdict(list)
     for cand in candidates:
         path = cand.document.path
-        if cand.block.kind is RefKind.DOC and "/" in path and not translated(path):
-            by_name[(cand.source, path.rpartition("/")[2], path.count("/"))].append(cand)
+        if "/" not in path:
+            continue
+        kind = cand.block.kind
+        if kind is RefKind.DOC and not translated(path):
+            anchor = ""
+        elif kind is RefKind.CODE and code and cand.block.anchor:
+            anchor = "#" + cand.block.anchor
+        else:
+            continue
+        by_name[(cand.source, path.rpartition("/")[2], path.count("/"), anchor)].append(cand)
     families: dict[int, str] = {}
-    for (source, _, _), group in by_name.items():
+    for (source, _, _, anchor), group in by_name.items():
         paths = sorted({c.document.path for c in group})
         if len(paths) < 2:
             continue
@@ -108,7 +130,7 @@ def variant_families(
                 prefix = "".join(f"{part}/" for part in parts[:at])
                 if not confirm(source, prefix, parts[at], other.split("/")[at]):
                     continue
-                key = f"{source}:{prefix}*/{'/'.join(parts[at + 1 :])}"
+                key = f"{source}:{prefix}*/{'/'.join(parts[at + 1 :])}{anchor}"
                 keys.setdefault(one, key)
                 keys.setdefault(other, keys[one])
         for cand in group:

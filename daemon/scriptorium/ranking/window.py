@@ -14,6 +14,7 @@ and :func:`held_back_why` says why a held-back block is missing.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -24,6 +25,9 @@ from scriptorium.ranking.twins import near_duplicate
 from scriptorium.ranking.variants import variant_name, version_of
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text.features import WordSet
+
+# What splits a variant folder's name into the words a query may name (``solid-query``).
+_NAME_PARTS = re.compile(r"[-_.~ ]+")
 
 
 @dataclass(slots=True)
@@ -154,9 +158,22 @@ def _shown_instead(
         cand.document.path,
     ):
         return None
-    if variant_name(cand.document.path, family).casefold() in said:
+    if _names_variant(cand, chosen, said):
         return None
     return chosen
+
+
+def _names_variant(cand: Candidate, chosen: Candidate, said: frozenset[str]) -> bool:
+    """Whether the query names ``cand``'s variant folder ("vue"), or a word of it the shown
+    one's lacks ("solid" of ``solid-query`` beside ``preact-query``)."""
+    name = variant_name(cand.document.path, cand.variant).casefold()
+    if name in said:
+        return True
+    shown = set(_NAME_PARTS.split(variant_name(chosen.document.path, chosen.variant).casefold()))
+    return any(
+        part in said and not part.isdigit() and part not in shown
+        for part in _NAME_PARTS.split(name)
+    )
 
 
 def _shown_variants(ranked: list[Candidate]) -> dict[str, Candidate]:

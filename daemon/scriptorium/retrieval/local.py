@@ -63,7 +63,11 @@ class LocalCandidates:
             hits, capped = at_most_per_document(hits, most)
         batch = SearchBatch(self.pipeline.candidates(query, hits))
         if self.ranking.hold_back_variants:
-            mark_variants(batch.candidates, self.indexer.snapshot)
+            mark_variants(
+                batch.candidates,
+                self.indexer.snapshot,
+                code=self.ranking.hold_back_code_variants,
+            )
         if capped and query.explain:
             why = f"more than {most} blocks of one document in a question's pool"
             batch.held_back = held_back(self.pipeline.candidates(query, capped), why)

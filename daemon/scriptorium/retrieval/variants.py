@@ -11,8 +11,11 @@ from scriptorium.index.catalog import Snapshot
 from scriptorium.ranking.variants import SourcePaths, same_pages, variant_families
 
 
-def mark_variants(candidates: Sequence[Candidate], snapshot: Snapshot) -> None:
-    """Give each candidate with a variant among ``candidates`` its family's key."""
+def mark_variants(
+    candidates: Sequence[Candidate], snapshot: Snapshot, *, code: bool = False
+) -> None:
+    """Give each candidate with a variant among ``candidates`` its family's key (definitions
+    too, with ``code``)."""
     memo = snapshot.memo
 
     def confirm(source: str, prefix: str, one: str, other: str) -> bool:
@@ -22,7 +25,7 @@ def mark_variants(candidates: Sequence[Candidate], snapshot: Snapshot) -> None:
             held = memo[key] = same_pages(_paths(snapshot, source), prefix, one, other)
         return bool(held)
 
-    families = variant_families(candidates, confirm)
+    families = variant_families(candidates, confirm, code=code)
     for cand in candidates:
         cand.variant = families.get(id(cand), "")
 

@@ -55,6 +55,10 @@ class RankingSettings:
     # Variants of one page (the same guide under sibling folders per framework, platform or
     # version: ranking/variants.py) are shown once: the first, unless the query names another's.
     hold_back_variants: bool = True
+    # The same definition in a file at the same place under sibling packages that hold the
+    # same files (``packages/solid-query/src/useQuery.ts`` beside ``packages/preact-query/…``):
+    # ports of one function to each framework, shown once as pages are.
+    hold_back_code_variants: bool = True
     over_fetch: int = 2
     min_candidates: int = 50
     # A question's lexical pool passes on at most this many blocks of one document (its best
@@ -431,6 +435,10 @@ _HELP = {
     "per framework, platform or version, the two folders holding the same pages) are shown once: "
     "the first, or the one whose folder names the newest version; a variant whose folder the "
     "query names is shown too",
+    "hold_back_code_variants": "with hold_back_variants, whether the same definition (its "
+    "name and its file's name) at the same place under sibling folders holding the same files "
+    "(a library's port per framework: packages/solid-query/src/useQuery.ts beside "
+    "packages/preact-query/src/useQuery.ts) is shown once too",
     "hold_back_translations": "whether a page weighed as a translation (an English query) is "
     "held back below a result of the same page in another language (docs/de/docs/x.md below "
     "docs/en/docs/x.md)",
