@@ -16,7 +16,7 @@ from scriptorium.plugins import load_registry
 from scriptorium.ranking.paths import page_language, translated, translated_root
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
 from scriptorium.ranking.questions import plain_question, spelled_name_forms, usage_question
-from scriptorium.ranking.signals import query_names
+from scriptorium.ranking.signals import query_names, weighted_terms
 from scriptorium.settings.config import load_settings
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
@@ -275,6 +275,31 @@ def test_an_english_word_that_names_a_function_is_not_a_definition_query():
     assert scored(pasted, definition_identifiers_only=True) == 1.0
     # With definition_words = "any", every word names a definition again.
     assert scored("add retries", definition_words="any") == pytest.approx(1.2)
+
+
+def test_a_question_asking_for_a_task_a_name_takes_part_in_leaves_its_definition_alone():
+    def scored(text: str, body: str = "", **settings) -> float:
+        body = body or "export function useInfiniteQuery(options) {\n  return observe(options)\n}\n"
+        cand = candidate(Corpus.CODE, "src/hooks.ts", body, 1.0, "useInfiniteQuery")
+        ranking = lever_alone(**settings)
+        terms, _ = weighted_terms(text, ranking)
+        pipeline = Pipeline(ranking, lambda doc: doc.text.splitlines())
+        pipeline.priors(Query(text=text, terms=terms), [cand], lambda s: "product")
+        return cand.score
+
+    # The name is the question's context; "load more button" is what it asks for.
+    assert scored("useInfiniteQuery load more button") == 1.0
+    # A definition holding one of those terms is about the task too.
+    holding = "export function useInfiniteQuery(options) {\n  return loadMore(options)\n}\n"
+    assert scored("useInfiniteQuery load more button", holding) == pytest.approx(1.2)
+    # One other term (an option of the name) still asks for the name.
+    assert scored("useInfiniteQuery options") == pytest.approx(1.2)
+    assert scored("useInfiniteQuery load more button", definition_task_terms=3) == 1.0
+    assert scored("useInfiniteQuery load more button", definition_task_terms=4) == 1.2
+    assert scored("useInfiniteQuery load more button", definition_task_terms=0) == 1.2
+    # A pasted text names what it is about: its other words are not a task.
+    pasted = "useInfiniteQuery load more button " + "the next page never loads on click " * 10
+    assert scored(pasted) == pytest.approx(1.2)
 
 
 def test_a_page_matching_across_its_sections_beats_one_matching_section():

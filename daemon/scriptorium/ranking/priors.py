@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scriptorium.domain.model import Candidate, Corpus, Query, RefKind
-from scriptorium.ranking.bodies import cjk_head_of, directive_in
+from scriptorium.ranking.bodies import cjk_head_of, directive_in, matched_terms
 from scriptorium.ranking.libraries import library_prior
 from scriptorium.ranking.messages import quoted_messages
 from scriptorium.ranking.paths import auxiliary_kind, translation_page
@@ -176,12 +176,17 @@ def named_file(cand: Candidate, search: SearchPriors) -> None:
 
 def definition(cand: Candidate, search: SearchPriors) -> None:
     """A block defining a name the query names weighs more (with its own factor when the
-    query qualifies the name, as in ``Class.method``)."""
+    query qualifies the name, as in ``Class.method``), unless the question gives other terms
+    and the block holds none of them (``QueryPriors.task``): "useInfiniteQuery load more
+    button" asks for the guide that builds one, not for the hook's definition."""
     named = search.decided.named
     symbol = cand.block.symbol
     if not (named and symbol and symbol.casefold() in named):
         return
     settings = search.settings
+    task = search.decided.task
+    if task and not matched_terms(cand, task, tuple(sorted(settings.token_options().items()))):
+        return  # the question asks for a task the name takes part in, not for the name
     qualified = settings.qualified_definition_factor
     if qualified != 1.0 and qualifies(cand.block, named):
         cand.adjust("definition", qualified, "defines a name the query qualifies")

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 from scriptorium.domain.model import Query
 from scriptorium.ranking.questions import foreign_question, plain_question, usage_question
-from scriptorium.ranking.signals import asked_folders, asked_kinds, asked_text, query_names
+from scriptorium.ranking.signals import (
+    asked_folders,
+    asked_kinds,
+    asked_text,
+    query_names,
+    task_terms,
+)
 from scriptorium.settings.ranking import RankingSettings
 
 EXAMPLES = frozenset({"examples"})
@@ -33,6 +39,9 @@ class QueryPriors:
     named: frozenset[str]
     # The documentation page kinds the auxiliary prior tells (``RankingSettings.page_kinds``).
     pages: frozenset[str]
+    # A question's terms besides the identifiers it names (``signals.task_terms``): a block
+    # defining a named name that holds none of them does not weigh more.
+    task: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, query: Query, settings: RankingSettings) -> QueryPriors:
@@ -79,4 +88,5 @@ class QueryPriors:
             pasted_docs=settings.long_query_docs_factor if pasted else 1.0,
             named=named,
             pages=settings.page_kinds() if auxiliary != 1.0 else frozenset(),
+            task=task_terms(query, settings) if named and not pasted else frozenset(),
         )

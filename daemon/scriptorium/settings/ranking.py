@@ -85,6 +85,10 @@ class RankingSettings:
     # ``APIRouter include_router``): asking for an identifier usually means its definition,
     # which stemming alone cannot tell from every block that merely uses a related word.
     definition_factor: float = 1.2
+    # A question naming a definition and giving at least this many other terms, none of which
+    # the defining block holds, asks for a task the name takes part in ("useInfiniteQuery
+    # load more button"): that block does not take definition_factor. 0 is off.
+    definition_task_terms: int = 2
     # Extra lexical candidates among the code blocks defining a name the query spells out
     # (exact, case-folded): a definition with a long docstring can sit beyond the first
     # candidates of a one-word query that every related block matches; 0 is off.
@@ -532,6 +536,10 @@ _HELP = {
     "directive_factor": "factor for documentation blocks that render API reference from code "
     "(mkdocstrings ::: directives)",
     "definition_factor": "factor for code blocks that define a name the query spells out",
+    "definition_task_terms": "a question (not a pasted text) that names a definition and "
+    "gives at least this many other terms, none of which the defining block holds, asks for a "
+    'task the name takes part in ("useInfiniteQuery load more button"): that block does not '
+    "take definition_factor; 0 is off",
     "qualified_definition_factor": "factor, instead of definition_factor, for code blocks whose "
     "qualified name (Class.method, ns::fn) the query spells out; 1.0 is off",
     "definition_candidates": "extra lexical candidates among code blocks defining a name the "
