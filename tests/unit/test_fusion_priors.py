@@ -297,6 +297,10 @@ def test_a_question_asking_for_a_task_a_name_takes_part_in_leaves_its_definition
     assert scored("useInfiniteQuery load more button", definition_task_terms=3) == 1.0
     assert scored("useInfiniteQuery load more button", definition_task_terms=4) == 1.2
     assert scored("useInfiniteQuery load more button", definition_task_terms=0) == 1.2
+    # A question asking for code or a lookup, or for the use of the name, asks for the name.
+    assert scored("where is useInfiniteQuery load more button defined") == pytest.approx(1.2)
+    assert scored("show the implementation of useInfiniteQuery paging") == pytest.approx(1.2)
+    assert scored("useInfiniteQuery usage example") == pytest.approx(1.2)
     # A pasted text names what it is about: its other words are not a task.
     pasted = "useInfiniteQuery load more button " + "the next page never loads on click " * 10
     assert scored(pasted) == pytest.approx(1.2)

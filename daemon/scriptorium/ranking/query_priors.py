@@ -12,14 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scriptorium.domain.model import Query
-from scriptorium.ranking.questions import foreign_question, plain_question, usage_question
-from scriptorium.ranking.signals import (
-    asked_folders,
-    asked_kinds,
-    asked_text,
-    query_names,
+from scriptorium.ranking.questions import (
+    foreign_question,
+    plain_question,
     task_terms,
+    usage_question,
 )
+from scriptorium.ranking.signals import asked_folders, asked_kinds, asked_text, query_names
 from scriptorium.settings.ranking import RankingSettings
 
 EXAMPLES = frozenset({"examples"})

@@ -8,7 +8,9 @@ from __future__ import annotations
 import functools
 import re
 
+from scriptorium.domain.model import Query
 from scriptorium.ranking.signals import CODE_SPAN, identifier_words, prose, typed_words
+from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text import tokenize
 from scriptorium.text.stopwords import STOPWORDS
 
@@ -117,6 +119,39 @@ def usage_question(text: str) -> bool:
     if _CODE_TERMS & stems:
         return False
     return bool(stems - set(tokenize(" ".join(names), stem=True)))
+
+
+def task_terms(query: Query, settings: RankingSettings) -> frozenset[str]:
+    """The terms a question gives besides the identifiers it names ("load", "more",
+    "button" of "useInfiniteQuery load more button"), when there are at least
+    ``definition_task_terms`` of them; none otherwise, and none when it asks for code or a
+    lookup ("where is useQuery defined"). A word asking for a use ("use", "example") is the
+    usage question's, not a task. A block defining the named name that holds none of these
+    terms is the name, not the task the question asks about."""
+    least = settings.definition_task_terms
+    if least <= 0 or asks_for_code(query.text):
+        return frozenset()
+    options = tuple(sorted(settings.token_options().items()))
+    task = frozenset(query.terms) - _named_terms(query.text, options)
+    return task if len(task) >= least else frozenset()
+
+
+@functools.lru_cache(maxsize=1024)
+def asks_for_code(text: str) -> bool:
+    """Whether a question's words ask for code or a lookup: "which function", "where is",
+    "def", "which arguments" (``_CODE_WORDS``, ``_LOOKUP_WORDS``)."""
+    words = tokenize(prose(text), drop_stopwords=False)
+    if not _LOOKUP_WORDS.isdisjoint(words):
+        return True
+    return bool(_CODE_TERMS.intersection(tokenize(prose(text), stem=True)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _named_terms(text: str, options: tuple[tuple[str, bool], ...]) -> frozenset[str]:
+    """The query terms ``text``'s identifier-like words and words asking for a use make, as
+    its terms were made."""
+    words = [*identifier_words(text), *_USAGE_WORDS]
+    return frozenset(tokenize(" ".join(words), **dict(options)))
 
 
 def names_beyond_acronyms(text: str) -> bool:

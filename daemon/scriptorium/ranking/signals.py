@@ -147,26 +147,6 @@ def identifier_words(text: str) -> list[str]:
     return found
 
 
-def task_terms(query: Query, settings: RankingSettings) -> frozenset[str]:
-    """The terms a question gives besides the identifiers it names ("load", "more",
-    "button" of "useInfiniteQuery load more button"), when there are at least
-    ``definition_task_terms`` of them; none otherwise. A block defining the named name that
-    holds none of them is the name, not the task the question asks about."""
-    least = settings.definition_task_terms
-    if least <= 0:
-        return frozenset()
-    options = settings.token_options()
-    named = _identifier_terms(query.text, tuple(sorted(options.items())))
-    task = frozenset(query.terms) - named
-    return task if len(task) >= least else frozenset()
-
-
-@functools.lru_cache(maxsize=1024)
-def _identifier_terms(text: str, options: tuple[tuple[str, bool], ...]) -> frozenset[str]:
-    """The query terms the identifier-like words of ``text`` make, as its terms were made."""
-    return frozenset(tokenize(" ".join(identifier_words(text)), **dict(options)))
-
-
 @functools.lru_cache(maxsize=1024)
 def query_names(
     text: str,
