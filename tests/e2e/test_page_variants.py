@@ -79,8 +79,8 @@ def daemon(tmp_path_factory):
         yield served
 
 
-def _search(daemon, query: str) -> pb.SearchResponse:
-    request = pb.SearchRequest(query=query, top_k=5, explain=True, kinds=[pb.CORPUS_DOCS])
+def _search(daemon, query: str, corpus: int = pb.CORPUS_DOCS) -> pb.SearchResponse:
+    request = pb.SearchRequest(query=query, top_k=5, explain=True, kinds=[corpus])
     return daemon.stub.Search(request, timeout=30)
 
 
@@ -95,12 +95,17 @@ def _drops(response: pb.SearchResponse) -> dict[str, str]:
     }
 
 
+def _shown_once(response: pb.SearchResponse, suffix: str) -> tuple[str, dict[str, str]]:
+    """The one result whose page ends with ``suffix``, and why each other one was held back."""
+    found = [p for p in _pages(response) if p.endswith(suffix)]
+    assert len(found) == 1, _pages(response)
+    held = {page: why for page, why in _drops(response).items() if page.endswith(suffix)}
+    return found[0], held
+
+
 def test_a_guide_kept_per_framework_is_shown_once(daemon):
     response = _search(daemon, "how many times is a failed query retried")
-    retries = [p for p in _pages(response) if p.endswith("/query-retries")]
-    assert len(retries) == 1, _pages(response)
-    (shown,) = retries
-    held = {page: why for page, why in _drops(response).items() if page.endswith("/query-retries")}
+    shown, held = _shown_once(response, "/query-retries")
     assert len(held) == 2, _drops(response)
     for page, why in held.items():
         framework = page.split("/")[2]
@@ -119,17 +124,9 @@ def test_pages_sharing_a_name_in_folders_of_different_pages_are_not_variants(dae
     assert {"docs/tutorial/overview", "docs/how-to/overview"} <= set(pages)
 
 
-def _code(daemon, query: str) -> pb.SearchResponse:
-    request = pb.SearchRequest(query=query, top_k=5, explain=True, kinds=[pb.CORPUS_CODE])
-    return daemon.stub.Search(request, timeout=30)
-
-
 def test_a_definition_ported_to_each_framework_is_shown_once(daemon):
-    response = _code(daemon, "useRetry retry a failed query")
-    ports = [p for p in _pages(response) if p.endswith("/useRetry.ts")]
-    assert len(ports) == 1, _pages(response)
-    (shown,) = ports
-    held = {p: why for p, why in _drops(response).items() if p.endswith("/useRetry.ts")}
+    response = _search(daemon, "useRetry retry a failed query", pb.CORPUS_CODE)
+    shown, held = _shown_once(response, "/useRetry.ts")
     assert len(held) == 1, _drops(response)
     ((page, why),) = held.items()
     assert page != shown
@@ -137,10 +134,10 @@ def test_a_definition_ported_to_each_framework_is_shown_once(daemon):
 
 
 def test_the_port_the_query_names_is_shown_too(daemon):
-    pages = _pages(_code(daemon, "preact useRetry retry a failed query"))
+    pages = _pages(_search(daemon, "preact useRetry retry a failed query", pb.CORPUS_CODE))
     assert "packages/preact-port/src/useRetry.ts" in pages, pages
 
 
 def test_modules_sharing_file_names_show_what_each_defines(daemon):
-    pages = _pages(_code(daemon, "retry a failed route"))
+    pages = _pages(_search(daemon, "retry a failed route", pb.CORPUS_CODE))
     assert {"lib/openapi/utils.py", "lib/dependencies/utils.py"} <= set(pages), pages
