@@ -38,7 +38,7 @@ class QueryPriors:
     named: frozenset[str]
     # The documentation page kinds the auxiliary prior tells (``RankingSettings.page_kinds``).
     pages: frozenset[str]
-    # A question's terms besides the identifiers it names (``signals.task_terms``): a block
+    # A question's terms besides the identifiers it names (``questions.task_terms``): a block
     # defining a named name that holds none of them does not weigh more.
     task: frozenset[str] = frozenset()
 
