@@ -25,7 +25,7 @@ def document_evidence(settings: RankingSettings, query: Query, candidates: list[
     terms = frozenset(query.terms)
     if not any(shares.values()) or len(terms) < 2:
         return
-    options = tuple(sorted(settings.token_options().items()))
+    options = settings.token_key()
     own: list[frozenset[str]] = []
     union: dict[tuple[str, str], set[str]] = defaultdict(set)
     for cand in candidates:
@@ -56,7 +56,7 @@ def term_coverage(settings: RankingSettings, query: Query, candidates: list[Cand
     terms = frozenset(query.terms)
     if not power or not 2 <= len(terms) <= settings.term_coverage_max_terms:
         return
-    options = tuple(sorted(settings.token_options().items()))
+    options = settings.token_key()
     count = len(terms)
     # The factor of each number of matched terms, made once per search (the same expression,
     # so the same floats); the sentence only for an explained candidate.

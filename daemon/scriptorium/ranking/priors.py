@@ -185,7 +185,7 @@ def definition(cand: Candidate, search: SearchPriors) -> None:
         return
     settings = search.settings
     task = search.decided.task
-    if task and not matched_terms(cand, task, tuple(sorted(settings.token_options().items()))):
+    if task and not matched_terms(cand, task, settings.token_key()):
         return  # the question asks for a task the name takes part in, not for the name
     qualified = settings.qualified_definition_factor
     if qualified != 1.0 and qualifies(cand.block, named):

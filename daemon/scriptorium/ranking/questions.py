@@ -131,7 +131,7 @@ def task_terms(query: Query, settings: RankingSettings) -> frozenset[str]:
     least = settings.definition_task_terms
     if least <= 0 or asks_for_code(query.text):
         return frozenset()
-    options = tuple(sorted(settings.token_options().items()))
+    options = settings.token_key()
     task = frozenset(query.terms) - _named_terms(query.text, options)
     return task if len(task) >= least else frozenset()
 

@@ -370,6 +370,11 @@ class RankingSettings:
             "cjk_bigrams": self.cjk_bigrams,
         }
 
+    def token_key(self) -> tuple[tuple[str, bool], ...]:
+        """:meth:`token_options` as a hashable key, for the caches of what tokens a block or a
+        query makes (``ranking.bodies.matched_terms``)."""
+        return tuple(sorted(self.token_options().items()))
+
     def definition_identifiers(self, text: str) -> bool:
         """Whether only the identifier-like words of ``text`` name a definition."""
         if self.definition_identifiers_only:
