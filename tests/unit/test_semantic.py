@@ -422,6 +422,48 @@ def test_a_passage_gets_the_same_vector_alone_as_among_others():
     assert float(among[0] @ among[2]) < 0.99
 
 
+def test_a_long_passage_is_read_twice_and_its_later_text_counts():
+    """A passage past semantic_tokens also gets a longer reading: what its later text says
+    moves its vector, a short passage's vector is its one reading, and the readings name the
+    vector folder (other readings' vectors are never reused)."""
+    from scriptorium.semantic.encoder import OnnxEncoder
+    from scriptorium.semantic.model import ModelMissing, find_model
+
+    try:
+        model = find_model()
+    except ModelMissing as exc:
+        pytest.fail(f"make venv installs the encoder: {exc}")
+    one = OnnxEncoder(model, passage_tokens=64)
+    two = OnnxEncoder(model, passage_tokens=64, long_tokens=256)
+    assert one.name != two.name and "64+256" in two.name
+    # An introduction of about 100 tokens, then what the section is for.
+    opening = "This page describes the configuration file and its sections in detail. " * 8
+    later = (
+        "To stop a server gracefully, send it SIGTERM: it finishes the requests in flight, "
+        "closes its listening sockets and exits with status zero."
+    )
+    short = "Declare a request body with a Pydantic model."
+    try:
+        long_one, short_one = one.passages([opening + later, short])
+        long_two, short_two = two.passages([opening + later, short])
+        question = two.query("how do I shut the daemon down without dropping requests")
+    finally:
+        one.release()
+        two.release()
+    assert np.array_equal(short_one, short_two)
+    assert abs(float(np.linalg.norm(long_two)) - 1.0) < 1e-5
+    # The second reading sees the shutdown text the first cut off.
+    assert float(question @ long_two) > float(question @ long_one) + 0.02
+    # Not the longer reading alone: the mean of the two.
+    longer = OnnxEncoder(model, passage_tokens=256)
+    try:
+        alone = longer.passages([opening + later])[0]
+    finally:
+        longer.release()
+    mean = (long_one + alone) / np.linalg.norm(long_one + alone)
+    assert np.allclose(long_two, mean, atol=1e-6)
+
+
 def _mixing(count: int, lexical: int, **levers):
     """A retriever over ``count`` docs blocks (block i's cosine with the query falling with i)
     whose lexical pool holds the last ``lexical`` of them; returns a function of the query's

@@ -53,6 +53,7 @@ def semantic_for(
             find_model(ranking.semantic_model),
             passage_tokens=ranking.semantic_tokens,
             query_tokens=ranking.semantic_query_tokens,
+            long_tokens=ranking.semantic_long_tokens,
         )
 
     builder = VectorBuilder(
