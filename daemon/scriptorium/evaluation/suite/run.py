@@ -163,7 +163,7 @@ def run_corpus(
     corpus = materialised or materialise(repos, spec.repo, spec.commit, spec.selection, cache, log)
     timing.materialise_s = time.perf_counter() - started
     for seeded in seed_vectors(corpus.state_dir):
-        log(f"  vectors seeded from another commit: {seeded}")
+        log(f"  vectors seeded from the other commits: {seeded}")
 
     daemon = runner.DaemonProcess(
         config=write_config(corpus, spec, ranking),
