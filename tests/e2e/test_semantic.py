@@ -205,6 +205,45 @@ def test_a_question_about_using_a_name_reads_the_meaning(tmp_path, which):
             assert found == [], found
 
 
+# A section whose first 256 tokens are about something else, and whose last lines answer
+# MEANING: one block (no heading inside it), longer than the encoder's first reading.
+LONG_SECTION = (
+    "# Client settings\n\n"
+    + "The log format prints the timestamp, the level and the logger's name on each line, "
+    "and colours the level when the output is a terminal. "
+    * 9
+    + "Headers are written in lower case, and a header given twice keeps both values in the "
+    "order they were set. "
+    * 5
+    + "\n\nWhen a request fails because the network dropped, the client tries again up to "
+    "three times, waiting longer each time.\n"
+)
+
+
+@pytest.mark.parametrize("long_tokens", [512, 0])
+def test_a_long_sections_later_text_is_read(tmp_path, long_tokens):
+    """A section longer than the first reading is read again up to semantic_long_tokens:
+    a question answered only by its last lines finds it. Read once, it is not first."""
+    _model_or_skip()
+    pages = {name: text for name, text in PAGES.items() if name != "retries.md"}
+    docs = write_tree(tmp_path / "docs", {**pages, "settings.md": LONG_SECTION})
+    config = markdown_config(tmp_path / "config.toml", {"docs": docs})
+    config.write_text(config.read_text() + f"\n[ranking]\nsemantic_long_tokens = {long_tokens}\n")
+    env = {"SCRIPTORIUM_SEMANTIC": "on"}
+    with running(["--config", str(config)], tmp_path / "state", env=env) as daemon:
+        assert wait_for(lambda: _vectors(daemon)[0].vectors_state == "ready")
+        found = _paths(daemon, MEANING)
+        assert found, "the retriever answers a question none of whose words a page holds"
+        if long_tokens:
+            assert found[0] == "settings", found
+        else:
+            assert found[0] != "settings", found
+        folders = [p.name for p in (tmp_path / "state" / "vectors").iterdir()]
+        assert folders == [
+            "bge-small-en-v1.5-256-512-alone" if long_tokens else "bge-small-en-v1.5-256-alone"
+        ]
+
+
 def test_turned_off(tmp_path):
     docs = write_tree(tmp_path / "docs", PAGES)
     config = markdown_config(tmp_path / "config.toml", {"docs": docs})
