@@ -113,11 +113,9 @@ def usage_question(text: str) -> bool:
         return False
     words = tokenize(prose(text), drop_stopwords=False)
     asks = not STOPWORDS.isdisjoint(words) or not _USAGE_WORDS.isdisjoint(typed_words(text))
-    if not asks or not _LOOKUP_WORDS.isdisjoint(words):
+    if not asks or asks_for_code(text):
         return False
     stems = set(tokenize(prose(text), stem=True))
-    if _CODE_TERMS & stems:
-        return False
     return bool(stems - set(tokenize(" ".join(names), stem=True)))
 
 
