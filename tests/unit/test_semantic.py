@@ -3,6 +3,7 @@ and the hybrid score."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -164,6 +165,35 @@ def test_the_nearest_over_int8_codes_are_the_exact_nearest_with_exact_cosines():
     docs_head, code_head = coded.heads(query, 5, [V.DOCS, V.CODE])
     assert list(coded.nearest(query, 5, V.CODE, code_head)) == list(coded.nearest(query, 5, V.CODE))
     assert list(coded.nearest(query, 5, V.DOCS, docs_head)) == list(coded.nearest(query, 5, V.DOCS))
+
+
+def test_a_query_asked_again_takes_the_rows_its_index_chose_without_a_pass(monkeypatch):
+    coded = _clustered(3000).with_codes()
+    passes = []
+    best_rows = scan.best_rows
+    monkeypatch.setattr(
+        scan, "best_rows", lambda *args: passes.append(args[-2:]) or best_rows(*args)
+    )
+    rng = np.random.default_rng(3)
+    query, other = _unit(rng.normal(size=(2, 384)))
+    first = list(coded.nearest(query, 50, V.CODE))
+    assert list(coded.nearest(query, 50, V.CODE)) == first and len(passes) == 1
+    # Another query, another limit or other corpora: a pass of its own.
+    coded.heads(other, 50, [V.CODE])
+    coded.heads(query, 60, [V.CODE])
+    coded.heads(query, 50, [V.DOCS, V.CODE])
+    assert len(passes) == 4
+    # The rows are shared by every search that asks again: nobody may write into them.
+    (head,) = coded.heads(query, 50, [V.CODE])
+    with pytest.raises(ValueError):
+        head[0] = 0
+    # A new generation's index (made from the same vectors here) remembers nothing.
+    renewed = dataclasses.replace(coded, generation=coded.generation + 1)
+    assert list(renewed.nearest(query, 50, V.CODE)) == first and len(passes) == 5
+    # Bounded: the queries asked last are kept.
+    for row in _unit(rng.normal(size=(V.HEADS_MEMO + 10, 384))):
+        renewed.heads(row, 50, [V.CODE])
+    assert len(renewed.chosen._chosen) == V.HEADS_MEMO
 
 
 @pytest.mark.parametrize(
