@@ -107,20 +107,32 @@ def _pool_query(engine: LocalEngine, corpus: str):
     return query, [(h.doc.corpus, h.doc.path, h.score) for h in hits]
 
 
-def test_a_pool_leaves_out_only_a_corpus_that_has_blocks(engine, tmp_path):
+def test_a_pool_leaves_out_only_a_corpus_that_has_blocks(engine, tmp_path, monkeypatch):
     """A tree of code alone has no docs block to leave out: its code pool asks the terms'
-    union alone (tantivy runs it faster), with the hits a search of both corpora gives. A
-    tree of both still leaves the other corpus out of each pool."""
+    union alone (tantivy runs it faster), with the hits a search of both corpora gives. In a
+    tree of both, the pool of the corpus with fewer blocks requires its corpus (tantivy
+    intersects the union with its few blocks), the other leaves the smaller corpus out (the
+    union runs nearly alone), and either way gives the same hits and scores."""
     query, code_only = _pool_query(engine, "code")
     both = lexical_search(engine.indexer.snapshot, ["scope", "token"], FieldWeights(), 5)
     assert code_only == [(h.doc.corpus, h.doc.path, h.score) for h in both]
     assert "MustNot" not in repr(query)
 
     mixed = built_engine(tmp_path, copy_security_slice(tmp_path / "corpus", ("en",)))
+    searcher_ = mixed.indexer.snapshot.searcher
+    sizes = {corpus: searcher_.doc_freq("corpus", corpus) for corpus in ("code", "docs")}
+    smaller = min(sizes, key=sizes.__getitem__)
+    assert sizes["code"] != sizes["docs"]
     for corpus in ("code", "docs"):
         query, hits = _pool_query(mixed, corpus)
-        assert "MustNot" in repr(query)
+        assert ("MustNot" in repr(query)) == (corpus != smaller)
         assert hits and {str(c) for c, _, _ in hits} == {corpus}
+        for require in (False, True):
+            monkeypatch.setattr(
+                searcher, "corpus_keeping", lambda _s, corpora, _r=require: (corpora, _r)
+            )
+            assert _pool_query(mixed, corpus)[1] == hits
+        monkeypatch.undo()
 
 
 def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, monkeypatch):

@@ -9,7 +9,8 @@ import tantivy
 
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
-from scriptorium.index.searcher import LexicalHit, field_query, resolve_hits, restrict
+from scriptorium.index.queries import field_query, restrict
+from scriptorium.index.searcher import LexicalHit, resolve_hits
 
 
 def blocks_holding(

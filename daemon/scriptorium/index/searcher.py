@@ -1,7 +1,8 @@
 """Lexical candidate retrieval: our tokens in, BM25-scored blocks out.
 
-Queries are built programmatically from pre-computed terms (never by parsing user text), so
-query-syntax characters in a query are just text.
+The queries themselves are made in ``index/queries.py``; this module asks them, reads as
+deep as definitions, named files and ties at a pool's cut need, and resolves the hits to the
+snapshot's blocks.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 
 import tantivy
 
-from scriptorium.domain.model import Block, Corpus, SourceDocument
+from scriptorium.domain.model import Block, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.guard import DamagedIndex, GuardedSearcher
+from scriptorium.index.queries import any_term, build_matcher, corpus_keeping, restrict
 from scriptorium.settings.fields import FieldWeights
 from scriptorium.text.features import BlockFeatures
 
@@ -59,132 +61,6 @@ TIE_PROBE = 8
 TIE_REACH = 1_000
 
 
-def field_query(schema: tantivy.Schema, field: str, term: str, boost: float) -> tantivy.Query:
-    query = tantivy.Query.term_query(schema, field, term, index_option="freq")
-    return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
-
-
-def _any_term(schema: tantivy.Schema, field: str, values: Collection[str]) -> tantivy.Query:
-    """Blocks whose raw ``field`` is one of ``values``.
-
-    A union of term queries: ``term_set_query`` builds an automaton over the term dictionary,
-    which cost 0.3 ms per search here against 0.02 ms for the union.
-    """
-    terms = [tantivy.Query.term_query(schema, field, value) for value in sorted(values)]
-    if len(terms) == 1:
-        return terms[0]
-    return tantivy.Query.boolean_query([(tantivy.Occur.Should, term) for term in terms])
-
-
-def build_query(
-    schema: tantivy.Schema,
-    terms: Sequence[str],
-    weights: FieldWeights,
-    *,
-    corpora: Collection[str] = (),
-    sources: Collection[str] = (),
-    symbols: Collection[str] = (),
-    term_weights: Sequence[float] = (),
-    documents: Collection[str] = (),
-    within: Collection[str] = (),
-) -> tantivy.Query:
-    """BM25 over the text fields for ``terms`` (each weighed by its ``term_weights`` entry,
-    1 without one), restricted (without changing scores) to ``corpora``, ``sources``,
-    blocks that define one of ``symbols``, blocks of the ``documents`` (raw doc terms) and,
-    besides, blocks of the ``within`` documents (a library's files)."""
-    matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
-    return restrict(
-        schema,
-        matcher,
-        corpora=corpora,
-        sources=sources,
-        symbols=symbols,
-        documents=documents,
-        within=within,
-    )
-
-
-def build_matcher(
-    schema: tantivy.Schema,
-    terms: Sequence[str],
-    weights: FieldWeights,
-    *,
-    corpora: Collection[str] = (),
-    term_weights: Sequence[float] = (),
-) -> tantivy.Query:
-    """The scoring part of :func:`build_query`: three term queries per term, so a pasted
-    text of hundreds of terms is built once per search, not once per restriction."""
-    # One path boost for every block (the lower of the two corpora's, or the one corpus's a
-    # search is restricted to), and the difference added for the corpus that weighs it more.
-    only = next(iter(corpora)) if len(corpora) == 1 else ""
-    path_boosts = {name: weights.path_for(name) for name in ((only,) if only else tuple(Corpus))}
-    path = min(path_boosts.values())
-    extra = max(path_boosts, key=path_boosts.__getitem__)
-    extra_boost = path_boosts[extra] - path
-    clauses = []
-    more_path = []
-    for index, term in enumerate(terms):
-        weight = term_weights[index] if index < len(term_weights) else 1.0
-        for field, boost in ((S.BODY, weights.body), (S.HEADING, weights.heading), (S.PATH, path)):
-            if boost > 0:
-                query = field_query(schema, field, term, boost * weight)
-                clauses.append((tantivy.Occur.Should, query))
-        if extra_boost > 0:
-            query = field_query(schema, S.PATH, term, extra_boost * weight)
-            more_path.append((tantivy.Occur.Should, query))
-    if more_path:
-        # Path terms score linearly in their boost, so this adds exactly the difference.
-        only_extra = tantivy.Query.const_score_query(_any_term(schema, S.CORPUS, (extra,)), 0.0)
-        path_terms = tantivy.Query.boolean_query(more_path)
-        clauses.append(
-            (
-                tantivy.Occur.Should,
-                tantivy.Query.boolean_query(
-                    [(tantivy.Occur.Must, only_extra), (tantivy.Occur.Must, path_terms)]
-                ),
-            )
-        )
-    return tantivy.Query.boolean_query(clauses)
-
-
-def restrict(
-    schema: tantivy.Schema,
-    matcher: tantivy.Query,
-    *,
-    corpora: Collection[str] = (),
-    sources: Collection[str] = (),
-    symbols: Collection[str] = (),
-    documents: Collection[str] = (),
-    within: Collection[str] = (),
-) -> tantivy.Query:
-    """``matcher`` restricted, without changing its scores, to the blocks of ``corpora`` and
-    ``sources``, those defining one of ``symbols``, those of ``documents`` and, besides, those
-    of the ``within`` documents (a library's files).
-
-    ``corpora`` leaves out the blocks of the other corpora rather than requiring the blocks
-    of these: every block is of exactly one corpus, so both keep the same blocks, and tantivy
-    then runs the terms' union on its own instead of intersecting it with a filter as long as
-    the corpus (a third of a pasted text's search over sympy's code)."""
-    filters = [
-        _any_term(schema, field, values)
-        for field, values in (
-            (S.SOURCE, sources),
-            (S.SYMBOL, symbols),
-            (S.DOC, documents),
-            (S.DOC, within),
-        )
-        if values
-    ]
-    others = [str(corpus) for corpus in Corpus if str(corpus) not in corpora] if corpora else []
-    if not filters and not others:
-        return matcher
-    clauses = [(tantivy.Occur.Must, matcher)]
-    clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters]
-    if others:
-        clauses.append((tantivy.Occur.MustNot, _any_term(schema, S.CORPUS, others)))
-    return tantivy.Query.boolean_query(clauses)
-
-
 def lexical_search(
     snapshot: Snapshot,
     terms: Sequence[str],
@@ -218,13 +94,9 @@ def lexical_search(
         return []  # no block of these corpora (a tree of code alone asked for docs)
     schema = snapshot.index.schema
     matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
-    # Leaving out a corpus with no block at all (a tree of code alone) leaves out nothing, and
-    # without the exclusion tantivy runs the terms' union alone: a tenth faster for a pasted
-    # issue text over sympy, the same hits and scores.
-    kept = corpora if _others_present(snapshot, corpora) else ()
-
-    def restricted(**only: Collection[str]) -> tantivy.Query:
-        return restrict(schema, matcher, corpora=kept, sources=sources, within=within, **only)
+    kept, require = corpus_keeping(snapshot, corpora)
+    keep = {"corpora": kept, "require_corpora": require, "sources": sources, "within": within}
+    restricted = functools.partial(restrict, schema, matcher, **keep)
 
     # Most words of a query name nothing: a term lookup per name tells which are defined.
     defined = []
@@ -280,7 +152,8 @@ def scores_within(
     searcher = snapshot.searcher
     schema = snapshot.index.schema
     matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
-    query = restrict(schema, matcher, corpora=corpora, documents=documents)
+    kept, require = corpus_keeping(snapshot, corpora)
+    query = restrict(schema, matcher, corpora=kept, documents=documents, require_corpora=require)
     bound = _carrying(searcher, S.DOC, documents)
     if bound <= 0:
         return {}
@@ -288,16 +161,6 @@ def scores_within(
     ids = searcher.fast_field_values(S.BID, [address for _, address in found])
     pairs = zip(found, ids, strict=True)
     return {bid: float(score) for (score, _), bid in pairs if bid is not None}
-
-
-def _others_present(snapshot: Snapshot, corpora: Collection[str]) -> bool:
-    """Whether the index holds a block of a corpus other than ``corpora`` (none given: no
-    other). Document frequencies count deleted blocks too, so a corpus said absent is."""
-    return bool(corpora) and any(
-        snapshot.searcher.doc_freq(S.CORPUS, str(corpus))
-        for corpus in Corpus
-        if str(corpus) not in corpora
-    )
 
 
 def _carrying(searcher: GuardedSearcher, field: str, values: Collection[str]) -> int:
@@ -334,7 +197,7 @@ def _among(
         return []
     if bound > LISTED_AT_MOST:
         return None  # listing them would cost more than the second query
-    blocks = _any_term(snapshot.index.schema, field, values)
+    blocks = any_term(snapshot.index.schema, field, values)
     listed = {(a.segment_ord, a.doc) for _, a in searcher.search(blocks, bound, count=False).hits}
     best = [hit for hit in ranked if (hit[1].segment_ord, hit[1].doc) in listed][:limit]
     if len(ranked) >= scan:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from scriptorium.index import schema as index_schema
     from scriptorium.index.fields import block_tokens
     from scriptorium.index.parallel import helper_count, load_streaming
-    from scriptorium.index.searcher import FieldWeights, build_query
+    from scriptorium.index.queries import FieldWeights, build_query
     from scriptorium.plugins import load_registry as load_plugins
 
 # Name -> (module, attribute; None for the module itself), imported on first use.
@@ -32,7 +32,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     # the lexical index: its schema, a block's tokens, the query builder and its weights
     "index_schema": ("scriptorium.index.schema", None),
     "block_tokens": ("scriptorium.index.fields", "block_tokens"),
-    **{n: ("scriptorium.index.searcher", n) for n in ("FieldWeights", "build_query")},
+    **{n: ("scriptorium.index.queries", n) for n in ("FieldWeights", "build_query")},
     # a build's helper processes, streaming documents as they are cut
     **{n: ("scriptorium.index.parallel", n) for n in ("helper_count", "load_streaming")},
     # how those helpers load the plugins (load_streaming's load_plugins)
