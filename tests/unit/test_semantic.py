@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 
 import numpy as np
@@ -194,6 +195,31 @@ def test_a_query_asked_again_takes_the_rows_its_index_chose_without_a_pass(monke
     for row in _unit(rng.normal(size=(V.HEADS_MEMO + 10, 384))):
         renewed.heads(row, 50, [V.CODE])
     assert len(renewed.chosen._chosen) == V.HEADS_MEMO
+
+
+def test_a_query_asked_again_reads_none_of_its_heads_rows(monkeypatch):
+    """The order the head's rows were read in is kept with the rows the memo holds: a query
+    asked again yields the same blocks and cosines without reading a row; another query, or
+    a new generation's index, reads its own."""
+    coded = _clustered(3000).with_codes()
+    reads = []
+    vectors = V.VectorIndex.vectors
+    monkeypatch.setattr(
+        V.VectorIndex, "vectors", lambda self, rows: reads.append(len(rows)) or vectors(self, rows)
+    )
+    rng = np.random.default_rng(5)
+    query, other = _unit(rng.normal(size=(2, 384)))
+    first = list(itertools.islice(coded.nearest(query, 50, V.CODE), 50))
+    assert len(reads) == 1
+    assert list(itertools.islice(coded.nearest(query, 50, V.CODE), 50)) == first
+    assert len(reads) == 1
+    list(itertools.islice(coded.nearest(other, 50, V.CODE), 50))
+    assert len(reads) == 2
+    renewed = dataclasses.replace(coded, generation=coded.generation + 1)
+    assert list(itertools.islice(renewed.nearest(query, 50, V.CODE), 50)) == first
+    assert len(reads) == 3
+    # Read on past the head: the rest is read, as before.
+    assert len(list(coded.nearest(query, 50, V.CODE))) > 50 and len(reads) == 4
 
 
 @pytest.mark.parametrize(

@@ -117,6 +117,8 @@ def variant_families(
         by_name[(cand.source, path.rpartition("/")[2], path.count("/"), anchor)].append(cand)
     families: dict[int, str] = {}
     for (source, _, _, anchor), group in by_name.items():
+        if len(group) < 2:
+            continue  # most names are one candidate's: no variant to look for
         paths = sorted({c.document.path for c in group})
         if len(paths) < 2:
             continue

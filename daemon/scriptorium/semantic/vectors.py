@@ -53,6 +53,8 @@ def _aligned(offset: int) -> int:
 
 # Queries whose chosen rows an index remembers.
 HEADS_MEMO = 256
+# A head's block ids and their cosines with the query, best first.
+Ranked = tuple[tuple[int, ...], tuple[float, ...]]
 
 
 class HeadsMemo:
@@ -60,10 +62,16 @@ class HeadsMemo:
     corpora). Agents ask the same question again, and the pass reads every code of the
     generation: over sympy's 32,000 rows 0.5–0.9 ms, most of what the retriever adds to a
     short question. Held by the index, so another generation's vectors start with none;
-    searches in threads (composed calls) share it, hence the lock."""
+    searches in threads (composed calls) share it, hence the lock.
+
+    It also keeps the order :meth:`VectorIndex.nearest` read those rows in (their exact
+    cosines, hundreds of float32 rows read per corpus), for the rows it holds."""
 
     def __init__(self) -> None:
         self._chosen: LRUCache = LRUCache(maxsize=HEADS_MEMO)
+        # (query, id of a head held above) -> (that head, its block ids and cosines, best
+        # first); the head is kept and compared, so an id reused after eviction never matches.
+        self._ranked: LRUCache = LRUCache(maxsize=2 * HEADS_MEMO)
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> list[np.ndarray] | None:
@@ -75,6 +83,16 @@ class HeadsMemo:
             chosen.setflags(write=False)  # shared by every search that asks again
         with self._lock:
             self._chosen[key] = rows
+
+    def ranked(self, query: bytes, head: np.ndarray) -> Ranked | None:
+        """The order :meth:`keep_ranked` kept for ``head`` read against ``query``, if any."""
+        with self._lock:
+            held = self._ranked.get((query, id(head)))
+        return held[1] if held is not None and held[0] is head else None
+
+    def keep_ranked(self, query: bytes, head: np.ndarray, ranked: Ranked) -> None:
+        with self._lock:
+            self._ranked[(query, id(head))] = (head, ranked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +223,7 @@ class VectorIndex:
             head = self.heads(query, limit, [corpus])[0]
         if not len(head):
             return
-        cosines = self.vectors(head) @ query  # head is in file order: reads go forward
-        ranked = np.argsort(-cosines, kind="stable")
-        yield from zip(self.bids[head[ranked]].tolist(), cosines[ranked].tolist(), strict=True)
+        yield from zip(*self._ranked_head(query, head), strict=True)
         rows = self.rows_for(corpus)
         if len(head) == len(rows):
             return
@@ -218,6 +234,21 @@ class VectorIndex:
             row = int(rows[at])
             if row not in given:
                 yield int(self.bids[row]), float(every[at])
+
+    def _ranked_head(self, query: np.ndarray, head: np.ndarray) -> Ranked:
+        """``head``'s block ids by decreasing exact cosine with ``query``, with the cosines.
+        For a head the memo holds (read-only: :meth:`heads` chose it for this query) the order
+        is kept, so a query asked again reads none of the rows."""
+        key = np.asarray(query, dtype=np.float32).tobytes()
+        held = None if head.flags.writeable else self.chosen.ranked(key, head)
+        if held is not None:
+            return held
+        cosines = self.vectors(head) @ query  # head is in file order: reads go forward
+        order = np.argsort(-cosines, kind="stable")
+        ranked = (tuple(self.bids[head[order]].tolist()), tuple(cosines[order].tolist()))
+        if not head.flags.writeable:
+            self.chosen.keep_ranked(key, head, ranked)
+        return ranked
 
 
 def text_hash(text: str) -> int:
