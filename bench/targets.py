@@ -39,10 +39,13 @@ TARGETS = (
         lambda v: v <= 1.3,
     ),
     Target(
-        "semantic: RSS / lexical",
+        # After a cold start, at 10× (``--semantic-scales 10``): at 1× the model's own memory
+        # outweighs a corpus of 4 MB, and the ratio there is shown, not checked.
+        "semantic: RSS after a cold start / lexical",
         "≤ 1.5",
         lambda r: _get(r, "semantic", "ratios", "rss semantic/lexical"),
         lambda v: v <= 1.5,
+        (10,),
     ),
     Target(
         "search p50 / trivial p50",
@@ -62,6 +65,13 @@ TARGETS = (
         "≥ 5",
         lambda r: _get(r, "build_markdown", "mb_per_s"),
         lambda v: v >= 5.0,
+    ),
+    Target(
+        "index build, synthetic Markdown MB/s (hot path)",
+        "≥ 10",
+        lambda r: _get(r, "build_markdown", "mb_per_s"),
+        lambda v: v >= 10.0,
+        (10, 100),
     ),
     Target(
         "edit → searchable (max s)",
