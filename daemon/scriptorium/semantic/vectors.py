@@ -54,7 +54,7 @@ def _aligned(offset: int) -> int:
 # Queries whose chosen rows an index remembers.
 HEADS_MEMO = 256
 # A head's block ids (int64) and their cosines with the query (float32), best first: arrays,
-# a tenth of the memory of Python lists of them, since the memo holds hundreds.
+# a sixth of the memory of tuples of Python numbers, since the memo holds hundreds.
 Ranked = tuple[np.ndarray, np.ndarray]
 
 
