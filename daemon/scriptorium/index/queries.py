@@ -157,13 +157,13 @@ def corpus_keeping(snapshot: Snapshot, corpora: Collection[str]) -> tuple[Collec
     corpora to restrict by, and whether to require their blocks rather than leave the others'
     out.
 
-    None when the index holds no block of another corpus (a tree of code alone): leaving out
-    nothing, tantivy runs the terms' union alone, a tenth faster for a pasted issue text over
-    sympy. Required when they hold fewer blocks than the other corpora (the docs of a
-    code-heavy tree: a pasted issue text's docs pool over sympy 0.88 → 0.31 ms, a short
-    question's 0.14 → 0.02 ms), left out otherwise. The hits and scores are the same every
-    way. Document frequencies count deleted blocks too, so a corpus said absent is; the
-    counts only choose the faster way."""
+    No corpora to restrict by when the index holds no block of another corpus (a tree of code
+    alone): leaving out nothing, tantivy runs the terms' union alone, a tenth faster for a
+    pasted issue text over sympy. Required when they hold fewer blocks than the other
+    corpora (the docs of a code-heavy tree: a pasted issue text's docs pool over sympy 0.88 →
+    0.31 ms, a short question's 0.14 → 0.02 ms), left out otherwise. The hits and scores are
+    the same every way. Document frequencies count deleted blocks too, so a corpus said absent
+    is; the counts only choose the faster way."""
     if not corpora:
         return (), False
     searcher = snapshot.searcher
