@@ -20,7 +20,7 @@ pub(crate) fn has_directive(body: &str) -> bool {
 pub(crate) fn ascii_features(body: &str, tokens: &str, rest: &[String]) -> Vec<u8> {
     let folded = body.to_ascii_lowercase();
     let bytes = folded.as_bytes();
-    let mut words: Vec<&str> = Vec::new();
+    let mut words: Vec<&str> = Vec::with_capacity(bytes.len() / 6 + 1);
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' {
@@ -49,17 +49,20 @@ pub(crate) fn cjk_head(body: &str) -> bool {
 
 /// The flags byte, then the tokens that are words, the other tokens, the other words.
 pub(crate) fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<&str>) -> Vec<u8> {
-    let mut toks: Vec<&str> = if tokens.is_empty() {
-        Vec::new()
-    } else {
-        tokens.split(' ').collect()
-    };
+    let mut toks: Vec<&str> = Vec::with_capacity(tokens.len() / 4 + rest.len() + 1);
+    if !tokens.is_empty() {
+        toks.extend(tokens.split(' '));
+    }
     toks.extend(rest.iter().map(String::as_str));
     toks.sort_unstable();
     toks.dedup();
     words.sort_unstable();
     words.dedup();
-    let (mut both, mut tokens_only, mut words_only) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut both, mut tokens_only, mut words_only) = (
+        Vec::with_capacity(toks.len()),
+        Vec::with_capacity(toks.len()),
+        Vec::with_capacity(words.len()),
+    );
     let (mut t, mut w) = (0, 0);
     while t < toks.len() || w < words.len() {
         if w == words.len() || (t < toks.len() && toks[t] < words[w]) {
@@ -74,11 +77,22 @@ pub(crate) fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<&
             w += 1;
         }
     }
-    let mut out = vec![flags];
-    out.extend_from_slice(both.join(" ").as_bytes());
-    out.push(b'\n');
-    out.extend_from_slice(tokens_only.join(" ").as_bytes());
-    out.push(b'\n');
-    out.extend_from_slice(words_only.join(" ").as_bytes());
+    let size: usize = [&both, &tokens_only, &words_only]
+        .iter()
+        .map(|list| list.iter().map(|s| s.len() + 1).sum::<usize>())
+        .sum();
+    let mut out = Vec::with_capacity(size + 3);
+    out.push(flags);
+    for (i, list) in [both, tokens_only, words_only].iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        for (j, piece) in list.iter().enumerate() {
+            if j > 0 {
+                out.push(b' ');
+            }
+            out.extend_from_slice(piece.as_bytes());
+        }
+    }
     out
 }

@@ -125,13 +125,43 @@ impl Stems {
     }
 }
 
+/// A piece of text -> the text made of it: a run's tokens joined by spaces (the index's form,
+/// made without a Python string per token), or a run's NFKC. Two generations, as `Memo`.
+#[derive(Default)]
+struct TextMemo {
+    young: FxMap<Box<str>, Box<str>>,
+    old: FxMap<Box<str>, Box<str>>,
+}
+
+impl TextMemo {
+    fn get(&mut self, raw: &str) -> Option<&str> {
+        if !self.young.contains_key(raw) {
+            let found = self.old.remove(raw)?;
+            self.insert(raw, found);
+        }
+        self.young.get(raw).map(|s| &**s)
+    }
+
+    fn insert(&mut self, raw: &str, joined: Box<str>) {
+        if self.young.len() >= CACHE_LIMIT {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(raw.into(), joined);
+    }
+}
+
 #[derive(Default)]
 struct State {
     memos: [Memo; 16],
+    joined: [TextMemo; 16],
+    /// A run NFKC changes, with the character before it -> its NFKC.
+    nfkc: TextMemo,
     stems: Stems,
     pool: FxMap<Box<str>, Py<PyString>>,
     /// Per code point, once asked: 1 when Python's `\w` matches it, 2 when not.
     words: Vec<u8>,
+    /// Per code point, once asked: 1 when NFKC keeps it wherever it stands, 2 when not.
+    stable: Vec<u8>,
     /// Per code point, once asked: 1 when `str.casefold` keeps it as it is, 2 when it
     /// folds to what `fold_map` holds.
     folds: Vec<u8>,
@@ -188,7 +218,7 @@ pub(crate) fn runs(kinds: &[Kind]) -> Vec<(usize, usize, bool)> {
         }
         j
     };
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(n / 4 + 1);
     let mut i = 0;
     while i < n {
         match kinds[i] {
@@ -345,7 +375,9 @@ impl Tokenizer {
         }
     }
 
-    /// `" ".join(tokenize(...))`, without making the list (what the index stores).
+    /// `" ".join(tokenize(...))`, without making the list (what the index stores): CJK
+    /// runs are cut straight into the string and every other run's joined tokens are
+    /// remembered as text, so no Python string is made per token.
     #[pyo3(signature = (text, drop_stopwords, split, bigrams, analyse, stem=None))]
     #[allow(clippy::too_many_arguments)]
     fn joined<'py>(
@@ -358,18 +390,122 @@ impl Tokenizer {
         analyse: &Bound<'py, PyAny>,
         stem: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyString>>> {
-        let Some(out) = self.tokens(py, text, (drop_stopwords, split, bigrams), analyse, stem)?
-        else {
+        let Ok(text) = text.to_str() else {
+            return Ok(None);
+        }; // lone surrogates
+        let Ok(mut state) = self.state.try_lock() else {
             return Ok(None);
         };
-        let mut joined = String::new();
-        for (i, token) in out.iter().enumerate() {
-            if i > 0 {
-                joined.push(' ');
+        let options = (drop_stopwords, split, bigrams);
+        let slot = slot_of(options, stem.is_some());
+        let (kinds, offsets) = self.kinds_of(py, &mut state, text)?;
+        let ascii = offsets.is_empty();
+        let byte = |i: usize| if ascii { i } else { offsets[i] };
+        let mut out = String::with_capacity(text.len());
+        let push = |out: &mut String, piece: &str| {
+            if !piece.is_empty() {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(piece);
             }
-            joined.push_str(token.bind(py).to_str()?);
+        };
+        for (first, end, cjk) in runs(&kinds) {
+            if cjk {
+                if end - first == 1 || !bigrams {
+                    for i in first..end {
+                        push(&mut out, &text[byte(i)..byte(i + 1)]);
+                    }
+                } else {
+                    for i in first..end - 1 {
+                        push(&mut out, &text[byte(i)..byte(i + 2)]);
+                    }
+                }
+                continue;
+            }
+            let raw = &text[byte(first)..byte(end)];
+            if let Some(found) = state.joined[slot].get(raw) {
+                push(&mut out, found);
+                continue;
+            }
+            let tokens = self.run_tokens(py, &mut state, raw, options, analyse, stem)?;
+            let mut made = String::new();
+            for (i, token) in tokens.iter().enumerate() {
+                if i > 0 {
+                    made.push(' ');
+                }
+                made.push_str(token.bind(py).to_str()?);
+            }
+            push(&mut out, &made);
+            if raw.len() <= CACHEABLE_BYTES {
+                state.joined[slot].insert(raw, made.into_boxed_str());
+            }
         }
-        Ok(Some(PyString::new(py, &joined)))
+        drop(state);
+        Ok(Some(PyString::new(py, &out)))
+    }
+
+    /// NFKC of `text`, with Python's tables: the characters `stable(c)` says NFKC keeps
+    /// wherever they stand are copied, and each run of the others, with the character before
+    /// it (what a run may compose with), goes through `normalize` (Python's NFKC; its
+    /// answer remembered). The text itself when it has no such run; None when it holds a
+    /// lone surrogate or another thread holds the state (Python normalizes it whole then).
+    fn nfkc<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        stable: &Bound<'py, PyAny>,
+        normalize: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyString>>> {
+        let Ok(raw) = text.to_str() else {
+            return Ok(None);
+        };
+        let Ok(mut state) = self.state.try_lock() else {
+            return Ok(None);
+        };
+        let mut out: Option<String> = None;
+        let (mut copied, mut before, mut run) = (0usize, 0usize, None::<usize>);
+        let mut close = |state: &mut State, out: &mut Option<String>, first: usize, end: usize| {
+            let done = out.get_or_insert_with(|| String::with_capacity(raw.len()));
+            done.push_str(&raw[copied..first]);
+            let piece = &raw[first..end];
+            if let Some(found) = state.nfkc.get(piece) {
+                done.push_str(found);
+            } else {
+                let made: String = normalize.call1((piece,))?.extract()?;
+                done.push_str(&made);
+                if piece.len() <= CACHEABLE_BYTES {
+                    state.nfkc.insert(piece, made.into_boxed_str());
+                }
+            }
+            copied = end;
+            PyResult::Ok(())
+        };
+        for (at, c) in raw.char_indices() {
+            let kept = c.is_ascii() || self.is_nfkc_stable(&mut state, c, stable)?;
+            match (kept, run) {
+                (true, Some(first)) => {
+                    close(&mut state, &mut out, first, at)?;
+                    run = None;
+                }
+                (false, None) => run = Some(before),
+                _ => {}
+            }
+            if kept {
+                before = at;
+            }
+        }
+        if let Some(first) = run {
+            close(&mut state, &mut out, first, raw.len())?;
+        }
+        drop(state);
+        Ok(Some(match out {
+            None => text.clone(),
+            Some(mut done) => {
+                done.push_str(&raw[copied..]);
+                PyString::new(py, &done)
+            }
+        }))
     }
 
     /// `features.encode_features` of a block body given its joined body tokens and the
@@ -423,7 +559,61 @@ impl Tokenizer {
     }
 }
 
+/// The memo slot of a combination of options.
+fn slot_of(options: (bool, bool, bool), stem: bool) -> usize {
+    let (drop_stopwords, split, bigrams) = options;
+    (drop_stopwords as usize)
+        | (split as usize) << 1
+        | (bigrams as usize) << 2
+        | (stem as usize) << 3
+}
+
 impl Tokenizer {
+    /// Each character's kind and, for a text that is not ASCII, each character's byte
+    /// offset (with the text's length last); an ASCII text's offsets are empty.
+    fn kinds_of(
+        &self,
+        py: Python<'_>,
+        state: &mut State,
+        text: &str,
+    ) -> PyResult<(Vec<Kind>, Vec<usize>)> {
+        if text.is_ascii() {
+            return Ok((text.bytes().map(ascii_kind).collect(), Vec::new()));
+        }
+        // Sized for the bytes, an upper bound of the characters: no growth on the way.
+        let mut offsets: Vec<usize> = Vec::with_capacity(text.len() + 1);
+        let mut kinds = Vec::with_capacity(text.len());
+        for (at, c) in text.char_indices() {
+            offsets.push(at);
+            kinds.push(self.kind(py, state, c)?);
+        }
+        offsets.push(text.len());
+        Ok((kinds, offsets))
+    }
+
+    /// The tokens of one word run (not CJK): the ASCII rules here, Python's `analyse`
+    /// for a run with a non-ASCII letter.
+    fn run_tokens(
+        &self,
+        py: Python<'_>,
+        state: &mut State,
+        raw: &str,
+        options: (bool, bool, bool),
+        analyse: &Bound<'_, PyAny>,
+        stem: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Tokens> {
+        if raw.is_ascii() {
+            return self.analyse_ascii(py, state, raw.as_bytes(), options, stem);
+        }
+        let made = analyse.call1((raw,))?;
+        let made = made.downcast::<PyTuple>()?;
+        let mut tokens = Vec::with_capacity(made.len());
+        for token in made.iter() {
+            tokens.push(token.downcast_into::<PyString>()?.unbind());
+        }
+        Ok(tokens.into_boxed_slice())
+    }
+
     fn tokens(
         &self,
         py: Python<'_>,
@@ -432,29 +622,16 @@ impl Tokenizer {
         analyse: &Bound<'_, PyAny>,
         stem: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Vec<Py<PyString>>>> {
-        let (drop_stopwords, split, bigrams) = options;
+        let bigrams = options.2;
         let Ok(text) = text.to_str() else {
             return Ok(None);
         }; // lone surrogates
         let Ok(mut state) = self.state.try_lock() else {
             return Ok(None);
         };
-        let slot = (drop_stopwords as usize)
-            | (split as usize) << 1
-            | (bigrams as usize) << 2
-            | (stem.is_some() as usize) << 3;
-        let ascii = text.is_ascii();
-        let (kinds, offsets): (Vec<Kind>, Vec<usize>) = if ascii {
-            (text.bytes().map(ascii_kind).collect(), Vec::new())
-        } else {
-            let mut offsets: Vec<usize> = text.char_indices().map(|(o, _)| o).collect();
-            offsets.push(text.len());
-            let mut kinds = Vec::with_capacity(offsets.len());
-            for c in text.chars() {
-                kinds.push(self.kind(py, &mut state, c)?);
-            }
-            (kinds, offsets)
-        };
+        let slot = slot_of(options, stem.is_some());
+        let (kinds, offsets) = self.kinds_of(py, &mut state, text)?;
+        let ascii = offsets.is_empty();
         let byte = |i: usize| if ascii { i } else { offsets[i] };
         let mut out: Vec<Py<PyString>> = Vec::new();
         for (first, end, cjk) in runs(&kinds) {
@@ -472,16 +649,8 @@ impl Tokenizer {
                         .map(|i| state.share(py, &text[byte(i)..byte(i + 2)]))
                         .collect()
                 }
-            } else if raw.is_ascii() {
-                self.analyse_ascii(py, &mut state, raw.as_bytes(), options, stem)?
             } else {
-                let made = analyse.call1((raw,))?;
-                let made = made.downcast::<PyTuple>()?;
-                let mut tokens = Vec::with_capacity(made.len());
-                for token in made.iter() {
-                    tokens.push(token.downcast_into::<PyString>()?.unbind());
-                }
-                tokens.into_boxed_slice()
+                self.run_tokens(py, &mut state, raw, options, analyse, stem)?
             };
             out.extend(tokens.iter().map(|t| t.clone_ref(py)));
             if raw.len() <= CACHEABLE_BYTES {

@@ -31,6 +31,28 @@ impl Tokenizer {
         Ok(found)
     }
 
+    /// Whether NFKC keeps `c` as it is wherever it stands, as `stable(c)` says (asked once
+    /// per code point and remembered).
+    pub(crate) fn is_nfkc_stable(
+        &self,
+        state: &mut State,
+        c: char,
+        stable: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        if state.stable.is_empty() {
+            state.stable = vec![0; 0x11_0000];
+        }
+        let code = c as u32;
+        let known = state.stable[code as usize];
+        if known != 0 {
+            return Ok(known == 1);
+        }
+        let mut buffer = [0u8; 4];
+        let found = stable.call1((&*c.encode_utf8(&mut buffer),))?.is_truthy()?;
+        state.stable[code as usize] = if found { 1 } else { 2 };
+        Ok(found)
+    }
+
     /// Python's `\w+` over `body.casefold()`: the folded text, and each word's byte range
     /// in it. `str.casefold` folds each character on its own (full case folding, no
     /// context), so it is asked of `casefold` once per non-ASCII code point.

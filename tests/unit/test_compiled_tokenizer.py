@@ -14,6 +14,7 @@ import itertools
 import os
 import random
 import sys
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -22,6 +23,7 @@ from scriptorium.text import compiled, features
 from tests.support.daemon import CORPUS
 
 tok = importlib.import_module("scriptorium.text.tokenize")
+normalize = importlib.import_module("scriptorium.text.normalize")
 
 COMBOS = list(itertools.product((True, False), repeat=4))  # drop, stem, split, bigrams
 DEFAULT = (True, True, True, True)
@@ -80,11 +82,14 @@ def compiled_tokenizer():
 
 
 def _both(text: str, combo: tuple[bool, bool, bool, bool]) -> tuple[list[str], list[str]]:
+    """The compiled tokens and the reference's; the compiled joined form (made without a
+    Python string per token) is checked against the reference here too."""
     drop, stem, split, bigrams = combo
-    fast = tok.tokenize(
-        text, drop_stopwords=drop, stem=stem, split_identifiers=split, cjk_bigrams=bigrams
-    )
-    return fast, tok.python_tokenize(text, drop, stem, split, bigrams)
+    options = dict(drop_stopwords=drop, stem=stem, split_identifiers=split, cjk_bigrams=bigrams)
+    fast = tok.tokenize(text, **options)
+    reference = tok.python_tokenize(text, drop, stem, split, bigrams)
+    assert tok.joined_tokens(text, **options) == " ".join(reference), (text, combo)
+    return fast, reference
 
 
 def _corpus_texts() -> list[tuple[str, str]]:
@@ -137,6 +142,7 @@ def test_stems_stay_the_references_across_the_memos_turnovers(compiled_tokenizer
         fast = fresh.tokenize(text, True, True, True, analyse, tok._stem_word)
         assert fast == tok.python_tokenize(text, True, True, True, True)
         assert "run" in fast and "configur" in fast
+        assert fresh.joined(text, True, True, True, analyse, tok._stem_word) == " ".join(fast)
 
 
 def test_random_mixtures_give_the_same_tokens(compiled_tokenizer):
@@ -146,6 +152,36 @@ def test_random_mixtures_give_the_same_tokens(compiled_tokenizer):
         for combo in (DEFAULT, (False, False, True, True), (True, True, False, False)):
             fast, reference = _both(text, combo)
             assert fast == reference, (text, combo)
+
+
+def test_compiled_nfkc_is_pythons_for_every_code_point_in_context(compiled_tokenizer):
+    """Each character alone on a line, between letters, after a Hangul consonant and before
+    a combining mark of a low class, and each canonical pair as its two characters, one
+    context a line and then all of them run together: the compiled NFKC, which normalises
+    only the runs NFKC may change, is Python's NFKC of the whole text."""
+    chars = [chr(c) for c in range(0x80, normalize.DECOMPOSED_BELOW) if not 0xD800 <= c <= 0xDFFF]
+    pairs = [
+        "".join(chr(int(part, 16)) for part in unicodedata.decomposition(c).split())
+        for c in chars
+        if unicodedata.decomposition(c)[:1] not in ("", "<")
+    ]
+    contexts = ("{c}", "a{c}x", "\u1100{c}", "a{c}\u0316", "{c}\u0316", "{c}{c}\u0301")
+    lines = [form.format(c=c) for c in chars for form in contexts]
+    text = "\n".join([*lines, *pairs, "\u1100\u1161", "\uac00\u11a8", "\u0cc6\u0cd5"])
+    for piece in (text, text.replace("\n", "")):
+        made = compiled_tokenizer.nfkc(piece, normalize.kept_by_nfkc, tok._NFKC)
+        assert made == unicodedata.normalize("NFKC", piece)
+    assert tok._native_nfkc(compiled_tokenizer, "x\ud800 ｆｕｌｌ") == "x\ud800 full"
+    plain = "検索、日本語\nplain"
+    assert compiled_tokenizer.nfkc(plain, normalize.kept_by_nfkc, tok._NFKC) is plain
+
+
+def test_no_character_past_the_scanned_tables_composes():
+    """:func:`normalize.composing_seconds` reads the tables below ``DECOMPOSED_BELOW``; a
+    Unicode version that decomposes a character past it must move the bound."""
+    everything = normalize.composing_seconds.__wrapped__(sys.maxunicode + 1)
+    assert everything == normalize.composing_seconds()
+    assert 0x0301 in everything and 0x1161 in everything and 0x0CD5 in everything
 
 
 def test_text_it_cannot_read_goes_to_python(compiled_tokenizer):

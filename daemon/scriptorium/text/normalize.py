@@ -8,12 +8,14 @@ thoroughly than ``lower()`` (``ß`` matches ``ss``).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 __all__ = [
     "clip_at_whitespace",
     "collapse_whitespace",
+    "kept_by_nfkc",
     "nfkc",
     "normalize",
     "without_fence_languages",
@@ -52,6 +54,41 @@ def nfkc(text: str) -> str:
     if text.isascii() or unicodedata.is_normalized("NFKC", text):
         return text
     return unicodedata.normalize("NFKC", text)
+
+
+# Hangul's medial vowels and final consonants compose with the syllable before them by rule,
+# not through a decomposition in the tables.
+_HANGUL_V_T = (range(0x1161, 0x1176), range(0x11A8, 0x11C3))
+# No character past the CJK compatibility supplement (U+2FA1D) has a canonical decomposition
+# (a test reads the rest of the tables to keep this true).
+DECOMPOSED_BELOW = 0x30000
+
+
+@functools.cache
+def composing_seconds(last: int = DECOMPOSED_BELOW) -> frozenset[int]:
+    """Code points that NFKC may compose with the character before them: the second of
+    every two-character canonical decomposition below ``last``, and Hangul's vowels and
+    final consonants. Made once, when the first non-ASCII character is asked about (a pass
+    over the tables, about 25 ms)."""
+    decomposition = unicodedata.decomposition
+    seconds = {code for part in _HANGUL_V_T for code in part}
+    for code in range(0xC0, last):
+        parts = decomposition(chr(code))
+        if parts and parts[0] != "<":
+            pair = parts.split()
+            if len(pair) == 2:
+                seconds.add(int(pair[1], 16))
+    return frozenset(seconds)
+
+
+def kept_by_nfkc(char: str) -> bool:
+    """Whether NFKC leaves ``char`` as it is wherever it stands: its own NFKC, no combining
+    class (nothing reorders around it) and nothing composes with it."""
+    return (
+        not unicodedata.combining(char)
+        and ord(char) not in composing_seconds()
+        and unicodedata.normalize("NFKC", char) == char
+    )
 
 
 def normalize(text: str) -> str:

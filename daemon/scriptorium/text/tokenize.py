@@ -45,11 +45,12 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import unicodedata
 from collections.abc import Callable
 from itertools import chain
 
 from scriptorium.text import compiled
-from scriptorium.text.normalize import nfkc
+from scriptorium.text.normalize import kept_by_nfkc, nfkc
 from scriptorium.text.stopwords import STOPWORDS
 
 __all__ = [
@@ -278,7 +279,7 @@ def tokenize(
     if native is not None:
         ascii_text = text.isascii()
         found = native.tokenize(
-            text if ascii_text else nfkc(text),
+            text if ascii_text else _native_nfkc(native, text),
             drop_stopwords,
             split_identifiers,
             cjk_bigrams,
@@ -304,7 +305,7 @@ def joined_tokens(
     native = _native[0] if _native else _load_native()
     if native is not None and text:
         found = native.joined(
-            text if text.isascii() else nfkc(text),
+            text if text.isascii() else _native_nfkc(native, text),
             drop_stopwords,
             split_identifiers,
             cjk_bigrams,
@@ -389,6 +390,19 @@ _fallbacks = {
     for split in (False, True)
     for bigrams in (False, True)
 }
+
+
+_NFKC = functools.partial(unicodedata.normalize, "NFKC")
+
+
+def _native_nfkc(native, text: str) -> str:
+    """:func:`nfkc` of ``text`` by the compiled tokenizer: only the runs of characters NFKC
+    may change (with the one before each) go through Python's NFKC, so a page with a
+    full-width colon is not normalised whole. An older build without it, or a lone
+    surrogate: Python's NFKC of the whole text."""
+    fold = getattr(native, "nfkc", None)
+    made = fold(text, kept_by_nfkc, _NFKC) if fold is not None else None
+    return nfkc(text) if made is None else made
 
 
 def _load_native():
