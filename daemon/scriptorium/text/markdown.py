@@ -221,7 +221,10 @@ def split_attr_list(text: str) -> tuple[str, str | None]:
     Returns the text without it and the declared id (None when there is none). Braces that are
     not a well-formed attribute list are left alone.
     """
-    match = _ATTR_LIST.search(text)
+    # The list holds no brace, so it opens at the last one: the pattern is tried there only
+    # (every heading of a MkDocs page has a list, and trying each position was most of this).
+    brace = text.rfind("{")
+    match = _ATTR_LIST.match(text, brace) if brace >= 0 else None
     if match is None:
         return text, None
     inner = match.group(1)
