@@ -80,13 +80,20 @@ struct Memo {
 }
 
 impl Memo {
-    fn get(&mut self, py: Python<'_>, raw: &str) -> Option<&Tokens> {
-        if !self.young.contains_key(raw) {
-            let found = self.old.get(raw)?;
-            let copy: Tokens = found.iter().map(|t| t.clone_ref(py)).collect();
-            self.insert(raw, copy);
+    /// Hands the tokens of `raw` to `found` and says whether they were remembered (one
+    /// lookup for a young entry; an old one is copied to the young table).
+    fn with(&mut self, py: Python<'_>, raw: &str, found: impl FnOnce(&Tokens)) -> bool {
+        if let Some(tokens) = self.young.get(raw) {
+            found(tokens);
+            return true;
         }
-        self.young.get(raw)
+        let Some(tokens) = self.old.get(raw) else {
+            return false;
+        };
+        found(tokens);
+        let copy: Tokens = tokens.iter().map(|t| t.clone_ref(py)).collect();
+        self.insert(raw, copy);
+        true
     }
 
     fn insert(&mut self, raw: &str, tokens: Tokens) {
@@ -134,12 +141,19 @@ struct TextMemo {
 }
 
 impl TextMemo {
-    fn get(&mut self, raw: &str) -> Option<&str> {
-        if !self.young.contains_key(raw) {
-            let found = self.old.remove(raw)?;
-            self.insert(raw, found);
+    /// Hands what `raw` made to `found` and says whether it was remembered (one lookup
+    /// for a young entry; an old one is moved to the young table).
+    fn with(&mut self, raw: &str, found: impl FnOnce(&str)) -> bool {
+        if let Some(made) = self.young.get(raw) {
+            found(made);
+            return true;
         }
-        self.young.get(raw).map(|s| &**s)
+        let Some(made) = self.old.remove(raw) else {
+            return false;
+        };
+        found(&made);
+        self.insert(raw, made);
+        true
     }
 
     fn insert(&mut self, raw: &str, joined: Box<str>) {
@@ -424,8 +438,7 @@ impl Tokenizer {
                 continue;
             }
             let raw = &text[byte(first)..byte(end)];
-            if let Some(found) = state.joined[slot].get(raw) {
-                push(&mut out, found);
+            if state.joined[slot].with(raw, |found| push(&mut out, found)) {
                 continue;
             }
             let tokens = self.run_tokens(py, &mut state, raw, options, analyse, stem)?;
@@ -469,9 +482,7 @@ impl Tokenizer {
             let done = out.get_or_insert_with(|| String::with_capacity(raw.len()));
             done.push_str(&raw[copied..first]);
             let piece = &raw[first..end];
-            if let Some(found) = state.nfkc.get(piece) {
-                done.push_str(found);
-            } else {
+            if !state.nfkc.with(piece, |found| done.push_str(found)) {
                 let made: String = normalize.call1((piece,))?.extract()?;
                 done.push_str(&made);
                 if piece.len() <= CACHEABLE_BYTES {
@@ -636,8 +647,9 @@ impl Tokenizer {
         let mut out: Vec<Py<PyString>> = Vec::new();
         for (first, end, cjk) in runs(&kinds) {
             let raw = &text[byte(first)..byte(end)];
-            if let Some(found) = state.memos[slot].get(py, raw) {
-                out.extend(found.iter().map(|t| t.clone_ref(py)));
+            if state.memos[slot].with(py, raw, |found| {
+                out.extend(found.iter().map(|t| t.clone_ref(py)))
+            }) {
                 continue;
             }
             let tokens: Tokens = if cjk {
