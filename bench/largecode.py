@@ -19,6 +19,11 @@ encoding (a repeated text's vector is remembered).
 ``--semantic`` measures the same searches again with the semantic retriever on, once a daemon
 on a copy of the generation has made the tree's vectors (about six minutes on two cores), each
 p50 beside the health check's and the lexical daemon's: the same targets must hold.
+
+The same searches are also measured over the tree an agent's default configuration serves:
+sympy's code beside its documentation (``doc/``, reStructuredText and Markdown), each corpus
+in a pool of its own (``docs_and_code``; ``--code-only`` skips it). They are reported beside
+the code tree's, not held to its targets.
 """
 
 from __future__ import annotations
@@ -97,6 +102,18 @@ def write_config(path: Path, tree: Path) -> Path:
     return path
 
 
+def write_docs_and_code_config(path: Path, tree: Path) -> Path:
+    """The code source of :func:`write_config` beside the tree's documentation."""
+    path.write_text(
+        f'[server]\nwatch = false\n\n[[sources]]\nname = "sympy"\nkind = "code"\n'
+        f'root = "{tree}"\ninclude = ["sympy/**/*.py"]\n\n'
+        f'[[sources]]\nname = "sympy-docs"\nkind = "markdown"\nroot = "{tree}"\n'
+        f'include = ["doc/**/*.rst", "doc/**/*.md", "*.md"]\n',
+        encoding="utf-8",
+    )
+    return path
+
+
 def _ratio(a: float, b: float) -> float:
     return round(a / b, 2) if b else float("inf")
 
@@ -167,9 +184,11 @@ def large_code(
     quick: bool = False,
     env=None,
     semantic: bool = False,
+    docs: bool = True,
 ) -> dict:
     """Every figure of the section, or ``{"skipped": why}``; ``build`` is run.py's.
-    ``semantic``: the searches again with the semantic retriever on (:func:`with_vectors`)."""
+    ``semantic``: the searches again with the semantic retriever on (:func:`with_vectors`);
+    ``docs``: and over the code beside the documentation (:func:`with_docs`)."""
     texts = issue_texts(benchmarks)
     if not texts:
         return {"skipped": f"no sympy instances under {benchmarks / 'swebench-verified'}"}
@@ -198,6 +217,8 @@ def large_code(
         daemon.terminate()
     if semantic:
         out["semantic"] = with_vectors(work, config, state, texts, out, 200 if quick else 600)
+    if docs:
+        out["docs_and_code"] = with_docs(work, tree, build, texts, out, 200 if quick else 600, env)
     out["targets"] = [
         *_targets(out["ratios"]),
         {
@@ -216,6 +237,34 @@ def _targets(ratios: dict) -> list[dict]:
         | {"met": ratios[name] <= goal}
         for name, goal in TARGETS.items()
     ]
+
+
+def with_docs(
+    work: Path, tree: Path, build, texts: list[str], code_only: dict, n: int, env=None
+) -> dict:
+    """The searches of :func:`searches` over the code beside its documentation (an agent's
+    default tree), after a build of both; each p50 also over the code tree's."""
+    config = write_docs_and_code_config(work / "sympy-docs.toml", tree)
+    state = work / "sympy-docs-state"
+    megabytes = tree_bytes(tree / "sympy", (".py",)) + tree_bytes(tree / "doc", (".rst", ".md"))
+    out: dict = {"build": build(config, state, megabytes / 1e6)}
+    daemon = Daemon(["--config", str(config)], state, env=env)
+    daemon.start(timeout=900)
+    try:
+        daemon.wait_caught_up(900)
+        out.update(searches(daemon.stub, health_pb2_grpc.HealthStub(daemon.channel), texts, n))
+    finally:
+        daemon.terminate()
+        shutil.rmtree(state, ignore_errors=True)
+    out["over_code_only"] = {
+        f"{name} docs and code / code": _ratio(out[kind][stat], code_only[kind][stat])
+        for name, kind, stat in (
+            ("short p50", "short", "p50_ms"),
+            ("issue p50", "issues", "p50_ms"),
+            ("issue p99", "issues", "p99_ms"),
+        )
+    }
+    return out
 
 
 def with_vectors(work: Path, config: Path, state: Path, texts: list[str], lexical: dict, n: int):
@@ -273,6 +322,7 @@ def render_large_code(r: dict) -> list[str]:
     for t in r["targets"]:
         mark = "met" if t["met"] else "NOT met"
         lines.append(f"  {t['target']:<40} {t['value']:>8}   (target {t['goal']}: {mark})")
+    lines += _render_docs_and_code(r.get("docs_and_code"))
     semantic = r.get("semantic")
     if semantic is not None:
         lines.append("  with the semantic retriever on:")
@@ -294,6 +344,22 @@ def render_large_code(r: dict) -> list[str]:
     return lines
 
 
+def _render_docs_and_code(d: dict | None) -> list[str]:
+    if d is None:
+        return []
+    b, f, s, i = d["build"], d["trivial_rpc"], d["short"], d["issues"]
+    lines = [
+        "  over the code beside its documentation (an agent's default tree; not the targets'):",
+        f"    build             {b['indexing_s']:>8} s   ({b['blocks']} blocks)",
+        f"    trivial p50       {f['p50_ms']:>8} ms",
+        f"    short p50/p99     {s['p50_ms']:>8} / {s['p99_ms']} ms",
+        f"    issue p50/p99     {i['p50_ms']:>8} / {i['p99_ms']} ms (each seen before)",
+    ]
+    lines += [f"    {name:<38} {value:>8}" for name, value in d["ratios"].items()]
+    lines += [f"    {name:<38} {value:>8}" for name, value in d["over_code_only"].items()]
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench.run import build
 
@@ -304,11 +370,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--semantic", action="store_true", help="the searches again with the retriever on"
     )
+    parser.add_argument(
+        "--code-only",
+        action="store_true",
+        help="skip the searches over the code beside its documentation",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="scriptorium-largecode-") as tmp:
         result = large_code(
-            Path(tmp), args.mirror, args.benchmarks, build, args.quick, semantic=args.semantic
+            Path(tmp),
+            args.mirror,
+            args.benchmarks,
+            build,
+            args.quick,
+            semantic=args.semantic,
+            docs=not args.code_only,
         )
     print("\n".join(render_large_code(result)))
     if args.json:
