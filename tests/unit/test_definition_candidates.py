@@ -135,6 +135,41 @@ def test_a_pool_leaves_out_only_a_corpus_that_has_blocks(engine, tmp_path, monke
         monkeypatch.undo()
 
 
+def test_a_pool_asks_nothing_of_a_named_file_of_the_other_corpus(tmp_path):
+    """A pasted text names a module and a page. The docs pool counts the module in the named
+    files' share but asks no query for it (none of its blocks can join), nor the code pool
+    for the page: the hits are the ones asking gives."""
+    from scriptorium.retrieval.local import _of_other_corpora
+
+    mixed = built_engine(tmp_path, copy_security_slice(tmp_path / "corpus", ("en",)))
+    snapshot = mixed.indexer.snapshot
+    files = [("code", "fastapi/security/oauth2.py"), ("en", "tutorial/security/first-steps.md")]
+    module, page = (doc_term(source, path) for source, path in files)
+    assert _of_other_corpora(snapshot, files, ["docs"]) == {module}
+    assert _of_other_corpora(snapshot, files, ["code"]) == {page}
+    assert _of_other_corpora(snapshot, files, []) == frozenset()
+
+    def pool(corpus: str, elsewhere: frozenset[str]) -> tuple[list, int]:
+        counting = CountingSnapshot(snapshot)
+        hits = lexical_search(
+            counting,
+            ["scope", "token"],
+            FieldWeights(),
+            3,
+            corpora=[corpus],
+            documents=[module, page],
+            document_limit=4,
+            elsewhere=elsewhere,
+        )
+        return [(h.doc.path, h.block.start_line, h.score) for h in hits], counting.searcher.queries
+
+    for corpus in ("docs", "code"):
+        asked, queries = pool(corpus, frozenset())
+        skipped, fewer = pool(corpus, _of_other_corpora(snapshot, files, [corpus]))
+        assert skipped == asked and len(asked) >= 3
+        assert fewer < queries
+
+
 def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, monkeypatch):
     """Both ways give the same blocks in the same order, the deeper read without scoring the
     blocks twice; a floor deeper than the read falls back to the second query."""

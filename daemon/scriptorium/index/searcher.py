@@ -76,12 +76,15 @@ def lexical_search(
     documents: Collection[str] = (),
     document_limit: int = 0,
     within: Collection[str] = (),
+    elsewhere: Collection[str] = (),
 ) -> list[LexicalHit]:
     """The ``limit`` best blocks for ``terms``, then up to ``symbol_limit`` more among the
     blocks that define one of ``symbols`` (scored by the same query, so the two lists are
     one ranking): a definition the query names is a candidate however long its body is; and
     up to ``document_limit`` more among the blocks of ``documents`` (raw doc terms), the
-    files the query names, an equal share from each.
+    files the query names, an equal share from each. Those of ``documents`` also in
+    ``elsewhere`` (files of a corpus this pool leaves out) count in the share and are not
+    looked for: none of their blocks can join.
 
     ``symbol_reach`` is ``(window, factor)``: a definition joins only if its score times
     ``factor`` (the ranking's definition prior) reaches the ``window``-th best score, i.e.
@@ -128,6 +131,8 @@ def lexical_search(
         # five, and the one whose words the query says most would take every place).
         share = -(-document_limit // len(named))
         for document in named:
+            if document in elsewhere:
+                continue
             extra = _among(snapshot, ranked, scan, S.DOC, [document], share, -math.inf, found)
             if extra is None:
                 extra = _more(snapshot, restricted(documents=[document]), share, -math.inf, found)

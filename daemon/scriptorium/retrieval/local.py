@@ -23,6 +23,7 @@ from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.remote import SearchBatch
 
 if TYPE_CHECKING:
+    from scriptorium.index.catalog import Snapshot
     from scriptorium.semantic.retriever import SemanticCandidates
 
 
@@ -160,6 +161,7 @@ class LocalCandidates:
         """One lexical pool (``corpora`` empty: both corpora in one)."""
         snapshot = self.indexer.snapshot
         ranking = self.ranking
+        named = sorted(query.files) if ranking.named_file_factor > 1.0 else []
         return lexical_search(
             snapshot,
             query.terms,
@@ -179,12 +181,26 @@ class LocalCandidates:
             symbol_limit=ranking.definition_candidates,
             symbol_reach=(ranking.window(query.top_k), ranking.definition_factor),
             term_weights=query.weights,
-            documents=[doc_term(s, p) for s, p in sorted(query.files)]
-            if ranking.named_file_factor > 1.0
-            else (),
+            documents=[doc_term(s, p) for s, p in named],
             document_limit=ranking.named_file_candidates,
             within=query.library_documents,
+            elsewhere=_of_other_corpora(snapshot, named, corpora),
         )
+
+
+def _of_other_corpora(
+    snapshot: Snapshot, files: list[tuple[str, str]], corpora: list[str]
+) -> frozenset[str]:
+    """The raw doc terms of ``files`` whose corpus is not one of ``corpora`` (empty: both): a
+    pool of docs asks nothing of a named module, nor a pool of code of a named page."""
+    if not corpora or not files:
+        return frozenset()
+    docs = snapshot.docs
+    return frozenset(
+        doc_term(source, path)
+        for source, path in files
+        if (source, path) in docs and docs[source, path].corpus not in corpora
+    )
 
 
 def at_most_per_document(
