@@ -5,10 +5,14 @@ that could join, the definitions are read from them instead, with the same resul
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from scriptorium.engine.local import LocalEngine
 from scriptorium.index import searcher
+from scriptorium.index.catalog import MATCHER_LIMIT
+from scriptorium.index.queries import build_matcher, matcher_of
 from scriptorium.index.schema import doc_term
 from scriptorium.index.searcher import FieldWeights, lexical_search
 from tests.support.daemon import built_engine, copy_security_slice, fastapi_slice
@@ -168,6 +172,24 @@ def test_a_pool_asks_nothing_of_a_named_file_of_the_other_corpus(tmp_path):
         skipped, fewer = pool(corpus, _of_other_corpora(snapshot, files, [corpus]))
         assert skipped == asked and len(asked) >= 3
         assert fewer < queries
+
+
+def test_the_pools_of_a_search_share_one_matcher(engine):
+    """Each corpus's pool asks the same scoring part when the corpora weigh paths alike (the
+    default): it is made once per generation and search, and only the last few are kept."""
+    snapshot = engine.indexer.snapshot
+    terms = ["scope", "token"]
+    docs = matcher_of(snapshot, terms, FieldWeights(), corpora=["docs"])
+    assert matcher_of(snapshot, terms, FieldWeights(), corpora=["code"]) is docs
+    made = build_matcher(snapshot.index.schema, terms, FieldWeights(), corpora=["docs"])
+    assert repr(made) == repr(docs)
+    own = dataclasses.replace(FieldWeights(), docs_path=2.0)
+    assert matcher_of(snapshot, terms, own, corpora=["docs"]) is not matcher_of(
+        snapshot, terms, own, corpora=["code"]
+    )
+    for i in range(3 * MATCHER_LIMIT):
+        matcher_of(snapshot, [f"term{i}"], FieldWeights())
+    assert len(snapshot.matchers) <= MATCHER_LIMIT
 
 
 def test_definitions_read_from_the_deeper_hits_are_the_second_querys(engine, monkeypatch):

@@ -29,6 +29,8 @@ from scriptorium.text.markdown import includes_in
 MEMO_LIMIT = 65_536
 # Prepared preview texts are at most ~8,000 characters each: this bounds them to a few MB.
 TEXT_LIMIT = 1_024
+# A search asks a matcher of each corpus's pool and of the blocks only the meaning found.
+MATCHER_LIMIT = 8
 # One table of block addresses is made at a time (a search and the vector thread may ask).
 _ADDRESSES_LOCK = threading.Lock()
 
@@ -49,6 +51,8 @@ class Snapshot:
     # configuration, so they live as long as this generation.
     memo: dict[tuple, object] = field(default_factory=dict)
     texts: dict[tuple, object] = field(default_factory=dict)
+    # The last few queries' scoring parts (``index/queries.py``, ``matcher_of``).
+    matchers: dict[tuple, object] = field(default_factory=dict)
     suffixes: PathSuffixes | None = None
     # Block id -> index address, for blocks found by another route than the index (made on
     # first use; ``index/addresses.py``).
@@ -91,6 +95,13 @@ class Snapshot:
         if len(self.memo) >= MEMO_LIMIT:
             self.memo = {}
         self.memo[key] = value
+
+    def remember_matcher(self, key: tuple, value: object) -> None:
+        """Like ``remember`` for a query's scoring part: hundreds of term queries for a
+        pasted text, so only the last few are kept."""
+        if len(self.matchers) >= MATCHER_LIMIT:
+            self.matchers = {}
+        self.matchers[key] = value
 
     def remember_text(self, key: tuple, value: object) -> None:
         """Like ``remember`` for values holding up to a few thousand characters."""

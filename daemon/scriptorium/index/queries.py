@@ -72,6 +72,40 @@ def build_matcher(
 ) -> tantivy.Query:
     """The scoring part of :func:`build_query`: three term queries per term, so a pasted
     text of hundreds of terms is built once per search, not once per restriction."""
+    return _made(schema, _matcher_key(terms, weights, corpora, term_weights))
+
+
+def matcher_of(
+    snapshot: Snapshot,
+    terms: Sequence[str],
+    weights: FieldWeights,
+    *,
+    corpora: Collection[str] = (),
+    term_weights: Sequence[float] = (),
+) -> tantivy.Query:
+    """:func:`build_matcher` over ``snapshot``'s index, kept with the generation for the
+    search's other pools: each corpus's pool, and the scores of the blocks only the meaning
+    found, ask the same one when the corpora weigh paths alike (the default), and a query
+    is immutable. A pasted text's is hundreds of term queries."""
+    key = _matcher_key(terms, weights, corpora, term_weights)
+    held = snapshot.matchers.get(key)
+    if held is None:
+        held = _made(snapshot.index.schema, key)
+        snapshot.remember_matcher(key, held)
+    return held  # type: ignore[return-value]
+
+
+# (terms, (body, heading, path) boosts, the corpus whose path weighs more and by how much,
+# the terms' weights): all a matcher is made of.
+_MatcherKey = tuple[tuple[str, ...], tuple[float, float, float], str, float, tuple[float, ...]]
+
+
+def _matcher_key(
+    terms: Sequence[str],
+    weights: FieldWeights,
+    corpora: Collection[str],
+    term_weights: Sequence[float],
+) -> _MatcherKey:
     # One path boost for every block (the lower of the two corpora's, or the one corpus's a
     # search is restricted to), and the difference added for the corpus that weighs it more.
     only = next(iter(corpora)) if len(corpora) == 1 else ""
@@ -79,11 +113,22 @@ def build_matcher(
     path = min(path_boosts.values())
     extra = max(path_boosts, key=path_boosts.__getitem__)
     extra_boost = path_boosts[extra] - path
+    return (
+        tuple(terms),
+        (weights.body, weights.heading, path),
+        extra if extra_boost > 0 else "",
+        extra_boost,
+        tuple(term_weights[: len(terms)]),
+    )
+
+
+def _made(schema: tantivy.Schema, key: _MatcherKey) -> tantivy.Query:
+    terms, (body, heading, path), extra, extra_boost, term_weights = key
     clauses = []
     more_path = []
     for index, term in enumerate(terms):
         weight = term_weights[index] if index < len(term_weights) else 1.0
-        for field, boost in ((S.BODY, weights.body), (S.HEADING, weights.heading), (S.PATH, path)):
+        for field, boost in ((S.BODY, body), (S.HEADING, heading), (S.PATH, path)):
             if boost > 0:
                 query = field_query(schema, field, term, boost * weight)
                 clauses.append((tantivy.Occur.Should, query))

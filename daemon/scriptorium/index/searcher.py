@@ -18,7 +18,7 @@ from scriptorium.domain.model import Block, SourceDocument
 from scriptorium.index import schema as S
 from scriptorium.index.catalog import Snapshot
 from scriptorium.index.guard import DamagedIndex, GuardedSearcher
-from scriptorium.index.queries import any_term, build_matcher, corpus_keeping, restrict
+from scriptorium.index.queries import any_term, corpus_keeping, matcher_of, restrict
 from scriptorium.settings.fields import FieldWeights
 from scriptorium.text.features import BlockFeatures
 
@@ -96,7 +96,7 @@ def lexical_search(
     if corpora and not any(snapshot.searcher.doc_freq(S.CORPUS, c) for c in corpora):
         return []  # no block of these corpora (a tree of code alone asked for docs)
     schema = snapshot.index.schema
-    matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
+    matcher = matcher_of(snapshot, terms, weights, corpora=corpora, term_weights=term_weights)
     kept, require = corpus_keeping(snapshot, corpora)
     keep = {"corpora": kept, "require_corpora": require, "sources": sources, "within": within}
     restricted = functools.partial(restrict, schema, matcher, **keep)
@@ -156,7 +156,7 @@ def scores_within(
         return {}
     searcher = snapshot.searcher
     schema = snapshot.index.schema
-    matcher = build_matcher(schema, terms, weights, corpora=corpora, term_weights=term_weights)
+    matcher = matcher_of(snapshot, terms, weights, corpora=corpora, term_weights=term_weights)
     kept, require = corpus_keeping(snapshot, corpora)
     query = restrict(schema, matcher, corpora=kept, documents=documents, require_corpora=require)
     bound = _carrying(searcher, S.DOC, documents)
