@@ -118,6 +118,21 @@ def _ratio(a: float, b: float) -> float:
     return round(a / b, 2) if b else float("inf")
 
 
+# The figures one run of :func:`searches` is compared on with another: (name, kind, stat).
+COMPARED = (
+    ("short p50", "short", "p50_ms"),
+    ("issue p50", "issues", "p50_ms"),
+    ("issue p99", "issues", "p99_ms"),
+)
+
+
+def _over(out: dict, base: dict, label: str, rows: tuple) -> dict[str, float]:
+    """Each of ``rows`` of ``out`` over the same figure of ``base``, named with ``label``."""
+    return {
+        f"{name} {label}": _ratio(out[kind][stat], base[kind][stat]) for name, kind, stat in rows
+    }
+
+
 def searches(stub, health, texts: list[str], n: int) -> dict:
     """Latencies of short queries and issue texts beside the health check's, with ratios."""
     floor = latency(lambda i: health.Check(health_pb2.HealthCheckRequest()), n)
@@ -256,14 +271,7 @@ def with_docs(
     finally:
         daemon.terminate()
         shutil.rmtree(state, ignore_errors=True)
-    out["over_code_only"] = {
-        f"{name} docs and code / code": _ratio(out[kind][stat], code_only[kind][stat])
-        for name, kind, stat in (
-            ("short p50", "short", "p50_ms"),
-            ("issue p50", "issues", "p50_ms"),
-            ("issue p99", "issues", "p99_ms"),
-        )
-    }
+    out["over_code_only"] = _over(out, code_only, "docs and code / code", COMPARED)
     return out
 
 
@@ -289,15 +297,8 @@ def with_vectors(work: Path, config: Path, state: Path, texts: list[str], lexica
     finally:
         daemon.terminate()
         shutil.rmtree(copy, ignore_errors=True)
-    out["over_lexical"] = {
-        f"{name} semantic/lexical": _ratio(out[kind][stat], lexical[kind][stat])
-        for name, kind, stat in (
-            ("short p50", "short", "p50_ms"),
-            ("issue p50", "issues", "p50_ms"),
-            ("issue p99", "issues", "p99_ms"),
-            ("first-seen issue p50", "issues_first_seen", "p50_ms"),
-        )
-    }
+    first_seen = (("first-seen issue p50", "issues_first_seen", "p50_ms"),)
+    out["over_lexical"] = _over(out, lexical, "semantic/lexical", COMPARED + first_seen)
     out["targets"] = _targets(out["ratios"])
     return out
 

@@ -13,22 +13,9 @@ impl Tokenizer {
         state: &mut State,
         c: char,
     ) -> PyResult<bool> {
-        if state.words.is_empty() {
-            state.words = vec![0; 0x11_0000];
-        }
-        let code = c as u32;
-        let known = state.words[code as usize];
-        if known != 0 {
-            return Ok(known == 1);
-        }
-        let mut buffer = [0u8; 4];
-        let found = !self
-            .is_word
-            .bind(py)
-            .call1((&*c.encode_utf8(&mut buffer),))?
-            .is_none();
-        state.words[code as usize] = if found { 1 } else { 2 };
-        Ok(found)
+        asked_once(&mut state.words, c, |text| {
+            Ok(!self.is_word.bind(py).call1((text,))?.is_none())
+        })
     }
 
     /// Whether NFKC keeps `c` as it is wherever it stands, as `stable(c)` says (asked once
@@ -39,18 +26,9 @@ impl Tokenizer {
         c: char,
         stable: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
-        if state.stable.is_empty() {
-            state.stable = vec![0; 0x11_0000];
-        }
-        let code = c as u32;
-        let known = state.stable[code as usize];
-        if known != 0 {
-            return Ok(known == 1);
-        }
-        let mut buffer = [0u8; 4];
-        let found = stable.call1((&*c.encode_utf8(&mut buffer),))?.is_truthy()?;
-        state.stable[code as usize] = if found { 1 } else { 2 };
-        Ok(found)
+        asked_once(&mut state.stable, c, |text| {
+            stable.call1((text,))?.is_truthy()
+        })
     }
 
     /// Python's `\w+` over `body.casefold()`: the folded text, and each word's byte range
@@ -111,4 +89,24 @@ impl Tokenizer {
         }
         Ok((folded, ranges))
     }
+}
+
+/// What `ask` says of `c` (given as a one-character string), remembered in `table`: one
+/// byte per code point, 1 for yes and 2 for no, made on first use.
+fn asked_once(
+    table: &mut Vec<u8>,
+    c: char,
+    ask: impl FnOnce(&str) -> PyResult<bool>,
+) -> PyResult<bool> {
+    if table.is_empty() {
+        *table = vec![0; 0x11_0000];
+    }
+    let code = c as usize;
+    if table[code] != 0 {
+        return Ok(table[code] == 1);
+    }
+    let mut buffer = [0u8; 4];
+    let found = ask(c.encode_utf8(&mut buffer))?;
+    table[code] = if found { 1 } else { 2 };
+    Ok(found)
 }
