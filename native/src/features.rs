@@ -77,22 +77,11 @@ pub(crate) fn encoded(flags: u8, tokens: &str, rest: &[String], mut words: Vec<&
             w += 1;
         }
     }
-    let size: usize = [&both, &tokens_only, &words_only]
-        .iter()
-        .map(|list| list.iter().map(|s| s.len() + 1).sum::<usize>())
-        .sum();
-    let mut out = Vec::with_capacity(size + 3);
-    out.push(flags);
-    for (i, list) in [both, tokens_only, words_only].iter().enumerate() {
-        if i > 0 {
-            out.push(b'\n');
-        }
-        for (j, piece) in list.iter().enumerate() {
-            if j > 0 {
-                out.push(b' ');
-            }
-            out.extend_from_slice(piece.as_bytes());
-        }
-    }
+    let mut out = vec![flags];
+    out.extend_from_slice(both.join(" ").as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(tokens_only.join(" ").as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(words_only.join(" ").as_bytes());
     out
 }

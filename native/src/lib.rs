@@ -426,14 +426,8 @@ impl Tokenizer {
         };
         for (first, end, cjk) in runs(&kinds) {
             if cjk {
-                if end - first == 1 || !bigrams {
-                    for i in first..end {
-                        push(&mut out, &text[byte(i)..byte(i + 1)]);
-                    }
-                } else {
-                    for i in first..end - 1 {
-                        push(&mut out, &text[byte(i)..byte(i + 2)]);
-                    }
+                for piece in cjk_pieces(text, &byte, first, end, bigrams) {
+                    push(&mut out, piece);
                 }
                 continue;
             }
@@ -570,6 +564,20 @@ impl Tokenizer {
     }
 }
 
+/// The tokens of the CJK run of characters `first..end` of `text` (`byte` gives a
+/// character's byte offset): its bigrams, or each character when it has one or `bigrams`
+/// is off.
+fn cjk_pieces<'t>(
+    text: &'t str,
+    byte: &'t impl Fn(usize) -> usize,
+    first: usize,
+    end: usize,
+    bigrams: bool,
+) -> impl Iterator<Item = &'t str> {
+    let width = if end - first == 1 || !bigrams { 1 } else { 2 };
+    (first..=end - width).map(move |i| &text[byte(i)..byte(i + width)])
+}
+
 /// The memo slot of a combination of options.
 fn slot_of(options: (bool, bool, bool), stem: bool) -> usize {
     let (drop_stopwords, split, bigrams) = options;
@@ -653,14 +661,9 @@ impl Tokenizer {
                 continue;
             }
             let tokens: Tokens = if cjk {
-                let chars: Vec<&str> = (first..end).map(|i| &text[byte(i)..byte(i + 1)]).collect();
-                if chars.len() == 1 || !bigrams {
-                    chars.iter().map(|c| state.share(py, c)).collect()
-                } else {
-                    (first..end - 1)
-                        .map(|i| state.share(py, &text[byte(i)..byte(i + 2)]))
-                        .collect()
-                }
+                cjk_pieces(text, &byte, first, end, bigrams)
+                    .map(|piece| state.share(py, piece))
+                    .collect()
             } else {
                 self.run_tokens(py, &mut state, raw, options, analyse, stem)?
             };
