@@ -92,22 +92,16 @@ class Snapshot:
         Emptying rather than evicting one by one keeps every operation a single dict step,
         safe without a lock for the request threads that share a snapshot.
         """
-        if len(self.memo) >= MEMO_LIMIT:
-            self.memo = {}
-        self.memo[key] = value
+        self.memo = _kept(self.memo, MEMO_LIMIT, key, value)
 
     def remember_matcher(self, key: tuple, value: object) -> None:
         """Like ``remember`` for a query's scoring part: hundreds of term queries for a
         pasted text, so only the last few are kept."""
-        if len(self.matchers) >= MATCHER_LIMIT:
-            self.matchers = {}
-        self.matchers[key] = value
+        self.matchers = _kept(self.matchers, MATCHER_LIMIT, key, value)
 
     def remember_text(self, key: tuple, value: object) -> None:
         """Like ``remember`` for values holding up to a few thousand characters."""
-        if len(self.texts) >= TEXT_LIMIT:
-            self.texts = {}
-        self.texts[key] = value
+        self.texts = _kept(self.texts, TEXT_LIMIT, key, value)
 
     @classmethod
     def load(
@@ -155,6 +149,15 @@ class Snapshot:
         index = store.open_index(manifest.generation)
         searcher = GuardedSearcher(index.searcher(), manifest.generation)
         return cls(manifest, index, searcher, docs, blocks, cache=cache)
+
+
+def _kept(table: dict[tuple, object], limit: int, key: tuple, value: object) -> dict:
+    """``table`` with ``key`` set, or a new table holding only it once ``table`` reached
+    ``limit``: the caller assigns what this returns (one step a reader may see either way)."""
+    if len(table) >= limit:
+        table = {}
+    table[key] = value
+    return table
 
 
 def served(doc: SourceDocument, manifest: Manifest, cache: TextCache) -> StoredDocument:
