@@ -15,7 +15,12 @@ from scriptorium.engine.local import LocalEngine
 from scriptorium.plugins import load_registry
 from scriptorium.ranking.paths import page_language, translated, translated_root
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
-from scriptorium.ranking.questions import plain_question, spelled_name_forms, usage_question
+from scriptorium.ranking.questions import (
+    phrase_name_forms,
+    plain_question,
+    spelled_name_forms,
+    usage_question,
+)
 from scriptorium.ranking.signals import query_names, weighted_terms
 from scriptorium.settings.config import load_settings
 from scriptorium.settings.ranking import RankingSettings
@@ -941,3 +946,58 @@ def test_a_ranking_mode_asks_for_examples():
     # The same query in the default mode does not ask.
     default = dataclasses.replace(query, mode="default")
     assert path_prior(Corpus.CODE, path, default, body, auxiliary_factor=0.5) == 0.5
+
+
+def test_two_words_of_a_sentence_may_spell_a_name():
+    options = tuple(sorted(RankingSettings().token_options().items()))
+    forms = phrase_name_forms("The targets are one hot, and the latex printer is slow.", options)
+    assert "one_hot" in forms and "onehot" in forms
+    # Joined as one word, a name is kept as the index keeps a whole identifier (stemmed).
+    assert "latex_printer" in forms and tokenize("LatexPrinter", **dict(options))[0] in forms
+    # A stopword ("are", "the") joins no name; nor do words of code, links or paths.
+    assert not any(form.startswith(("are_", "the_")) for form in forms)
+    assert phrase_name_forms("see `one hot` and ```\nzero mean\n```", options) == ()
+    # A capitalised word or an attribute (x.one hot) is not a sentence's plain word.
+    assert phrase_name_forms("One hot", options) == ()
+    assert phrase_name_forms("x.one hot", options) == ()
+
+
+def test_a_pasted_text_spelling_a_page_name_finds_the_page_by_it(tmp_path):
+    """The documentation pool of a pasted text also searches for the identifiers its words
+    spell (``phrase_names``): "one hot" finds the page about ``one_hot``."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one_hot.md").write_text(
+        "# one_hot\n\nReturns a tensor: `one_hot(indices, depth)` sets position i to 1.\n",
+        encoding="utf-8",
+    )
+    for name in ("metrics", "targets", "labels"):
+        (docs / f"{name}.md").write_text(
+            f"# {name}\n\nA custom metric measures the accuracy of a class during training: "
+            "select the targets and the labels of every class of a multi-class dataset, as an "
+            "integer tensor of int32.\n",
+            encoding="utf-8",
+        )
+    text = (
+        "I am building a custom metric to measure the accuracy of one class in my multi-class "
+        "dataset during training. I am having trouble selecting the class. The targets are one "
+        "hot (the class 0 label is [1 0 0 0 0]). I have 10 classes in total, so I need an n*10 "
+        "tensor as result, of int32, from a list of integer labels."
+    )
+
+    def first(lever: str) -> tuple[str, tuple[str, ...]]:
+        engine = engine_from(
+            tmp_path,
+            f"config-{lever}",
+            '[server]\nwatch = false\n\n[[sources]]\nname = "docs"\nkind = "markdown"\n'
+            f'root = "{docs}"\n\n[ranking]\nsemantic = false\nphrase_names = {lever}\n',
+        )
+        query = engine.searching.make_query(SearchParams(query=text, top_k=3))
+        outcome = asyncio.run(engine.search(SearchParams(query=text, top_k=3)))
+        return outcome.hits[0].location.split("#")[0], query.phrase_names
+
+    assert RankingSettings().is_pasted(text)
+    page, phrased = first("false")
+    assert page != "one_hot" and phrased == ()
+    page, phrased = first("true")
+    assert "one_hot" in phrased and page == "one_hot"

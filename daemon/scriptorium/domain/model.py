@@ -266,6 +266,9 @@ class Query:
     # The case-folded names of definitions the query spells as separate words ("oauth2
     # password bearer" for OAuth2PasswordBearer), as the index has them.
     spelled_names: frozenset[str] = frozenset()
+    # Identifiers a pasted text's words spell, which its documentation pool searches for too
+    # (``phrase_names``).
+    phrase_names: tuple[str, ...] = ()
     # Characters of the text as the caller sent it; more than len(text) when it was cut.
     received_chars: int = 0
     # Characters of it that are not searched because no reader sees them (HTML comments).

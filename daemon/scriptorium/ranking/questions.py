@@ -180,3 +180,24 @@ def spelled_name_forms(text: str) -> tuple[str, ...]:
     if not 2 <= len(words) <= _SPELLED_WORDS or not STOPWORDS.isdisjoint(words):
         return ()
     return ("".join(words), "_".join(words))
+
+
+# Two words of a sentence that may spell one name: lower-case letters, a space between.
+_PHRASE = re.compile(r"(?<![\w.-])([a-z]{2,}) (?=([a-z]{2,})(?![\w-]))")
+
+
+@functools.lru_cache(maxsize=256)
+def phrase_name_forms(text: str, options: tuple[tuple[str, bool], ...]) -> tuple[str, ...]:
+    """The names two adjacent words of ``text``'s prose may spell ("one hot" for ``one_hot``,
+    "latex printer" for ``LatexPrinter``): joined with an underscore and as one word, each as
+    the index keeps a whole identifier. Neither word a stopword. Whether a form is a term of
+    the index is the index's to say."""
+    forms: dict[str, None] = {}
+    for first, second in _PHRASE.findall(prose(text)):
+        if first == second or first in STOPWORDS or second in STOPWORDS:
+            continue
+        forms[f"{first}_{second}"] = None
+        joined = tokenize(first + second, **dict(options))
+        if joined:
+            forms[joined[0]] = None
+    return tuple(forms)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from scriptorium import telemetry
 from scriptorium.domain.model import Corpus, Query
-from scriptorium.index.schema import SYMBOL, doc_term
+from scriptorium.index.schema import BODY, HEADING, SYMBOL, doc_term
 from scriptorium.index.searcher import LexicalHit, lexical_search, scores_within
 from scriptorium.index.served import ServedIndex
 from scriptorium.ranking.pipeline import Pipeline, held_back
-from scriptorium.ranking.questions import spelled_name_forms
+from scriptorium.ranking.questions import phrase_name_forms, spelled_name_forms
 from scriptorium.ranking.signals import named_files, query_names
 from scriptorium.retrieval.pointed import Pointed
 from scriptorium.retrieval.variants import mark_variants
@@ -106,13 +106,15 @@ class LocalCandidates:
         docs = [hit for hit in added if hit.doc.corpus is Corpus.DOCS]
         if not docs:
             return
+        corpora = self._pool_corpora(query, Corpus.DOCS)
+        terms, weights = self._pool_terms(query, corpora)
         scores = scores_within(
             self.indexer.snapshot,
-            query.terms,
+            terms,
             self.ranking.weights,
             sorted({doc_term(h.doc.source, h.doc.path) for h in docs}),
-            corpora=self._pool_corpora(query, Corpus.DOCS),
-            term_weights=query.weights,
+            corpora=corpora,
+            term_weights=weights,
         )
         for hit in docs:
             hit.score = scores.get(hit.bid, 0.0)
@@ -136,6 +138,26 @@ class LocalCandidates:
         searcher = self.indexer.snapshot.searcher
         return frozenset(form for form in forms if searcher.doc_freq(SYMBOL, form))
 
+    def phrase_names(self, text: str, terms: tuple[str, ...]) -> tuple[str, ...]:
+        """The identifiers two adjacent words of a pasted ``text``'s prose spell
+        (``phrase_name_forms``) that the served index holds and ``terms`` lacks, for the
+        documentation's pool (when that lever is on).
+
+        Only that pool: an issue text's English compounds ("default value") name a code
+        base's identifiers as often as it means them, and the code pool drifted towards them.
+        """
+        if not self.ranking.phrase_names or not self.ranking.is_pasted(text):
+            return ()
+        forms = phrase_name_forms(text, tuple(sorted(self.ranking.token_options().items())))
+        searcher = self.indexer.snapshot.searcher
+        have = set(terms)
+        return tuple(
+            form
+            for form in forms
+            if form not in have
+            and (searcher.doc_freq(BODY, form) or searcher.doc_freq(HEADING, form))
+        )
+
     def lexical_hits(self, query: Query) -> list[LexicalHit]:
         """BM25 candidates: one pool per corpus searched (or one for both when
         ``per_corpus_candidates`` is off)."""
@@ -157,14 +179,27 @@ class LocalCandidates:
             return [str(corpus)]
         return [str(c) for c in query.corpora] if len(query.corpora) < 2 else []
 
+    def _pool_terms(
+        self, query: Query, corpora: list[str]
+    ) -> tuple[tuple[str, ...], tuple[float, ...]]:
+        """The terms and weights a pool over ``corpora`` searches: the query's, and for the
+        documentation's own pool the identifiers its words spell (``phrase_names``)."""
+        terms, weights = query.terms, query.weights
+        if query.phrase_names and corpora == [str(Corpus.DOCS)]:
+            if weights:
+                weights += (1.0,) * len(query.phrase_names)
+            terms += query.phrase_names
+        return terms, weights
+
     def _lexical(self, query: Query, corpora: list[str]) -> list[LexicalHit]:
         """One lexical pool (``corpora`` empty: both corpora in one)."""
         snapshot = self.indexer.snapshot
         ranking = self.ranking
         named = sorted(query.files) if ranking.named_file_factor > 1.0 else []
+        terms, weights = self._pool_terms(query, corpora)
         return lexical_search(
             snapshot,
-            query.terms,
+            terms,
             ranking.weights,
             ranking.candidate_limit(query.top_k),
             corpora=corpora,
@@ -180,7 +215,7 @@ class LocalCandidates:
             else (),
             symbol_limit=ranking.definition_candidates,
             symbol_reach=(ranking.window(query.top_k), ranking.definition_factor),
-            term_weights=query.weights,
+            term_weights=weights,
             documents=[doc_term(s, p) for s, p in named],
             document_limit=ranking.named_file_candidates,
             within=query.library_documents,
