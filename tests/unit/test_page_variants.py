@@ -15,7 +15,7 @@ from scriptorium.settings.ranking import RankingSettings
 from scriptorium.sources.base import content_hash
 
 GUIDES = ("caching.md", "polling.md", "query-retries.md", "mutations.md")
-PATHS = SourcePaths(
+LISTED = (
     [f"docs/framework/{fw}/guides/{name}" for fw in ("react", "vue", "solid") for name in GUIDES]
     + ["docs/tutorial/index.md", "docs/tutorial/first.md", "docs/how-to/index.md"]
     + ["docs/how-to/deploy.md", "docs/framework/lit/guides/caching.md"]
@@ -25,6 +25,7 @@ PATHS = SourcePaths(
     # Two versions of one library's reference.
     + [f"devdocs/{v}/generated/torch.{n}.txt" for v in ("pytorch", "pytorch~2") for n in GUIDES]
 )
+PATHS = SourcePaths(LISTED)
 
 
 def page(path: str, score: float, corpus: Corpus = Corpus.DOCS) -> Candidate:
@@ -177,3 +178,33 @@ def test_modules_sharing_a_file_name_define_different_things():
     openapi = definition("fastapi/openapi/utils.py", "get_openapi", 2.0)
     dependant = definition("fastapi/dependencies/utils.py", "get_dependant", 1.0)
     assert variant_families([openapi, dependant], confirm_code, code=True) == {}
+
+
+def test_marking_looks_only_at_files_placed_twice_and_marks_as_the_families_do():
+    """``mark_variants`` gives the families of :func:`variant_families` over every candidate,
+    having looked only at files with a namesake at the same place under a sibling folder."""
+    from scriptorium.retrieval import variants as marking
+
+    class Served:
+        def __init__(self, paths: list[str]) -> None:
+            self.docs = [("docs", p) for p in paths]
+            self.memo: dict = {}
+
+    served = Served([*LISTED, "docs/unique/page.md"])
+    placed = marking._placed_twice(served)
+    assert ("docs", "docs/framework/vue/guides/caching.md") in placed
+    assert ("docs", "docs/tutorial/first.md") not in placed  # no namesake one folder over
+    assert ("docs", "docs/unique/page.md") not in placed
+    assert marking._placed_twice(served) is placed  # once per generation
+    cands = [
+        page("docs/framework/react/guides/caching.md", 3.0),
+        page("docs/framework/vue/guides/caching.md", 2.0),
+        page("docs/tutorial/first.md", 1.5),
+        page("docs/tutorial/index.md", 1.2),
+        page("docs/how-to/index.md", 1.1),
+        page("docs/unique/page.md", 1.0),
+    ]
+    expected = variant_families(cands, confirm)
+    marking.mark_variants(cands, served)
+    assert {id(c): c.variant for c in cands if c.variant} == expected
+    assert cands[0].variant == "docs:docs/framework/*/guides/caching.md"

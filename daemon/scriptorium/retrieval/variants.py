@@ -4,6 +4,7 @@ pages, remembered for the generation."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 
 from scriptorium.domain.model import Candidate
@@ -25,9 +26,34 @@ def mark_variants(
             held = memo[key] = same_pages(_paths(snapshot, source), prefix, one, other)
         return bool(held)
 
-    families = variant_families(candidates, confirm, code=code)
+    placed = _placed_twice(snapshot)
+    among = [c for c in candidates if (c.source, c.document.path) in placed]
+    families = variant_families(among, confirm, code=code) if len(among) > 1 else {}
     for cand in candidates:
         cand.variant = families.get(id(cand), "")
+
+
+def _placed_twice(snapshot: Snapshot) -> frozenset[tuple[str, str]]:
+    """The served files with a file of the same name at the same place under a sibling
+    folder (``a/react/x.md`` and ``a/vue/x.md``), found once per generation: only they can
+    be variants, and most candidates of a search (every one, in most trees) are not."""
+    key = ("variant-places",)
+    held = snapshot.memo.get(key)
+    if held is None:
+        places: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for source, path in snapshot.docs:
+            parts = path.split("/")
+            for at in range(len(parts) - 1):
+                around = "/".join((*parts[:at], "*", *parts[at + 1 :]))
+                places[(source, around)].append(path)
+        held = frozenset(
+            (source, path)
+            for (source, _), paths in places.items()
+            if len(paths) > 1
+            for path in paths
+        )
+        snapshot.memo[key] = held
+    return held  # type: ignore[return-value]
 
 
 def _paths(snapshot: Snapshot, source: str) -> SourcePaths:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Hashable, Sequence
-from itertools import accumulate
+from itertools import accumulate, chain
 from typing import Any
 
 from scriptorium.text.compiled import native_part, screened_lines, terms_occurring
@@ -152,10 +152,12 @@ def _best_checked(
     the best so far (of earlier lines, which win ties).
 
     Lines are visited by their bound, highest first, so the scan ends as soon as no remaining
-    line can reach the best.
+    line can reach the best. A check is ``(-bound, index, exact)``, so that their own order is
+    that one (each index is listed once).
     """
-    checks.sort(key=lambda check: (-check[1], check[0]))
-    for index, most, exact in checks:
+    checks.sort()
+    for negative, index, exact in checks:
+        most = -negative
         if most < best_count:
             break
         if most == best_count and index > best_index:
@@ -215,8 +217,8 @@ class _Screen:
         return sum(known.values())
 
     def lines_to_check(self, wanted: Wanted, start: int, stop: int) -> list[tuple[int, int, bool]]:
-        """``(index, most, exact)`` for the lines in ``[start, stop)`` that may hold a wanted
-        token.
+        """``(-most, index, exact)`` for the lines in ``[start, stop)`` that may hold a wanted
+        token, in no order (:func:`_best_checked` sorts them).
 
         ``most`` bounds how many distinct wanted tokens the line can hold, and is that number
         when ``exact``. Tokenizing every line of a long definition would dominate a search,
@@ -248,10 +250,11 @@ class _Screen:
             if memo is not None:
                 memo.put((key, start, stop, None), unscreened)
         exact = automaton is not None
-        screened = [(start + i, counts[i], exact) for i in sorted(counts)]
-        if not unscreened:
-            return screened
-        return sorted(screened + [(start + i, len(wanted.terms), False) for i in unscreened])
+        screened = [(-count, start + i, exact) for i, count in counts.items()]
+        if unscreened:
+            most = -len(wanted.terms)
+            screened += [(most, start + i, False) for i in unscreened]
+        return screened
 
     def _compiled(self, start: int, stop: int) -> Any:
         """The compiled screen of ``[start, stop)``, kept in the memo: joining and
@@ -270,14 +273,14 @@ class _Screen:
 
     def _counted(self, terms: list[str], start: int, stop: int) -> Counter[int]:
         """How many of ``terms`` each line of ``[start, stop)`` may hold, from the memo's
-        lines per term where it has them."""
+        lines per term where it has them (counted in one pass over them all)."""
         memo, key = self.memo, self.key
-        counts: Counter[int] = Counter()
+        lines_of: list[tuple[int, ...]] = []
         missing = []
         for term in terms:
             found = memo.get((key, start, stop, term)) if memo is not None else None
-            if isinstance(found, tuple):
-                counts.update(found)
+            if type(found) is tuple:
+                lines_of.append(found)
             else:
                 missing.append(term)
         if missing:
@@ -285,8 +288,8 @@ class _Screen:
             for term, found in zip(missing, prepared.many_term_lines(missing), strict=True):
                 if memo is not None:
                     memo.put((key, start, stop, term), found)
-                counts.update(found)
-        return counts
+                lines_of.append(found)
+        return Counter(chain.from_iterable(lines_of))
 
 
 # The compiled screen (``native/src/screen.rs``): the same lines and the same occurring
