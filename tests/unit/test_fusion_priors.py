@@ -16,6 +16,7 @@ from scriptorium.plugins import load_registry
 from scriptorium.ranking.paths import page_language, translated, translated_root
 from scriptorium.ranking.pipeline import Pipeline, renders_from_code
 from scriptorium.ranking.questions import (
+    PHRASE_PAIRS,
     phrase_name_forms,
     plain_question,
     spelled_name_forms,
@@ -960,6 +961,12 @@ def test_two_words_of_a_sentence_may_spell_a_name():
     # A capitalised word or an attribute (x.one hot) is not a sentence's plain word.
     assert phrase_name_forms("One hot", options) == ()
     assert phrase_name_forms("x.one hot", options) == ()
+    # A long text's first PHRASE_PAIRS distinct pairs are read, each once.
+    words = [f"w{'abcdefghijklmnopqrstuvwxyz'[i % 26]}{'abcdefghij'[i // 26]}" for i in range(260)]
+    long_text = " ".join(words[:2] * 3 + words)
+    forms = phrase_name_forms(long_text, options)
+    assert f"{words[0]}_{words[1]}" in forms and f"{words[1]}_{words[0]}" in forms
+    assert len([form for form in forms if "_" in form]) == PHRASE_PAIRS
 
 
 def test_a_pasted_text_spelling_a_page_name_finds_the_page_by_it(tmp_path):
