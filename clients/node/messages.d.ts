@@ -218,6 +218,11 @@ export interface UnderstoodQuery {
   mode: string;
   query_chars: number;
   term_count: number;
+  /**
+   * Terms only the documentation's pool searched for besides `terms`: the names a pasted
+   * text's words spell as separate words ("one hot" for one_hot), where the index holds them.
+   */
+  docs_terms: string[];
 }
 
 /** StageDrop is one candidate a stage removed, and why. */

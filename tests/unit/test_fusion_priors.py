@@ -999,9 +999,9 @@ def test_a_pasted_text_spelling_a_page_name_finds_the_page_by_it(tmp_path):
             '[server]\nwatch = false\n\n[[sources]]\nname = "docs"\nkind = "markdown"\n'
             f'root = "{docs}"\n\n[ranking]\nsemantic = false\nphrase_names = {lever}\n',
         )
-        query = engine.searching.make_query(SearchParams(query=text, top_k=3))
-        outcome = asyncio.run(engine.search(SearchParams(query=text, top_k=3)))
-        return outcome.hits[0].location.split("#")[0], query.phrase_names
+        outcome = asyncio.run(engine.search(SearchParams(query=text, top_k=3, explain=True)))
+        # Explain says what the documentation's pool searched for besides the terms.
+        return outcome.hits[0].location.split("#")[0], tuple(outcome.understood.docs_terms)
 
     assert RankingSettings().is_pasted(text)
     page, phrased = first("false")

@@ -1030,15 +1030,18 @@ func (x *Conflict) GetNote() string {
 
 // UnderstoodQuery is what the service made of the request (never the raw text).
 type UnderstoodQuery struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Terms         []string               `protobuf:"bytes,1,rep,name=terms,proto3" json:"terms,omitempty"`
-	Kinds         []Corpus               `protobuf:"varint,2,rep,packed,name=kinds,proto3,enum=scriptorium.v1.Corpus" json:"kinds,omitempty"`
-	Sources       []string               `protobuf:"bytes,3,rep,name=sources,proto3" json:"sources,omitempty"`
-	Surface       string                 `protobuf:"bytes,4,opt,name=surface,proto3" json:"surface,omitempty"`
-	AsOf          *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
-	Mode          string                 `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
-	QueryChars    int32                  `protobuf:"varint,7,opt,name=query_chars,json=queryChars,proto3" json:"query_chars,omitempty"`
-	TermCount     int32                  `protobuf:"varint,8,opt,name=term_count,json=termCount,proto3" json:"term_count,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Terms      []string               `protobuf:"bytes,1,rep,name=terms,proto3" json:"terms,omitempty"`
+	Kinds      []Corpus               `protobuf:"varint,2,rep,packed,name=kinds,proto3,enum=scriptorium.v1.Corpus" json:"kinds,omitempty"`
+	Sources    []string               `protobuf:"bytes,3,rep,name=sources,proto3" json:"sources,omitempty"`
+	Surface    string                 `protobuf:"bytes,4,opt,name=surface,proto3" json:"surface,omitempty"`
+	AsOf       *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	Mode       string                 `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
+	QueryChars int32                  `protobuf:"varint,7,opt,name=query_chars,json=queryChars,proto3" json:"query_chars,omitempty"`
+	TermCount  int32                  `protobuf:"varint,8,opt,name=term_count,json=termCount,proto3" json:"term_count,omitempty"`
+	// Terms only the documentation's pool searched for besides `terms`: the names a pasted
+	// text's words spell as separate words ("one hot" for one_hot), where the index holds them.
+	DocsTerms     []string `protobuf:"bytes,9,rep,name=docs_terms,json=docsTerms,proto3" json:"docs_terms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1127,6 +1130,13 @@ func (x *UnderstoodQuery) GetTermCount() int32 {
 		return x.TermCount
 	}
 	return 0
+}
+
+func (x *UnderstoodQuery) GetDocsTerms() []string {
+	if x != nil {
+		return x.DocsTerms
+	}
+	return nil
 }
 
 // StageDrop is one candidate a stage removed, and why.
@@ -3813,7 +3823,7 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x17\n" +
 	"\aref_ids\x18\x02 \x03(\tR\x06refIds\x12\x1c\n" +
 	"\tlocations\x18\x03 \x03(\tR\tlocations\x12\x12\n" +
-	"\x04note\x18\x04 \x01(\tR\x04note\"\x8e\x02\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\"\xad\x02\n" +
 	"\x0fUnderstoodQuery\x12\x14\n" +
 	"\x05terms\x18\x01 \x03(\tR\x05terms\x12,\n" +
 	"\x05kinds\x18\x02 \x03(\x0e2\x16.scriptorium.v1.CorpusR\x05kinds\x12\x18\n" +
@@ -3824,7 +3834,9 @@ const file_scriptorium_v1_retrieval_proto_rawDesc = "" +
 	"\vquery_chars\x18\a \x01(\x05R\n" +
 	"queryChars\x12\x1d\n" +
 	"\n" +
-	"term_count\x18\b \x01(\x05R\ttermCount\"P\n" +
+	"term_count\x18\b \x01(\x05R\ttermCount\x12\x1d\n" +
+	"\n" +
+	"docs_terms\x18\t \x03(\tR\tdocsTerms\"P\n" +
 	"\tStageDrop\x12\x15\n" +
 	"\x06ref_id\x18\x01 \x01(\tR\x05refId\x12\x1a\n" +
 	"\blocation\x18\x02 \x01(\tR\blocation\x12\x10\n" +

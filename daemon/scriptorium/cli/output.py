@@ -89,6 +89,8 @@ def format_search(response: pb.SearchResponse, explain: bool) -> str:
         if response.HasField("understood"):
             u = response.understood
             out.append(f"understood: terms={list(u.terms)} mode={u.mode or 'default'}")
+            if u.docs_terms:
+                out.append(f"  docs pool also: {list(u.docs_terms)}")
     out.append(f"trace: {response.trace_id}  provider: {response.provider}")
     return "\n".join(out)
 

@@ -152,6 +152,8 @@ class UnderstoodQuery:
     mode: str
     query_chars: int
     term_count: int
+    # Searched for by the documentation's pool only (``Query.phrase_names``).
+    docs_terms: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

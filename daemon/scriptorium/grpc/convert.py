@@ -368,6 +368,7 @@ def _understood_to_pb(understood: UnderstoodQuery) -> pb.UnderstoodQuery:
         mode=understood.mode,
         query_chars=understood.query_chars,
         term_count=understood.term_count,
+        docs_terms=list(understood.docs_terms),
     )
     datetime_to_pb(understood.as_of, message.as_of)
     return message

@@ -118,5 +118,6 @@ def new_outcome(query: Query) -> SearchOutcome:
         mode=query.mode,
         query_chars=len(query.text),
         term_count=len(query.terms),
+        docs_terms=list(query.phrase_names),
     )
     return SearchOutcome(hits=[], trace_id=trace_id, understood=understood)

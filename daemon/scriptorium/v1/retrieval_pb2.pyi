@@ -206,7 +206,7 @@ class Conflict(_message.Message):
     def __init__(self, key: _Optional[str] = ..., ref_ids: _Optional[_Iterable[str]] = ..., locations: _Optional[_Iterable[str]] = ..., note: _Optional[str] = ...) -> None: ...
 
 class UnderstoodQuery(_message.Message):
-    __slots__ = ("terms", "kinds", "sources", "surface", "as_of", "mode", "query_chars", "term_count")
+    __slots__ = ("terms", "kinds", "sources", "surface", "as_of", "mode", "query_chars", "term_count", "docs_terms")
     TERMS_FIELD_NUMBER: _ClassVar[int]
     KINDS_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
@@ -215,6 +215,7 @@ class UnderstoodQuery(_message.Message):
     MODE_FIELD_NUMBER: _ClassVar[int]
     QUERY_CHARS_FIELD_NUMBER: _ClassVar[int]
     TERM_COUNT_FIELD_NUMBER: _ClassVar[int]
+    DOCS_TERMS_FIELD_NUMBER: _ClassVar[int]
     terms: _containers.RepeatedScalarFieldContainer[str]
     kinds: _containers.RepeatedScalarFieldContainer[Corpus]
     sources: _containers.RepeatedScalarFieldContainer[str]
@@ -223,7 +224,8 @@ class UnderstoodQuery(_message.Message):
     mode: str
     query_chars: int
     term_count: int
-    def __init__(self, terms: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[_Union[Corpus, str]]] = ..., sources: _Optional[_Iterable[str]] = ..., surface: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., mode: _Optional[str] = ..., query_chars: _Optional[int] = ..., term_count: _Optional[int] = ...) -> None: ...
+    docs_terms: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, terms: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[_Union[Corpus, str]]] = ..., sources: _Optional[_Iterable[str]] = ..., surface: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., mode: _Optional[str] = ..., query_chars: _Optional[int] = ..., term_count: _Optional[int] = ..., docs_terms: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StageDrop(_message.Message):
     __slots__ = ("ref_id", "location", "why")
