@@ -93,22 +93,23 @@ def issue_texts(benchmarks: Path) -> list[str]:
     return texts
 
 
-def write_config(path: Path, tree: Path) -> Path:
-    path.write_text(
+def _code_config(tree: Path) -> str:
+    return (
         f'[server]\nwatch = false\n\n[[sources]]\nname = "sympy"\nkind = "code"\n'
-        f'root = "{tree}"\ninclude = ["sympy/**/*.py"]\n',
-        encoding="utf-8",
+        f'root = "{tree}"\ninclude = ["sympy/**/*.py"]\n'
     )
+
+
+def write_config(path: Path, tree: Path) -> Path:
+    path.write_text(_code_config(tree), encoding="utf-8")
     return path
 
 
 def write_docs_and_code_config(path: Path, tree: Path) -> Path:
     """The code source of :func:`write_config` beside the tree's documentation."""
     path.write_text(
-        f'[server]\nwatch = false\n\n[[sources]]\nname = "sympy"\nkind = "code"\n'
-        f'root = "{tree}"\ninclude = ["sympy/**/*.py"]\n\n'
-        f'[[sources]]\nname = "sympy-docs"\nkind = "markdown"\nroot = "{tree}"\n'
-        f'include = ["doc/**/*.rst", "doc/**/*.md", "*.md"]\n',
+        _code_config(tree) + f'\n[[sources]]\nname = "sympy-docs"\nkind = "markdown"\n'
+        f'root = "{tree}"\ninclude = ["doc/**/*.rst", "doc/**/*.md", "*.md"]\n',
         encoding="utf-8",
     )
     return path

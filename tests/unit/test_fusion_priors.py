@@ -1008,3 +1008,12 @@ def test_a_pasted_text_spelling_a_page_name_finds_the_page_by_it(tmp_path):
     assert page != "one_hot" and phrased == ()
     page, phrased = first("true")
     assert "one_hot" in phrased and page == "one_hot"
+    # A search of code alone has no documentation pool to search them.
+    engine = engine_from(
+        tmp_path,
+        "config-true",
+        '[server]\nwatch = false\n\n[[sources]]\nname = "docs"\nkind = "markdown"\n'
+        f'root = "{docs}"\n\n[ranking]\nsemantic = false\nphrase_names = true\n',
+    )
+    code = SearchParams(query=text, kinds=(Corpus.CODE,), explain=True)
+    assert asyncio.run(engine.search(code)).understood.docs_terms == []

@@ -138,17 +138,21 @@ class LocalCandidates:
         searcher = self.indexer.snapshot.searcher
         return frozenset(form for form in forms if searcher.doc_freq(SYMBOL, form))
 
-    def phrase_names(self, text: str, terms: tuple[str, ...]) -> tuple[str, ...]:
+    def phrase_names(
+        self, text: str, terms: tuple[str, ...], corpora: frozenset[Corpus]
+    ) -> tuple[str, ...]:
         """The identifiers two adjacent words of a pasted ``text``'s prose spell
         (``phrase_name_forms``) that the served index holds and ``terms`` lacks, for the
-        documentation's pool (when that lever is on).
+        documentation's pool (when that lever is on and a search of ``corpora`` has one).
 
         Only that pool: an issue text's English compounds ("default value") name a code
         base's identifiers as often as it means them, and the code pool drifted towards them.
         """
-        if not self.ranking.phrase_names or not self.ranking.is_pasted(text):
+        ranking = self.ranking
+        docs_alone = Corpus.DOCS in corpora and (len(corpora) == 1 or ranking.pools_apart(corpora))
+        if not ranking.phrase_names or not docs_alone or not ranking.is_pasted(text):
             return ()
-        forms = phrase_name_forms(text, tuple(sorted(self.ranking.token_options().items())))
+        forms = phrase_name_forms(text, ranking.token_key())
         searcher = self.indexer.snapshot.searcher
         have = set(terms)
         return tuple(

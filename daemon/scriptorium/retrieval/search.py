@@ -84,7 +84,7 @@ class SearchService:
         files = self.local.named_files(text)
         return Query(
             spelled_names=self.local.spelled_names(text),
-            phrase_names=self.local.phrase_names(text, terms),
+            phrase_names=self.local.phrase_names(text, terms, corpora),
             text=text,
             terms=terms,
             weights=weights,

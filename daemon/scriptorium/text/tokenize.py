@@ -45,7 +45,6 @@ from __future__ import annotations
 import functools
 import re
 import threading
-import unicodedata
 from collections.abc import Callable
 from itertools import chain
 
@@ -392,16 +391,13 @@ _fallbacks = {
 }
 
 
-_NFKC = functools.partial(unicodedata.normalize, "NFKC")
-
-
 def _native_nfkc(native, text: str) -> str:
     """:func:`nfkc` of ``text`` by the compiled tokenizer: only the runs of characters NFKC
     may change (with the one before each) go through Python's NFKC, so a page with a
     full-width colon is not normalised whole. An older build without it, or a lone
     surrogate: Python's NFKC of the whole text."""
     fold = getattr(native, "nfkc", None)
-    made = fold(text, kept_by_nfkc, _NFKC) if fold is not None else None
+    made = fold(text, kept_by_nfkc, nfkc) if fold is not None else None
     return nfkc(text) if made is None else made
 
 
