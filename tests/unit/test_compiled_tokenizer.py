@@ -257,12 +257,14 @@ def test_features_are_the_same_bytes(fastapi_corpus, compiled_tokenizer):
         )
         assert features.block_features(body, section, path, options, joined, rest) == expected
         body = tok.readable(body)  # what the extension is handed
+        # The extension sets every flag but the deprecation one, which Python adds.
         made = compiled_tokenizer.features(body, joined, rest, str.casefold)
-        assert made == expected, body
+        assert features.with_deprecated_flag(made, body) == expected, body
         compared += 1
         if body.isascii():
             # An ASCII body needs no Unicode table, so no casefold either.
-            assert compiled_tokenizer.features(body, joined, rest) == expected, body
+            made = compiled_tokenizer.features(body, joined, rest)
+            assert features.with_deprecated_flag(made, body) == expected, body
         else:
             unicode += 1
             assert compiled_tokenizer.features(body, joined, rest) is None

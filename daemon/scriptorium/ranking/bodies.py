@@ -17,6 +17,7 @@ from scriptorium.text.features import (
     cjk_head,
     coverage_tokens,
     has_directive,
+    marked_deprecated,
     word_set,
     word_set_of,
 )
@@ -43,6 +44,14 @@ def directive_in(cand: Candidate) -> bool:
     if features is not None and features.available:
         return features.directive
     return renders_from_code(cand.block.body)
+
+
+def deprecated_in(cand: Candidate) -> bool:
+    """Whether the candidate's block defines a name marked deprecated where it is declared."""
+    features = cand.features
+    if features is not None and features.available:
+        return features.deprecated
+    return marked_deprecated(cand.block.body)
 
 
 def cjk_head_of(cand: Candidate) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scriptorium.domain.model import Candidate, Corpus, Query, RefKind
-from scriptorium.ranking.bodies import cjk_head_of, directive_in, matched_terms
+from scriptorium.ranking.bodies import cjk_head_of, deprecated_in, directive_in, matched_terms
 from scriptorium.ranking.libraries import library_prior
 from scriptorium.ranking.messages import quoted_messages
 from scriptorium.ranking.paths import auxiliary_kind, translation_page
@@ -158,6 +158,36 @@ def auxiliary(cand: Candidate, search: SearchPriors) -> None:
             cand.adjust("auxiliary", factor, kind)
 
 
+def deprecated(cand: Candidate, search: SearchPriors) -> None:
+    """Code defining a name marked deprecated where it is declared weighs less, unless the
+    query asks for legacy code or names the definition (a user naming ``parse_obj`` asks for
+    it). Legacy folders weigh less already (:func:`auxiliary`)."""
+    factor = search.decided.deprecated
+    if factor == 1.0 or cand.document.corpus is not Corpus.CODE or not deprecated_in(cand):
+        return
+    symbol = cand.block.symbol
+    if symbol and symbol.casefold() in search.decided.named:
+        return
+    if _weighed_as_auxiliary(cand, search):
+        return  # a legacy folder's (or a test's) code weighs less once, not twice
+    cand.adjust("deprecated", factor, "marked deprecated where it is defined")
+
+
+def _weighed_as_auxiliary(cand: Candidate, search: SearchPriors) -> bool:
+    """Whether :func:`auxiliary` weighed the candidate down by its path."""
+    decided = search.decided
+    if decided.auxiliary == 1.0 or cand.document.meta.source_class:
+        return False
+    document = cand.document
+    kind = auxiliary_kind(
+        document.path,
+        search.settings.auxiliary_tooling,
+        document.corpus is Corpus.DOCS,
+        decided.pages,
+    )
+    return bool(kind) and kind not in decided.asked
+
+
 def _names_its_tool(path: str, query: Query) -> bool:
     """Whether the query names the tool an integration page is named after (``mypy`` for
     ``integrations/mypy.md``, "code" for ``visual_studio_code.md``)."""
@@ -269,6 +299,7 @@ TABLE: tuple[tuple[Lever, Switch], ...] = (
     (library, lambda s: s.settings.library_factor != 1.0 and _foreign_libraries(s.query)),
     (renders_from_code, lambda s: s.settings.directive_factor != 1.0),
     (auxiliary, lambda s: s.decided.auxiliary != 1.0),
+    (deprecated, lambda s: s.decided.deprecated != 1.0),
     (named_file, lambda s: bool(s.query.files)),
     (definition, lambda s: bool(s.decided.named)),
     (message, lambda s: s.settings.message_factor != 1.0 and bool(quoted_messages(s.query.text))),

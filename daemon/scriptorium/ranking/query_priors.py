@@ -22,6 +22,8 @@ from scriptorium.ranking.signals import asked_folders, asked_kinds, asked_text, 
 from scriptorium.settings.ranking import RankingSettings
 
 EXAMPLES = frozenset({"examples"})
+# The kind a query names to ask for legacy and deprecated code ("v1", "deprecated", "old").
+LEGACY = "legacy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,9 @@ class QueryPriors:
     # A question's terms besides the identifiers it names (``questions.task_terms``): a block
     # defining a named name that holds none of them does not weigh more.
     task: frozenset[str] = frozenset()
+    # The factor of a definition marked deprecated (1.0: the query asks for legacy code, or
+    # the prior is off).
+    deprecated: float = 1.0
 
     @classmethod
     def of(cls, query: Query, settings: RankingSettings) -> QueryPriors:
@@ -50,6 +55,11 @@ class QueryPriors:
         if auxiliary != 1.0:
             asks = asked_text(text, settings)
             asked = asked_kinds(asks) | asked_folders(asks)
+        deprecated = settings.deprecated_factor
+        if deprecated != 1.0:
+            legacy = asked if auxiliary != 1.0 else asked_kinds(asked_text(text, settings))
+            if LEGACY in legacy:
+                deprecated = 1.0
         if query.mode != "default":
             # A ranking mode is the caller's word on what it wants: "implementation" (and
             # GuideImplementation's samples) asks for handlers and wiring, as examples show.
@@ -88,4 +98,5 @@ class QueryPriors:
             named=named,
             pages=settings.page_kinds() if auxiliary != 1.0 else frozenset(),
             task=task_terms(query, settings) if named and not pasted else frozenset(),
+            deprecated=deprecated,
         )

@@ -133,6 +133,11 @@ class RankingSettings:
     # compat/ folder, unless the query names that kind ("pydantic v1", "deprecated"); 1.0 is
     # off.
     legacy_factor: float = 0.5
+    # Factor for a definition marked deprecated where it is declared (a @deprecated decorator
+    # or annotation, a doc comment's @deprecated tag, a docstring's ".. deprecated::", a
+    # deprecation warning its body raises), unless the query names that kind or names the
+    # definition itself: the current API first. 1.0 is off.
+    deprecated_factor: float = 0.5
     # Factor for results of an installed dependency (a ``dependencies`` source) unless the
     # query names that library or the search is limited to it: the project's own answer first.
     # 1.0 is off.
@@ -546,6 +551,10 @@ _HELP = {
     "them) or nearest (the last of the corpus's nearest blocks; a candidate below it counts 0)",
     "legacy_factor": "factor, instead of auxiliary_factor, for legacy code (v1/, legacy/, "
     "deprecated/, compat/ folders) unless the query names that kind; 1.0 is off",
+    "deprecated_factor": "factor for code defining a name marked deprecated where it is "
+    "declared (a @deprecated decorator or annotation, a doc comment's @deprecated tag, a "
+    "docstring's .. deprecated::, a deprecation warning its body raises) unless the query "
+    "names that kind or the name itself; 1.0 is off",
     "library_factor": "factor for results of an installed dependency (a dependencies source) "
     "unless the query names that library or the search is limited to it; 1.0 is off",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "

@@ -30,6 +30,44 @@ CJK_HEAD = 400
 
 _DIRECTIVE_FLAG = 1
 _CJK_FLAG = 2
+_DEPRECATED_FLAG = 4
+
+# A definition marked deprecated where it is declared is read in its first lines: its
+# decorators or annotations, its signature, its doc comment or docstring, and the first
+# statements of its body.
+DEPRECATION_HEAD_LINES = 40
+# A marker on a line of its own: a decorator or annotation (@deprecated, @deprecate,
+# @typing_extensions.deprecated(...), Java's @Deprecated), a doc comment's tag (JSDoc's and
+# Javadoc's @deprecated, Go's "Deprecated:" paragraph), Rust's #[deprecated] and C#'s
+# [Obsolete]. ``@deprecate_kwarg`` deprecates an argument, not the definition: the name must
+# end there.
+_MARKER = re.compile(
+    r"^[ \t]*(?:/\*\*|\*|//+|#)?[ \t]*@(?:\w+\.)*_?deprecated?\b"
+    r"|^[ \t]*#\[deprecated\b"
+    r"|^[ \t]*\[Obsolete\b"
+    r"|^[ \t]*//[ \t]*Deprecated:",
+    re.M | re.I,
+)
+# A docstring that opens by saying so ("""Deprecated: use ...), or a Sphinx directive.
+_DOCSTRING_OPENING = re.compile(r"^[ \t]*[rRuU]?(?:\"\"\"|\'\'\')\s*deprecated\b", re.M | re.I)
+_DIRECTIVE_DEPRECATED = re.compile(r"^[ \t]*\.\. deprecated::", re.M)
+# Where a docstring starts describing the parameters: a directive after it deprecates one of
+# them, not the definition.
+_PARAMETER_SECTION = re.compile(
+    r"^[ \t]*(?:(?:Parameters|Other Parameters|Arguments|Args|Keyword Arguments|Attributes)"
+    r"[ \t]*:?[ \t]*$|:param\b)",
+    re.M,
+)
+# A deprecation warning raised by the body itself (warnings.warn(..., DeprecationWarning),
+# sympy_deprecation_warning(...), warn_deprecated(...)): counted only at the body's own
+# indentation, unconditionally, since one inside an ``if`` deprecates an argument.
+_WARNING_CALL = re.compile(
+    r"^([ \t]*)[\w.]*(?:warn|deprecation_warning|deprecated)\w*\(", re.M | re.I
+)
+# The lines a warning's call is read in for the word (its message and category).
+_WARNING_LINES = 4
+_DEPRECATION_WORD = re.compile(r"deprecat", re.I)
+_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]", re.M)
 
 
 def has_directive(body: str) -> bool:
@@ -40,6 +78,46 @@ def has_directive(body: str) -> bool:
 def cjk_head(body: str) -> bool:
     """Whether the opening of ``body`` has CJK text."""
     return CJK.search(body[:CJK_HEAD]) is not None
+
+
+def marked_deprecated(body: str) -> bool:
+    """Whether the definition ``body`` opens is marked deprecated where it is declared (see
+    the patterns above): a decorator or annotation, a doc comment's tag, a docstring's
+    opening word or ``.. deprecated::`` directive (before its parameters), or a deprecation
+    warning its body raises unconditionally. A parameter named ``deprecated`` marks nothing."""
+    if "eprecat" not in body and "EPRECAT" not in body and "Obsolete" not in body:
+        return False
+    head = "\n".join(body.split("\n", DEPRECATION_HEAD_LINES)[:DEPRECATION_HEAD_LINES])
+    if _MARKER.search(head) or _DOCSTRING_OPENING.search(head):
+        return True
+    directive = _DIRECTIVE_DEPRECATED.search(head)
+    if directive is not None:
+        section = _PARAMETER_SECTION.search(head)
+        if section is None or directive.start() < section.start():
+            return True
+    return _warns_unconditionally(head)
+
+
+def _warns_unconditionally(head: str) -> bool:
+    """A deprecation warning among a Python definition's first statements, at its body's own
+    indentation (the least of the lines after its ``def``)."""
+    definition = _DEF_LINE.search(head)
+    if definition is None:
+        return False
+    own = len(definition.group(1))
+    lines = head[definition.end() :].split("\n")[1:]
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    indents = [i for i in indents if i > own]
+    if not indents:
+        return False
+    body_indent = min(indents)
+    for call in _WARNING_CALL.finditer(head, definition.end()):
+        if len(call.group(1)) != body_indent:
+            continue
+        statement = "\n".join(head[call.start() :].split("\n", _WARNING_LINES)[:_WARNING_LINES])
+        if _DEPRECATION_WORD.search(statement):
+            return True
+    return False
 
 
 def coverage_tokens(
@@ -124,7 +202,11 @@ def encode_features(
     rest are those of the body and those of the rest. ``rest_tokens``, those of the section
     path and path when known (shared by a document's sibling blocks), saves that too.
     """
-    flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (_CJK_FLAG if cjk_head(body) else 0)
+    flags = (
+        (_DIRECTIVE_FLAG if has_directive(body) else 0)
+        | (_CJK_FLAG if cjk_head(body) else 0)
+        | (_DEPRECATED_FLAG if marked_deprecated(body) else 0)
+    )
     if body_tokens is None:
         tokens = coverage_tokens(body, section_path, path, options)
     else:
@@ -156,15 +238,27 @@ def block_features(
         # ``str.casefold`` makes of it here, what ``\w`` matches in the tokenizer.
         found = native.features(body, joined_body_tokens, rest_tokens, str.casefold)
         if found is not None:
-            return found
+            # The extension finds the other flags; this one is Python's (few bodies pass
+            # its first test).
+            return with_deprecated_flag(found, body)
         # A body it cannot read (a lone surrogate) or a memo another thread holds: Python
         # finds the flags and the words, the extension does the sets, sorting and joining.
         flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (
             _CJK_FLAG if cjk_head(body) else 0
         )
-        return native.encode(flags, joined_body_tokens, rest_tokens, WORDS.findall(body.casefold()))
+        encoded = native.encode(
+            flags, joined_body_tokens, rest_tokens, WORDS.findall(body.casefold())
+        )
+        return with_deprecated_flag(encoded, body)
     tokens = joined_body_tokens.split(" ") if joined_body_tokens else ()
     return encode_features(body, section_path, path, options, tokens, rest_tokens)
+
+
+def with_deprecated_flag(encoded: bytes, body: str) -> bytes:
+    """``encoded`` with the deprecation flag set when ``body`` is marked deprecated."""
+    if not marked_deprecated(body):
+        return encoded
+    return bytes((encoded[0] | _DEPRECATED_FLAG,)) + encoded[1:]
 
 
 def _split(text: str) -> frozenset[str]:
@@ -227,6 +321,10 @@ class BlockFeatures:
     @property
     def cjk_head(self) -> bool:
         return self._read() and bool(self._flags & _CJK_FLAG)
+
+    @property
+    def deprecated(self) -> bool:
+        return self._read() and bool(self._flags & _DEPRECATED_FLAG)
 
     def matched(self, terms: frozenset[str]) -> frozenset[str]:
         """The ``terms`` among the block's coverage tokens (a few substring tests: cheaper
