@@ -9,7 +9,7 @@ from __future__ import annotations
 import tantivy
 
 # Bumped whenever the schema or the meaning of a field changes: forces a rebuild.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 BODY = "body"
 HEADING = "heading"

@@ -60,10 +60,9 @@ _PARAMETER_SECTION = re.compile(
 )
 # A deprecation warning raised by the body itself (warnings.warn(..., DeprecationWarning),
 # sympy_deprecation_warning(...), warn_deprecated(...)): counted only at the body's own
-# indentation, unconditionally, since one inside an ``if`` deprecates an argument.
-_WARNING_CALL = re.compile(
-    r"^([ \t]*)[\w.]*(?:warn|deprecation_warning|deprecated)\w*\(", re.M | re.I
-)
+# indentation, unconditionally, since one inside an ``if`` deprecates an argument. A call
+# that only names the category (warnings.filterwarnings(..., DeprecationWarning)) is not one.
+_WARNING_CALL = re.compile(r"^([ \t]*)(?:[\w.]*\.)?(?:warn|warning|\w*deprecat\w*)\(", re.M | re.I)
 # The lines a warning's call is read in for the word (its message and category).
 _WARNING_LINES = 4
 _DEPRECATION_WORD = re.compile(r"deprecat", re.I)
