@@ -125,6 +125,9 @@ def test_deprecated_code_yields_unless_the_query_asks_for_it_or_names_it():
     named = _prior(body, "what does Model.dict() return", symbol="Model.dict")
     assert named == pytest.approx(RankingSettings().definition_factor)
     assert _prior(NOT_MARKED["a parameter named deprecated"], "add a route") == pytest.approx(1.0)
+    # A pasted text (an issue, a traceback) is about the code that ran, deprecated or not.
+    issue = "Serializing a model gives the wrong output\n\n```\nm.dumps()\n```\n" + "x " * 200
+    assert _prior(body, issue) == pytest.approx(1.0)
     # A legacy folder's code weighs less once, by its path, not twice.
     assert _prior(body, "return the model as a dict", path="pkg/v1/main.py") == pytest.approx(0.5)
 

@@ -70,6 +70,7 @@ def test_the_table_names_each_lever_as_explain_does_in_the_order_applied():
         "library",
         "renders-from-code",
         "auxiliary",
+        "deprecated",
         "named-file",
         "definition",
         "message",

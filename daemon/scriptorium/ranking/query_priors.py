@@ -43,8 +43,8 @@ class QueryPriors:
     # A question's terms besides the identifiers it names (``questions.task_terms``): a block
     # defining a named name that holds none of them does not weigh more.
     task: frozenset[str] = frozenset()
-    # The factor of a definition marked deprecated (1.0: the query asks for legacy code, or
-    # the prior is off).
+    # The factor of a definition marked deprecated (1.0: the query asks for legacy code, is a
+    # pasted text, or the prior is off).
     deprecated: float = 1.0
 
     @classmethod
@@ -55,16 +55,18 @@ class QueryPriors:
         if auxiliary != 1.0:
             asks = asked_text(text, settings)
             asked = asked_kinds(asks) | asked_folders(asks)
-        deprecated = settings.deprecated_factor
-        if deprecated != 1.0:
-            legacy = asked if auxiliary != 1.0 else asked_kinds(asked_text(text, settings))
-            if LEGACY in legacy:
-                deprecated = 1.0
         if query.mode != "default":
             # A ranking mode is the caller's word on what it wants: "implementation" (and
             # GuideImplementation's samples) asks for handlers and wiring, as examples show.
             asked |= EXAMPLES
         pasted = settings.is_pasted(text)
+        # A question asks for the API to use; a pasted text (an issue, a traceback) is about
+        # the code that ran, deprecated or not.
+        deprecated = 1.0 if pasted else settings.deprecated_factor
+        if deprecated != 1.0:
+            legacy = asked if auxiliary != 1.0 else asked_kinds(asked_text(text, settings))
+            if LEGACY in legacy:
+                deprecated = 1.0
         # A query beyond ASCII, or in another language's words, may want the translation.
         english = text.isascii() and not foreign_question(text)
         question_code, question_why = 1.0, ""

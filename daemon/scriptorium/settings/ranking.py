@@ -136,7 +136,8 @@ class RankingSettings:
     # Factor for a definition marked deprecated where it is declared (a @deprecated decorator
     # or annotation, a doc comment's @deprecated tag, a docstring's ".. deprecated::", a
     # deprecation warning its body raises), unless the query names that kind or names the
-    # definition itself: the current API first. 1.0 is off.
+    # definition itself: the current API first. A pasted text (an issue, a traceback) is
+    # about the code that ran, deprecated or not: it is left alone. 1.0 is off.
     deprecated_factor: float = 0.5
     # Factor for results of an installed dependency (a ``dependencies`` source) unless the
     # query names that library or the search is limited to it: the project's own answer first.
@@ -554,7 +555,7 @@ _HELP = {
     "deprecated_factor": "factor for code defining a name marked deprecated where it is "
     "declared (a @deprecated decorator or annotation, a doc comment's @deprecated tag, a "
     "docstring's .. deprecated::, a deprecation warning its body raises) unless the query "
-    "names that kind or the name itself; 1.0 is off",
+    "names that kind or the name itself, for a question (not a pasted text); 1.0 is off",
     "library_factor": "factor for results of an installed dependency (a dependencies source) "
     "unless the query names that library or the search is limited to it; 1.0 is off",
     "fusion": "how docs and code scores are made comparable: raw (BM25 as is), max (divided by "
