@@ -14,12 +14,10 @@ import pytest
 
 from scriptorium.domain.model import Corpus, Query
 from scriptorium.domain.outcomes import SearchParams
-from scriptorium.engine.local import LocalEngine
-from scriptorium.plugins import load_registry
 from scriptorium.ranking.pipeline import Pipeline
-from scriptorium.settings.config import load_settings
 from scriptorium.settings.ranking import RankingSettings
 from scriptorium.text import features
+from tests.support.daemon import engine_from
 from tests.unit.test_fusion_priors import candidate, lever_alone
 
 MARKED = {
@@ -156,16 +154,13 @@ def _ranked(tmp_path: Path, text: str, factor: float) -> list[tuple[str, list[st
     root = tmp_path / "src"
     root.mkdir(exist_ok=True)
     (root / "model.py").write_text(MODEL, encoding="utf-8")
-    config = tmp_path / f"config-{factor}.toml"
-    config.write_text(
-        '[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\n'
+    engine = engine_from(
+        tmp_path,
+        f"factor-{factor}",
+        f'[server]\nwatch = false\n\n[[sources]]\nname = "code"\nkind = "code"\n'
         f'root = "{root}"\ndefault = true\n\n'
         f"[ranking]\nsemantic = false\ndeprecated_factor = {factor}\n",
-        encoding="utf-8",
     )
-    state = tmp_path / f"state-{factor}"
-    engine = LocalEngine(load_settings(config, state_dir=str(state)), load_registry())
-    engine.indexer.load_or_build()
     outcome = asyncio.run(engine.search(SearchParams(query=text, explain=True)))
     return [(hit.title, [r.name for r in hit.reasons]) for hit in outcome.hits]
 
