@@ -143,19 +143,26 @@ def auxiliary(cand: Candidate, search: SearchPriors) -> None:
     A class given to the page (front matter, the source's ``class_rules``) is the source's
     own word on it and stands instead of the path's.
     """
+    kind, factor = _auxiliary_weight(cand, search)
+    if factor != 1.0:
+        cand.adjust("auxiliary", factor, kind)
+
+
+def _auxiliary_weight(cand: Candidate, search: SearchPriors) -> tuple[str, float]:
+    """The auxiliary kind of the candidate's path and the factor :func:`auxiliary` gives it
+    (1.0: none, or the query asks for that kind)."""
     decided = search.decided
     if decided.auxiliary == 1.0 or cand.document.meta.source_class:
-        return
+        return "", 1.0
     settings, document = search.settings, cand.document
     kind = auxiliary_kind(
         document.path, settings.auxiliary_tooling, document.corpus is Corpus.DOCS, decided.pages
     )
+    if not kind or kind in decided.asked:
+        return kind, 1.0
     if kind == "integrations" and _names_its_tool(document.path, search.query):
-        return
-    if kind and kind not in decided.asked:
-        factor = settings.legacy_factor if kind == "legacy" else decided.auxiliary
-        if factor != 1.0:
-            cand.adjust("auxiliary", factor, kind)
+        return kind, 1.0
+    return kind, settings.legacy_factor if kind == "legacy" else decided.auxiliary
 
 
 def deprecated(cand: Candidate, search: SearchPriors) -> None:
@@ -168,24 +175,9 @@ def deprecated(cand: Candidate, search: SearchPriors) -> None:
     symbol = cand.block.symbol
     if symbol and symbol.casefold() in search.decided.named:
         return
-    if _weighed_as_auxiliary(cand, search):
+    if _auxiliary_weight(cand, search)[1] != 1.0:
         return  # a legacy folder's (or a test's) code weighs less once, not twice
     cand.adjust("deprecated", factor, "marked deprecated where it is defined")
-
-
-def _weighed_as_auxiliary(cand: Candidate, search: SearchPriors) -> bool:
-    """Whether :func:`auxiliary` weighed the candidate down by its path."""
-    decided = search.decided
-    if decided.auxiliary == 1.0 or cand.document.meta.source_class:
-        return False
-    document = cand.document
-    kind = auxiliary_kind(
-        document.path,
-        search.settings.auxiliary_tooling,
-        document.corpus is Corpus.DOCS,
-        decided.pages,
-    )
-    return bool(kind) and kind not in decided.asked
 
 
 def _names_its_tool(path: str, query: Query) -> bool:

@@ -119,6 +119,15 @@ def _warns_unconditionally(head: str) -> bool:
     return False
 
 
+def _flags(body: str) -> int:
+    """The flags byte of ``body``'s stored features."""
+    return (
+        (_DIRECTIVE_FLAG if has_directive(body) else 0)
+        | (_CJK_FLAG if cjk_head(body) else 0)
+        | (_DEPRECATED_FLAG if marked_deprecated(body) else 0)
+    )
+
+
 def coverage_tokens(
     body: str, section_path: tuple[str, ...], path: str, options: tuple = ()
 ) -> frozenset[str]:
@@ -201,11 +210,7 @@ def encode_features(
     rest are those of the body and those of the rest. ``rest_tokens``, those of the section
     path and path when known (shared by a document's sibling blocks), saves that too.
     """
-    flags = (
-        (_DIRECTIVE_FLAG if has_directive(body) else 0)
-        | (_CJK_FLAG if cjk_head(body) else 0)
-        | (_DEPRECATED_FLAG if marked_deprecated(body) else 0)
-    )
+    flags = _flags(body)
     if body_tokens is None:
         tokens = coverage_tokens(body, section_path, path, options)
     else:
@@ -242,13 +247,9 @@ def block_features(
             return with_deprecated_flag(found, body)
         # A body it cannot read (a lone surrogate) or a memo another thread holds: Python
         # finds the flags and the words, the extension does the sets, sorting and joining.
-        flags = (_DIRECTIVE_FLAG if has_directive(body) else 0) | (
-            _CJK_FLAG if cjk_head(body) else 0
+        return native.encode(
+            _flags(body), joined_body_tokens, rest_tokens, WORDS.findall(body.casefold())
         )
-        encoded = native.encode(
-            flags, joined_body_tokens, rest_tokens, WORDS.findall(body.casefold())
-        )
-        return with_deprecated_flag(encoded, body)
     tokens = joined_body_tokens.split(" ") if joined_body_tokens else ()
     return encode_features(body, section_path, path, options, tokens, rest_tokens)
 
