@@ -910,6 +910,23 @@ def test_legacy_code_yields_unless_the_query_asks_for_it():
         assert scored(path, "parse a model") == pytest.approx(1.0), path
 
 
+def test_experimental_apis_yield_to_the_stable_ones_unless_the_query_asks_for_them():
+    def scored(corpus: Corpus, path: str, text: str = "sum the elements of a tensor") -> float:
+        query = Query(text=text, terms=("sum",))
+        return path_prior(corpus, path, query, "Sum of the elements.\n", auxiliary_factor=0.5)
+
+    # A documentation page of an experimental namespace, and an experimental package's code.
+    assert scored(Corpus.DOCS, "tensorflow~2.4/experimental/numpy/sum.txt") == pytest.approx(0.5)
+    assert scored(Corpus.CODE, "pydantic/experimental/pipeline.py") == pytest.approx(0.5)
+    assert scored(Corpus.CODE, "src/pkg/_experimental/sum.py") == pytest.approx(0.5)
+    # Asked for by name ("experimental", "preview", "unstable").
+    for text in ("the experimental numpy sum", "preview API to sum a tensor"):
+        assert scored(Corpus.DOCS, "tensorflow~2.4/experimental/numpy/sum.txt", text) == 1.0
+    # The stable page, and a file whose own name (not its folder) says experimental.
+    assert scored(Corpus.DOCS, "tensorflow~2.4/math/reduce_sum.txt") == 1.0
+    assert scored(Corpus.CODE, "sympy/plotting/experimental_lambdify.py") == 1.0
+
+
 def test_generated_documentation_is_reference_not_build_output():
     def scored(corpus: Corpus, path: str) -> float:
         query = Query(text="vector norm", terms=("norm",))

@@ -1,8 +1,8 @@
 """What a path says about its file: an auxiliary kind (tests, fixtures, vendored or generated
 code, a changelog, a blog, repository meta files, a hidden folder's configuration, examples,
-build tooling, legacy code; for documentation pages, migration guides, error references and
-pages on another tool) or a translation, and its language. Memoised per path: every search
-asks about the same few thousand.
+build tooling, legacy code, experimental APIs; for documentation pages, migration guides,
+error references and pages on another tool) or a translation, and its language. Memoised per
+path: every search asks about the same few thousand.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ _AUX_DIRS = {
     # Code kept for older callers: a previous major version, a compatibility layer.
     "legacy": "legacy", "deprecated": "legacy", "_deprecated": "legacy", "compat": "legacy",
     "_compat": "legacy",
+    # An experimental API (``tf.experimental.numpy``, ``pydantic/experimental/``): a preview
+    # beside the stable API a user is pointed to, often covering the same tasks.
+    "experimental": "experimental", "_experimental": "experimental",
     # Examples and demos of using the library: they call its code, they are not it.
     "examples": "examples", "example": "examples", "samples": "examples", "demo": "examples",
     "demos": "examples", "docs_src": "examples",
@@ -91,9 +94,10 @@ def auxiliary_kind(
 ) -> str:
     """Whether a path holds tests, fixtures, vendored or generated code, a changelog, a blog
     (dated posts, mostly release announcements), repository meta files, a hidden folder's
-    files (``.vitepress``), examples (an ``examples/`` or ``docs_src/`` folder, code in a docs
-    folder) or (with ``tooling``) build and release scripts, and which; "" for library code
-    and docs. For a documentation page (``docs``) "generated" is no kind: a page
+    files (``.vitepress``), an experimental API's folder, examples (an ``examples/`` or
+    ``docs_src/`` folder, code in a docs folder) or (with ``tooling``) build and release
+    scripts, and which; "" for library code and docs. For a documentation page (``docs``)
+    "generated" is no kind: a page
     under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
     autosummary), the page a lookup wants; a page whose name starts with a date is a "blog"
     post wherever it sits (a code file so named is often a migration, which is code). Of the

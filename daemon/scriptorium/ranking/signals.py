@@ -43,6 +43,7 @@ _AUX_WORDS = {
     "migration": ("migrate", "migrating", "migration", "migrations", "upgrade", "upgrading",
                   "v1", "v2", "legacy", "deprecated", "deprecation", "old", "breaking",
                   "compatibility", "compatible"),
+    "experimental": ("experimental", "experiment", "unstable", "preview"),
     "examples": ("example", "examples", "sample", "samples", "demo", "demos"),
     "integrations": ("integration", "integrations", "integrate", "plugin", "plugins", "third",
                      "party", "editor", "ide", "linter", "linting"),

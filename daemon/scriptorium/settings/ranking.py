@@ -123,8 +123,9 @@ class RankingSettings:
     term_coverage: float = 0.5
     term_coverage_max_terms: int = 12
     # Factor for tests, fixtures, vendored or generated code, changelogs / release notes,
-    # repository meta files (``.github`` issue templates) and examples (``examples/``,
-    # ``docs_src/``, code in a docs folder), told by their paths, unless the query names that
+    # repository meta files (``.github`` issue templates), examples (``examples/``,
+    # ``docs_src/``, code in a docs folder) and experimental APIs (an ``experimental/``
+    # folder's code and pages), told by their paths, unless the query names that
     # kind: they repeat the words of the code and docs they exercise or describe. A page
     # with a class of its own (front matter, the source's ``class_rules``) is weighed by that
     # class instead. 1.0 is off.
@@ -501,7 +502,8 @@ _HELP = {
     "long_query_chars)",
     "auxiliary_factor": "factor for tests, fixtures, vendored or generated code, changelogs, "
     "blog posts and pages named by a date, examples (examples/, docs_src/, code in a docs "
-    "folder) and the files of hidden folders (.github/, .vitepress/) unless the query names "
+    "folder), experimental APIs (experimental/ folders) and the files of hidden folders "
+    "(.github/, .vitepress/) unless the query names "
     "that kind (1.0 is off)",
     "per_corpus_candidates": "give docs and code each their own lexical candidates, fused "
     "after scoring (else one pool for both, where code can crowd docs out)",
