@@ -17,7 +17,7 @@ EXPERIMENTAL = (
 STABLE = "# reduce_sum\n\nComputes the sum of elements across the dimensions of a tensor.\n"
 
 
-def _ranked(tmp_path, text: str, factor: float) -> list[tuple[str, list[str]]]:
+def _ranked(tmp_path, text: str, factor: float, rules: str = "") -> list[tuple[str, list[str]]]:
     docs = tmp_path / "docs"
     (docs / "experimental" / "numpy").mkdir(parents=True, exist_ok=True)
     (docs / "math").mkdir(exist_ok=True)
@@ -25,9 +25,9 @@ def _ranked(tmp_path, text: str, factor: float) -> list[tuple[str, list[str]]]:
     (docs / "math" / "reduce_sum.md").write_text(STABLE, encoding="utf-8")
     engine = engine_from(
         tmp_path,
-        f"factor-{factor}",
+        f"factor-{factor}-{bool(rules)}",
         f'[server]\nwatch = false\n\n[[sources]]\nname = "docs"\nkind = "markdown"\n'
-        f'root = "{docs}"\ndefault = true\n\n'
+        f'root = "{docs}"\ndefault = true\n{rules}\n'
         f"[ranking]\nsemantic = false\nauxiliary_factor = {factor}\n",
     )
     outcome = asyncio.run(engine.search(SearchParams(query=text, explain=True)))
@@ -47,3 +47,12 @@ def test_the_stable_page_ranks_above_the_experimental_one_through_a_search(tmp_p
     asked = _ranked(tmp_path, "the experimental numpy sum of a tensor", 0.5)
     assert asked[0][0] == "experimental/numpy/sum"
     assert "auxiliary" not in asked[0][1]
+
+
+def test_a_class_rule_makes_an_experimental_folder_the_product_again(tmp_path):
+    # A project whose own API lives under experimental/ says so with its source's class rules:
+    # a page with a class is weighed by that class, not by its folder's kind.
+    rules = '[sources.class_rules]\n"experimental/**" = "product"\n'
+    ranked = _ranked(tmp_path, "sum the elements of a tensor", 0.5, rules)
+    assert [path for path, _ in ranked] == ["experimental/numpy/sum", "math/reduce_sum"]
+    assert "auxiliary" not in dict(ranked)["experimental/numpy/sum"]
