@@ -97,16 +97,14 @@ def auxiliary_kind(
     files (``.vitepress``), an experimental API's folder, examples (an ``examples/`` or
     ``docs_src/`` folder, code in a docs folder) or (with ``tooling``) build and release
     scripts, and which; "" for library code and docs. For a documentation page (``docs``)
-    "generated" is no kind: a page
-    under ``generated/`` is API reference a site build wrote from docstrings (Sphinx
-    autosummary), the page a lookup wants; a page whose name starts with a date is a "blog"
-    post wherever it sits (a code file so named is often a migration, which is code). Of the
-    ``pages`` kinds asked for ("migration", "errors", "integrations";
-    ``RankingSettings.page_kinds``), a page whose name says it is a migration or
-    upgrade guide is "migration" (a code file so named is a database migration or a
-    compatibility shim: left alone), an error reference's page "errors", and a page on using
-    the library with another tool (an ``integrations/`` folder's, a third-party list)
-    "integrations"."""
+    "generated" is no kind: a page under ``generated/`` is API reference a site build wrote
+    from docstrings (Sphinx autosummary), the page a lookup wants; a page whose name starts
+    with a date is a "blog" post wherever it sits (a code file so named is often a migration,
+    which is code). Of the ``pages`` kinds asked for ("migration", "errors", "integrations";
+    ``RankingSettings.page_kinds``), a page whose name says it is a migration or upgrade
+    guide is "migration" (a code file so named is a database migration or a compatibility
+    shim: left alone), an error reference's page "errors", and a page on using the library
+    with another tool (an ``integrations/`` folder's, a third-party list) "integrations"."""
     kind = _kind(path, tooling)
     if not docs and not kind and _example_in_docs(path):
         return "examples"
